@@ -1,0 +1,34 @@
+"""The ``arcmemo`` command group.
+
+Subcommands are imported only when used, so ``arcmemo --help`` stays fast and a
+subcommand's heavy imports never slow down the others.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import click
+
+# name -> "module:attribute" of a click command or group
+_COMMANDS: dict[str, str] = {
+    "memory": "arcmemo.cli.memory:memory",
+}
+
+
+class _LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(_COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = _COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module_name, attribute = target.split(":")
+        return getattr(importlib.import_module(module_name), attribute)
+
+
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="arcmemo")
+def cli() -> None:
+    """ArcMemo: an LLM agent that keeps learning at test time through a concept memory."""

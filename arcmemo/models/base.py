@@ -1,0 +1,176 @@
+"""The one interface every model provider implements, and the records it returns.
+
+A provider turns a list of chat messages into ``n`` completions. Everything around it
+(cache, retries, rate limits, accounting, call logs) lives in :mod:`arcmemo.models.client`
+so that a provider module only speaks its wire format.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable
+from enum import Enum
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Role = Literal["system", "user", "assistant"]
+
+
+class Message(BaseModel):
+    """One chat message."""
+
+    model_config = ConfigDict(frozen=True)
+
+    role: Role = Field(description="Who speaks: system, user or assistant.")
+    content: str = Field(description="The message text.")
+
+
+class Usage(BaseModel):
+    """Token counts of one completion (or a sum of several)."""
+
+    prompt_tokens: int = Field(0, description="Tokens of the prompt billed for this call.")
+    completion_tokens: int = Field(
+        0, description="Generated tokens, reasoning tokens included."
+    )
+    reasoning_tokens: int = Field(0, description="Hidden reasoning tokens, where reported.")
+    cached_tokens: int = Field(0, description="Prompt tokens served from the provider's cache.")
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
+            cached_tokens=self.cached_tokens + other.cached_tokens,
+        )
+
+
+class Completion(BaseModel):
+    """One generated answer with what it cost."""
+
+    text: str = Field(description="The generated text (final answer channel).")
+    reasoning: str | None = Field(
+        None, description="Visible reasoning or thinking text, when the provider returns it."
+    )
+    finish_reason: str | None = Field(None, description="Why generation stopped (stop, length, ...).")
+    usage: Usage = Field(default_factory=Usage, description="Token counts of this completion.")
+    latency_s: float = Field(0.0, description="Wall time of the request that produced it.")
+    response_id: str | None = Field(None, description="The provider's id of the raw response.")
+    cache_hit: bool = Field(False, description="True when served from arcmemo's response cache.")
+    stats: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Provider-specific statistics (e.g. JetSpec acceptance lengths, tokens/s).",
+    )
+
+
+class GenerateParams(BaseModel):
+    """Sampling parameters of one request; part of the cache key."""
+
+    model_config = ConfigDict(frozen=True)
+
+    n: int = Field(1, ge=1, description="Number of completions wanted.")
+    temperature: float | None = Field(None, description="Sampling temperature; None = provider default.")
+    max_tokens: int | None = Field(None, description="Cap on generated tokens.")
+    stop: tuple[str, ...] | None = Field(None, description="Stop strings.")
+    reasoning_effort: str | None = Field(None, description="low | medium | high for reasoning models.")
+    thinking_budget: int | None = Field(
+        None, description="Extended-thinking token budget (Anthropic); None = off."
+    )
+    response_format: dict[str, Any] | None = Field(
+        None, description="Structured-output request (OpenAI response_format JSON)."
+    )
+    seed: int | None = Field(None, description="Sampling seed, where the provider honours it.")
+
+
+class RetryDecision(str, Enum):
+    """How the client should treat a failed request."""
+
+    NO = "no"
+    TRANSIENT = "transient"
+    RATE_LIMIT = "rate_limit"
+
+
+class ProviderError(Exception):
+    """A provider failure, classified for the retry loop.
+
+    ``retry_after`` is the server's requested wait in seconds, when it sent one.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        decision: RetryDecision = RetryDecision.NO,
+        retry_after: float | None = None,
+        status: int | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.decision = decision
+        self.retry_after = retry_after
+        self.status = status
+
+
+class MissingCredentialError(ProviderError):
+    """An API key is needed and its environment variable is not set."""
+
+    def __init__(self, variable: str, provider: str) -> None:
+        super().__init__(
+            f"{provider}: environment variable {variable} is not set; "
+            f"export {variable}=... (the key is read from the environment only)"
+        )
+        self.variable = variable
+
+
+class Provider(abc.ABC):
+    """A model behind one wire protocol.
+
+    Implementations are registered with :func:`register_provider` and created from a
+    ``provider:model`` spec by :func:`arcmemo.models.registry.create_provider`.
+    """
+
+    name: ClassVar[str]
+
+    def __init__(self, model: str, **options: Any) -> None:
+        self.model = model
+        self.options = options
+
+    @property
+    def spec(self) -> str:
+        """The ``provider:model`` name of this model."""
+        return f"{self.name}:{self.model}"
+
+    @abc.abstractmethod
+    async def generate(self, messages: list[Message], params: GenerateParams) -> list[Completion]:
+        """Return ``params.n`` completions for ``messages``.
+
+        Raise :class:`ProviderError` (with a retry decision) on failure.
+        """
+
+    def cache_identity(self) -> dict[str, Any]:
+        """What, besides messages and params, makes an answer differ (part of the cache key).
+
+        Never include secrets here.
+        """
+        return {"provider": self.name, "model": self.model}
+
+    async def aclose(self) -> None:  # noqa: B027 - optional hook
+        """Release clients, threads or devices."""
+
+
+ProviderFactory = Callable[..., Provider]
+_REGISTRY: dict[str, ProviderFactory] = {}
+
+
+def register_provider(name: str) -> Callable[[ProviderFactory], ProviderFactory]:
+    """Class or factory decorator: make a provider available as ``name:MODEL``."""
+
+    def decorate(factory: ProviderFactory) -> ProviderFactory:
+        _REGISTRY[name] = factory
+        return factory
+
+    return decorate
+
+
+def registered_providers() -> dict[str, ProviderFactory]:
+    """The providers registered so far, by name."""
+    return dict(_REGISTRY)
