@@ -1,0 +1,1 @@
+"""ArcMemo: test-time learning through a typed, parameterized concept memory."""
