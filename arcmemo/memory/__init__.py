@@ -1,0 +1,31 @@
+"""The concept memory: ontology records, merge rules, renderings and storage."""
+
+from arcmemo.memory.merge import WriteResult
+from arcmemo.memory.ontology import (
+    Concept,
+    ConceptStats,
+    HistoryEntry,
+    Lesson,
+    Memory,
+    Parameter,
+    Provenance,
+    Solution,
+    TypeDef,
+    concept_id,
+)
+from arcmemo.memory.store import MemoryFileError
+
+__all__ = [
+    "Concept",
+    "ConceptStats",
+    "HistoryEntry",
+    "Lesson",
+    "Memory",
+    "MemoryFileError",
+    "Parameter",
+    "Provenance",
+    "Solution",
+    "TypeDef",
+    "WriteResult",
+    "concept_id",
+]

@@ -1,0 +1,236 @@
+"""Writing into a memory: adding concepts, merging re-written ones, logging history.
+
+Merge rules (fixing the published code, which could erase parameter types and silently
+dropped conflicting kinds):
+
+* the same id (case, spacing and plural-insensitive name) means the same concept;
+* scalar fields (description, routine_subtype, output_type) keep the first non-empty value;
+  a different later value is recorded as a conflict, never silently applied or dropped;
+* a conflicting ``kind`` is recorded as a conflict and the existing kind kept;
+* parameters merge by name, filling only missing type/description fields;
+* cues, implementation notes and relations are de-duplicated in order (case and spacing
+  insensitive);
+* provenance (sources, authors) and stats accumulate.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, Field
+
+from arcmemo.memory.ontology import (
+    Concept,
+    HistoryEntry,
+    Lesson,
+    Memory,
+    Parameter,
+    TypeDef,
+    parse_typedef,
+    utc_now,
+)
+
+
+class WriteResult(BaseModel):
+    """What one concept write did."""
+
+    op: str = Field(description="'add' for a new concept, 'merge' for an existing one.")
+    concept_id: str
+    changes: list[str] = Field(default_factory=list, description="Fields that changed.")
+    conflicts: list[str] = Field(default_factory=list, description="Values that were not applied.")
+
+
+def _key(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def merge_unique(existing: list[str], new: list[str]) -> list[str]:
+    """``existing`` followed by the items of ``new`` not already present (normalized)."""
+    seen = {_key(item) for item in existing}
+    merged = list(existing)
+    for item in new:
+        cleaned = " ".join(item.split())
+        if cleaned and _key(cleaned) not in seen:
+            seen.add(_key(cleaned))
+            merged.append(cleaned)
+    return merged
+
+
+def harvest_typedefs(memory: Memory, concept: Concept) -> Concept:
+    """Move inline ``name := definition`` annotations of ``concept`` into the vocabulary.
+
+    The parameter or output keeps just the type name, so the definition lives in one place.
+    """
+    known = {t.name.lower(): t for t in memory.types}
+
+    def harvest(annotation: str | None) -> str | None:
+        if annotation is None:
+            return None
+        parsed = parse_typedef(annotation)
+        if parsed is None:
+            return annotation
+        name, definition = parsed
+        if name.lower() not in known:
+            typedef = TypeDef(name=name, definition=definition)
+            memory.types.append(typedef)
+            known[name.lower()] = typedef
+        return name
+
+    parameters = [p.model_copy(update={"type": harvest(p.type)}) for p in concept.parameters]
+    return concept.model_copy(
+        update={"parameters": parameters, "output_type": harvest(concept.output_type)}
+    )
+
+
+def _merge_parameters(
+    existing: list[Parameter], new: list[Parameter], changes: list[str]
+) -> list[Parameter]:
+    by_name = {p.name: p for p in existing}
+    merged = list(existing)
+    for param in new:
+        old = by_name.get(param.name)
+        if old is None:
+            merged.append(param)
+            changes.append(f"parameter {param.name} added")
+            continue
+        filled = {
+            field: getattr(param, field)
+            for field in ("type", "description")
+            if getattr(old, field) is None and getattr(param, field) is not None
+        }
+        if filled:
+            index = merged.index(old)
+            merged[index] = old.model_copy(update=filled)
+            changes.append(f"parameter {param.name}: filled {', '.join(sorted(filled))}")
+    return merged
+
+
+def _merge_concept(
+    old: Concept, new: Concept, now: datetime
+) -> tuple[Concept, list[str], list[str]]:
+    changes: list[str] = []
+    conflicts: list[str] = []
+    update: dict[str, object] = {}
+    if new.kind != old.kind:
+        conflicts.append(f"kind: kept {old.kind!r}, ignored {new.kind!r}")
+    for field in ("description", "routine_subtype", "output_type"):
+        old_value, new_value = getattr(old, field), getattr(new, field)
+        if field == "routine_subtype" and new.kind != old.kind:
+            continue
+        if not new_value or old_value == new_value:
+            continue
+        if not old_value:
+            update[field] = new_value
+            changes.append(f"{field} set")
+        elif _key(str(old_value)) != _key(str(new_value)):
+            conflicts.append(f"{field}: kept {old_value!r}, ignored {new_value!r}")
+    parameters = _merge_parameters(old.parameters, new.parameters, changes)
+    if parameters != old.parameters:
+        update["parameters"] = parameters
+    for field in ("cues", "implementation", "relations"):
+        merged = merge_unique(getattr(old, field), getattr(new, field))
+        if merged != getattr(old, field):
+            update[field] = merged
+            changes.append(f"{field}: +{len(merged) - len(getattr(old, field))}")
+    provenance = old.provenance.model_copy(
+        update={
+            "sources": merge_unique(old.provenance.sources, new.provenance.sources),
+            "authors": merge_unique(old.provenance.authors, new.provenance.authors),
+            "updated_at": now,
+        }
+    )
+    stats = old.stats.model_copy(
+        update={
+            "selected": old.stats.selected + new.stats.selected,
+            "selected_solved": old.stats.selected_solved + new.stats.selected_solved,
+        }
+    )
+    update.update(provenance=provenance, stats=stats)
+    return old.model_copy(update=update), changes, conflicts
+
+
+def write_concept(
+    memory: Memory,
+    concept: Concept,
+    *,
+    task_id: str | None = None,
+    actor: str = "human",
+    why: str | None = None,
+    now: datetime | None = None,
+) -> WriteResult:
+    """Add ``concept`` to ``memory`` or merge it into the entry with the same id."""
+    now = now or utc_now()
+    concept = harvest_typedefs(memory, concept)
+    provenance = concept.provenance.model_copy(
+        update={
+            "sources": merge_unique(concept.provenance.sources, [task_id] if task_id else []),
+            "authors": merge_unique(concept.provenance.authors, [actor]),
+        }
+    )
+    concept = concept.model_copy(update={"provenance": provenance})
+    index = next((i for i, c in enumerate(memory.concepts) if c.id == concept.id), None)
+    if index is None:
+        concept.provenance.created_at = concept.provenance.updated_at = now
+        memory.concepts.append(concept)
+        result = WriteResult(op="add", concept_id=concept.id)
+    else:
+        merged, changes, conflicts = _merge_concept(memory.concepts[index], concept, now)
+        memory.concepts[index] = merged
+        result = WriteResult(
+            op="merge", concept_id=concept.id, changes=changes, conflicts=conflicts
+        )
+    memory.history.append(
+        HistoryEntry(
+            op=result.op,  # type: ignore[arg-type]
+            target=concept.id,
+            task_id=task_id,
+            actor=actor,
+            at=now,
+            why=why,
+            changes=result.changes + [f"conflict: {c}" for c in result.conflicts],
+        )
+    )
+    return result
+
+
+def write_lesson(
+    memory: Memory,
+    lesson: Lesson,
+    *,
+    task_id: str | None = None,
+    actor: str = "human",
+    now: datetime | None = None,
+) -> bool:
+    """Append an open-ended lesson unless an identical one exists; True when added."""
+    key = (_key(lesson.situation), _key(lesson.suggestion))
+    for existing in memory.lessons:
+        if (_key(existing.situation), _key(existing.suggestion)) == key:
+            if task_id:
+                existing.provenance.sources = merge_unique(existing.provenance.sources, [task_id])
+            return False
+    now = now or utc_now()
+    lesson = lesson.model_copy(deep=True)
+    lesson.provenance.sources = merge_unique(
+        lesson.provenance.sources, [task_id] if task_id else []
+    )
+    lesson.provenance.authors = merge_unique(lesson.provenance.authors, [actor])
+    lesson.provenance.created_at = lesson.provenance.updated_at = now
+    memory.lessons.append(lesson)
+    memory.history.append(
+        HistoryEntry(
+            op="lesson", target=str(len(memory.lessons) - 1), task_id=task_id, actor=actor, at=now
+        )
+    )
+    return True
+
+
+def delete_concept(
+    memory: Memory, name: str, *, actor: str = "human", why: str | None = None
+) -> Concept:
+    """Remove the concept called ``name`` (any spelling of its id); KeyError if absent."""
+    concept = memory.find(name)
+    if concept is None:
+        raise KeyError(f"no concept named {name!r}")
+    memory.concepts = [c for c in memory.concepts if c.id != concept.id]
+    memory.history.append(HistoryEntry(op="delete", target=concept.id, actor=actor, why=why))
+    return concept

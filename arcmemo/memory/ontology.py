@@ -1,0 +1,368 @@
+"""The typed concept ontology: the records a memory is made of.
+
+A :class:`Memory` holds typed, parameterized :class:`Concept` entries (program-synthesis
+format), open-ended :class:`Lesson` entries, a free-text cheatsheet (the Dynamic Cheatsheet
+baseline), a type vocabulary, verified solutions and an append-only history. The JSON
+schema of these models (``arcmemo memory schema``) is the documentation of the file format,
+so every field carries a description.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+SCHEMA_VERSION = 1
+ConceptKind = Literal["structure", "routine"]
+
+_TYPEDEF = re.compile(r"^\s*([A-Za-z_][\w ]*?)\s*:=\s*(.+?)\s*$", re.DOTALL)
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def utc_now() -> datetime:
+    """The current time, timezone-aware UTC (one place, so tests can reason about it)."""
+    return datetime.now(timezone.utc).replace(microsecond=0)
+
+
+def _singular(word: str) -> str:
+    if len(word) <= 3 or word.endswith(("ss", "us", "is")):
+        return word
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    if word.endswith(("ches", "shes", "xes", "sses")):
+        return word[:-2]
+    if word.endswith("s"):
+        return word[:-1]
+    return word
+
+
+def concept_id(name: str) -> str:
+    """The stable id of a concept name: lower-case words, singular, joined by hyphens.
+
+    "Extract Objects", "extract  object" and "extract_objects" all map to "extract-object",
+    so near-duplicate names written by a model land on one entry.
+    """
+    words = _WORD.findall(name.lower().replace("_", " "))
+    return "-".join(_singular(w) for w in words)
+
+
+def parse_typedef(text: str) -> tuple[str, str] | None:
+    """Split ``"name := definition"`` into its parts; ``None`` when ``text`` is no typedef.
+
+    Type names may contain spaces (``selection criteria := Callable[[object], bool]``).
+    """
+    match = _TYPEDEF.match(text)
+    if match is None:
+        return None
+    return " ".join(match.group(1).split()), match.group(2).strip()
+
+
+class Parameter(BaseModel):
+    """One parameter of a routine (or one configurable aspect of a structure)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, description="Parameter name, unique within its concept.")
+    type: str | None = Field(
+        None,
+        description="Python-like type annotation using the memory's type vocabulary, "
+        "e.g. 'list[object]' or 'selection criteria'.",
+    )
+    description: str | None = Field(None, description="What the parameter controls.")
+
+
+class TypeDef(BaseModel):
+    """A named type of the vocabulary, written ``name := definition``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, description="Type name; may contain spaces.")
+    definition: str = Field(
+        min_length=1, description="Its definition, e.g. 'Callable[[object], bool]'."
+    )
+
+
+class Provenance(BaseModel):
+    """Where an entry came from."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    sources: list[str] = Field(
+        default_factory=list,
+        description="Task ids whose solutions wrote or extended this entry ('seed' for the "
+        "hand-written seed ontology).",
+    )
+    authors: list[str] = Field(
+        default_factory=list,
+        description="Who wrote it: 'provider:model' specs of models, or 'human'.",
+    )
+    created_at: datetime = Field(default_factory=utc_now, description="First written (UTC).")
+    updated_at: datetime = Field(default_factory=utc_now, description="Last changed (UTC).")
+
+
+class ConceptStats(BaseModel):
+    """How an entry has been used by selection."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    selected: int = Field(0, ge=0, description="Times a selector picked it for a task.")
+    selected_solved: int = Field(
+        0, ge=0, description="Times it was picked for a task that was then solved."
+    )
+
+
+class Concept(BaseModel):
+    """A typed, parameterized concept (program-synthesis format).
+
+    ``structure`` concepts are visual or mathematical entities to look for; ``routine``
+    concepts are operations. Routines are grouped by ``routine_subtype``: ``grid
+    manipulation`` (produces a grid), ``intermediate`` (computes a value used by others), or
+    the name of a callable type they instantiate (``selection criteria``), which is how
+    higher-order routines find the concepts that fill their parameters.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field("", description="Stable id: normalized slug of the name (derived).")
+    name: str = Field(min_length=1, description="Human-readable title; unique up to its id.")
+    kind: ConceptKind = Field(
+        description="'structure' (something to see) or 'routine' (an operation)."
+    )
+    routine_subtype: str | None = Field(
+        None,
+        description="Routines only: 'grid manipulation', 'intermediate', or the callable type "
+        "name this routine instantiates (e.g. 'selection criteria').",
+    )
+    description: str = Field("", description="What the concept is, in a sentence or two.")
+    parameters: list[Parameter] = Field(default_factory=list, description="Typed parameters.")
+    output_type: str | None = Field(None, description="Type of the result (routines).")
+    cues: list[str] = Field(
+        default_factory=list,
+        description="Relevance cues: what in a problem suggests this concept.",
+    )
+    implementation: list[str] = Field(
+        default_factory=list, description="Implementation notes and hints."
+    )
+    relations: list[str] = Field(
+        default_factory=list,
+        description="Names of concepts this one uses or is used by (beyond what types imply).",
+    )
+    provenance: Provenance = Field(default_factory=Provenance, description="Origin of the entry.")
+    stats: ConceptStats = Field(default_factory=ConceptStats, description="Selection statistics.")
+
+    @field_validator("name")
+    @classmethod
+    def _clean_name(cls, name: str) -> str:
+        cleaned = " ".join(name.split())
+        if not concept_id(cleaned):
+            raise ValueError(f"name {name!r} has no letters or digits")
+        return cleaned
+
+    @model_validator(mode="after")
+    def _derive_id(self) -> Concept:
+        expected = concept_id(self.name)
+        if self.id and self.id != expected:
+            raise ValueError(
+                f"id {self.id!r} does not match name {self.name!r} (expected {expected!r})"
+            )
+        self.id = expected
+        if self.kind == "structure" and self.routine_subtype:
+            raise ValueError("routine_subtype is only allowed on routines, not structures")
+        names = [p.name for p in self.parameters]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"duplicate parameter names: {', '.join(duplicates)}")
+        return self
+
+    @property
+    def usage(self) -> int:
+        """How established the concept is: distinct source tasks plus solved selections."""
+        return len(set(self.provenance.sources)) + self.stats.selected_solved
+
+    def type_references(self) -> list[str]:
+        """The type expressions this concept mentions (parameter and output types)."""
+        refs = [p.type for p in self.parameters if p.type]
+        if self.output_type:
+            refs.append(self.output_type)
+        return refs
+
+
+class Lesson(BaseModel):
+    """An open-ended lesson: when you see a situation, try a suggestion."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    situation: str = Field(min_length=1, description="What to observe that signals the lesson.")
+    suggestion: str = Field(min_length=1, description="What to try in that situation.")
+    provenance: Provenance = Field(default_factory=Provenance, description="Origin of the lesson.")
+    stats: ConceptStats = Field(default_factory=ConceptStats, description="Selection statistics.")
+
+
+class Solution(BaseModel):
+    """A verified solution a memory was written from."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    summary: str = Field("", description="One-line summary of the rule.")
+    pseudocode: str = Field("", description="Pseudocode written before abstraction.")
+    program: str = Field("", description="The verified program or worked solution.")
+
+
+class HistoryEntry(BaseModel):
+    """One operation on the memory (append-only log)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    op: Literal[
+        "add", "merge", "delete", "lesson", "cheatsheet", "solution", "conflict", "stats"
+    ] = Field(description="What happened.")
+    target: str = Field(description="Concept id, lesson index or other object affected.")
+    task_id: str | None = Field(None, description="Task whose solution caused it, if any.")
+    actor: str = Field("human", description="'provider:model' of the writing model, or 'human'.")
+    at: datetime = Field(default_factory=utc_now, description="When (UTC).")
+    why: str | None = Field(None, description="Free-text reason.")
+    changes: list[str] = Field(
+        default_factory=list, description="Field-level changes or conflicts."
+    )
+
+
+class Memory(BaseModel):
+    """A whole memory: what ``arcmemo`` stores in one JSON file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = Field(SCHEMA_VERSION, description="Version of this file format.")
+    domain: str = Field("arc", description="Problem domain: 'arc', 'aime', or any string.")
+    types: list[TypeDef] = Field(default_factory=list, description="Type vocabulary.")
+    concepts: list[Concept] = Field(default_factory=list, description="Program-synthesis concepts.")
+    lessons: list[Lesson] = Field(default_factory=list, description="Open-ended lessons.")
+    cheatsheet: str = Field("", description="Free-text sheet (Dynamic Cheatsheet baseline).")
+    solutions: dict[str, Solution] = Field(
+        default_factory=dict, description="Verified solutions by task id."
+    )
+    history: list[HistoryEntry] = Field(default_factory=list, description="Append-only log.")
+
+    # -- queries -------------------------------------------------------------------------
+
+    def find(self, name: str) -> Concept | None:
+        """The concept whose id matches ``name`` (any spelling), or None."""
+        wanted = concept_id(name)
+        return next((c for c in self.concepts if c.id == wanted), None)
+
+    def type_names(self) -> list[str]:
+        """Names of the type vocabulary."""
+        return [t.name for t in self.types]
+
+    def integrity_issues(self) -> list[tuple[str, str]]:
+        """Problems schema validation cannot see: ``(json path, message)`` pairs.
+
+        Duplicate concept ids, duplicate type names and type references that resolve to
+        nothing in the vocabulary.
+        """
+        from arcmemo.memory.types import unresolved
+
+        issues: list[tuple[str, str]] = []
+        first_index: dict[str, int] = {}
+        for index, concept in enumerate(self.concepts):
+            if concept.id in first_index:
+                issues.append(
+                    (
+                        f"concepts[{index}].name",
+                        f"duplicate concept id {concept.id!r} ({concept.name!r}); "
+                        f"already used by concepts[{first_index[concept.id]}]",
+                    )
+                )
+            else:
+                first_index[concept.id] = index
+        seen_types: set[str] = set()
+        for index, typedef in enumerate(self.types):
+            if typedef.name.lower() in seen_types:
+                issues.append((f"types[{index}].name", f"duplicate type {typedef.name!r}"))
+            seen_types.add(typedef.name.lower())
+        known = self.type_names()
+        for index, typedef in enumerate(self.types):
+            for name in unresolved(typedef.definition, known):
+                issues.append(
+                    (f"types[{index}].definition", f"type {name!r} is not defined in 'types'")
+                )
+        for index, concept in enumerate(self.concepts):
+            for p_index, param in enumerate(concept.parameters):
+                for name in unresolved(param.type or "", known):
+                    issues.append(
+                        (
+                            f"concepts[{index}].parameters[{p_index}].type",
+                            f"type {name!r} (in {concept.name!r}) is not defined in 'types'",
+                        )
+                    )
+            for name in unresolved(concept.output_type or "", known):
+                issues.append(
+                    (
+                        f"concepts[{index}].output_type",
+                        f"type {name!r} (in {concept.name!r}) is not defined in 'types'",
+                    )
+                )
+        return issues
+
+    # -- writing -------------------------------------------------------------------------
+
+    def add(
+        self,
+        concept: Concept,
+        *,
+        task_id: str | None = None,
+        actor: str = "human",
+        why: str | None = None,
+    ) -> WriteResult:
+        """Add ``concept``, or merge it into the existing entry with the same id."""
+        from arcmemo.memory.merge import write_concept
+
+        return write_concept(self, concept, task_id=task_id, actor=actor, why=why)
+
+    def add_lesson(
+        self, lesson: Lesson, *, task_id: str | None = None, actor: str = "human"
+    ) -> bool:
+        """Append an open-ended lesson unless an identical one exists."""
+        from arcmemo.memory.merge import write_lesson
+
+        return write_lesson(self, lesson, task_id=task_id, actor=actor)
+
+    def delete(self, name: str, *, actor: str = "human", why: str | None = None) -> Concept:
+        """Remove a concept by name; raises KeyError when absent."""
+        from arcmemo.memory.merge import delete_concept
+
+        return delete_concept(self, name, actor=actor, why=why)
+
+    # -- rendering and storage -----------------------------------------------------------
+
+    def render(
+        self,
+        view: str = "full",
+        *,
+        selected: list[str] | None = None,
+        budget_tokens: int | None = None,
+    ) -> str:
+        """Render for a prompt: ``full``, ``compressed``, ``selection`` or ``solve`` view."""
+        from arcmemo.memory.render import render_memory
+
+        return render_memory(self, view, selected=selected, budget_tokens=budget_tokens)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Memory:
+        """Load and validate a memory file; raises MemoryFileError naming file and place."""
+        from arcmemo.memory.store import load_memory
+
+        return load_memory(Path(path))
+
+    def save(self, path: str | Path) -> None:
+        """Save atomically (keeping the previous file as ``NAME.bak``) under a file lock."""
+        from arcmemo.memory.store import save_memory
+
+        save_memory(self, Path(path))
+
+
+if TYPE_CHECKING:
+    from arcmemo.memory.merge import WriteResult

@@ -1,0 +1,248 @@
+"""Memory files on disk: validated loading, atomic locked saving, schema migrations.
+
+A failed load never touches the file. A save writes a temporary file in the same folder,
+fsyncs it, keeps the previous version as ``NAME.bak`` and renames the new file into place,
+all under an exclusive lock on ``NAME.lock`` so two processes never interleave.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from arcmemo.memory.ontology import SCHEMA_VERSION, Memory
+
+
+class MemoryFileError(ValueError):
+    """A memory file that cannot be used; the message names the file and each bad place."""
+
+    def __init__(self, path: Path, problems: list[tuple[str, str]]) -> None:
+        self.path = path
+        self.problems = problems
+        lines = [f"{path}: invalid memory file"]
+        lines += [f"  at {where}: {what}" for where, what in problems]
+        super().__init__("\n".join(lines))
+
+
+def _json_path(location: tuple[Any, ...]) -> str:
+    path = "$"
+    for part in location:
+        path += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return path
+
+
+def _describe(raw: Any, location: tuple[Any, ...]) -> str:
+    """A hint naming the concept an error sits in, e.g. " (concept 'recolor object')"."""
+    if len(location) >= 2 and location[0] == "concepts" and isinstance(location[1], int):
+        try:
+            name = raw["concepts"][location[1]].get("name")
+        except (KeyError, IndexError, TypeError, AttributeError):
+            return ""
+        return f" (concept {name!r})" if name else ""
+    return ""
+
+
+def validation_problems(raw: Any, error: ValidationError) -> list[tuple[str, str]]:
+    """Turn pydantic errors into ``(json path, message with the offending value)`` pairs."""
+    problems = []
+    for item in error.errors(include_url=False):
+        location = tuple(item["loc"])
+        value = item.get("input")
+        shown = (
+            json.dumps(value)[:80] if not isinstance(value, (dict, list)) else type(value).__name__
+        )
+        message = f"{item['msg']}{_describe(raw, location)}; got {shown}"
+        problems.append((_json_path(location), message))
+    return problems
+
+
+# Each migration turns a raw dict of version N into one of version N + 1.
+Migration = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def _from_published_format(raw: dict[str, Any]) -> dict[str, Any]:
+    """Version 0: the published ArcMemo ``memory.json`` (concepts keyed by name, ``used_in``,
+    ``output_typing``, ``custom_types``) becomes version 1."""
+    concepts = []
+    for name, entry in (raw.get("concepts") or {}).items():
+        parameters = []
+        for param in entry.get("parameters") or []:
+            if isinstance(param, str):
+                param = {"name": param}
+            parameters.append(
+                {
+                    "name": param.get("name") or "?",
+                    "type": param.get("typing"),
+                    "description": param.get("description"),
+                }
+            )
+        kind = entry.get("kind")
+        concepts.append(
+            {
+                "name": entry.get("name") or name,
+                "kind": kind,
+                "routine_subtype": entry.get("routine_subtype") if kind == "routine" else None,
+                "description": entry.get("description") or "",
+                "parameters": parameters,
+                "output_type": entry.get("output_typing") or entry.get("output"),
+                "cues": entry.get("cues") or [],
+                "implementation": entry.get("implementation") or [],
+                "provenance": {"sources": entry.get("used_in") or [], "authors": []},
+            }
+        )
+    solutions = {
+        pid: {
+            "summary": s.get("summary") or "",
+            "pseudocode": s.get("pseudocode") or "",
+            "program": s.get("solution") or "",
+        }
+        for pid, s in (raw.get("solutions") or {}).items()
+    }
+    types = [{"name": n, "definition": d} for n, d in (raw.get("custom_types") or {}).items()]
+    return {
+        "schema_version": 1,
+        "domain": "arc",
+        "types": types,
+        "concepts": concepts,
+        "solutions": solutions,
+    }
+
+
+MIGRATIONS: dict[int, Migration] = {0: _from_published_format}
+
+
+def migrate(raw: dict[str, Any]) -> dict[str, Any]:
+    """Bring a raw memory dict up to :data:`SCHEMA_VERSION` (files without a version are 0)."""
+    version = raw.get("schema_version", 0)
+    if not isinstance(version, int) or version > SCHEMA_VERSION:
+        raise ValueError(
+            f"schema_version {version!r} is not supported (this arcmemo reads up to "
+            f"{SCHEMA_VERSION}); upgrade arcmemo"
+        )
+    while version < SCHEMA_VERSION:
+        raw = MIGRATIONS[version](raw)
+        version = raw["schema_version"]
+    return raw
+
+
+def parse_memory(text: str, path: Path) -> Memory:
+    """Validate memory JSON text; ``path`` is only used in messages."""
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as error:
+        hint = " (the file looks truncated)" if error.pos >= len(text.rstrip()) else ""
+        raise MemoryFileError(
+            path,
+            [(f"line {error.lineno} column {error.colno}", f"not valid JSON: {error.msg}{hint}")],
+        ) from None
+    if not isinstance(raw, dict):
+        raise MemoryFileError(path, [("$", f"expected a JSON object, got {type(raw).__name__}")])
+    try:
+        raw = migrate(raw)
+    except (ValueError, KeyError, TypeError, AttributeError) as error:
+        raise MemoryFileError(path, [("$.schema_version", str(error))]) from None
+    try:
+        memory = Memory.model_validate(raw)
+    except ValidationError as error:
+        raise MemoryFileError(path, validation_problems(raw, error)) from None
+    issues = memory.integrity_issues()
+    if issues:
+        raise MemoryFileError(path, [(f"$.{where}", what) for where, what in issues])
+    return memory
+
+
+def load_memory(path: Path) -> Memory:
+    """Load and validate the memory at ``path`` (read only: the file is never modified)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise MemoryFileError(path, [("file", "does not exist")]) from None
+    except UnicodeDecodeError as error:
+        raise MemoryFileError(path, [(f"byte {error.start}", "not UTF-8 text")]) from None
+    return parse_memory(text, path)
+
+
+@contextlib.contextmanager
+def file_lock(path: Path) -> Iterator[None]:
+    """Hold an exclusive advisory lock tied to ``path`` (on ``path`` + ``.lock``)."""
+    lock_path = path.with_name(path.name + ".lock")
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def atomic_write_text(path: Path, text: str, *, backup: bool = False) -> None:
+    """Write ``text`` to ``path`` so that readers see the old or the new file, never a mix.
+
+    With ``backup``, the previous file is kept as ``path`` + ``.bak``.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor, temporary = tempfile.mkstemp(
+        prefix=f".{path.name}.", suffix=".tmp", dir=path.parent
+    )
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if backup and path.exists():
+            backup_path = path.with_name(path.name + ".bak")
+            _copy_backup(path, backup_path)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+        raise
+    directory = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)
+
+
+def _copy_backup(path: Path, backup_path: Path) -> None:
+    # A hard link keeps the old bytes without copying and without a moment where
+    # ``path`` is missing; the rename that follows replaces only the directory entry.
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(backup_path)
+    try:
+        os.link(path, backup_path)
+    except OSError:
+        backup_path.write_bytes(path.read_bytes())
+
+
+def dump_memory(memory: Memory) -> str:
+    """The canonical JSON text of a memory (stable key order, two-space indent)."""
+    return memory.model_dump_json(indent=2) + "\n"
+
+
+def save_memory(memory: Memory, path: Path) -> None:
+    """Save ``memory`` atomically under the file lock, keeping ``NAME.bak``."""
+    text = dump_memory(memory)
+    with file_lock(path):
+        atomic_write_text(path, text, backup=True)
+
+
+@contextlib.contextmanager
+def editing(path: Path) -> Iterator[Memory]:
+    """Load, let the caller change, and save a memory while holding its lock.
+
+    Use this for read-modify-write from several processes; nothing is saved when the
+    block raises.
+    """
+    with file_lock(path):
+        memory = load_memory(path)
+        yield memory
+        atomic_write_text(path, dump_memory(memory), backup=True)
