@@ -1,4 +1,8 @@
-"""Model layer: providers behind one async interface, plus cache, retries and accounting."""
+"""Model layer: providers behind one async interface, plus cache, retries and accounting.
+
+Importing this package never imports a provider SDK; provider modules load on first use
+through :func:`create_provider` / :func:`open_model`.
+"""
 
 from arcmemo.models.base import (
     Completion,
@@ -11,15 +15,42 @@ from arcmemo.models.base import (
     Usage,
     register_provider,
 )
+from arcmemo.models.cache import ResponseCache
+from arcmemo.models.client import (
+    ModelCallError,
+    ModelClient,
+    ModelConfig,
+    StageUsage,
+    UsageSummary,
+    open_model,
+)
+from arcmemo.models.limiter import Limiter
+from arcmemo.models.prices import PriceTable
+from arcmemo.models.registry import ProviderUnavailableError, create_provider, parse_spec
+from arcmemo.models.scripted import ScriptedProvider, ScriptError
 
 __all__ = [
     "Completion",
     "GenerateParams",
+    "Limiter",
     "Message",
     "MissingCredentialError",
+    "ModelCallError",
+    "ModelClient",
+    "ModelConfig",
+    "PriceTable",
     "Provider",
     "ProviderError",
+    "ProviderUnavailableError",
+    "ResponseCache",
     "RetryDecision",
+    "ScriptError",
+    "ScriptedProvider",
+    "StageUsage",
     "Usage",
+    "UsageSummary",
+    "create_provider",
+    "open_model",
+    "parse_spec",
     "register_provider",
 ]

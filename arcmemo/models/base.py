@@ -24,17 +24,25 @@ class Message(BaseModel):
 
     role: Role = Field(description="Who speaks: system, user or assistant.")
     content: str = Field(description="The message text.")
+    cache_breakpoint: bool = Field(
+        False,
+        description=(
+            "Marks the end of a stable prompt prefix (e.g. instructions + memory) that "
+            "providers with prompt caching may cache; ignored by the others."
+        ),
+    )
 
 
 class Usage(BaseModel):
     """Token counts of one completion (or a sum of several)."""
 
     prompt_tokens: int = Field(0, description="Tokens of the prompt billed for this call.")
-    completion_tokens: int = Field(
-        0, description="Generated tokens, reasoning tokens included."
-    )
+    completion_tokens: int = Field(0, description="Generated tokens, reasoning tokens included.")
     reasoning_tokens: int = Field(0, description="Hidden reasoning tokens, where reported.")
     cached_tokens: int = Field(0, description="Prompt tokens served from the provider's cache.")
+    cache_write_tokens: int = Field(
+        0, description="Prompt tokens written to the provider's cache (Anthropic bills them extra)."
+    )
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -42,6 +50,7 @@ class Usage(BaseModel):
             completion_tokens=self.completion_tokens + other.completion_tokens,
             reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
             cached_tokens=self.cached_tokens + other.cached_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
         )
 
 
@@ -52,7 +61,9 @@ class Completion(BaseModel):
     reasoning: str | None = Field(
         None, description="Visible reasoning or thinking text, when the provider returns it."
     )
-    finish_reason: str | None = Field(None, description="Why generation stopped (stop, length, ...).")
+    finish_reason: str | None = Field(
+        None, description="Why generation stopped (stop, length, ...)."
+    )
     usage: Usage = Field(default_factory=Usage, description="Token counts of this completion.")
     latency_s: float = Field(0.0, description="Wall time of the request that produced it.")
     response_id: str | None = Field(None, description="The provider's id of the raw response.")
@@ -69,10 +80,14 @@ class GenerateParams(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     n: int = Field(1, ge=1, description="Number of completions wanted.")
-    temperature: float | None = Field(None, description="Sampling temperature; None = provider default.")
+    temperature: float | None = Field(
+        None, description="Sampling temperature; None = provider default."
+    )
     max_tokens: int | None = Field(None, description="Cap on generated tokens.")
     stop: tuple[str, ...] | None = Field(None, description="Stop strings.")
-    reasoning_effort: str | None = Field(None, description="low | medium | high for reasoning models.")
+    reasoning_effort: str | None = Field(
+        None, description="low | medium | high for reasoning models."
+    )
     thinking_budget: int | None = Field(
         None, description="Extended-thinking token budget (Anthropic); None = off."
     )

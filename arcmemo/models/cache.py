@@ -1,0 +1,132 @@
+"""SQLite response cache: one entry per (provider identity, messages, params, sample index).
+
+Keying by sample index makes ``n`` samples ``n`` entries, so a rerun with a larger ``n``
+pays only for the new samples, and an identical rerun makes no provider calls at all.
+The database runs in WAL mode with a busy timeout, so several processes can share it.
+Only completions are stored; provider identities never include credentials.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from arcmemo.models.base import Completion, GenerateParams, Message
+
+CACHE_DIR_ENV = "ARCMEMO_CACHE_DIR"
+CACHE_FILE_NAME = "responses.sqlite3"
+_BUSY_TIMEOUT_MS = 30_000
+_SCHEMA_VERSION = 1
+
+
+def default_cache_dir() -> Path:
+    """``$ARCMEMO_CACHE_DIR``, else ``$XDG_CACHE_HOME/arcmemo``, else ``~/.cache/arcmemo``."""
+    if os.environ.get(CACHE_DIR_ENV):
+        return Path(os.environ[CACHE_DIR_ENV]).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return base / "arcmemo"
+
+
+def canonical_json(value: Any) -> str:
+    """Deterministic JSON: sorted keys, no whitespace, UTF-8 kept."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _message_key(message: Message) -> dict[str, Any]:
+    # Only fields that change the answer; a cache breakpoint changes billing, not text.
+    return {"role": message.role, "content": message.content}
+
+
+def cache_key(
+    identity: dict[str, Any],
+    messages: Sequence[Message],
+    params: GenerateParams,
+    sample_index: int,
+) -> str:
+    """sha256 of the canonical JSON of everything that determines sample ``sample_index``."""
+    sampling = params.model_dump(mode="json", exclude={"n"})
+    material = {
+        "v": _SCHEMA_VERSION,
+        "identity": identity,
+        "messages": [_message_key(message) for message in messages],
+        "params": sampling,
+        "sample": sample_index,
+    }
+    return hashlib.sha256(canonical_json(material).encode()).hexdigest()
+
+
+class ResponseCache:
+    """Completions stored by :func:`cache_key`.
+
+    ``read=False`` (``--no-cache``) never serves entries but still stores new ones, so a
+    forced rerun refreshes the cache. ``write=False`` stores nothing.
+    """
+
+    def __init__(
+        self, directory: Path | None = None, *, read: bool = True, write: bool = True
+    ) -> None:
+        self.directory = Path(directory) if directory is not None else default_cache_dir()
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.path = self.directory / CACHE_FILE_NAME
+        self.read = read
+        self.write = write
+        self._lock = threading.Lock()
+        self._connection = sqlite3.connect(
+            self.path,
+            timeout=_BUSY_TIMEOUT_MS / 1000,
+            check_same_thread=False,
+            isolation_level=None,
+        )
+        self._connection.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
+        self._connection.execute("PRAGMA journal_mode=WAL")
+        self._connection.execute("PRAGMA synchronous=NORMAL")
+        self._connection.execute(
+            "CREATE TABLE IF NOT EXISTS responses ("
+            " key TEXT PRIMARY KEY,"
+            " spec TEXT NOT NULL,"
+            " completion TEXT NOT NULL,"
+            " created REAL NOT NULL)"
+        )
+
+    def get(self, key: str) -> Completion | None:
+        """The stored completion (marked ``cache_hit``), or ``None`` (always when not reading)."""
+        if not self.read:
+            return None
+        with self._lock:
+            row = self._connection.execute(
+                "SELECT completion FROM responses WHERE key = ?", (key,)
+            ).fetchone()
+        if row is None:
+            return None
+        completion = Completion.model_validate_json(row[0])
+        completion.cache_hit = True
+        return completion
+
+    def put(self, key: str, spec: str, completion: Completion) -> None:
+        """Store ``completion`` under ``key`` (replacing an older entry), unless not writing."""
+        if not self.write:
+            return
+        stored = completion.model_copy(update={"cache_hit": False})
+        with self._lock:
+            self._connection.execute(
+                "INSERT OR REPLACE INTO responses (key, spec, completion, created)"
+                " VALUES (?, ?, ?, ?)",
+                (key, spec, stored.model_dump_json(), time.time()),
+            )
+
+    def __len__(self) -> int:
+        with self._lock:
+            return self._connection.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+
+    def close(self) -> None:
+        """Close the database connection."""
+        with self._lock:
+            self._connection.close()

@@ -1,0 +1,462 @@
+"""The facade every LLM call in arcmemo goes through.
+
+:class:`ModelClient` wraps one provider with the response cache, bounded retries with
+backoff, the run-wide :class:`~arcmemo.models.limiter.Limiter`, per-stage token and cost
+accounting, and an append-only ``calls.jsonl`` log. Providers only speak their wire format.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from arcmemo.models.base import (
+    Completion,
+    GenerateParams,
+    Message,
+    Provider,
+    ProviderError,
+    RetryDecision,
+    Usage,
+)
+from arcmemo.models.cache import ResponseCache, cache_key
+from arcmemo.models.limiter import Limiter
+from arcmemo.models.prices import PriceTable
+from arcmemo.models.redact import redact
+from arcmemo.models.registry import create_provider
+
+Sleep = Callable[[float], Awaitable[None]]
+_CHARS_PER_TOKEN = 4  # rough prompt-size estimate for the tokens-per-minute limiter
+
+
+class ModelConfig(BaseModel):
+    """How a run talks to its models (limits, retries, cache, prices)."""
+
+    concurrency: int = Field(16, ge=1, description="Requests in flight at once, run-wide.")
+    rpm: int | None = Field(None, ge=1, description="Requests-per-minute ceiling; None = none.")
+    tpm: int | None = Field(None, ge=1, description="Tokens-per-minute ceiling; None = none.")
+    max_retries: int = Field(6, ge=0, description="Retries after the first attempt.")
+    retry_budget_s: float = Field(
+        300, ge=0, description="Give up once retrying would run past this many seconds."
+    )
+    backoff_base_s: float = Field(1.0, ge=0, description="First backoff ceiling (doubles).")
+    backoff_max_s: float = Field(60.0, ge=0, description="Largest backoff ceiling.")
+    timeout_s: float = Field(600, gt=0, description="Per-request timeout (then retried).")
+    cache: bool = Field(True, description="Read the response cache (--no-cache sets False).")
+    cache_write: bool = Field(
+        True, description="Write the response cache; with cache=False too, none is opened."
+    )
+    cache_dir: Path | None = Field(None, description="Cache folder; None = ARCMEMO_CACHE_DIR.")
+    prices_path: Path | None = Field(
+        None, description="Price override file; None = ARCMEMO_PRICES."
+    )
+
+
+class ModelCallError(Exception):
+    """A call failed for good: a non-retryable error, or retries or budget ran out."""
+
+    def __init__(
+        self,
+        cause: str,
+        *,
+        stage: str,
+        task_id: str | None,
+        status: int | None = None,
+        attempts: int = 0,
+    ) -> None:
+        where = f"stage {stage}" + (f", task {task_id}" if task_id else "")
+        super().__init__(f"model call failed ({where}) after {attempts} attempt(s): {cause}")
+        self.cause = cause
+        self.stage = stage
+        self.task_id = task_id
+        self.status = status
+        self.attempts = attempts
+
+
+class StatSummary(BaseModel):
+    """Aggregate of one numeric provider statistic over completions."""
+
+    count: int = 0
+    total: float = 0.0
+    min: float | None = None
+    max: float | None = None
+
+    @property
+    def mean(self) -> float | None:
+        """Average value, or ``None`` before any sample."""
+        return self.total / self.count if self.count else None
+
+    def add(self, value: float) -> None:
+        """Fold in one observation."""
+        self.count += 1
+        self.total += value
+        self.min = value if self.min is None else min(self.min, value)
+        self.max = value if self.max is None else max(self.max, value)
+
+    def merge(self, other: StatSummary) -> None:
+        """Fold in another aggregate."""
+        self.count += other.count
+        self.total += other.total
+        for value in (other.min, other.max):
+            if value is not None:
+                self.min = value if self.min is None else min(self.min, value)
+                self.max = value if self.max is None else max(self.max, value)
+
+
+class StageUsage(BaseModel):
+    """What one stage (or a whole run) spent."""
+
+    calls: int = Field(0, description="generate() calls.")
+    samples: int = Field(0, description="Completions returned (cached ones included).")
+    cache_hits: int = Field(0, description="Completions served from the response cache.")
+    requests: int = Field(0, description="Provider requests made, retries included.")
+    errors: int = Field(0, description="generate() calls that raised ModelCallError.")
+    tokens: Usage = Field(default_factory=Usage, description="Tokens of fresh completions.")
+    cost_usd: float | None = Field(0.0, description="USD of fresh completions; None = unknown.")
+    latency_s: float = Field(0.0, description="Summed wall time of generate() calls.")
+    provider_stats: dict[str, StatSummary] = Field(default_factory=dict)
+
+    def merge(self, other: StageUsage) -> None:
+        """Add ``other``'s counts into this one."""
+        self.calls += other.calls
+        self.samples += other.samples
+        self.cache_hits += other.cache_hits
+        self.requests += other.requests
+        self.errors += other.errors
+        self.tokens = self.tokens + other.tokens
+        self.cost_usd = _add_cost(self.cost_usd, other.cost_usd)
+        self.latency_s += other.latency_s
+        for key, stat in other.provider_stats.items():
+            self.provider_stats.setdefault(key, StatSummary()).merge(stat)
+
+
+class UsageSummary(BaseModel):
+    """Totals and per-stage usage of one or more model clients."""
+
+    models: list[str] = Field(default_factory=list, description="Model specs included.")
+    total: StageUsage = Field(default_factory=StageUsage)
+    stages: dict[str, StageUsage] = Field(default_factory=dict)
+
+    def merge(self, other: UsageSummary) -> UsageSummary:
+        """A new summary adding ``other`` (e.g. solver model + abstraction model)."""
+        merged = self.model_copy(deep=True)
+        merged.models = sorted(set(self.models) | set(other.models))
+        merged.total.merge(other.total)
+        for stage, usage in other.stages.items():
+            merged.stages.setdefault(stage, StageUsage()).merge(usage)
+        return merged
+
+
+class CallRecord(BaseModel):
+    """One line of ``calls.jsonl``."""
+
+    ts: str
+    stage: str
+    task_id: str | None
+    model: str
+    n: int
+    cache_hits: int
+    cache_hit: bool = Field(description="True when every sample came from the cache.")
+    tokens: Usage
+    cost_usd: float | None
+    latency_s: float
+    attempts: int = Field(description="Provider requests made (0 when fully cached).")
+    error: str | None = None
+
+
+def _add_cost(left: float | None, right: float | None) -> float | None:
+    return None if left is None or right is None else left + right
+
+
+def _numeric_stats(stats: dict[str, Any]) -> dict[str, float]:
+    return {
+        key: float(value)
+        for key, value in stats.items()
+        if isinstance(value, int | float) and not isinstance(value, bool)
+    }
+
+
+class ModelClient:
+    """One model with cache, retries, limits and accounting around it."""
+
+    def __init__(
+        self,
+        provider: Provider,
+        *,
+        config: ModelConfig | None = None,
+        cache: ResponseCache | None = None,
+        limiter: Limiter | None = None,
+        prices: PriceTable | None = None,
+        call_log_path: Path | None = None,
+        sleep: Sleep = asyncio.sleep,
+        clock: Callable[[], float] = time.monotonic,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.provider = provider
+        self.config = config or ModelConfig()
+        self.cache = cache
+        self.limiter = limiter or Limiter(
+            self.config.concurrency, rpm=self.config.rpm, tpm=self.config.tpm
+        )
+        self.prices = prices or PriceTable.load(self.config.prices_path)
+        self.call_log_path = call_log_path
+        self._sleep = sleep
+        self._clock = clock
+        self._rng = rng or random.Random()
+        self._stages: dict[str, StageUsage] = {}
+        self._log_lock = threading.Lock()
+
+    @property
+    def spec(self) -> str:
+        """The ``provider:model`` name of the wrapped model."""
+        return self.provider.spec
+
+    async def generate(
+        self,
+        messages: list[Message],
+        *,
+        stage: str,
+        task_id: str | None = None,
+        n: int = 1,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        stop: list[str] | None = None,
+        reasoning_effort: str | None = None,
+        thinking_budget: int | None = None,
+        response_format: dict | None = None,
+        seed: int | None = None,
+    ) -> list[Completion]:
+        """Return ``n`` completions, from the cache where possible.
+
+        Raises :class:`ModelCallError` on a non-retryable error or when retries run out.
+        """
+        params = GenerateParams(
+            n=n,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            stop=tuple(stop) if stop else None,
+            reasoning_effort=reasoning_effort,
+            thinking_budget=thinking_budget,
+            response_format=response_format,
+            seed=seed,
+        )
+        started = self._clock()
+        identity = self.provider.cache_identity()
+        keys = [cache_key(identity, messages, params, index) for index in range(n)]
+        results: list[Completion | None] = [
+            self.cache.get(key) if self.cache is not None else None for key in keys
+        ]
+        missing = [index for index, result in enumerate(results) if result is None]
+        fresh: list[Completion] = []
+        attempts = 0
+        error: ModelCallError | None = None
+        try:
+            if missing:
+                request = params.model_copy(update={"n": len(missing)})
+                fresh, attempts = await self._request_with_retries(
+                    messages, request, stage=stage, task_id=task_id
+                )
+                for index, completion in zip(missing, fresh, strict=True):
+                    results[index] = completion
+                    if self.cache is not None:
+                        self.cache.put(keys[index], self.spec, completion)
+        except ModelCallError as failure:
+            error = failure
+            attempts = failure.attempts
+            raise
+        finally:
+            self._account(
+                stage=stage,
+                task_id=task_id,
+                n=n,
+                cache_hits=n - len(missing),
+                fresh=fresh,
+                attempts=attempts,
+                latency_s=self._clock() - started,
+                error=error,
+            )
+        return [result for result in results if result is not None]
+
+    async def _request_with_retries(
+        self, messages: list[Message], params: GenerateParams, *, stage: str, task_id: str | None
+    ) -> tuple[list[Completion], int]:
+        config = self.config
+        started = self._clock()
+        estimated = sum(len(message.content) for message in messages) // _CHARS_PER_TOKEN
+        estimated += (params.max_tokens or 0) * params.n
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                async with self.limiter.slot(estimated) as record:
+                    request_started = self._clock()
+                    completions = await asyncio.wait_for(
+                        self.provider.generate(messages, params), timeout=config.timeout_s
+                    )
+                    for completion in completions:
+                        if not completion.latency_s:
+                            completion.latency_s = self._clock() - request_started
+                    spent = sum(
+                        c.usage.prompt_tokens + c.usage.completion_tokens for c in completions
+                    )
+                    Limiter.record_tokens(record, spent)
+            except asyncio.TimeoutError:
+                failure = ProviderError(
+                    f"no answer within {config.timeout_s:g} s", decision=RetryDecision.TRANSIENT
+                )
+            except ProviderError as provider_error:
+                failure = provider_error
+            except Exception as unexpected:  # a provider bug: recorded, then fails the call
+                raise ModelCallError(
+                    redact(f"{type(unexpected).__name__}: {unexpected}"),
+                    stage=stage,
+                    task_id=task_id,
+                    attempts=attempt,
+                ) from unexpected
+            else:
+                if len(completions) != params.n:
+                    raise ModelCallError(
+                        f"{self.spec} returned {len(completions)} completions, "
+                        f"{params.n} were requested",
+                        stage=stage,
+                        task_id=task_id,
+                        attempts=attempt,
+                    )
+                return completions, attempt
+
+            cause = redact(str(failure))
+            if failure.decision is RetryDecision.NO:
+                raise ModelCallError(
+                    cause, stage=stage, task_id=task_id, status=failure.status, attempts=attempt
+                ) from failure
+            if attempt > config.max_retries:
+                raise ModelCallError(
+                    f"gave up after {config.max_retries} retries; last error: {cause}",
+                    stage=stage,
+                    task_id=task_id,
+                    status=failure.status,
+                    attempts=attempt,
+                ) from failure
+            delay = self.backoff_delay(attempt, failure.retry_after)
+            if self._clock() - started + delay > config.retry_budget_s:
+                raise ModelCallError(
+                    f"retry budget of {config.retry_budget_s:g} s spent; last error: {cause}",
+                    stage=stage,
+                    task_id=task_id,
+                    status=failure.status,
+                    attempts=attempt,
+                ) from failure
+            await self._sleep(delay)
+
+    def backoff_delay(self, attempt: int, retry_after: float | None) -> float:
+        """Full-jitter exponential backoff, never shorter than the server's ``Retry-After``."""
+        ceiling = min(self.config.backoff_max_s, self.config.backoff_base_s * 2 ** (attempt - 1))
+        delay = self._rng.uniform(0, ceiling)
+        if retry_after is not None:
+            delay = max(delay, retry_after)
+        return delay
+
+    def _account(
+        self,
+        *,
+        stage: str,
+        task_id: str | None,
+        n: int,
+        cache_hits: int,
+        fresh: list[Completion],
+        attempts: int,
+        latency_s: float,
+        error: ModelCallError | None,
+    ) -> None:
+        tokens = Usage()
+        for completion in fresh:
+            tokens = tokens + completion.usage
+        cost = self.prices.cost_usd(self.spec, tokens) if fresh else 0.0
+        usage = self._stages.setdefault(stage, StageUsage())
+        usage.calls += 1
+        usage.samples += len(fresh) + cache_hits if error is None else cache_hits
+        usage.cache_hits += cache_hits
+        usage.requests += attempts
+        usage.errors += error is not None
+        usage.tokens = usage.tokens + tokens
+        usage.cost_usd = _add_cost(usage.cost_usd, cost)
+        usage.latency_s += latency_s
+        for completion in fresh:
+            for key, value in _numeric_stats(completion.stats).items():
+                usage.provider_stats.setdefault(key, StatSummary()).add(value)
+        if self.call_log_path is not None:
+            self._log(
+                CallRecord(
+                    ts=datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
+                    stage=stage,
+                    task_id=task_id,
+                    model=self.spec,
+                    n=n,
+                    cache_hits=cache_hits,
+                    cache_hit=cache_hits == n,
+                    tokens=tokens,
+                    cost_usd=cost,
+                    latency_s=round(latency_s, 4),
+                    attempts=attempts,
+                    error=None if error is None else redact(error.cause),
+                )
+            )
+
+    def _log(self, record: CallRecord) -> None:
+        assert self.call_log_path is not None
+        line = record.model_dump_json() + "\n"
+        with self._log_lock:
+            self.call_log_path.parent.mkdir(parents=True, exist_ok=True)
+            # One write per line in append mode: lines from several clients never interleave.
+            with self.call_log_path.open("a", encoding="utf-8") as handle:
+                handle.write(line)
+                handle.flush()
+
+    def usage_summary(self) -> UsageSummary:
+        """Totals and per-stage usage so far."""
+        stages = {stage: usage.model_copy(deep=True) for stage, usage in self._stages.items()}
+        total = StageUsage()
+        for usage in stages.values():
+            total.merge(usage)
+        return UsageSummary(models=[self.spec], total=total, stages=stages)
+
+    async def aclose(self) -> None:
+        """Close the provider and the cache."""
+        await self.provider.aclose()
+        if self.cache is not None:
+            self.cache.close()
+
+
+def open_model(
+    spec: str,
+    *,
+    base_url: str | None = None,
+    model_args: dict[str, str] | None = None,
+    config: ModelConfig | None = None,
+    call_log_path: Path | None = None,
+    limiter: Limiter | None = None,
+) -> ModelClient:
+    """Create the provider for ``spec`` and wrap it in a :class:`ModelClient`.
+
+    Pass the same ``limiter`` to every client of a run so they share one budget.
+    """
+    config = config or ModelConfig()
+    provider = create_provider(spec, base_url=base_url, **(model_args or {}))
+    cache = None
+    if config.cache or config.cache_write:
+        cache = ResponseCache(config.cache_dir, read=config.cache, write=config.cache_write)
+    return ModelClient(
+        provider,
+        config=config,
+        cache=cache,
+        limiter=limiter,
+        call_log_path=call_log_path,
+    )

@@ -1,0 +1,61 @@
+"""The SQLite response cache."""
+
+from __future__ import annotations
+
+import multiprocessing
+from pathlib import Path
+
+import pytest
+
+from arcmemo.models import Completion, GenerateParams, Message, ResponseCache
+from arcmemo.models.cache import CACHE_FILE_NAME, cache_key, default_cache_dir
+
+IDENTITY = {"provider": "scripted", "model": "x"}
+MESSAGES = [Message(role="user", content="hello")]
+
+
+def test_key_depends_on_sample_index_and_sampling_but_not_n() -> None:
+    base = cache_key(IDENTITY, MESSAGES, GenerateParams(n=1), 0)
+    assert base == cache_key(IDENTITY, MESSAGES, GenerateParams(n=5), 0)
+    assert base != cache_key(IDENTITY, MESSAGES, GenerateParams(n=1), 1)
+    assert base != cache_key(IDENTITY, MESSAGES, GenerateParams(temperature=0.5), 0)
+    assert base != cache_key({"provider": "scripted", "model": "y"}, MESSAGES, GenerateParams(), 0)
+    other = [Message(role="user", content="hello!")]
+    assert base != cache_key(IDENTITY, other, GenerateParams(), 0)
+
+
+def test_round_trip_marks_hits_and_read_false_still_writes(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path)
+    cache.put("k", "scripted:x", Completion(text="stored"))
+    hit = cache.get("k")
+    assert hit is not None and hit.text == "stored" and hit.cache_hit
+    assert cache.get("other") is None
+    blind = ResponseCache(tmp_path, read=False)
+    assert blind.get("k") is None
+    blind.put("k2", "scripted:x", Completion(text="new"))
+    assert cache.get("k2") is not None
+    assert (tmp_path / CACHE_FILE_NAME).exists()
+
+
+def test_directory_from_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("ARCMEMO_CACHE_DIR", str(tmp_path / "c"))
+    assert default_cache_dir() == tmp_path / "c"
+    assert ResponseCache().path.parent == tmp_path / "c"
+
+
+def _write_many(directory: str, worker: int) -> None:
+    cache = ResponseCache(Path(directory))
+    for index in range(50):
+        cache.put(f"{worker}-{index}", "scripted:x", Completion(text=str(index)))
+    cache.close()
+
+
+def test_several_processes_share_one_database(tmp_path: Path) -> None:
+    context = multiprocessing.get_context("spawn")
+    workers = [context.Process(target=_write_many, args=(str(tmp_path), w)) for w in range(4)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(60)
+        assert worker.exitcode == 0
+    assert len(ResponseCache(tmp_path)) == 200

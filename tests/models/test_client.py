@@ -1,0 +1,261 @@
+"""ModelClient: cache, retries, limits, accounting and the call log (offline providers)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arcmemo.models import (
+    Completion,
+    GenerateParams,
+    Limiter,
+    Message,
+    ModelCallError,
+    ModelClient,
+    ModelConfig,
+    Provider,
+    ProviderError,
+    ResponseCache,
+    RetryDecision,
+    ScriptedProvider,
+    Usage,
+    open_model,
+)
+from arcmemo.models.prices import ModelPrice, PriceTable
+
+MESSAGES = [Message(role="user", content="what is two plus two")]
+
+
+class CountingProvider(Provider):
+    """Answers 'answer-<k>' for the k-th sample it ever produced; fails on demand."""
+
+    name = "counting"
+
+    def __init__(self, failures: list[ProviderError | str] | None = None, delay: float = 0) -> None:
+        super().__init__("m")
+        self.failures = list(failures or [])
+        self.delay = delay
+        self.requests: list[int] = []
+        self.produced = 0
+        self.in_flight = 0
+        self.max_in_flight = 0
+
+    async def generate(self, messages: list[Message], params: GenerateParams) -> list[Completion]:
+        self.requests.append(params.n)
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            if self.failures:
+                failure = self.failures.pop(0)
+                if failure == "hang":
+                    await asyncio.sleep(3600)
+                assert isinstance(failure, ProviderError)
+                raise failure
+            await asyncio.sleep(self.delay)
+            completions = []
+            for _ in range(params.n):
+                completions.append(
+                    Completion(
+                        text=f"answer-{self.produced}",
+                        usage=Usage(prompt_tokens=10, completion_tokens=5),
+                        stats={"accept_len": 2.0 + self.produced},
+                    )
+                )
+                self.produced += 1
+            return completions
+        finally:
+            self.in_flight -= 1
+
+
+class RecordingSleep:
+    def __init__(self) -> None:
+        self.delays: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.delays.append(seconds)
+
+
+def _client(provider: Provider, tmp_path: Path, **kwargs: Any) -> ModelClient:
+    config = kwargs.pop("config", ModelConfig())
+    return ModelClient(
+        provider,
+        config=config,
+        cache=kwargs.pop("cache", ResponseCache(tmp_path / "cache", read=config.cache)),
+        prices=kwargs.pop("prices", PriceTable({"counting:m": ModelPrice(input=1.0, output=2.0)})),
+        call_log_path=tmp_path / "calls.jsonl",
+        sleep=kwargs.pop("sleep", RecordingSleep()),
+        rng=random.Random(0),
+        **kwargs,
+    )
+
+
+def test_rerun_is_free_and_larger_n_pays_only_for_new_samples(tmp_path: Path) -> None:
+    provider = CountingProvider()
+    first = asyncio.run(_client(provider, tmp_path).generate(MESSAGES, stage="solve", n=2))
+    assert [c.text for c in first] == ["answer-0", "answer-1"]
+    assert provider.requests == [2]
+
+    rerun_client = _client(provider, tmp_path)
+    rerun = asyncio.run(rerun_client.generate(MESSAGES, stage="solve", n=2))
+    assert provider.requests == [2]  # zero provider calls
+    assert [c.text for c in rerun] == ["answer-0", "answer-1"]
+    assert all(c.cache_hit for c in rerun)
+    assert rerun_client.usage_summary().total.cost_usd == 0.0
+
+    more = asyncio.run(_client(provider, tmp_path).generate(MESSAGES, stage="solve", n=3))
+    assert provider.requests == [2, 1]  # only the third sample was requested
+    assert [c.text for c in more] == ["answer-0", "answer-1", "answer-2"]
+
+
+def test_no_cache_read_still_writes(tmp_path: Path) -> None:
+    provider = CountingProvider()
+    asyncio.run(_client(provider, tmp_path).generate(MESSAGES, stage="solve"))
+    no_read = _client(provider, tmp_path, config=ModelConfig(cache=False))
+    fresh = asyncio.run(no_read.generate(MESSAGES, stage="solve"))
+    assert fresh[0].text == "answer-1" and provider.requests == [1, 1]
+    again = asyncio.run(_client(provider, tmp_path).generate(MESSAGES, stage="solve"))
+    assert again[0].text == "answer-1"  # the no-read run refreshed the entry
+    assert provider.requests == [1, 1]
+
+
+def test_retries_honor_retry_after_and_succeed(tmp_path: Path) -> None:
+    provider = CountingProvider(
+        [
+            ProviderError("slow down", decision=RetryDecision.RATE_LIMIT, retry_after=7.0),
+            ProviderError("boom", decision=RetryDecision.TRANSIENT, status=500),
+        ]
+    )
+    sleep = RecordingSleep()
+    client = _client(provider, tmp_path, sleep=sleep)
+    result = asyncio.run(client.generate(MESSAGES, stage="solve", task_id="t1"))
+    assert result[0].text == "answer-0"
+    assert len(sleep.delays) == 2
+    assert sleep.delays[0] >= 7.0
+    assert 0 <= sleep.delays[1] <= ModelConfig().backoff_base_s * 2
+    record = json.loads((tmp_path / "calls.jsonl").read_text().splitlines()[-1])
+    assert record["attempts"] == 3 and record["error"] is None and record["task_id"] == "t1"
+    assert client.usage_summary().stages["solve"].requests == 3
+
+
+def test_backoff_is_bounded_full_jitter(tmp_path: Path) -> None:
+    client = _client(CountingProvider(), tmp_path, config=ModelConfig(backoff_max_s=5))
+    delays = [client.backoff_delay(attempt, None) for attempt in range(1, 30)]
+    assert all(0 <= delay <= 5 for delay in delays)
+    assert max(delays[5:]) > 1.0  # ceiling grows beyond the base
+
+
+def test_non_retryable_error_fails_the_call_and_is_recorded(tmp_path: Path) -> None:
+    provider = CountingProvider([ProviderError("bad request: sk-abcdefghijkl", status=400)])
+    client = _client(provider, tmp_path)
+    with pytest.raises(ModelCallError) as raised:
+        asyncio.run(client.generate(MESSAGES, stage="abstract", task_id="t9"))
+    assert (raised.value.stage, raised.value.task_id, raised.value.status) == (
+        "abstract",
+        "t9",
+        400,
+    )
+    assert "sk-abcdefghijkl" not in raised.value.cause
+    record = json.loads((tmp_path / "calls.jsonl").read_text())
+    assert record["error"] and record["attempts"] == 1
+    assert client.usage_summary().stages["abstract"].errors == 1
+
+
+def test_retries_and_budget_run_out(tmp_path: Path) -> None:
+    transient = [ProviderError("x", decision=RetryDecision.TRANSIENT) for _ in range(10)]
+    client = _client(CountingProvider(transient), tmp_path, config=ModelConfig(max_retries=2))
+    with pytest.raises(ModelCallError, match="after 2 retries"):
+        asyncio.run(client.generate(MESSAGES, stage="solve"))
+    limited = [ProviderError("x", decision=RetryDecision.RATE_LIMIT, retry_after=500)]
+    client = _client(CountingProvider(limited), tmp_path, config=ModelConfig(retry_budget_s=10))
+    with pytest.raises(ModelCallError, match="budget"):
+        asyncio.run(client.generate(MESSAGES, stage="solve"))
+
+
+def test_timeout_is_retried(tmp_path: Path) -> None:
+    provider = CountingProvider(["hang"])
+    client = _client(provider, tmp_path, config=ModelConfig(timeout_s=0.05))
+    assert asyncio.run(client.generate(MESSAGES, stage="solve"))[0].text == "answer-0"
+    assert len(provider.requests) == 2
+
+
+def test_accounting_per_stage_with_cost_and_stats(tmp_path: Path) -> None:
+    client = _client(CountingProvider(), tmp_path)
+
+    async def run() -> None:
+        await client.generate(MESSAGES, stage="solve", n=2)
+        await client.generate([Message(role="user", content="other")], stage="abstract")
+        await client.generate(MESSAGES, stage="solve", n=2)  # cached
+
+    asyncio.run(run())
+    summary = client.usage_summary()
+    solve = summary.stages["solve"]
+    assert (solve.calls, solve.samples, solve.cache_hits) == (2, 4, 2)
+    assert solve.tokens.prompt_tokens == 20 and solve.tokens.completion_tokens == 10
+    assert solve.cost_usd == pytest.approx((20 * 1.0 + 10 * 2.0) / 1e6)
+    assert solve.provider_stats["accept_len"].count == 2
+    assert summary.total.calls == 3 and summary.total.tokens.prompt_tokens == 30
+    lines = (tmp_path / "calls.jsonl").read_text().splitlines()
+    assert [json.loads(line)["cache_hit"] for line in lines] == [False, False, True]
+
+
+def test_unknown_price_gives_null_cost(tmp_path: Path) -> None:
+    client = _client(CountingProvider(), tmp_path, prices=PriceTable({}))
+    asyncio.run(client.generate(MESSAGES, stage="solve"))
+    assert client.usage_summary().total.cost_usd is None
+    assert json.loads((tmp_path / "calls.jsonl").read_text())["cost_usd"] is None
+
+
+def test_shared_limiter_bounds_concurrency_across_clients(tmp_path: Path) -> None:
+    provider = CountingProvider(delay=0.01)
+    limiter = Limiter(3)
+    solver = _client(provider, tmp_path, cache=None, limiter=limiter)
+    abstractor = _client(provider, tmp_path, cache=None, limiter=limiter)
+
+    async def run() -> None:
+        await asyncio.gather(
+            *(
+                client.generate([Message(role="user", content=str(i))], stage="s")
+                for i in range(12)
+                for client in (solver, abstractor)
+            )
+        )
+
+    asyncio.run(run())
+    assert provider.max_in_flight == 3
+    assert limiter.max_in_flight == 3
+
+
+def test_rpm_limit_waits_for_the_window() -> None:
+    now = [0.0]
+    waits: list[float] = []
+
+    async def fake_sleep(seconds: float) -> None:
+        waits.append(seconds)
+        now[0] += seconds
+
+    limiter = Limiter(10, rpm=2, clock=lambda: now[0], sleep=fake_sleep)
+
+    async def run() -> None:
+        for _ in range(3):
+            async with limiter.slot():
+                pass
+
+    asyncio.run(run())
+    assert waits == [60.0]
+
+
+def test_open_model_with_scripted_file(tmp_path: Path) -> None:
+    script = tmp_path / "script.yaml"
+    script.write_text("'two plus two': '4'\n")
+    config = ModelConfig(cache_dir=tmp_path / "cache")
+    client = open_model(f"scripted:{script}", config=config, call_log_path=tmp_path / "c.jsonl")
+    assert isinstance(client.provider, ScriptedProvider)
+    result = asyncio.run(client.generate(MESSAGES, stage="solve"))
+    assert result[0].text == "4" and result[0].usage.completion_tokens == 1
+    assert client.usage_summary().total.cost_usd == 0.0
+    asyncio.run(client.aclose())
