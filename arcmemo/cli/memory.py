@@ -1,0 +1,315 @@
+"""``arcmemo memory``: create, inspect, check and compare memory files.
+
+Every failure (a bad file, an unknown concept, a file that would be overwritten) ends in a
+click error with a message naming the file and a non-zero exit status, never a traceback.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import click
+import yaml
+from rich.console import Console
+from rich.markup import escape
+
+from arcmemo.memory.ontology import Concept, Memory
+from arcmemo.memory.render import VIEWS, estimate_tokens
+from arcmemo.memory.seeds import SeedFileError, available_domains, load_seed
+from arcmemo.memory.store import MemoryFileError
+
+_FILE = click.Path(dir_okay=False, path_type=Path)
+
+
+def _load(path: Path) -> Memory:
+    try:
+        return Memory.load(path)
+    except MemoryFileError as error:
+        raise click.ClickException(str(error)) from None
+
+
+def _find(memory: Memory, name: str, path: Path) -> Concept:
+    concept = memory.find(name)
+    if concept is not None:
+        return concept
+    close = difflib.get_close_matches(name, [c.name for c in memory.concepts], n=3)
+    hint = f"; did you mean: {', '.join(close)}?" if close else ""
+    raise click.ClickException(f"{path}: no concept named {name!r}{hint}")
+
+
+def _group_title(concept: Concept) -> tuple[int, str]:
+    if concept.kind == "structure":
+        return (0, "structures")
+    return (1, f"routines: {concept.routine_subtype or 'misc'}")
+
+
+def _grouped(concepts: list[Concept]) -> list[tuple[str, list[Concept]]]:
+    groups: dict[tuple[int, str], list[Concept]] = {}
+    for concept in concepts:
+        groups.setdefault(_group_title(concept), []).append(concept)
+    return [(key[1], sorted(groups[key], key=lambda c: c.id)) for key in sorted(groups)]
+
+
+@click.group()
+def memory() -> None:
+    """Create, inspect, validate and compare concept memory files."""
+
+
+@memory.command()
+@click.option("--domain", required=True, help="Seed ontology to start from (arc, aime, ...).")
+@click.option("--out", required=True, type=_FILE, help="Memory file to write.")
+@click.option("--force", is_flag=True, help="Overwrite --out if it exists.")
+def init(domain: str, out: Path, force: bool) -> None:
+    """Create a memory file from the seed ontology of a domain."""
+    domains = available_domains()
+    if domain not in domains:
+        raise click.BadParameter(
+            f"{domain!r} has no seed ontology; choose one of {', '.join(domains)}",
+            param_hint="--domain",
+        )
+    if out.exists() and not force:
+        raise click.ClickException(f"{out} already exists; pass --force to overwrite it")
+    try:
+        seeded = load_seed(domain)
+    except SeedFileError as error:
+        raise click.ClickException(str(error)) from None
+    try:
+        seeded.save(out)
+    except OSError as error:
+        raise click.ClickException(f"cannot write {out}: {error.strerror or error}") from None
+    click.echo(
+        f"wrote {out}: {len(seeded.concepts)} concepts, {len(seeded.types)} types (domain {domain})"
+    )
+
+
+def _print_concept(console: Console, concept: Concept) -> None:
+    console.print(f"- [bold cyan]{escape(concept.name)}[/]  [dim]usage {concept.usage}[/]")
+    if concept.description:
+        console.print(f"    {escape(concept.description)}")
+    for param in concept.parameters:
+        typed = f" [green]({escape(param.type)})[/]" if param.type else ""
+        described = f": {escape(param.description)}" if param.description else ""
+        console.print(f"    [bold]param[/] {escape(param.name)}{typed}{described}")
+    if concept.output_type:
+        console.print(f"    [bold]output[/] [green]{escape(concept.output_type)}[/]")
+    for cue in concept.cues:
+        console.print(f"    [yellow]cue[/] {escape(cue)}")
+    for note in concept.implementation:
+        console.print(f"    [blue]impl[/] {escape(note)}")
+    if concept.relations:
+        console.print(f"    [magenta]related[/] {escape(', '.join(concept.relations))}")
+
+
+def _print_text(memory: Memory, path: Path, concepts: list[Concept], whole: bool) -> None:
+    """A readable listing grouped by kind and subtype; colors only on a terminal."""
+    console = Console(highlight=False, soft_wrap=True)
+    if whole:
+        console.print(
+            f"[bold]{escape(str(path))}[/]: domain {escape(memory.domain)}, "
+            f"{len(memory.concepts)} concepts, {len(memory.types)} types, "
+            f"{len(memory.lessons)} lessons"
+        )
+        if memory.types:
+            console.print("\n[bold underline]types[/]")
+            for typedef in sorted(memory.types, key=lambda t: t.name.lower()):
+                console.print(f"  [green]{escape(typedef.name)}[/] := {escape(typedef.definition)}")
+    for title, members in _grouped(concepts):
+        console.print(f"\n[bold underline]{escape(title)}[/] ({len(members)})")
+        for concept in members:
+            _print_concept(console, concept)
+    if whole and memory.lessons:
+        console.print(f"\n[bold underline]lessons[/] ({len(memory.lessons)})")
+        for index, lesson in enumerate(memory.lessons, start=1):
+            console.print(f"- [bold cyan]lesson {index}[/]")
+            console.print(f"    [yellow]situation[/] {escape(lesson.situation)}")
+            console.print(f"    [blue]suggestion[/] {escape(lesson.suggestion)}")
+
+
+@memory.command()
+@click.argument("file", type=_FILE)
+@click.option(
+    "--concept",
+    "names",
+    multiple=True,
+    help="Show only this concept (repeatable); with --view solve, the selected concepts.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "yaml"]),
+    default="text",
+    show_default=True,
+    help="Listing format.",
+)
+@click.option(
+    "--view",
+    type=click.Choice(VIEWS),
+    default=None,
+    help="Print the prompt rendering of this view instead of a listing.",
+)
+@click.option(
+    "--budget", type=int, default=None, help="Token budget of the selection view (--view)."
+)
+def show(
+    file: Path, names: tuple[str, ...], fmt: str, view: str | None, budget: int | None
+) -> None:
+    """Show a memory file, or some of its concepts."""
+    loaded = _load(file)
+    if view is not None:
+        if fmt != "text":
+            raise click.UsageError("--view prints prompt text; it cannot be combined with --format")
+        if names and view != "solve":
+            raise click.UsageError("--concept selects concepts only for --view solve")
+        for name in names:
+            _find(loaded, name, file)
+        text = loaded.render(view, selected=list(names) or None, budget_tokens=budget)
+        click.echo(text, nl=False)
+        return
+    chosen = [_find(loaded, name, file) for name in names]
+    if fmt == "text":
+        _print_text(loaded, file, chosen or loaded.concepts, whole=not names)
+        return
+    # With --concept, a list of the chosen concepts; otherwise the whole memory.
+    data: Any = (
+        [c.model_dump(mode="json") for c in chosen] if names else loaded.model_dump(mode="json")
+    )
+    if fmt == "json":
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        click.echo(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100), nl=False)
+
+
+def _rows(rows: list[tuple[str, Any]]) -> list[str]:
+    width = max((len(label) for label, _ in rows), default=0)
+    return [f"  {label.ljust(width)}  {value}" for label, value in rows]
+
+
+@memory.command()
+@click.argument("file", type=_FILE)
+def stats(file: Path) -> None:
+    """Counts by kind and subtype, usage distribution and rendered sizes in tokens."""
+    loaded = _load(file)
+    lines = [
+        f"{file}: domain {loaded.domain}, {len(loaded.concepts)} concepts, "
+        f"{len(loaded.types)} types, {len(loaded.lessons)} lessons, "
+        f"{len(loaded.solutions)} solutions, {len(loaded.history)} history entries"
+    ]
+    kinds = Counter(_group_title(c) for c in loaded.concepts)
+    lines.append("concepts by kind/subtype:")
+    lines += _rows([(title, count) for (_, title), count in sorted(kinds.items())])
+    usage = Counter(c.usage for c in loaded.concepts)
+    lines.append("usage (distinct source tasks + solved selections) -> concepts:")
+    lines += _rows([(str(value), count) for value, count in sorted(usage.items())])
+    lines.append(
+        f"selections: {sum(c.stats.selected for c in loaded.concepts)} "
+        f"({sum(c.stats.selected_solved for c in loaded.concepts)} in solved tasks)"
+    )
+    lines.append("rendered size (estimated tokens):")
+    lines += _rows([(view, estimate_tokens(loaded.render(view))) for view in VIEWS])
+    click.echo("\n".join(lines))
+
+
+@memory.command()
+@click.argument("file", type=_FILE)
+@click.pass_context
+def validate(ctx: click.Context, file: Path) -> None:
+    """Check a memory file; exit 0 when valid, 1 with the problems otherwise."""
+    try:
+        loaded = Memory.load(file)
+    except MemoryFileError as error:
+        click.echo(str(error), err=True)
+        ctx.exit(1)
+    click.echo(
+        f"ok: {len(loaded.concepts)} concepts, {len(loaded.types)} types, "
+        f"{len(loaded.lessons)} lessons, {len(loaded.solutions)} solutions "
+        f"(domain {loaded.domain}, schema_version {loaded.schema_version})"
+    )
+
+
+def _list_change(label: str, old: list[str], new: list[str]) -> list[str]:
+    added = [item for item in new if item not in old]
+    removed = [item for item in old if item not in new]
+    return [f"{label}: +{item!r}" for item in added] + [f"{label}: -{item!r}" for item in removed]
+
+
+def concept_changes(old: Concept, new: Concept) -> list[str]:
+    """Field-by-field differences between two versions of a concept (timestamps ignored)."""
+    changes: list[str] = []
+    for field in ("name", "kind", "routine_subtype", "description", "output_type"):
+        before, after = getattr(old, field), getattr(new, field)
+        if before != after:
+            changes.append(f"{field}: {before!r} -> {after!r}")
+    old_params = {p.name: p for p in old.parameters}
+    new_params = {p.name: p for p in new.parameters}
+    for name in sorted(new_params.keys() - old_params.keys()):
+        changes.append(f"parameters: +{name!r}")
+    for name in sorted(old_params.keys() - new_params.keys()):
+        changes.append(f"parameters: -{name!r}")
+    for name in sorted(old_params.keys() & new_params.keys()):
+        for field in ("type", "description"):
+            before, after = getattr(old_params[name], field), getattr(new_params[name], field)
+            if before != after:
+                changes.append(f"parameters[{name!r}].{field}: {before!r} -> {after!r}")
+    for field in ("cues", "implementation", "relations"):
+        changes += _list_change(field, getattr(old, field), getattr(new, field))
+    for field in ("sources", "authors"):
+        changes += _list_change(
+            f"provenance.{field}", getattr(old.provenance, field), getattr(new.provenance, field)
+        )
+    for field in ("selected", "selected_solved"):
+        before, after = getattr(old.stats, field), getattr(new.stats, field)
+        if before != after:
+            changes.append(f"stats.{field}: {before} -> {after}")
+    return changes
+
+
+@memory.command()
+@click.argument("old_file", metavar="A", type=_FILE)
+@click.argument("new_file", metavar="B", type=_FILE)
+def diff(old_file: Path, new_file: Path) -> None:
+    """Concepts added, removed and changed (field by field) from memory A to memory B."""
+    old, new = _load(old_file), _load(new_file)
+    old_by_id = {c.id: c for c in old.concepts}
+    new_by_id = {c.id: c for c in new.concepts}
+    lines: list[str] = []
+    for concept in new.concepts:
+        if concept.id not in old_by_id:
+            lines.append(f"+ {concept.name} ({concept.kind})")
+    for concept in old.concepts:
+        if concept.id not in new_by_id:
+            lines.append(f"- {concept.name} ({concept.kind})")
+    for concept in new.concepts:
+        if concept.id in old_by_id:
+            changes = concept_changes(old_by_id[concept.id], concept)
+            if changes:
+                lines.append(f"~ {concept.name}")
+                lines += [f"    {change}" for change in changes]
+    old_types = {t.name: t.definition for t in old.types}
+    new_types = {t.name: t.definition for t in new.types}
+    for name in sorted(new_types.keys() - old_types.keys()):
+        lines.append(f"+ type {name} := {new_types[name]}")
+    for name in sorted(old_types.keys() - new_types.keys()):
+        lines.append(f"- type {name} := {old_types[name]}")
+    for name in sorted(old_types.keys() & new_types.keys()):
+        if old_types[name] != new_types[name]:
+            lines.append(f"~ type {name}: {old_types[name]!r} -> {new_types[name]!r}")
+    for label, before, after in (
+        ("lessons", len(old.lessons), len(new.lessons)),
+        ("solutions", len(old.solutions), len(new.solutions)),
+        ("history entries", len(old.history), len(new.history)),
+    ):
+        if before != after:
+            lines.append(f"{label}: {before} -> {after}")
+    if old.domain != new.domain:
+        lines.append(f"domain: {old.domain!r} -> {new.domain!r}")
+    click.echo("\n".join(lines) if lines else "no differences")
+
+
+@memory.command()
+def schema() -> None:
+    """Print the JSON schema of memory files (the documentation of the format)."""
+    click.echo(json.dumps(Memory.model_json_schema(), indent=2))
