@@ -18,7 +18,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from arcmemo.memory.ontology import SCHEMA_VERSION, Memory
+from arcmemo.memory.merge import merge_unique
+from arcmemo.memory.ontology import SCHEMA_VERSION, Memory, concept_id, parse_typedef
+from arcmemo.memory.types import unresolved
 
 
 class MemoryFileError(ValueError):
@@ -68,36 +70,103 @@ def validation_problems(raw: Any, error: ValidationError) -> list[tuple[str, str
 Migration = Callable[[dict[str, Any]], dict[str, Any]]
 
 
+def _published_parameter(param: Any) -> dict[str, Any]:
+    if isinstance(param, str):
+        param = {"name": param}
+    return {
+        "name": param.get("name") or "?",
+        "type": param.get("typing"),
+        "description": param.get("description"),
+    }
+
+
+def _published_concept(name: str, entry: dict[str, Any]) -> dict[str, Any]:
+    kind = entry.get("kind")
+    return {
+        "name": entry.get("name") or name,
+        "kind": kind,
+        "routine_subtype": entry.get("routine_subtype") if kind == "routine" else None,
+        "description": entry.get("description") or "",
+        "parameters": [_published_parameter(p) for p in entry.get("parameters") or []],
+        "output_type": entry.get("output_typing") or entry.get("output"),
+        "cues": [str(c) for c in entry.get("cues") or []],
+        "implementation": [str(n) for n in entry.get("implementation") or []],
+        "provenance": {"sources": [str(s) for s in entry.get("used_in") or []], "authors": []},
+    }
+
+
+def _merge_published(first: dict[str, Any], later: dict[str, Any]) -> None:
+    """Fold a near-duplicate published entry (same id, other spelling) into ``first``.
+
+    The published code keyed concepts by exact name, so "recolor object" and "Recolor
+    Objects" could both exist; here they are one id. Same rules as a merge: fill only
+    missing fields, de-duplicate lists, accumulate sources.
+    """
+    for field in ("description", "routine_subtype", "output_type"):
+        if not first[field] and later[field] and first["kind"] == later["kind"]:
+            first[field] = later[field]
+    by_name = {p["name"]: p for p in first["parameters"]}
+    for param in later["parameters"]:
+        old = by_name.get(param["name"])
+        if old is None:
+            first["parameters"].append(param)
+            by_name[param["name"]] = param
+            continue
+        for field in ("type", "description"):
+            old[field] = old[field] or param[field]
+    for field in ("cues", "implementation"):
+        first[field] = merge_unique(first[field], later[field])
+    first["provenance"]["sources"] = merge_unique(
+        first["provenance"]["sources"], later["provenance"]["sources"]
+    )
+
+
+def _published_types(
+    concepts: list[dict[str, Any]], custom: dict[str, Any]
+) -> list[dict[str, str]]:
+    """The type vocabulary of a published memory, made complete.
+
+    Inline ``name := definition`` annotations (which the published code did not harvest
+    when the name had spaces) become typedefs; names the published memory used without
+    ever defining them (``grid``, ``color``, ...) are declared as opaque ``Any`` types so
+    the file loads and the vocabulary shows what is undefined.
+    """
+    types = {str(name): str(definition) for name, definition in custom.items()}
+    annotated = [p for c in concepts for p in c["parameters"]] + concepts
+    for holder in annotated:
+        key = "type" if "type" in holder else "output_type"
+        parsed = parse_typedef(holder[key]) if isinstance(holder.get(key), str) else None
+        if parsed is not None:
+            types.setdefault(parsed[0], parsed[1])
+            holder[key] = parsed[0]
+    annotations = [h.get("type") or h.get("output_type") or "" for h in annotated]
+    missing: list[str] = []
+    for annotation in [*annotations, *types.values()]:
+        missing += unresolved(annotation, [*types, *missing])
+    types.update({name: "Any" for name in missing})
+    return [{"name": n, "definition": d} for n, d in types.items()]
+
+
 def _from_published_format(raw: dict[str, Any]) -> dict[str, Any]:
     """Version 0: the published ArcMemo ``memory.json`` (concepts keyed by name, ``used_in``,
     ``output_typing``, ``custom_types``) becomes version 1."""
-    concepts = []
-    for name, entry in (raw.get("concepts") or {}).items():
-        parameters = []
-        for param in entry.get("parameters") or []:
-            if isinstance(param, str):
-                param = {"name": param}
-            parameters.append(
-                {
-                    "name": param.get("name") or "?",
-                    "type": param.get("typing"),
-                    "description": param.get("description"),
-                }
-            )
-        kind = entry.get("kind")
-        concepts.append(
-            {
-                "name": entry.get("name") or name,
-                "kind": kind,
-                "routine_subtype": entry.get("routine_subtype") if kind == "routine" else None,
-                "description": entry.get("description") or "",
-                "parameters": parameters,
-                "output_type": entry.get("output_typing") or entry.get("output"),
-                "cues": entry.get("cues") or [],
-                "implementation": entry.get("implementation") or [],
-                "provenance": {"sources": entry.get("used_in") or [], "authors": []},
-            }
+    published = raw.get("concepts") or {}
+    if not isinstance(published, dict):
+        raise ValueError(
+            "the file has no schema_version, so it was read as the published (version 0) "
+            f"format, but its 'concepts' is a {type(published).__name__}, not an object keyed "
+            'by name; add "schema_version": 1 if it is an arcmemo memory'
         )
+    concepts: list[dict[str, Any]] = []
+    by_id: dict[str, dict[str, Any]] = {}
+    for name, entry in published.items():
+        concept = _published_concept(name, entry)
+        key = concept_id(str(concept["name"]))
+        if key and key in by_id:
+            _merge_published(by_id[key], concept)
+            continue
+        by_id[key] = concept
+        concepts.append(concept)
     solutions = {
         pid: {
             "summary": s.get("summary") or "",
@@ -106,11 +175,10 @@ def _from_published_format(raw: dict[str, Any]) -> dict[str, Any]:
         }
         for pid, s in (raw.get("solutions") or {}).items()
     }
-    types = [{"name": n, "definition": d} for n, d in (raw.get("custom_types") or {}).items()]
     return {
         "schema_version": 1,
         "domain": "arc",
-        "types": types,
+        "types": _published_types(concepts, raw.get("custom_types") or {}),
         "concepts": concepts,
         "solutions": solutions,
     }
@@ -122,7 +190,11 @@ MIGRATIONS: dict[int, Migration] = {0: _from_published_format}
 def migrate(raw: dict[str, Any]) -> dict[str, Any]:
     """Bring a raw memory dict up to :data:`SCHEMA_VERSION` (files without a version are 0)."""
     version = raw.get("schema_version", 0)
-    if not isinstance(version, int) or version > SCHEMA_VERSION:
+    if (
+        not isinstance(version, int)
+        or isinstance(version, bool)
+        or not 0 <= version <= SCHEMA_VERSION
+    ):
         raise ValueError(
             f"schema_version {version!r} is not supported (this arcmemo reads up to "
             f"{SCHEMA_VERSION}); upgrade arcmemo"
@@ -165,6 +237,8 @@ def load_memory(path: Path) -> Memory:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise MemoryFileError(path, [("file", "does not exist")]) from None
+    except OSError as error:
+        raise MemoryFileError(path, [("file", f"cannot be read: {error.strerror}")]) from None
     except UnicodeDecodeError as error:
         raise MemoryFileError(path, [(f"byte {error.start}", "not UTF-8 text")]) from None
     return parse_memory(text, path)
