@@ -13,6 +13,8 @@ import click
 # name -> "module:attribute" of a click command or group
 _COMMANDS: dict[str, str] = {
     "memory": "arcmemo.cli.memory:memory",
+    "run": "arcmemo.cli.run:run",
+    "bench": "arcmemo.cli.bench:bench",
 }
 
 

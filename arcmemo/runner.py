@@ -1,0 +1,257 @@
+"""The generic run loop: select -> solve -> verify -> retry -> grade, for any benchmark.
+
+Tasks run concurrently (the model layer bounds requests in flight); each finished task is
+appended to ``results.jsonl`` at once, so an interrupted run resumes where it stopped and,
+thanks to the response cache, never pays twice for a call it already made. With
+``--update online`` tasks run in batches and the memory grows between batches
+(:mod:`arcmemo.continual`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from arcmemo.benchmarks.base import Attempt, Benchmark, Selection, Step, TaskResult
+from arcmemo.config import RunConfig
+from arcmemo.memory.ontology import Memory
+from arcmemo.models.base import Completion, Usage
+from arcmemo.models.client import ModelCallError, ModelClient, UsageSummary
+from arcmemo.rundir import RunDirectory
+from arcmemo.selection.base import Selector
+
+BatchHook = Callable[[list[tuple[Any, TaskResult]], int], Awaitable[None]]
+
+
+def hide_own_concepts(memory: Memory, task_id: str) -> Memory:
+    """The memory without entries whose only source is ``task_id`` (leakage guard).
+
+    A memory built from the tasks being evaluated must not hand a task its own solution.
+    """
+
+    def own(sources: list[str]) -> bool:
+        return bool(sources) and set(sources) == {task_id}
+
+    if not any(own(c.provenance.sources) for c in memory.concepts) and not any(
+        own(les.provenance.sources) for les in memory.lessons
+    ):
+        return memory
+    return memory.model_copy(
+        update={
+            "concepts": [c for c in memory.concepts if not own(c.provenance.sources)],
+            "lessons": [les for les in memory.lessons if not own(les.provenance.sources)],
+        }
+    )
+
+
+def order_tasks(tasks: list[Any], seed: int | None) -> list[Any]:
+    """The order tasks are processed in: as loaded, or shuffled by ``seed``."""
+    if seed is None:
+        return list(tasks)
+    shuffled = list(tasks)
+    random.Random(seed).shuffle(shuffled)
+    return shuffled
+
+
+class Runner:
+    """Runs one configured benchmark run in its run directory."""
+
+    def __init__(
+        self,
+        config: RunConfig,
+        benchmark: Benchmark[Any],
+        model: ModelClient,
+        *,
+        memory: Memory | None = None,
+        selector: Selector,
+        selector_model: ModelClient | None = None,
+        on_task_done: Callable[[TaskResult], None] | None = None,
+    ) -> None:
+        self.config = config
+        self.benchmark = benchmark
+        self.model = model
+        self.memory = memory
+        self.selector = selector
+        self.selector_model = selector_model or model
+        self.rundir = RunDirectory(config.out)
+        self.on_task_done = on_task_done
+        self.after_batch: BatchHook | None = None
+
+    # -- one task --------------------------------------------------------------------------
+
+    async def _select(
+        self, task: Any, previous: Step | None = None
+    ) -> tuple[Selection | None, str]:
+        if self.memory is None:
+            return None, ""
+        task_id = self.benchmark.task_id(task)
+        memory = hide_own_concepts(self.memory, task_id)
+        selection = await self.selector.select(
+            memory,
+            self.benchmark.describe(task),
+            task_id=task_id,
+            model=self.selector_model,
+            previous_attempt=previous.completion if previous else None,
+        )
+        return selection, self.selector.render(memory, selection)
+
+    async def _generate(
+        self, task: Any, concepts: str, previous: Step | None, n: int
+    ) -> list[Completion]:
+        sampling = self.config.sampling
+        return await self.model.generate(
+            self.benchmark.prompt(task, concepts=concepts, previous=previous),
+            stage="solve" if previous is None else "retry",
+            task_id=self.benchmark.task_id(task),
+            n=n,
+            temperature=sampling.temperature,
+            max_tokens=sampling.max_tokens,
+            reasoning_effort=sampling.reasoning_effort,
+            thinking_budget=sampling.thinking_budget,
+        )
+
+    async def _check(
+        self, task: Any, completion: Completion, round_: int, selected: list[str]
+    ) -> Step:
+        step = await asyncio.to_thread(self.benchmark.check, task, completion.text)
+        return step.model_copy(
+            update={
+                "round": round_,
+                "reasoning": completion.reasoning,
+                "usage": completion.usage,
+                "concepts": selected,
+            }
+        )
+
+    async def _continue_attempt(
+        self, task: Any, attempt: Attempt, concepts: str, selected: list[str]
+    ) -> None:
+        """Retry with feedback while the last step fails its visible examples."""
+        while attempt.steps[-1].verified is False and len(attempt.steps) <= self.config.retries:
+            previous = attempt.steps[-1]
+            if self.config.update == "online" and self.memory is not None:
+                # Reselect: the memory may have grown since this task started.
+                selection, concepts = await self._select(task, previous)
+                selected = selection.selected if selection else []
+            try:
+                (completion,) = await self._generate(task, concepts, previous, 1)
+            except ModelCallError as error:
+                attempt.steps.append(
+                    Step(round=len(attempt.steps), completion="", error=str(error))
+                )
+                return
+            attempt.steps.append(await self._check(task, completion, len(attempt.steps), selected))
+
+    async def solve(self, task: Any) -> TaskResult:
+        """Select, solve (``attempts`` samples, each with up to ``retries`` retries), grade."""
+        task_id = self.benchmark.task_id(task)
+        attempts = [Attempt(index=i) for i in range(self.config.attempts)]
+        error: str | None = None
+        selection: Selection | None = None
+        try:
+            selection, concepts = await self._select(task)
+            selected = selection.selected if selection else []
+            completions = await self._generate(task, concepts, None, self.config.attempts)
+            first_steps = await asyncio.gather(
+                *(self._check(task, c, 0, selected) for c in completions)
+            )
+            for attempt, step in zip(attempts, first_steps, strict=True):
+                attempt.steps.append(step)
+            await asyncio.gather(
+                *(self._continue_attempt(task, a, concepts, selected) for a in attempts)
+            )
+        except ModelCallError as failure:
+            error = str(failure)
+        grade = self.benchmark.grade(task, attempts)
+        tokens = sum((s.usage for a in attempts for s in a.steps), Usage())
+        if selection is not None:
+            tokens = tokens + selection.usage
+        return TaskResult(
+            task_id=task_id,
+            solved=grade.solved,
+            score=grade.score,
+            attempts=attempts,
+            selection=selection,
+            metrics=grade.metrics,
+            error=error,
+            tokens=tokens,
+        )
+
+    # -- the whole run -------------------------------------------------------------------
+
+    async def _run_batch(self, batch: list[Any]) -> list[tuple[Any, TaskResult]]:
+        # Keep a bounded number of tasks alive; the model layer bounds requests anyway.
+        gate = asyncio.Semaphore(max(2 * self.config.models.concurrency, 1))
+
+        async def one(task: Any) -> tuple[Any, TaskResult]:
+            async with gate:
+                result = await self.solve(task)
+            self.rundir.append_result(result)
+            if self.on_task_done:
+                self.on_task_done(result)
+            return task, result
+
+        return list(await asyncio.gather(*(one(task) for task in batch)))
+
+    async def run(self, tasks: list[Any]) -> list[TaskResult]:
+        """Solve every task not already finished in the run directory; return all results."""
+        finished = self.rundir.finished()
+        ordered = order_tasks(tasks, self.config.seed)
+        pending = [t for t in ordered if self.benchmark.task_id(t) not in finished]
+        size = self.config.update_every if self.config.update == "online" else max(len(pending), 1)
+        for start in range(0, len(pending), size):
+            done = await self._run_batch(pending[start : start + size])
+            if self.after_batch is not None:
+                await self.after_batch(done, start // size)
+        results = self.rundir.finished()
+        return [
+            results[self.benchmark.task_id(t)]
+            for t in ordered
+            if self.benchmark.task_id(t) in results
+        ]
+
+
+def build_summary(
+    config: RunConfig,
+    benchmark: Benchmark[Any],
+    results: list[TaskResult],
+    usage: UsageSummary,
+    wall_seconds: float,
+) -> dict[str, Any]:
+    """The contents of ``summary.json``."""
+    metrics = benchmark.summarize(results, config.attempts)
+    summary: dict[str, Any] = {
+        "benchmark": config.benchmark,
+        "split": config.split or config.data,
+        "model": config.model,
+        "select": config.select if config.memory else "none",
+        "memory": str(config.memory) if config.memory else None,
+        "n_tasks": len(results),
+        "n_solved": sum(r.solved for r in results),
+        "n_errors": sum(r.error is not None for r in results),
+    }
+    summary.update(metrics)
+    summary.update(
+        {
+            "tokens": {
+                "prompt": usage.total.tokens.prompt_tokens,
+                "completion": usage.total.tokens.completion_tokens,
+                "reasoning": usage.total.tokens.reasoning_tokens,
+                "cached": usage.total.tokens.cached_tokens,
+            },
+            "cost_usd": usage.total.cost_usd,
+            "calls": usage.total.calls,
+            "cache_hits": usage.total.cache_hits,
+            "stages": {name: stage.model_dump(mode="json") for name, stage in usage.stages.items()},
+            "wall_seconds": round(wall_seconds, 3),
+            "leaks_test_labels": config.leaks_labels,
+        }
+    )
+    return summary
+
+
+def now() -> float:
+    return time.perf_counter()
