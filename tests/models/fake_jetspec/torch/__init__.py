@@ -1,0 +1,63 @@
+"""A minimal stand-in for torch: only what arcmemo's jetspec provider and the fake use."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+
+float32 = "torch.float32"
+float16 = "torch.float16"
+bfloat16 = "torch.bfloat16"
+long = "torch.int64"
+
+seeds: list[int] = []  # every manual_seed call, for tests
+_lock = threading.Lock()
+
+
+class Tensor:
+    """A 2-D list of ints with the few tensor methods the provider touches."""
+
+    def __init__(self, rows: list[list[int]]) -> None:
+        self.rows = [list(row) for row in rows]
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (len(self.rows), len(self.rows[0]) if self.rows else 0)
+
+    def tolist(self) -> list[list[int]]:
+        return [list(row) for row in self.rows]
+
+    def to(self, *args: object, **kwargs: object) -> Tensor:
+        return self
+
+
+def tensor(rows: list[list[int]], dtype: object = None, device: object = None) -> Tensor:
+    return Tensor(rows)
+
+
+def manual_seed(seed: int) -> None:
+    with _lock:
+        seeds.append(int(seed))
+
+
+class _Cuda:
+    synchronized: list[object]
+
+    def __init__(self) -> None:
+        self.synchronized = []
+
+    def is_available(self) -> bool:
+        return False
+
+    def synchronize(self, device: object = None) -> None:
+        self.synchronized.append(device)
+
+    def empty_cache(self) -> None:
+        pass
+
+
+cuda = _Cuda()
+
+
+def inference_mode() -> contextlib.AbstractContextManager[None]:
+    return contextlib.nullcontext()

@@ -1,0 +1,543 @@
+"""Tests of the ``jetspec:`` provider.
+
+* Contract tests (always run, CPU): against the fake ``jetspec`` + ``torch`` in
+  ``fake_jetspec/`` (documented surface, raises on misuse and on concurrent entry).
+* Opt-in (CPU): with the real ``jetspec``, torch and transformers importable, a tiny
+  random Qwen3 saved to a temporary folder; greedy speculative == plain decoding.
+* GPU (``-m gpu``): the same check plus the generation benchmark on CUDA.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from arcmemo.models.base import GenerateParams, Message, ProviderError
+from arcmemo.models.jetspec import (
+    KNOWN_ATTN_BACKENDS,
+    JetSpecOptionError,
+    JetSpecOptions,
+    JetSpecProvider,
+    apply_stop,
+    split_thinking,
+    summarize_stats,
+)
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+
+
+def _load(path: Path, name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+fake_activation = _load(HERE / "fake_jetspec" / "activate.py", "_fake_jetspec_activate")
+
+USER = [Message(role="system", content="be brief"), Message(role="user", content="two plus two")]
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
+    """The fake ``jetspec.inference_engine`` module, active for one test."""
+    module = fake_activation.activate(monkeypatch)
+    yield module
+    fake_activation.deactivate()
+
+
+def write_model(directory: Path, **config: Any) -> str:
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "fake_model.json").write_text(json.dumps(config))
+    return str(directory)
+
+
+def write_head(directory: Path, block_size: int = 16, taps: tuple[int, ...] = (1, 3)) -> str:
+    directory.mkdir(parents=True, exist_ok=True)
+    config = {"block_size": block_size, "dflash_config": {"target_layer_ids": list(taps)}}
+    (directory / "config.json").write_text(json.dumps(config))
+    return str(directory)
+
+
+def generate(provider: JetSpecProvider, params: GenerateParams | None = None, **mode: bool) -> Any:
+    async def go() -> Any:
+        try:
+            if mode:
+                return await provider.generate_mode(USER, params or GenerateParams(), **mode)
+            return await provider.generate(USER, params or GenerateParams())
+        finally:
+            await provider.aclose()
+
+    return asyncio.run(go())
+
+
+def engine_of(fake: ModuleType, index: int = 0) -> Any:
+    return fake.instances[index]
+
+
+# -- import hygiene ------------------------------------------------------------------------
+
+
+def test_importing_arcmemo_models_imports_neither_torch_nor_jetspec() -> None:
+    code = (
+        "import sys, arcmemo, arcmemo.models, arcmemo.models.jetspec, arcmemo.cli.bench\n"
+        "heavy = sorted(m for m in ('torch', 'jetspec', 'transformers') if m in sys.modules)\n"
+        "print(','.join(heavy))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO
+    )
+    assert result.stdout.strip() == ""
+
+
+# -- options -------------------------------------------------------------------------------
+
+
+def test_options_parse_cli_strings_to_types() -> None:
+    options = JetSpecOptions.parse(
+        {
+            "draft": "/heads/q3",
+            "tree_depth": "5",
+            "budget": "64",
+            "width": "3",
+            "speculative": "false",
+            "thinking": "on",
+            "dtype": "fp32",
+            "devices": "cuda:0, cuda:1",
+            "session": "yes",
+            "temperature": "0.6",
+        }
+    )
+    assert (options.tree_depth, options.budget, options.width) == (5, 64, 3)
+    assert options.speculative is False and options.thinking is True and options.session is True
+    assert options.dtype == "float32" and options.temperature == 0.6
+    assert options.devices == ("cuda:0", "cuda:1")
+    assert options.engine_devices() == ["cuda:0", "cuda:1"]
+    assert options.speculates is False
+    assert JetSpecOptions.parse({"draft": "/heads/q3"}).speculates is True
+    assert JetSpecOptions.parse({}).speculates is False
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        ({"attn_backend": "triton"}, "unknown attention backend 'triton'"),
+        ({"budget": "lots"}, "budget: "),
+        ({"tree_depth": "0"}, "tree_depth: "),
+        ({"speculative": "maybe"}, "speculative: "),
+        ({"bugdet": "5"}, "bugdet: unknown option"),
+        ({"speculative": "true"}, "speculative=true needs draft"),
+        ({"device": "cuda:0", "devices": "cuda:1"}, "either device or devices"),
+        ({"draft": "random", "drafter": "graphed"}, "needs a draft head"),
+        (
+            {"attn_backend": "triton_paged_tree_cudagraph", "budget": "300"},
+            "budget=300 exceeds 256",
+        ),
+    ],
+)
+def test_bad_options_give_clear_errors(options: dict[str, str], expected: str) -> None:
+    with pytest.raises(JetSpecOptionError, match="jetspec provider options") as caught:
+        JetSpecOptions.parse(options)
+    assert expected in str(caught.value)
+    assert isinstance(caught.value, ProviderError) and isinstance(caught.value, ValueError)
+
+
+def test_every_known_backend_is_accepted() -> None:
+    for backend in KNOWN_ATTN_BACKENDS:
+        assert JetSpecOptions.parse({"attn_backend": backend}).attn_backend == backend
+
+
+# -- helpers -------------------------------------------------------------------------------
+
+
+def test_apply_stop_cuts_at_the_earliest_stop_string() -> None:
+    assert apply_stop("a b STOP c END d", ("END", "STOP")) == ("a b ", True)
+    assert apply_stop("a b", ("x",)) == ("a b", False)
+    assert apply_stop("a b", None) == ("a b", False)
+    assert apply_stop("a b", ("",)) == ("a b", False)
+
+
+def test_split_thinking() -> None:
+    assert split_thinking("<think> hmm yes </think>\n\n42") == ("hmm yes", "42")
+    assert split_thinking("42") == (None, "42")
+
+
+# -- provider contract against the fake ------------------------------------------------------
+
+
+def test_missing_jetspec_gives_an_install_hint(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "jetspec", None)
+    with pytest.raises(ProviderError, match="jetspec is not installed") as caught:
+        JetSpecProvider("/models/qwen3")
+    assert "pip install -e" in str(caught.value) and "transformers" in str(caught.value)
+
+
+def test_prompt_uses_the_chat_template_without_extra_special_tokens(
+    fake: ModuleType, tmp_path: Path
+) -> None:
+    provider = JetSpecProvider(write_model(tmp_path / "m", reply="four"))
+    [completion] = generate(provider)
+    engine = engine_of(fake)
+    expected_text = engine.tokenizer.apply_chat_template(
+        [{"role": m.role, "content": m.content} for m in USER],
+        tokenize=False,
+        add_generation_prompt=True,
+        enable_thinking=False,
+    )
+    expected_ids = engine.tokenizer(expected_text, add_special_tokens=False).input_ids
+    [call] = engine.calls
+    assert call["prompt_ids"] == expected_ids  # no BOS added on top of the template
+    assert engine.tokenizer.template_calls[0] == {
+        "add_generation_prompt": True,
+        "enable_thinking": False,
+    }
+    assert completion.usage.prompt_tokens == len(expected_ids)
+    assert completion.text == "four"
+
+
+def test_thinking_option_and_reasoning_split(fake: ModuleType, tmp_path: Path) -> None:
+    model = write_model(tmp_path / "m", thinking="add two and two", reply="four")
+    [completion] = generate(JetSpecProvider(model, thinking="true"))
+    assert engine_of(fake).tokenizer.template_calls[0]["enable_thinking"] is True
+    assert completion.reasoning == "add two and two"
+    assert completion.text == "four"
+    # <think> add two and two </think> four <eos>
+    assert completion.usage.completion_tokens == 8
+    assert completion.usage.reasoning_tokens == 6
+
+
+def test_engine_constructor_gets_the_options(fake: ModuleType, tmp_path: Path) -> None:
+    model = write_model(tmp_path / "m", reply="x")
+    provider = JetSpecProvider(
+        model,
+        dtype="fp32",
+        device="cpu",
+        attn_backend="triton_paged_tree",
+        kv_block_size="32",
+        fuse_gemms="true",
+    )
+    generate(provider)
+    args = engine_of(fake).init_args
+    assert args["dtype"] == "torch.float32" and args["device"] == "cpu"
+    assert args["attn_backend"] == "triton_paged_tree" and args["block_size"] == 32
+    assert args["fuse_gemms"] is True and args["model_name_or_path"] == model
+
+
+def test_stop_strings_truncate_with_finish_reason_stop(fake: ModuleType, tmp_path: Path) -> None:
+    model = write_model(tmp_path / "m", reply="alpha beta STOP gamma", eos=False)
+    params = GenerateParams(stop=("STOP",), max_tokens=50)
+    [completion] = generate(JetSpecProvider(model), params)
+    assert completion.text == "alpha beta "
+    assert completion.finish_reason == "stop"
+    assert completion.usage.completion_tokens == 4  # the engine generated all four words
+
+
+def test_finish_reason_length_and_eos(fake: ModuleType, tmp_path: Path) -> None:
+    long_reply = write_model(tmp_path / "long", reply="a b c d e f", eos=True)
+    [cut] = generate(JetSpecProvider(long_reply), GenerateParams(max_tokens=3))
+    assert (cut.text, cut.finish_reason, cut.usage.completion_tokens) == ("a b c", "length", 3)
+    [done] = generate(JetSpecProvider(long_reply), GenerateParams(max_tokens=30))
+    assert (done.text, done.finish_reason, done.usage.completion_tokens) == (
+        "a b c d e f",
+        "stop",
+        7,
+    )
+
+
+def test_sampling_parameters_and_seed(fake: ModuleType, tmp_path: Path) -> None:
+    model = write_model(tmp_path / "m", reply="x")
+    generate(JetSpecProvider(model), GenerateParams(temperature=0.7, max_tokens=12, seed=5))
+    [call] = engine_of(fake).calls
+    assert call["sampling"] == fake.SamplingParams(temperature=0.7, max_new_tokens=12)
+    assert sys.modules["torch"].seeds == [5]
+
+    generate(JetSpecProvider(model, temperature="0.2", max_tokens="40"))
+    [call] = engine_of(fake, 1).calls
+    assert call["sampling"] == fake.SamplingParams(temperature=0.2, max_new_tokens=40)
+    assert sys.modules["torch"].seeds == [5]  # no seed, no reseeding
+
+
+def test_n_completions_run_one_after_another(fake: ModuleType, tmp_path: Path) -> None:
+    model = write_model(tmp_path / "m", reply="x y")
+    completions = generate(JetSpecProvider(model), GenerateParams(n=3))
+    assert [c.text for c in completions] == ["x y"] * 3
+    assert len(engine_of(fake).calls) == 3
+
+
+def test_concurrent_requests_are_serialized_on_one_thread(fake: ModuleType, tmp_path: Path) -> None:
+    model = write_model(tmp_path / "m", reply="same answer", delay_s=0.003)
+    provider = JetSpecProvider(model, draft="echo")
+
+    async def many() -> list[Any]:
+        try:
+            calls = [provider.generate(USER, GenerateParams()) for _ in range(30)]
+            return await asyncio.gather(*calls)
+        finally:
+            await provider.aclose()
+
+    results = asyncio.run(many())
+    engine = engine_of(fake)
+    assert [r[0].text for r in results] == ["same answer"] * 30
+    assert len(engine.calls) == 30
+    assert len(engine.threads) == 1 and threading.get_ident() not in engine.threads
+
+
+def test_fake_engine_detects_concurrent_entry(fake: ModuleType, tmp_path: Path) -> None:
+    """Guards the test above: without the worker queue, concurrent calls would fail."""
+    engine = fake.JetSpecEngine(write_model(tmp_path / "m", reply="x", delay_s=0.05))
+    prompt = engine.tokenizer("hi", return_tensors="pt").input_ids
+    errors: list[BaseException] = []
+
+    def call() -> None:
+        try:
+            engine.generate(prompt)
+        except RuntimeError as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=call) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors and "two threads" in str(errors[0])
+
+
+def test_several_devices_get_one_engine_and_thread_each(fake: ModuleType, tmp_path: Path) -> None:
+    model = write_model(tmp_path / "m", reply="x", delay_s=0.01)
+    provider = JetSpecProvider(model, devices="cuda:0,cuda:1")
+
+    async def many() -> None:
+        try:
+            await asyncio.gather(*(provider.generate(USER, GenerateParams()) for _ in range(8)))
+        finally:
+            await provider.aclose()
+
+    asyncio.run(many())
+    engines = sorted(fake.instances, key=lambda e: e.device)
+    assert [e.device for e in engines] == ["cuda:0", "cuda:1"]
+    assert [len(e.calls) for e in engines] == [4, 4]
+    assert engines[0].threads.isdisjoint(engines[1].threads)
+
+
+def test_speculative_decoding_with_a_draft_head_and_its_statistics(
+    fake: ModuleType, tmp_path: Path
+) -> None:
+    model = write_model(tmp_path / "m", reply="w1 w2 w3 w4 w5 w6 w7 w8 w9")
+    head = write_head(tmp_path / "head", block_size=16, taps=(1, 3))
+    [completion] = generate(JetSpecProvider(model, draft=head, budget="64", width="5"))
+    [call] = engine_of(fake).calls
+    assert call["mode"] == "tree"
+    # the head drafts 15 positions: tree depth 15, block size 16 (they must agree)
+    assert (call["tree_depth"], call["block_size"]) == (15, 16)
+    assert (call["budget"], call["tree_width"], call["algo"]) == (64, 5, "accum_logp")
+    stats = completion.stats
+    # 10 tokens = 1 from prefill + rounds of 3 accepted: 3, 3, 3
+    assert stats["mode"] == "speculative" and stats["generated_tokens"] == 10
+    assert stats["rounds"] == 3 and stats["tokens_per_round"] == pytest.approx(10 / 3)
+    assert stats["mean_accept_length"] == pytest.approx(3.0)
+    assert stats["mean_tree_size"] == pytest.approx(64.0)
+    assert stats["generation_s"] >= 0 and stats["prompt_tokens"] == completion.usage.prompt_tokens
+    assert completion.text == "w1 w2 w3 w4 w5 w6 w7 w8 w9" and completion.finish_reason == "stop"
+
+
+def test_tree_depth_option_overrides_the_head_block(fake: ModuleType, tmp_path: Path) -> None:
+    model = write_model(tmp_path / "m", reply="a b")
+    head = write_head(tmp_path / "head", block_size=16)
+    generate(JetSpecProvider(model, draft=head, tree_depth="20"))
+    [call] = engine_of(fake).calls
+    assert (call["tree_depth"], call["block_size"]) == (20, 21)
+
+
+def test_first_token_eos_has_no_stats_keys(fake: ModuleType, tmp_path: Path) -> None:
+    model = write_model(tmp_path / "m", reply="", eos=True)
+    [completion] = generate(JetSpecProvider(model, draft="random"))
+    assert completion.text == "" and completion.finish_reason == "stop"
+    assert completion.stats["rounds"] == 0 and completion.stats["mean_accept_length"] is None
+    assert completion.usage.completion_tokens == 1
+
+
+def test_plain_decoding_without_draft_or_when_disabled(fake: ModuleType, tmp_path: Path) -> None:
+    model = write_model(tmp_path / "m", reply="a b c")
+    [plain] = generate(JetSpecProvider(model, draft="echo", speculative="false"))
+    assert engine_of(fake).calls[0]["mode"] == "plain"
+    assert plain.stats["mode"] == "plain" and plain.stats["tokens_per_round"] == 1.0
+    assert plain.stats["rounds"] == 4
+
+    [tree] = generate(JetSpecProvider(model, draft="echo", speculative="false"), speculative=True)
+    assert engine_of(fake, 1).calls[0]["mode"] == "tree" and tree.text == plain.text
+
+    [default_plain] = generate(JetSpecProvider(model))
+    assert engine_of(fake, 2).calls[0]["mode"] == "plain" and default_plain.text == "a b c"
+
+    with pytest.raises(ProviderError, match="needs draft"):
+        generate(JetSpecProvider(model), speculative=True)
+
+
+def test_session_is_dropped_when_max_tokens_changes(fake: ModuleType, tmp_path: Path) -> None:
+    model = write_model(tmp_path / "m", reply="a b c")
+    provider = JetSpecProvider(model, draft="random", session="true")
+
+    async def two() -> None:
+        try:
+            await provider.generate(USER, GenerateParams(max_tokens=8))
+            await provider.generate(USER, GenerateParams(max_tokens=8))
+            await provider.generate(USER, GenerateParams(max_tokens=16))
+        finally:
+            await provider.aclose()
+
+    asyncio.run(two())  # the fake raises "tree session mismatch" unless the hook resets
+    calls = engine_of(fake).calls
+    assert [c["session"] for c in calls] == [True, True, True]
+    assert [c["session_prompt_capacity"] for c in calls] == [256, 256, 256]
+
+
+def test_model_load_failure_is_a_provider_error(fake: ModuleType, tmp_path: Path) -> None:
+    provider = JetSpecProvider(str(tmp_path / "missing"))
+
+    async def twice() -> list[BaseException]:
+        errors = []
+        for _ in range(2):
+            try:
+                await provider.generate(USER, GenerateParams())
+            except ProviderError as error:
+                errors.append(error)
+        await provider.aclose()
+        return errors
+
+    errors = asyncio.run(twice())
+    assert len(errors) == 2
+    assert "cannot load" in str(errors[0]) and "missing" in str(errors[0])
+
+
+def test_graphed_drafter_needs_cuda(fake: ModuleType, tmp_path: Path) -> None:
+    model = write_model(tmp_path / "m", reply="x")
+    head = write_head(tmp_path / "head")
+    with pytest.raises(ProviderError, match="GraphedDraftHead requires a CUDA"):
+        generate(JetSpecProvider(model, draft=head, drafter="graphed", device="cpu"))
+
+
+def test_model_without_chat_template(fake: ModuleType, tmp_path: Path) -> None:
+    model = write_model(tmp_path / "m", reply="x", chat_template="")
+    with pytest.raises(ProviderError, match="no chat template"):
+        generate(JetSpecProvider(model))
+
+
+def test_summarize_stats_aggregates_completions(fake: ModuleType, tmp_path: Path) -> None:
+    model = write_model(tmp_path / "m", reply="w1 w2 w3 w4 w5 w6")
+    head = write_head(tmp_path / "head")
+    spec = generate(JetSpecProvider(model, draft=head), GenerateParams(n=2))
+    plain = generate(JetSpecProvider(model))
+    summary = summarize_stats([c.stats for c in [*spec, *plain]] + [{"other": 1}])
+    assert summary.completions == 3 and summary.by_mode == {"speculative": 2, "plain": 1}
+    assert summary.generated_tokens == 21
+    # speculative: 7 tokens in rounds of 3, 3 -> 2 rounds each; plain: 7 steps
+    assert summary.rounds == 2 + 2 + 7
+    assert summary.mean_accept_length == pytest.approx(3.0)
+
+
+def test_cache_identity_ignores_the_drafter(fake: ModuleType, tmp_path: Path) -> None:
+    model = write_model(tmp_path / "m", reply="x")
+    a = JetSpecProvider(model, draft="random").cache_identity()
+    b = JetSpecProvider(model, draft="echo").cache_identity()
+    c = JetSpecProvider(model, draft="echo", dtype="fp32").cache_identity()
+    assert a == b and a != c
+
+
+# -- real JetSpec: CPU opt-in and GPU ----------------------------------------------------------
+
+
+def _real_runtime_or_skip() -> ModuleType:
+    """The experiments helper that builds tiny random models; skip without real JetSpec."""
+    for name in ("torch", "transformers", "jetspec"):
+        if importlib.util.find_spec(name) is None:
+            pytest.skip(f"real {name} is not importable (install JetSpec from source to run this)")
+    return _load(REPO / "experiments" / "jetspec_gpu.py", "_jetspec_gpu_experiment")
+
+
+def _lossless_check(tmp_path: Path, device: str, backend: str, monkeypatch: Any) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    helper = _real_runtime_or_skip()
+    model_dir = helper.write_tiny_qwen3(tmp_path / "target", layers=2, hidden=64, vocab=128)
+    head_dir = helper.write_random_draft_head(tmp_path / "head", model_dir, block_size=5)
+    for draft in ("echo", "random", head_dir):
+        options = {"draft": draft, "dtype": "fp32", "device": device, "attn_backend": backend}
+        options |= {"budget": "16", "width": "3", "tree_depth": "4"}
+        provider = JetSpecProvider(model_dir, **options)
+        params = GenerateParams(max_tokens=24, temperature=0.0)
+
+        async def both(
+            provider: JetSpecProvider = provider, params: GenerateParams = params
+        ) -> tuple[Any, Any, Any]:
+            try:
+                plain = await provider.generate_mode(USER, params, speculative=False)
+                tree = await provider.generate_mode(USER, params, speculative=True)
+                direct = await provider.run_on_engine(
+                    lambda loaded: loaded.engine.generate(
+                        loaded.encode(loaded.render_prompt(USER)),
+                        loaded.sampling_params(params),
+                    )
+                )
+                return plain[0], tree[0], direct
+            finally:
+                await provider.aclose()
+
+        plain, tree, direct = asyncio.run(both())
+        assert tree.text == plain.text, draft
+        assert (
+            tree.usage.completion_tokens
+            == plain.usage.completion_tokens
+            == len(direct["token_ids"])
+        )
+        assert plain.stats["mode"] == "plain" and tree.stats["mode"] == "speculative"
+        if draft == "echo" and tree.stats["rounds"]:
+            assert tree.stats["mean_accept_length"] > 1.0  # the echo drafter is always right
+
+
+def test_real_jetspec_greedy_speculative_equals_plain_on_cpu(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _lossless_check(tmp_path, "cpu", "sdpa", monkeypatch)
+
+
+@pytest.mark.gpu
+def test_real_jetspec_lossless_on_gpu_triton(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    _lossless_check(tmp_path, "cuda", "triton_paged_tree", monkeypatch)
+
+
+@pytest.mark.gpu
+def test_generation_benchmark_on_gpu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    helper = _real_runtime_or_skip()
+    from arcmemo.cli.bench import DEFAULT_PROMPTS, run_generation_bench
+
+    model_dir = helper.write_tiny_qwen3(tmp_path / "target", layers=4, hidden=256, vocab=512)
+    options = {"draft": "echo", "dtype": "fp32", "device": "cuda"}
+    options |= {"attn_backend": "triton_paged_tree", "tree_depth": "7", "budget": "32"}
+    result = asyncio.run(
+        run_generation_bench(model_dir, options, DEFAULT_PROMPTS[:3], max_tokens=32)
+    )
+    assert result.identical, result.mismatches
+    assert result.plain.tokens_per_s > 0 and result.speculative.tokens_per_s > 0
+    assert (
+        result.speculative.mean_accept_length is None or result.speculative.mean_accept_length > 1
+    )
