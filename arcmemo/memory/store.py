@@ -210,7 +210,9 @@ def parse_memory(text: str, path: Path) -> Memory:
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as error:
-        hint = " (the file looks truncated)" if error.pos >= len(text.rstrip()) else ""
+        # json reports a string cut off by the end of the file at the string's start.
+        truncated = error.pos >= len(text.rstrip()) or error.msg.startswith("Unterminated")
+        hint = " (the file looks truncated)" if truncated else ""
         raise MemoryFileError(
             path,
             [(f"line {error.lineno} column {error.colno}", f"not valid JSON: {error.msg}{hint}")],

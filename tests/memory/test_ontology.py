@@ -1,0 +1,112 @@
+"""The ontology records: ids, validation, typedef parsing, integrity checks, schema."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from arcmemo import Concept, Lesson, Memory, Parameter, TypeDef
+from arcmemo.memory.ontology import concept_id, parse_typedef
+
+
+@pytest.mark.parametrize(
+    "name", ["Extract Objects", "extract  object", "extract_objects", " EXTRACT-objects "]
+)
+def test_near_duplicate_names_share_one_id(name: str) -> None:
+    assert concept_id(name) == "extract-object"
+
+
+def test_find_accepts_any_spelling(small_memory: Memory) -> None:
+    found = small_memory.find("Recolor_Objects")
+    assert found is not None and found.name == "recolor object"
+    assert small_memory.find("rotate grid") is None
+
+
+def test_concept_derives_id_and_cleans_name() -> None:
+    concept = Concept(name="  Draw   Line ", kind="routine")
+    assert concept.name == "Draw Line"
+    assert concept.id == "draw-line"
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"name": "draw line", "kind": "routine", "id": "other"}, "does not match name"),
+        ({"name": "hole", "kind": "structure", "routine_subtype": "x"}, "only allowed on routines"),
+        ({"name": "---", "kind": "routine"}, "no letters or digits"),
+        ({"name": "draw line", "kind": "procedure"}, "'structure' or 'routine'"),
+        ({"name": "draw line", "kind": "routine", "colour": "red"}, "Extra inputs"),
+        (
+            {
+                "name": "draw line",
+                "kind": "routine",
+                "parameters": [{"name": "start"}, {"name": "start"}],
+            },
+            "duplicate parameter names: start",
+        ),
+    ],
+)
+def test_invalid_concepts_are_rejected(fields: dict, message: str) -> None:
+    with pytest.raises(ValidationError, match=message):
+        Concept.model_validate(fields)
+
+
+def test_parse_typedef_keeps_multi_word_names() -> None:
+    assert parse_typedef("selection  criteria := Callable[[object], bool]") == (
+        "selection criteria",
+        "Callable[[object], bool]",
+    )
+    assert parse_typedef("list[object]") is None
+
+
+def test_integrity_issues_name_the_place() -> None:
+    memory = Memory(
+        types=[TypeDef(name="grid", definition="list[list[color]]")],
+        concepts=[
+            Concept(
+                name="recolor object",
+                kind="routine",
+                parameters=[Parameter(name="scheme", type="color scheme")],
+                output_type="grid",
+            ),
+            Concept(name="Recolor Objects", kind="routine"),
+        ],
+    )
+    issues = dict(memory.integrity_issues())
+    assert "duplicate concept id 'recolor-object'" in issues["concepts[1].name"]
+    assert "'color scheme'" in issues["concepts[0].parameters[0].type"]
+    assert "'color'" in issues["types[0].definition"]
+
+
+def test_valid_memory_has_no_integrity_issues(small_memory: Memory) -> None:
+    assert small_memory.integrity_issues() == []
+
+
+def test_usage_counts_distinct_sources_and_solved_selections(small_memory: Memory) -> None:
+    recolor = small_memory.find("recolor object")
+    assert recolor is not None
+    assert recolor.usage == 2
+    recolor.stats.selected_solved = 3
+    assert recolor.usage == 5
+
+
+def _undocumented(schema: dict, defs: dict, where: str) -> list[str]:
+    missing = []
+    for name, prop in schema.get("properties", {}).items():
+        if "description" not in prop:
+            missing.append(f"{where}.{name}")
+    return missing
+
+
+def test_every_schema_field_has_a_description() -> None:
+    schema = Memory.model_json_schema()
+    defs = schema.get("$defs", {})
+    missing = _undocumented(schema, defs, "Memory")
+    for name, definition in defs.items():
+        missing += _undocumented(definition, defs, name)
+    assert missing == []
+
+
+def test_public_api_is_importable_from_the_package() -> None:
+    lesson = Lesson(situation="a", suggestion="b")
+    assert isinstance(Memory(lessons=[lesson]).lessons[0], Lesson)
