@@ -144,6 +144,9 @@ class Provider(abc.ABC):
     """
 
     name: ClassVar[str]
+    # False when the API samples one answer per request: the client then sends n single
+    # requests, each retried and cached on its own.
+    supports_n: ClassVar[bool] = True
 
     def __init__(self, model: str, **options: Any) -> None:
         self.model = model

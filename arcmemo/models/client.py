@@ -115,7 +115,7 @@ class StageUsage(BaseModel):
     """What one stage (or a whole run) spent."""
 
     calls: int = Field(0, description="generate() calls.")
-    samples: int = Field(0, description="Completions returned (cached ones included).")
+    samples: int = Field(0, description="Completions obtained (cached ones included).")
     cache_hits: int = Field(0, description="Completions served from the response cache.")
     requests: int = Field(0, description="Provider requests made, retries included.")
     errors: int = Field(0, description="generate() calls that raised ModelCallError.")
@@ -255,34 +255,57 @@ class ModelClient:
             self.cache.get(key) if self.cache is not None else None for key in keys
         ]
         missing = [index for index, result in enumerate(results) if result is None]
+        # One request for all missing samples, or one per sample when the API samples a
+        # single answer per request (then each sample is retried and cached on its own).
+        if getattr(self.provider, "supports_n", True):
+            groups = [missing] if missing else []
+        else:
+            groups = [[index] for index in missing]
+        outcomes = await asyncio.gather(
+            *(
+                self._request_with_retries(
+                    messages,
+                    params.model_copy(update={"n": len(group)}),
+                    stage=stage,
+                    task_id=task_id,
+                )
+                for group in groups
+            ),
+            return_exceptions=True,
+        )
         fresh: list[Completion] = []
         attempts = 0
         error: ModelCallError | None = None
-        try:
-            if missing:
-                request = params.model_copy(update={"n": len(missing)})
-                fresh, attempts = await self._request_with_retries(
-                    messages, request, stage=stage, task_id=task_id
-                )
-                for index, completion in zip(missing, fresh, strict=True):
-                    results[index] = completion
-                    if self.cache is not None:
-                        self.cache.put(keys[index], self.spec, completion)
-        except ModelCallError as failure:
-            error = failure
-            attempts = failure.attempts
-            raise
-        finally:
-            self._account(
-                stage=stage,
-                task_id=task_id,
-                n=n,
-                cache_hits=n - len(missing),
-                fresh=fresh,
-                attempts=attempts,
-                latency_s=self._clock() - started,
-                error=error,
-            )
+        unexpected: BaseException | None = None
+        for group, outcome in zip(groups, outcomes, strict=True):
+            if isinstance(outcome, ModelCallError):
+                error = error or outcome
+                attempts += outcome.attempts
+                continue
+            if isinstance(outcome, BaseException):
+                unexpected = unexpected or outcome
+                continue
+            completions, group_attempts = outcome
+            attempts += group_attempts
+            for index, completion in zip(group, completions, strict=True):
+                results[index] = completion
+                fresh.append(completion)
+                if self.cache is not None:
+                    self.cache.put(keys[index], self.spec, completion)
+        self._account(
+            stage=stage,
+            task_id=task_id,
+            n=n,
+            cache_hits=n - len(missing),
+            fresh=fresh,
+            attempts=attempts,
+            latency_s=self._clock() - started,
+            error=error,
+        )
+        if unexpected is not None:
+            raise unexpected
+        if error is not None:
+            raise error
         return [result for result in results if result is not None]
 
     async def _request_with_retries(
@@ -382,7 +405,7 @@ class ModelClient:
         cost = self.prices.cost_usd(self.spec, tokens) if fresh else 0.0
         usage = self._stages.setdefault(stage, StageUsage())
         usage.calls += 1
-        usage.samples += len(fresh) + cache_hits if error is None else cache_hits
+        usage.samples += len(fresh) + cache_hits
         usage.cache_hits += cache_hits
         usage.requests += attempts
         usage.errors += error is not None

@@ -259,3 +259,17 @@ def test_open_model_with_scripted_file(tmp_path: Path) -> None:
     assert result[0].text == "4" and result[0].usage.completion_tokens == 1
     assert client.usage_summary().total.cost_usd == 0.0
     asyncio.run(client.aclose())
+
+
+class SingleSampleProvider(CountingProvider):
+    supports_n = False
+
+
+def test_single_sample_providers_keep_good_samples_when_one_fails(tmp_path: Path) -> None:
+    provider = SingleSampleProvider([ProviderError("refused", status=400)])
+    with pytest.raises(ModelCallError):
+        asyncio.run(_client(provider, tmp_path).generate(MESSAGES, stage="solve", n=3))
+    assert provider.requests == [1, 1, 1]
+    rerun = asyncio.run(_client(provider, tmp_path).generate(MESSAGES, stage="solve", n=3))
+    assert provider.requests == [1, 1, 1, 1]  # only the failed sample is asked again
+    assert sum(c.cache_hit for c in rerun) == 2

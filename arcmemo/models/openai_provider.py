@@ -1,0 +1,189 @@
+"""The ``openai`` provider: Chat Completions against any OpenAI-compatible base URL.
+
+One module serves OpenAI itself and local servers (vLLM, SGLang, llama.cpp's server,
+Ollama): the base URL comes from ``base_url`` (``--base-url``) or ``OPENAI_BASE_URL``.
+
+Options (``--model-arg key=value``; strings are accepted):
+
+* ``api_key_env`` - the variable holding the key (default ``OPENAI_API_KEY``). For a base
+  URL on this machine (127.0.0.1, localhost) a missing key is replaced by a dummy, since
+  local servers ignore it; anywhere else a missing key fails fast.
+* ``reasoning_model`` - force the reasoning-model request shape on or off. By default it
+  is on for o-series (``o1``, ``o3-mini``, ``o4-mini``, ...) and ``gpt-5*`` models: they
+  take ``max_completion_tokens`` and no ``temperature``.
+* ``timeout_s`` - the SDK's own request timeout (the client also enforces one).
+
+SDK retries are disabled (``max_retries=0``); the client's retry loop is the only one.
+``thinking_budget`` is Anthropic-only and ignored here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+from typing import Any
+
+import openai
+
+from arcmemo.models.base import (
+    Completion,
+    GenerateParams,
+    Message,
+    Provider,
+    ProviderError,
+    RetryDecision,
+    Usage,
+    register_provider,
+)
+from arcmemo.models.sdk_support import (
+    map_sdk_error,
+    option_bool,
+    option_float,
+    public_url,
+    read_api_key,
+)
+
+BASE_URL_ENV = "OPENAI_BASE_URL"
+DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+_DEFAULT_TIMEOUT_S = 600.0
+_REASONING_MODEL = re.compile(r"^(o\d+(-|$)|gpt-5)")
+_N_REJECTED_STATUSES = frozenset({400, 422})
+
+
+def is_reasoning_model(model: str) -> bool:
+    """o-series and gpt-5 models take max_completion_tokens and no temperature."""
+    return bool(_REASONING_MODEL.match(model.rsplit("/", 1)[-1].lower()))
+
+
+@register_provider("openai")
+class OpenAIProvider(Provider):
+    """Chat Completions over the official ``openai`` SDK."""
+
+    name = "openai"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key_env: str = DEFAULT_KEY_ENV,
+        reasoning_model: bool | str | None = None,
+        timeout_s: float | str | None = None,
+        **options: Any,
+    ) -> None:
+        super().__init__(model, **options)
+        self.base_url = base_url or os.environ.get(BASE_URL_ENV) or None
+        self._api_key = read_api_key(api_key_env, self.name, self.base_url)
+        self.reasoning_model = (
+            is_reasoning_model(model)
+            if reasoning_model is None
+            else option_bool(reasoning_model, "reasoning_model")
+        )
+        timeout = _DEFAULT_TIMEOUT_S if timeout_s is None else option_float(timeout_s, "timeout_s")
+        # Learned at run time: a server that rejected n > 1 gets single calls from then on.
+        self.n_supported = True
+        self._client = openai.AsyncOpenAI(
+            api_key=self._api_key, base_url=self.base_url, max_retries=0, timeout=timeout
+        )
+
+    def cache_identity(self) -> dict[str, Any]:
+        return {"provider": self.name, "model": self.model, "base_url": public_url(self.base_url)}
+
+    def request_body(self, messages: list[Message], params: GenerateParams) -> dict[str, Any]:
+        """The Chat Completions arguments for ``messages`` and ``params``."""
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [{"role": m.role, "content": m.content} for m in messages],
+        }
+        if params.n > 1:
+            body["n"] = params.n
+        if params.max_tokens is not None:
+            body["max_completion_tokens" if self.reasoning_model else "max_tokens"] = (
+                params.max_tokens
+            )
+        if params.temperature is not None and not self.reasoning_model:
+            body["temperature"] = params.temperature
+        if params.stop:
+            body["stop"] = list(params.stop)
+        if params.reasoning_effort is not None:
+            body["reasoning_effort"] = params.reasoning_effort
+        if params.response_format is not None:
+            body["response_format"] = params.response_format
+        if params.seed is not None:
+            body["seed"] = params.seed
+        return body
+
+    async def generate(self, messages: list[Message], params: GenerateParams) -> list[Completion]:
+        if params.n > 1 and not self.n_supported:
+            return await self._single_calls(messages, params, params.n)
+        try:
+            completions = await self._call(messages, params)
+        except ProviderError as error:
+            if params.n == 1 or error.status not in _N_REJECTED_STATUSES:
+                raise
+            # Some servers reject n > 1; if single calls work, the n was the problem.
+            completions = await self._single_calls(messages, params, params.n)
+            self.n_supported = False
+            return completions
+        if len(completions) < params.n:  # a server that silently ignored n
+            completions += await self._single_calls(messages, params, params.n - len(completions))
+        return completions[: params.n]
+
+    async def _single_calls(
+        self, messages: list[Message], params: GenerateParams, count: int
+    ) -> list[Completion]:
+        single = params.model_copy(update={"n": 1})
+        batches = await asyncio.gather(*(self._call(messages, single) for _ in range(count)))
+        return [completion for batch in batches for completion in batch]
+
+    async def _call(self, messages: list[Message], params: GenerateParams) -> list[Completion]:
+        try:
+            response = await self._client.chat.completions.create(
+                **self.request_body(messages, params)
+            )
+        except Exception as error:
+            raise map_sdk_error(error, openai, self.name, self._api_key) from error
+        return self._completions(response)
+
+    def _completions(self, response: Any) -> list[Completion]:
+        choices = getattr(response, "choices", None)
+        if not choices:
+            # An empty answer is usually a server hiccup: worth another try.
+            raise ProviderError(
+                f"{self.name}: response without choices", decision=RetryDecision.TRANSIENT
+            )
+        usage = _usage(getattr(response, "usage", None))
+        completions = []
+        for position, choice in enumerate(sorted(choices, key=lambda c: c.index or 0)):
+            message = choice.message
+            reasoning = getattr(message, "reasoning_content", None) or getattr(
+                message, "reasoning", None
+            )
+            completions.append(
+                Completion(
+                    text=message.content or "",
+                    reasoning=reasoning if isinstance(reasoning, str) else None,
+                    finish_reason=choice.finish_reason,
+                    # The response reports usage once for all choices; it goes on the first.
+                    usage=usage if position == 0 else Usage(),
+                    response_id=getattr(response, "id", None),
+                )
+            )
+        return completions
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+
+def _usage(usage: Any) -> Usage:
+    if usage is None:
+        return Usage()
+    completion_details = getattr(usage, "completion_tokens_details", None)
+    prompt_details = getattr(usage, "prompt_tokens_details", None)
+    return Usage(
+        prompt_tokens=usage.prompt_tokens or 0,
+        completion_tokens=usage.completion_tokens or 0,
+        reasoning_tokens=getattr(completion_details, "reasoning_tokens", None) or 0,
+        cached_tokens=getattr(prompt_details, "cached_tokens", None) or 0,
+    )

@@ -1,0 +1,139 @@
+"""Helpers shared by the SDK-backed providers: credentials, base URLs, error mapping.
+
+Both official SDKs (``openai``, ``anthropic``) share one exception layout
+(``APIStatusError`` with ``status_code`` and ``response``, ``APITimeoutError``,
+``APIConnectionError``), so one mapping serves both; the SDK module is passed in so
+this module imports neither.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Mapping
+from email.utils import parsedate_to_datetime
+from types import ModuleType
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from arcmemo.models.base import MissingCredentialError, ProviderError, RetryDecision
+from arcmemo.models.redact import redact
+
+LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "0.0.0.0"})
+# Local OpenAI-compatible servers (vLLM, SGLang, llama.cpp, Ollama) accept any key.
+LOCAL_DUMMY_KEY = "local-server-needs-no-key"
+_TRANSIENT_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"0", "false", "no", "off"})
+
+
+def is_local_url(url: str | None) -> bool:
+    """True when ``url`` points at this machine."""
+    if not url:
+        return False
+    return (urlsplit(url).hostname or "") in LOCAL_HOSTS
+
+
+def public_url(url: str | None) -> str | None:
+    """``url`` without user:password, safe to log or put in a cache identity."""
+    if not url:
+        return url
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), parts.query, ""))
+
+
+def read_api_key(variable: str, provider: str, base_url: str | None) -> str:
+    """The key in ``$variable``; a dummy for a local server; else MissingCredentialError."""
+    key = os.environ.get(variable, "").strip()
+    if key:
+        return key
+    if is_local_url(base_url):
+        return LOCAL_DUMMY_KEY
+    raise MissingCredentialError(variable, provider)
+
+
+def option_bool(value: Any, name: str) -> bool:
+    """Read a boolean model option that may arrive as a string from the command line."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise ValueError(f"model option {name}={value!r} is not a boolean (true/false)")
+
+
+def option_float(value: Any, name: str) -> float:
+    """Read a numeric model option that may arrive as a string."""
+    try:
+        return float(value)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"model option {name}={value!r} is not a number") from error
+
+
+def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
+    """Seconds the server asks us to wait (``retry-after-ms``, ``retry-after`` secs or date)."""
+    if not headers:
+        return None
+    milliseconds = headers.get("retry-after-ms")
+    if milliseconds:
+        try:
+            return max(float(milliseconds) / 1000, 0.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        pass
+    try:
+        return max(parsedate_to_datetime(value).timestamp() - time.time(), 0.0)
+    except (TypeError, ValueError):
+        return None
+
+
+def decision_for_status(status: int) -> RetryDecision:
+    """429 is rate limiting; 408/409/5xx/529 are worth retrying; other 4xx are not."""
+    if status == 429:
+        return RetryDecision.RATE_LIMIT
+    if status in _TRANSIENT_STATUSES or status >= 500:
+        return RetryDecision.TRANSIENT
+    return RetryDecision.NO
+
+
+def map_sdk_error(
+    error: BaseException, sdk: ModuleType, provider: str, secret: str
+) -> ProviderError:
+    """Translate an exception raised by an official SDK into a classified ProviderError."""
+    if isinstance(error, sdk.APIStatusError):
+        status = error.status_code
+        headers = getattr(error.response, "headers", None)
+        return ProviderError(
+            redact(f"{provider}: HTTP {status}: {error}", [secret]),
+            decision=decision_for_status(status),
+            retry_after=parse_retry_after(headers),
+            status=status,
+        )
+    if isinstance(error, sdk.APITimeoutError):
+        return ProviderError(f"{provider}: request timed out", decision=RetryDecision.TRANSIENT)
+    if isinstance(error, sdk.APIConnectionError):
+        return ProviderError(
+            redact(f"{provider}: connection failed: {error}", [secret]),
+            decision=RetryDecision.TRANSIENT,
+        )
+    if isinstance(error, sdk.APIResponseValidationError | json.JSONDecodeError):
+        # A truncated or garbled body is usually a proxy or server hiccup: try again.
+        return ProviderError(
+            redact(f"{provider}: malformed response body: {error}", [secret]),
+            decision=RetryDecision.TRANSIENT,
+        )
+    return ProviderError(
+        redact(f"{provider}: {type(error).__name__}: {error}", [secret]),
+        decision=RetryDecision.NO,
+    )
