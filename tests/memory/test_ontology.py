@@ -90,7 +90,7 @@ def test_usage_counts_distinct_sources_and_solved_selections(small_memory: Memor
     assert recolor.usage == 5
 
 
-def _undocumented(schema: dict, defs: dict, where: str) -> list[str]:
+def _undocumented(schema: dict, where: str) -> list[str]:
     missing = []
     for name, prop in schema.get("properties", {}).items():
         if "description" not in prop:
@@ -101,9 +101,9 @@ def _undocumented(schema: dict, defs: dict, where: str) -> list[str]:
 def test_every_schema_field_has_a_description() -> None:
     schema = Memory.model_json_schema()
     defs = schema.get("$defs", {})
-    missing = _undocumented(schema, defs, "Memory")
+    missing = _undocumented(schema, "Memory")
     for name, definition in defs.items():
-        missing += _undocumented(definition, defs, name)
+        missing += _undocumented(definition, name)
     assert missing == []
 
 

@@ -193,7 +193,7 @@ def test_published_v0_memory_is_migrated(tmp_path: Path) -> None:
     assert types["direction"] == "Literal['up', 'down', 'left', 'right']"
     slide = memory.find("slide object")
     assert slide is not None
-    assert [p.name for p in slide.parameters][0] == "object | object - the object to move"
+    assert slide.parameters[0].name == "object | object - the object to move"
     assert slide.parameters[2].type == "stopping criteria"
     assert memory.solutions["4093f84a"].program.startswith("def main")
     memory.save(tmp_path / "v1.json")
