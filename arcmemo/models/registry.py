@@ -24,7 +24,11 @@ PROVIDER_MODULES: dict[str, str] = {
 SDK_REQUIREMENTS: dict[str, tuple[str, str]] = {
     "openai": ("openai", "pip install 'openai>=1.40'"),
     "anthropic": ("anthropic", "pip install 'anthropic>=0.34'"),
-    "jetspec": ("jetspec", "install the jetspec package (see docs for the JetSpec provider)"),
+    "jetspec": (
+        "jetspec",
+        "JetSpec is installed from source (with torch); see the README section "
+        "'Local generation with JetSpec'",
+    ),
 }
 
 _SPEC_EXAMPLES = "openai:o4-mini, anthropic:claude-sonnet-4-5, scripted:answers.yaml"

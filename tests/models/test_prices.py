@@ -1,0 +1,44 @@
+"""Token prices: cost arithmetic, unknowns as null, user overrides."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from arcmemo.models import PriceTable, Usage
+from arcmemo.models.prices import ModelPrice
+
+
+def test_cost_splits_uncached_cached_written_and_output_tokens() -> None:
+    price = ModelPrice(input=3.0, cached_input=0.3, cache_write=3.75, output=15.0)
+    usage = Usage(
+        prompt_tokens=1_000_000,
+        cached_tokens=500_000,
+        cache_write_tokens=250_000,
+        completion_tokens=100_000,
+    )
+    assert price.cost_usd(usage) == pytest.approx(0.75 + 0.15 + 0.9375 + 1.5)
+
+
+def test_unknown_prices_are_null_never_guessed() -> None:
+    table = PriceTable.load()
+    assert table.cost_usd("openai:some-future-model", Usage(prompt_tokens=10)) is None
+    no_cache_price = ModelPrice(input=1.0, output=1.0)
+    assert no_cache_price.cost_usd(Usage(prompt_tokens=10, completion_tokens=1)) is not None
+    assert no_cache_price.cost_usd(Usage(prompt_tokens=10, cached_tokens=5)) is None
+    assert table.cost_usd("scripted:/any/file.yaml", Usage(prompt_tokens=10)) == 0.0
+
+
+def test_override_file_extends_and_replaces(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    override = tmp_path / "p.json"
+    override.write_text(json.dumps({"models": {"openai:gpt-4o": {"input": 1, "output": 1}}}))
+    monkeypatch.setenv("ARCMEMO_PRICES", str(override))
+    table = PriceTable.load()
+    assert table.price_for("openai:gpt-4o") == ModelPrice(input=1, output=1)
+    assert table.price_for("openai:o4-mini") is not None
+    with pytest.raises(FileNotFoundError, match=r"missing\.json"):
+        PriceTable.load(tmp_path / "missing.json")
