@@ -13,6 +13,7 @@ import click
 # name -> "module:attribute" of a click command or group
 _COMMANDS: dict[str, str] = {
     "memory": "arcmemo.cli.memory:memory",
+    "models": "arcmemo.cli.models:models",
     "run": "arcmemo.cli.run:run",
     "bench": "arcmemo.cli.bench:bench",
 }
