@@ -70,10 +70,15 @@ class RunConfig(BaseModel):
         None, ge=1, description="Token cap on the memory text a selector sees."
     )
     top_k: int = Field(8, ge=1, description="Concepts kept by top-k selectors (embedding).")
+    embedder: str = Field(
+        "tfidf", description="Embedder of --select embedding: tfidf or openai:MODEL."
+    )
     update: Literal["none", "online"] = Field("none", description="Continual memory writes.")
     update_every: int = Field(10, ge=1, description="Batch size between memory updates.")
-    update_signal: Literal["train", "oracle"] = Field(
-        "train", description="What confirms a solution for writing: train pairs, or test labels."
+    update_signal: Literal["train", "consistency", "oracle"] = Field(
+        "train",
+        description="What confirms a solution for writing: train pairs (ARC), agreement of a "
+        "majority of attempts (AIME), or test labels (leaks; reproduction only).",
     )
     memory_format: Literal["ps", "oe", "cheatsheet"] = Field(
         "ps", description="What online updates write: concepts, lessons or a cheatsheet."
@@ -95,6 +100,6 @@ class RunConfig(BaseModel):
 # Fields that change what a task's result would be: a resumed run must agree on them.
 RESULT_FIELDS = (
     "benchmark", "split", "data", "model", "base_url", "model_args", "aux_model", "sampling",
-    "memory", "select", "memory_budget", "top_k", "update", "update_every", "update_signal",
+    "memory", "select", "memory_budget", "top_k", "embedder", "update", "update_every", "update_signal",
     "memory_format", "attempts", "retries", "seed",
 )  # fmt: skip

@@ -47,10 +47,10 @@ def load_run_memory(config: RunConfig) -> Memory | None:
 def make_selector(config: RunConfig) -> Selector:
     name = config.select if config.memory is not None else "none"
     options: dict[str, Any] = {}
-    if name in ("llm", "embedding"):
+    if name == "llm":
         options["budget_tokens"] = config.memory_budget
     if name == "embedding":
-        options["top_k"] = config.top_k
+        options.update(top_k=config.top_k, embedder=config.embedder)
     return create_selector(name, **options)
 
 

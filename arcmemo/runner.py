@@ -10,6 +10,7 @@ thanks to the response cache, never pays twice for a call it already made. With
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import time
 from collections.abc import Awaitable, Callable
@@ -18,12 +19,13 @@ from typing import Any
 from arcmemo.benchmarks.base import Attempt, Benchmark, Selection, Step, TaskResult
 from arcmemo.config import RunConfig
 from arcmemo.memory.ontology import Memory
+from arcmemo.memory.store import atomic_write_text
 from arcmemo.models.base import Completion, Usage
 from arcmemo.models.client import ModelCallError, ModelClient, UsageSummary
 from arcmemo.rundir import RunDirectory
 from arcmemo.selection.base import Selector
 
-BatchHook = Callable[[list[tuple[Any, TaskResult]], int], Awaitable[None]]
+BatchHook = Callable[[list[tuple[Any, TaskResult]]], Awaitable[None]]
 
 
 def hide_own_concepts(memory: Memory, task_id: str) -> Memory:
@@ -197,21 +199,27 @@ class Runner:
         return list(await asyncio.gather(*(one(task) for task in batch)))
 
     async def run(self, tasks: list[Any]) -> list[TaskResult]:
-        """Solve every task not already finished in the run directory; return all results."""
+        """Solve every task not already finished in the run directory; return all results.
+
+        ``tasks`` are processed in the given order (the caller shuffles, see
+        :func:`order_tasks`); the order is recorded in ``task_order.json``.
+        """
+        ids = [self.benchmark.task_id(t) for t in tasks]
+        atomic_write_text(self.rundir.path / "task_order.json", json.dumps(ids, indent=1) + "\n")
         finished = self.rundir.finished()
-        ordered = order_tasks(tasks, self.config.seed)
-        pending = [t for t in ordered if self.benchmark.task_id(t) not in finished]
+        if self.after_batch is not None and finished:
+            # A resumed online run first catches up on tasks finished before the interruption.
+            await self.after_batch(
+                [(t, finished[i]) for t, i in zip(tasks, ids, strict=True) if i in finished]
+            )
+        pending = [t for t, i in zip(tasks, ids, strict=True) if i not in finished]
         size = self.config.update_every if self.config.update == "online" else max(len(pending), 1)
         for start in range(0, len(pending), size):
             done = await self._run_batch(pending[start : start + size])
             if self.after_batch is not None:
-                await self.after_batch(done, start // size)
+                await self.after_batch(done)
         results = self.rundir.finished()
-        return [
-            results[self.benchmark.task_id(t)]
-            for t in ordered
-            if self.benchmark.task_id(t) in results
-        ]
+        return [results[i] for i in ids if i in results]
 
 
 def build_summary(

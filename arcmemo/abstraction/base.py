@@ -1,0 +1,81 @@
+"""The memory-write interface: turn a verified solution into memory entries."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, Field
+
+from arcmemo.memory.ontology import Memory
+from arcmemo.models.base import Usage
+from arcmemo.models.client import ModelClient
+
+
+class SolvedItem(BaseModel):
+    """A solution confirmed by the run's write signal, ready for abstraction."""
+
+    task_id: str
+    domain: str = Field(description="'arc', 'aime' or another domain name.")
+    problem: str = Field(description="The problem as text (never hidden labels).")
+    solution: str = Field(description="The verified program or worked solution.")
+    reasoning: str | None = Field(None, description="The solver's visible reasoning, if any.")
+
+
+class Failure(BaseModel):
+    """Model output that could not be used, kept with its raw text."""
+
+    stage: str
+    error: str
+    raw: list[str] = Field(default_factory=list)
+
+
+class AbstractionOutcome(BaseModel):
+    """What one abstraction wrote and what failed."""
+
+    task_id: str
+    format: str
+    written: list[str] = Field(default_factory=list, description="Entries added or merged.")
+    conflicts: list[str] = Field(default_factory=list, description="Merge conflicts reported.")
+    failures: list[Failure] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+
+
+class Abstractor(abc.ABC):
+    """Writes into a memory from one verified solution."""
+
+    name: ClassVar[str]
+
+    def __init__(self, actor: str = "human") -> None:
+        self.actor = actor
+
+    @abc.abstractmethod
+    async def abstract(
+        self, memory: Memory, item: SolvedItem, model: ModelClient
+    ) -> AbstractionOutcome:
+        """Update ``memory`` in place from ``item``; never raises on bad model output."""
+
+
+_REGISTRY: dict[str, Callable[..., Abstractor]] = {}
+
+
+def register_abstractor(
+    name: str,
+) -> Callable[[Callable[..., Abstractor]], Callable[..., Abstractor]]:
+    """Make a memory format available as ``--format NAME``."""
+
+    def decorate(factory: Callable[..., Abstractor]) -> Callable[..., Abstractor]:
+        _REGISTRY[name] = factory
+        return factory
+
+    return decorate
+
+
+def create_abstractor(name: str, **options: Any) -> Abstractor:
+    """Build the abstractor of format ``name`` (ps, oe, cheatsheet)."""
+    import arcmemo.abstraction  # noqa: F401  (registers the built-in formats)
+
+    if name not in _REGISTRY:
+        raise KeyError(f"unknown memory format {name!r}; known: {', '.join(sorted(_REGISTRY))}")
+    return _REGISTRY[name](**options)

@@ -1,0 +1,84 @@
+"""The Dynamic Cheatsheet baseline: one free-text sheet rewritten after each solution."""
+
+from __future__ import annotations
+
+from arcmemo import prompting
+from arcmemo.abstraction.base import (
+    AbstractionOutcome,
+    Abstractor,
+    Failure,
+    SolvedItem,
+    register_abstractor,
+)
+from arcmemo.memory.ontology import HistoryEntry, Memory, Solution
+from arcmemo.models.base import Message
+from arcmemo.models.client import ModelClient
+from arcmemo.structured import OutputError, generate_structured, tagged
+
+# A rewrite that shrinks the sheet to a sliver of itself is a collapse, not a curation
+# (a published DC run ended with an empty sheet); keep the old sheet instead.
+MIN_KEPT_FRACTION = 0.2
+
+
+@register_abstractor("cheatsheet")
+class CheatsheetAbstractor(Abstractor):
+    """A curator prompt rewrites the whole sheet with each verified solution."""
+
+    name = "cheatsheet"
+
+    async def abstract(
+        self, memory: Memory, item: SolvedItem, model: ModelClient
+    ) -> AbstractionOutcome:
+        outcome = AbstractionOutcome(task_id=item.task_id, format=self.name)
+        old = memory.cheatsheet.strip()
+
+        def parse(text: str) -> str:
+            sheet = tagged(text, "cheatsheet")
+            if not sheet:
+                raise OutputError(
+                    "expected the new cheatsheet inside <cheatsheet></cheatsheet> tags"
+                )
+            if old and len(sheet) < MIN_KEPT_FRACTION * len(old):
+                raise OutputError(
+                    f"the new cheatsheet ({len(sheet)} characters) drops most of the current one "
+                    f"({len(old)} characters); rewrite it completely, keeping what is useful"
+                )
+            return sheet
+
+        answer = await generate_structured(
+            model,
+            [
+                Message(
+                    role="user",
+                    content=prompting.render(
+                        "abstraction/cheatsheet",
+                        domain=item.domain,
+                        cheatsheet=old,
+                        problem=item.problem,
+                        solution=item.solution,
+                    ),
+                )
+            ],
+            parse,
+            stage="abstract",
+            task_id=item.task_id,
+        )
+        outcome.usage = answer.usage
+        if not answer.ok:
+            outcome.failures.append(
+                Failure(stage="cheatsheet", error=answer.error or "", raw=answer.raw)
+            )
+            return outcome
+        memory.cheatsheet = answer.value
+        memory.solutions[item.task_id] = Solution(program=item.solution)
+        memory.history.append(
+            HistoryEntry(
+                op="cheatsheet",
+                target="cheatsheet",
+                task_id=item.task_id,
+                actor=self.actor,
+                changes=[f"{len(old)} -> {len(answer.value)} characters"],
+            )
+        )
+        outcome.written.append("cheatsheet")
+        return outcome

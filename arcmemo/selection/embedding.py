@@ -1,0 +1,128 @@
+"""Embedding retrieval: cosine similarity between the problem and each entry, top-k.
+
+Embedders are pluggable: ``tfidf`` (offline, numpy, fitted on the memory's own texts) or
+``openai:MODEL`` (any OpenAI-compatible embeddings endpoint, ``OPENAI_BASE_URL`` honoured).
+The paper reports that embedding retrieval hurts on ARC (section 4.3); this selector exists
+as that baseline.
+"""
+
+from __future__ import annotations
+
+import abc
+import math
+import os
+import re
+from collections import Counter
+
+import numpy as np
+
+from arcmemo.benchmarks.base import Selection
+from arcmemo.memory.ontology import Memory
+from arcmemo.memory.render import lesson_name
+from arcmemo.models.base import MissingCredentialError
+from arcmemo.models.client import ModelClient
+from arcmemo.selection.base import Selector, register_selector
+
+_TOKEN = re.compile(r"[a-z]+|\d+")
+
+
+def entry_texts(memory: Memory) -> dict[str, str]:
+    """The text each selectable entry is matched on, by its name."""
+    texts = {
+        c.name: " ".join([c.name, c.description, *c.cues, *(p.name for p in c.parameters)])
+        for c in memory.concepts
+    }
+    for index, lesson in enumerate(memory.lessons):
+        texts[lesson_name(index)] = f"{lesson.situation} {lesson.suggestion}"
+    return texts
+
+
+class Embedder(abc.ABC):
+    """Turns texts into unit vectors."""
+
+    @abc.abstractmethod
+    async def embed(self, texts: list[str], *, corpus: list[str]) -> np.ndarray:
+        """Vectors for ``texts``; ``corpus`` is the collection being searched (for fitting)."""
+
+
+class TfidfEmbedder(Embedder):
+    """Bag-of-words TF-IDF fitted on the corpus; no network, no model."""
+
+    async def embed(self, texts: list[str], *, corpus: list[str]) -> np.ndarray:
+        documents = [Counter(_TOKEN.findall(t.lower())) for t in corpus]
+        vocabulary = sorted({w for d in documents for w in d})
+        index = {w: i for i, w in enumerate(vocabulary)}
+        df = Counter(w for d in documents for w in d)
+        idf = np.array([math.log((1 + len(documents)) / (1 + df[w])) + 1 for w in vocabulary])
+        vectors = np.zeros((len(texts), len(vocabulary)))
+        for row, text in enumerate(texts):
+            for word, count in Counter(_TOKEN.findall(text.lower())).items():
+                if word in index:
+                    vectors[row, index[word]] = count
+        vectors *= idf
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return vectors / np.where(norms == 0, 1, norms)
+
+
+class OpenAIEmbedder(Embedder):
+    """An OpenAI-compatible ``/embeddings`` endpoint."""
+
+    def __init__(self, model: str, base_url: str | None = None) -> None:
+        self.model = model
+        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL")
+
+    async def embed(self, texts: list[str], *, corpus: list[str]) -> np.ndarray:
+        import openai
+
+        key = os.environ.get("OPENAI_API_KEY")
+        if not key:
+            raise MissingCredentialError("OPENAI_API_KEY", "openai embeddings")
+        client = openai.AsyncOpenAI(api_key=key, base_url=self.base_url)
+        try:
+            response = await client.embeddings.create(model=self.model, input=texts)
+        finally:
+            await client.close()
+        vectors = np.array([item.embedding for item in response.data], dtype=float)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return vectors / np.where(norms == 0, 1, norms)
+
+
+def create_embedder(spec: str) -> Embedder:
+    """``tfidf`` or ``openai:MODEL``."""
+    if spec == "tfidf":
+        return TfidfEmbedder()
+    provider, _, model = spec.partition(":")
+    if provider == "openai" and model:
+        return OpenAIEmbedder(model)
+    raise KeyError(f"unknown embedder {spec!r}; use 'tfidf' or 'openai:MODEL'")
+
+
+@register_selector("embedding")
+class EmbeddingSelector(Selector):
+    """The ``top_k`` entries most similar to the problem."""
+
+    name = "embedding"
+
+    def __init__(self, top_k: int = 8, embedder: str = "tfidf") -> None:
+        self.top_k = top_k
+        self.embedder = create_embedder(embedder)
+
+    async def select(
+        self,
+        memory: Memory,
+        problem: str,
+        *,
+        task_id: str,
+        model: ModelClient | None,
+        previous_attempt: str | None = None,
+    ) -> Selection:
+        texts = entry_texts(memory)
+        if not texts:
+            return Selection(selector=self.name, trace="memory is empty")
+        names = list(texts)
+        corpus = [texts[n] for n in names]
+        vectors = await self.embedder.embed([problem, *corpus], corpus=corpus)
+        scores = vectors[1:] @ vectors[0]
+        order = sorted(range(len(names)), key=lambda i: (-scores[i], names[i]))[: self.top_k]
+        trace = "\n".join(f"{names[i]}: {scores[i]:.3f}" for i in order)
+        return Selection(selector=self.name, selected=[names[i] for i in order], trace=trace)

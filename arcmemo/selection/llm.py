@@ -1,0 +1,126 @@
+"""Reasoning-guided selection (ArcMemo-PS): the model reads the memory and names concepts.
+
+Returned names are resolved against the memory: exact ids first (case, spacing and
+plural-insensitive), then the closest id when that match is unambiguous; the rest are
+reported as unknown in the selection record, never silently dropped.
+"""
+
+from __future__ import annotations
+
+import difflib
+
+from arcmemo import prompting
+from arcmemo.benchmarks.base import Selection
+from arcmemo.memory.ontology import Memory, concept_id
+from arcmemo.memory.render import lesson_name
+from arcmemo.models.base import Message
+from arcmemo.models.client import ModelClient
+from arcmemo.selection.base import Selector, register_selector
+from arcmemo.structured import OutputError, generate_structured, load_yaml_block
+
+FUZZY_CUTOFF = 0.8
+AMBIGUITY_MARGIN = 0.05
+
+
+def selectable_names(memory: Memory) -> dict[str, str]:
+    """Every name a selector may return, by id: concept names and ``lesson N``."""
+    names = {c.id: c.name for c in memory.concepts}
+    names.update({concept_id(lesson_name(i)): lesson_name(i) for i in range(len(memory.lessons))})
+    return names
+
+
+def resolve_names(names: list[str], memory: Memory) -> tuple[list[str], list[str], list[str]]:
+    """(resolved names in memory spelling, unknown names, notes on fuzzy matches)."""
+    known = selectable_names(memory)
+    resolved: list[str] = []
+    unknown: list[str] = []
+    notes: list[str] = []
+    for name in names:
+        wanted = concept_id(name)
+        if wanted in known:
+            match = known[wanted]
+        else:
+            scored = sorted(
+                ((difflib.SequenceMatcher(None, wanted, cid).ratio(), cid) for cid in known),
+                reverse=True,
+            )
+            best = scored[0] if scored else (0.0, "")
+            runner_up = scored[1][0] if len(scored) > 1 else 0.0
+            if best[0] >= FUZZY_CUTOFF and best[0] - runner_up >= AMBIGUITY_MARGIN:
+                match = known[best[1]]
+                notes.append(f"{name!r} matched to {match!r} ({best[0]:.2f})")
+            else:
+                unknown.append(name)
+                continue
+        if match not in resolved:
+            resolved.append(match)
+    return resolved, unknown, notes
+
+
+def parse_names(text: str) -> list[str]:
+    """The list of names at the end of a selection answer."""
+    data = load_yaml_block(text)
+    if isinstance(data, dict):
+        data = data.get("concepts") or data.get("selected") or data.get("names")
+    if not isinstance(data, list):
+        raise OutputError("expected a YAML list of concept names in a ```yaml block")
+    names = []
+    for item in data:
+        if isinstance(item, dict) and len(item) == 1:
+            item = next(iter(item))  # "- name: why" parsed as a mapping: keep the name
+        names.append(str(item).strip())
+    return [n for n in names if n]
+
+
+@register_selector("llm")
+class LLMSelector(Selector):
+    """The model explores the problem against the memory's selection view."""
+
+    name = "llm"
+
+    def __init__(self, budget_tokens: int | None = None) -> None:
+        self.budget_tokens = budget_tokens
+
+    def _prompt(self, memory: Memory, problem: str, previous: str | None) -> str:
+        return prompting.render(
+            "selection/select",
+            domain=memory.domain,
+            memory=memory.render("selection", budget_tokens=self.budget_tokens),
+            problem=problem,
+            previous=previous or "",
+        )
+
+    def preview(self, memory: Memory, problem: str) -> str | None:
+        return self._prompt(memory, problem, None)
+
+    async def select(
+        self,
+        memory: Memory,
+        problem: str,
+        *,
+        task_id: str,
+        model: ModelClient | None,
+        previous_attempt: str | None = None,
+    ) -> Selection:
+        if model is None:
+            raise ValueError("the llm selector needs a model")
+        if not memory.concepts and not memory.lessons:
+            return Selection(selector=self.name, trace="memory is empty")
+        answer = await generate_structured(
+            model,
+            [Message(role="user", content=self._prompt(memory, problem, previous_attempt))],
+            parse_names,
+            stage="select",
+            task_id=task_id,
+        )
+        if not answer.ok:
+            return Selection(
+                selector=self.name,
+                usage=answer.usage,
+                trace=f"selection failed: {answer.error}\n\n{answer.raw[-1]}",
+            )
+        selected, unknown, notes = resolve_names(answer.value, memory)
+        trace = answer.raw[-1] + ("\n\n" + "\n".join(notes) if notes else "")
+        return Selection(
+            selector=self.name, selected=selected, unknown=unknown, trace=trace, usage=answer.usage
+        )
