@@ -100,6 +100,6 @@ class RunConfig(BaseModel):
 # Fields that change what a task's result would be: a resumed run must agree on them.
 RESULT_FIELDS = (
     "benchmark", "split", "data", "model", "base_url", "model_args", "aux_model", "sampling",
-    "memory", "select", "memory_budget", "top_k", "embedder", "update", "update_every", "update_signal",
-    "memory_format", "attempts", "retries", "seed",
+    "memory", "select", "memory_budget", "top_k", "embedder", "update", "update_every",
+    "update_signal", "memory_format", "attempts", "retries", "seed",
 )  # fmt: skip
