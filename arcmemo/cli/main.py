@@ -15,6 +15,8 @@ _COMMANDS: dict[str, str] = {
     "memory": "arcmemo.cli.memory:memory",
     "models": "arcmemo.cli.models:models",
     "run": "arcmemo.cli.run:run",
+    "abstract": "arcmemo.cli.abstract:abstract",
+    "select": "arcmemo.cli.select:select",
     "bench": "arcmemo.cli.bench:bench",
 }
 

@@ -14,6 +14,7 @@ from rich.table import Table
 
 from arcmemo.benchmarks.base import TaskResult
 from arcmemo.cli.errors import user_errors
+from arcmemo.cli.options import parse_model_args
 from arcmemo.config import RunConfig, SamplingConfig
 from arcmemo.models.client import ModelConfig
 from arcmemo.pipeline import ProgressSink, dry_run, run_benchmark
@@ -82,16 +83,6 @@ def print_summary(console: Console, summary: dict[str, Any]) -> None:
     if summary.get("leaks_test_labels"):
         table.add_row("WARNING", "memory writes used test labels (--update-signal oracle)")
     console.print(table)
-
-
-def _parse_model_args(values: tuple[str, ...]) -> dict[str, str]:
-    parsed = {}
-    for value in values:
-        key, sep, val = value.partition("=")
-        if not sep or not key:
-            raise click.BadParameter(f"expected key=value, got {value!r}", param_hint="--model-arg")
-        parsed[key.strip()] = val.strip()
-    return parsed
 
 
 @click.command("run")
@@ -168,7 +159,7 @@ def run(benchmark: str, **options: Any) -> None:
             limit=options["limit"],
             model=options["model"],
             base_url=options["base_url"],
-            model_args=_parse_model_args(options["model_args"]),
+            model_args=parse_model_args(options["model_args"]),
             aux_model=options["aux_model"],
             sampling=SamplingConfig(
                 temperature=options["temperature"],
