@@ -61,7 +61,9 @@ def _grid(value: Any, where: str) -> Grid:
     try:
         return validate_grid(value)
     except InvalidGridError as error:
-        raise ArcTaskError(f"{where}: {error}") from None
+        # The validator words its messages for program outputs; here the grid is task data.
+        message = str(error).removeprefix("output ")
+        raise ArcTaskError(f"{where}: grid {message}") from None
 
 
 def parse_task(task_id: str, raw: Any, where: str) -> ArcTask:
