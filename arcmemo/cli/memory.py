@@ -63,7 +63,12 @@ def memory() -> None:
 @click.option("--domain", required=True, help="Seed ontology to start from (arc, aime, ...).")
 @click.option("--out", required=True, type=_FILE, help="Memory file to write.")
 @click.option("--force", is_flag=True, help="Overwrite --out if it exists.")
-def init(domain: str, out: Path, force: bool) -> None:
+@click.option(
+    "--no-concepts",
+    is_flag=True,
+    help="Keep only the type vocabulary (for lesson or cheatsheet memories, or to start bare).",
+)
+def init(domain: str, out: Path, force: bool, no_concepts: bool) -> None:
     """Create a memory file from the seed ontology of a domain."""
     domains = available_domains()
     if domain not in domains:
@@ -77,6 +82,8 @@ def init(domain: str, out: Path, force: bool) -> None:
         seeded = load_seed(domain)
     except SeedFileError as error:
         raise click.ClickException(str(error)) from None
+    if no_concepts:
+        seeded = seeded.model_copy(update={"concepts": [], "history": []})
     try:
         seeded.save(out)
     except OSError as error:
