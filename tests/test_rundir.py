@@ -1,0 +1,172 @@
+"""The run directory: config checks on resume, durable results, torn lines, call-log totals."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from arcmemo.benchmarks.base import TaskResult
+from arcmemo.config import RunConfig
+from arcmemo.models.base import Usage
+from arcmemo.models.client import CallRecord
+from arcmemo.rundir import RunDirectory, RunDirError, usage_from_call_log
+
+
+def config(out: Path, **changes: object) -> RunConfig:
+    fields: dict[str, object] = {
+        "benchmark": "arc-agi-1",
+        "split": "evaluation",
+        "model": "scripted:plan.py",
+        "attempts": 2,
+        "retries": 2,
+        "out": out,
+    }
+    return RunConfig.model_validate(fields | changes)
+
+
+def result(task_id: str, solved: bool = False) -> TaskResult:
+    return TaskResult(task_id=task_id, solved=solved, score=float(solved))
+
+
+def test_start_writes_the_config(tmp_path: Path) -> None:
+    rundir = RunDirectory(tmp_path / "run")
+    started = rundir.start(config(rundir.path))
+    assert rundir.read_config() == started
+    saved = json.loads(rundir.config_path.read_text())
+    assert saved["model"] == "scripted:plan.py" and saved["attempts"] == 2
+    assert saved["versions"]["arcmemo"] is not None
+
+
+def test_resume_keeps_the_first_start_time(tmp_path: Path) -> None:
+    rundir = RunDirectory(tmp_path)
+    first = datetime(2025, 1, 1, tzinfo=timezone.utc)
+    rundir.start(config(tmp_path, created_at=first))
+    again = rundir.start(config(tmp_path, created_at=datetime.now(timezone.utc)))
+    assert again.created_at == first
+    assert rundir.read_config().created_at == first  # type: ignore[union-attr]
+
+
+def test_a_different_config_is_refused_naming_the_field(tmp_path: Path) -> None:
+    rundir = RunDirectory(tmp_path)
+    rundir.start(config(tmp_path))
+    with pytest.raises(RunDirError) as caught:
+        rundir.start(config(tmp_path, attempts=3))
+    message = str(caught.value)
+    assert "attempts: 2 -> 3" in message
+    assert str(tmp_path) in message and "--out" in message
+    assert "retries" not in message
+    assert rundir.read_config().attempts == 2  # type: ignore[union-attr]
+
+
+def test_fields_that_do_not_change_results_may_differ(tmp_path: Path) -> None:
+    rundir = RunDirectory(tmp_path)
+    rundir.start(config(tmp_path))
+    rundir.start(config(tmp_path, limit=3, tasks=["00576224"]))
+
+
+def test_a_broken_config_file_is_named(tmp_path: Path) -> None:
+    rundir = RunDirectory(tmp_path)
+    rundir.config_path.write_text('{"benchmark": "arc-agi-1"}')
+    with pytest.raises(RunDirError, match=r"config\.json"):
+        rundir.start(config(tmp_path))
+
+
+def test_results_are_appended_and_read_back(tmp_path: Path) -> None:
+    rundir = RunDirectory(tmp_path)
+    assert rundir.finished() == {}
+    rundir.append_result(result("a", solved=True))
+    rundir.append_result(result("b"))
+    finished = rundir.finished()
+    assert sorted(finished) == ["a", "b"] and finished["a"].solved
+    assert rundir.results_path.read_text().count("\n") == 2
+
+
+def test_a_torn_last_line_is_cut(tmp_path: Path) -> None:
+    rundir = RunDirectory(tmp_path)
+    rundir.append_result(result("a"))
+    intact = rundir.results_path.stat().st_size
+    with open(rundir.results_path, "a") as handle:
+        handle.write(result("b").model_dump_json()[:40])
+    assert sorted(rundir.finished()) == ["a"]
+    assert rundir.results_path.stat().st_size == intact
+    rundir.append_result(result("b"))
+    assert sorted(rundir.finished()) == ["a", "b"]
+
+
+def test_a_complete_line_that_lost_its_newline_is_redone(tmp_path: Path) -> None:
+    rundir = RunDirectory(tmp_path)
+    rundir.append_result(result("a"))
+    with open(rundir.results_path, "a") as handle:
+        handle.write(result("b").model_dump_json())  # killed before the newline
+    assert sorted(rundir.finished()) == ["a"]
+    rundir.append_result(result("b"))
+    rundir.append_result(result("c"))
+    assert sorted(rundir.finished()) == ["a", "b", "c"]
+
+
+def test_a_corrupt_line_in_the_middle_is_an_error_naming_the_line(tmp_path: Path) -> None:
+    rundir = RunDirectory(tmp_path)
+    rundir.append_result(result("a"))
+    with open(rundir.results_path, "a") as handle:
+        handle.write("not json\n")
+    rundir.append_result(result("b"))
+    with pytest.raises(RunDirError, match=r"results\.jsonl, line 2"):
+        rundir.finished()
+
+
+def test_summary_is_written_as_json(tmp_path: Path) -> None:
+    rundir = RunDirectory(tmp_path)
+    rundir.write_summary({"score": 0.5, "path": tmp_path})
+    assert json.loads(rundir.summary_path.read_text()) == {"score": 0.5, "path": str(tmp_path)}
+
+
+def _record(stage: str, *, n: int, hits: int, prompt: int, cost: float | None) -> str:
+    return (
+        CallRecord(
+            ts="2025-01-01T00:00:00Z",
+            stage=stage,
+            task_id="t",
+            model="scripted:x",
+            n=n,
+            cache_hits=hits,
+            cache_hit=hits == n,
+            tokens=Usage(prompt_tokens=prompt, completion_tokens=1),
+            cost_usd=cost,
+            latency_s=0.1,
+            attempts=0 if hits == n else 1,
+        ).model_dump_json()
+        + "\n"
+    )
+
+
+def test_usage_from_call_log_sums_stages_and_skips_torn_lines(tmp_path: Path) -> None:
+    log = tmp_path / "calls.jsonl"
+    log.write_text(
+        _record("solve", n=2, hits=0, prompt=100, cost=0.25)
+        + _record("retry", n=1, hits=0, prompt=40, cost=0.5)
+        + _record("solve", n=2, hits=2, prompt=0, cost=0.0)
+        + '{"ts": "2025'
+    )
+    usage = usage_from_call_log(log)
+    assert usage.total.calls == 3
+    assert usage.total.samples == 5
+    assert usage.total.cache_hits == 2
+    assert usage.total.requests == 2
+    assert usage.total.tokens.prompt_tokens == 140
+    assert usage.total.cost_usd == pytest.approx(0.75)
+    assert sorted(usage.stages) == ["retry", "solve"]
+    assert usage.stages["solve"].calls == 2
+    assert usage.models == ["scripted:x"]
+    assert usage_from_call_log(tmp_path / "none.jsonl").total.calls == 0
+
+
+def test_unknown_cost_makes_the_total_unknown(tmp_path: Path) -> None:
+    log = tmp_path / "calls.jsonl"
+    log.write_text(
+        _record("solve", n=1, hits=0, prompt=1, cost=0.1)
+        + _record("solve", n=1, hits=0, prompt=1, cost=None)
+    )
+    assert usage_from_call_log(log).total.cost_usd is None
