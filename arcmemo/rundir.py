@@ -97,14 +97,15 @@ class RunDirectory:
         good_bytes = 0
         with open(self.results_path, "rb") as handle:
             for number, line in enumerate(handle, 1):
+                if not line.endswith(b"\n"):
+                    # Torn, even if it parses: appending after it would glue two results.
+                    break
                 try:
                     result = TaskResult.model_validate_json(line)
                 except ValidationError:
-                    if line.endswith(b"\n"):
-                        raise RunDirError(
-                            f"{self.results_path}, line {number}: not a valid task result"
-                        ) from None
-                    break  # the write of this line was interrupted
+                    raise RunDirError(
+                        f"{self.results_path}, line {number}: not a valid task result"
+                    ) from None
                 results[result.task_id] = result
                 good_bytes += len(line)
         if good_bytes != self.results_path.stat().st_size:
