@@ -13,7 +13,8 @@
 
 Options: ``api_key_env`` (default ``ANTHROPIC_API_KEY``; a local base URL may go without),
 ``max_tokens`` (default cap when a call gives none, 8192), ``prompt_cache`` (true/false),
-``timeout_s``. The base URL comes from ``base_url`` or ``ANTHROPIC_BASE_URL``. SDK
+``timeout_s`` (SDK safety net; the client enforces ``ModelConfig.timeout_s``); unknown
+options are an error. The base URL comes from ``base_url`` or ``ANTHROPIC_BASE_URL``. SDK
 retries are disabled; the client's retry loop is the only one.
 """
 
@@ -46,7 +47,8 @@ from arcmemo.models.sdk_support import (
 BASE_URL_ENV = "ANTHROPIC_BASE_URL"
 DEFAULT_KEY_ENV = "ANTHROPIC_API_KEY"
 _DEFAULT_MAX_TOKENS = 8192
-_DEFAULT_TIMEOUT_S = 600.0
+# A safety net only: ModelClient enforces ModelConfig.timeout_s around every request.
+_DEFAULT_TIMEOUT_S = 3600.0
 _MESSAGE_BREAKPOINTS = 3  # the API allows 4 in all; one is kept for the system prompt
 _EPHEMERAL = {"type": "ephemeral"}
 
@@ -69,7 +71,12 @@ class AnthropicProvider(Provider):
         timeout_s: float | str | None = None,
         **options: Any,
     ) -> None:
-        super().__init__(model, **options)
+        if options:
+            raise ValueError(
+                f"{self.name}: unknown model option(s) {sorted(options)}; "
+                "accepted: base_url, api_key_env, max_tokens, prompt_cache, timeout_s"
+            )
+        super().__init__(model)
         self.base_url = base_url or os.environ.get(BASE_URL_ENV) or None
         self._api_key = read_api_key(api_key_env, self.name, self.base_url)
         self.default_max_tokens = int(option_float(max_tokens, "max_tokens"))

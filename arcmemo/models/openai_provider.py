@@ -11,7 +11,10 @@ Options (``--model-arg key=value``; strings are accepted):
 * ``reasoning_model`` - force the reasoning-model request shape on or off. By default it
   is on for o-series (``o1``, ``o3-mini``, ``o4-mini``, ...) and ``gpt-5*`` models: they
   take ``max_completion_tokens`` and no ``temperature``.
-* ``timeout_s`` - the SDK's own request timeout (the client also enforces one).
+* ``timeout_s`` - the SDK's own request timeout, a safety net (default 3600 s);
+  :class:`~arcmemo.models.client.ModelClient` enforces ``ModelConfig.timeout_s``.
+
+Unknown options are an error, so a misspelt ``--model-arg`` is not silently ignored.
 
 SDK retries are disabled (``max_retries=0``); the client's retry loop is the only one.
 ``thinking_budget`` is Anthropic-only and ignored here.
@@ -46,7 +49,8 @@ from arcmemo.models.sdk_support import (
 
 BASE_URL_ENV = "OPENAI_BASE_URL"
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
-_DEFAULT_TIMEOUT_S = 600.0
+# A safety net only: ModelClient enforces ModelConfig.timeout_s around every request.
+_DEFAULT_TIMEOUT_S = 3600.0
 _REASONING_MODEL = re.compile(r"^(o\d+(-|$)|gpt-5)")
 _N_REJECTED_STATUSES = frozenset({400, 422})
 
@@ -72,7 +76,12 @@ class OpenAIProvider(Provider):
         timeout_s: float | str | None = None,
         **options: Any,
     ) -> None:
-        super().__init__(model, **options)
+        if options:
+            raise ValueError(
+                f"{self.name}: unknown model option(s) {sorted(options)}; "
+                "accepted: base_url, api_key_env, reasoning_model, timeout_s"
+            )
+        super().__init__(model)
         self.base_url = base_url or os.environ.get(BASE_URL_ENV) or None
         self._api_key = read_api_key(api_key_env, self.name, self.base_url)
         self.reasoning_model = (

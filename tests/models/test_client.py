@@ -273,3 +273,25 @@ def test_single_sample_providers_keep_good_samples_when_one_fails(tmp_path: Path
     rerun = asyncio.run(_client(provider, tmp_path).generate(MESSAGES, stage="solve", n=3))
     assert provider.requests == [1, 1, 1, 1]  # only the failed sample is asked again
     assert sum(c.cache_hit for c in rerun) == 2
+
+
+def test_tpm_limit_uses_real_counts_once_known() -> None:
+    now = [0.0]
+    waits: list[float] = []
+
+    async def fake_sleep(seconds: float) -> None:
+        waits.append(seconds)
+        now[0] += seconds
+
+    limiter = Limiter(10, tpm=100, clock=lambda: now[0], sleep=fake_sleep)
+
+    async def run() -> None:
+        async with limiter.slot(60) as record:
+            Limiter.record_tokens(record, 30)  # the call used fewer tokens than estimated
+        async with limiter.slot(60):
+            pass  # 30 + 60 <= 100: admitted at once
+        async with limiter.slot(60):
+            pass  # 90 + 60 > 100: waits for the window to move
+
+    asyncio.run(run())
+    assert waits == [60.0]

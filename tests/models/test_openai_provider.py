@@ -163,3 +163,12 @@ def test_base_url_from_environment(
     provider = create_provider("openai:gpt-4o")
     client = ModelClient(provider, cache=None)
     assert asyncio.run(client.generate(_ask("env"), stage="s"))[0].text == "reply to env #0"
+
+
+def test_options_arrive_as_strings_and_typos_are_errors() -> None:
+    provider = create_provider(
+        "openai:my-o-like-model", base_url="http://localhost:1/v1", reasoning_model="true"
+    )
+    assert provider.reasoning_model
+    with pytest.raises(ValueError, match="reasoning_modle"):
+        create_provider("openai:m", base_url="http://localhost:1/v1", reasoning_modle="true")
