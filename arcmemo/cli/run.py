@@ -102,6 +102,8 @@ def print_summary(console: Console, summary: dict[str, Any]) -> None:
 )
 @click.option("--memory-budget", type=int, help="Token cap on the memory a selector sees.")
 @click.option("--top-k", type=int, default=8, show_default=True, help="For --select embedding.")
+@click.option("--embedder", default="tfidf", show_default=True,
+              help="For --select embedding: tfidf (offline) or openai:MODEL.")
 @click.option("--update", type=click.Choice(["none", "online"]), default="none", show_default=True)
 @click.option("--update-every", type=int, default=10, show_default=True)
 @click.option(
@@ -172,6 +174,7 @@ def run(benchmark: str, **options: Any) -> None:
             select=options["select"],
             memory_budget=options["memory_budget"],
             top_k=options["top_k"],
+            embedder=options["embedder"],
             update=options["update"],
             update_every=options["update_every"],
             update_signal=options["update_signal"],
