@@ -73,6 +73,13 @@ def normalize_item(raw: Any) -> dict[str, Any]:
         params = item["parameters"] or []
         if isinstance(params, dict):  # {name: type} mapping
             params = [{"name": k, "type": v} for k, v in params.items()]
+        elif isinstance(params, str):  # one parameter written inline, not its characters
+            params = [params]
+        elif not isinstance(params, list):
+            raise OutputError(
+                f"parameters: expected a list of {{name, type, description}} items, "
+                f"got {type(params).__name__}"
+            )
         item["parameters"] = [_parameter(p) for p in params]
     for field in ("description", "output_type", "routine_subtype"):
         if item.get(field) is not None and not isinstance(item[field], str):
