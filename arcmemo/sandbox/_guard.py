@@ -10,11 +10,16 @@ parent. The hook refuses, by raising :class:`SandboxViolation`:
 * opening files for reading outside the Python installation and the working directory
   (so ``/proc/<pid>/environ``, ``$HOME`` and the repository are unreadable); opening
   directories (a directory fd would make later relative ``dir_fd`` calls escape the checks);
-* ctypes (every ``ctypes.*`` event; numpy has already imported the module, so an import
-  block alone would not do), and imports of ``_ctypes``, ``cffi``, ``_posixsubprocess`` ...;
+* ctypes (every ``ctypes.*`` event: numpy and scipy import the module themselves, so an
+  import block alone would not do; the program's own ``import ctypes`` is refused too, see
+  :func:`program_builtins`), and first imports of ``cffi``, ``_posixsubprocess`` ...;
 * ways to reach or change the hook itself: more audit hooks, ``gc`` object walks, tracers,
-  frame access (``sys._getframe``, ``tb_frame``, ``gi_frame``...), raw code objects and
-  ``marshal`` (hand-made bytecode can corrupt memory), ``resource.setrlimit``.
+  frame access (``sys._getframe``, ``tb_frame``, ``gi_frame``...), raw code objects
+  (``code.__new__``/``replace``: hand-made bytecode can corrupt memory),
+  ``resource.setrlimit``. ``marshal.loads`` stays allowed because the import system loads
+  ``.pyc`` files with it; a program could still build bad bytecode that way (documented in
+  :mod:`arcmemo.sandbox.local` as not contained). A refused ``sys.addaudithook`` is silently
+  ignored by CPython: the program's hook is simply not added.
 
 The hook keeps its state only in closure cells of functions that are reachable from nothing
 but the interpreter's hook list, and it binds every function it uses at install time, so a
@@ -33,6 +38,14 @@ from collections.abc import Callable, Iterable
 
 class SandboxViolation(PermissionError):
     """The sandbox refused an operation of the program."""
+
+
+class FrameAccessRefused(SandboxViolation, ValueError):
+    """Frame access was refused.
+
+    Also a ValueError, the error the standard library expects where ``sys._getframe`` does not
+    exist, so ``namedtuple``, ``typing`` and ``enum`` degrade gracefully instead of failing.
+    """
 
 
 _FORBIDDEN_EVENTS = frozenset(
@@ -59,8 +72,6 @@ _FORBIDDEN_EVENTS = frozenset(
         "gc.get_referrers",
         "gc.get_referents",
         "code.__new__",
-        "marshal.loads",
-        "marshal.load",
         "resource.setrlimit",
         "resource.prlimit",
         "signal.pthread_kill",
@@ -118,6 +129,33 @@ _WRITE_FLAGS = posix.O_WRONLY | posix.O_RDWR | posix.O_CREAT | posix.O_TRUNC | p
 _READABLE_DEVICES = ("/dev/null", "/dev/zero", "/dev/urandom", "/dev/random")
 
 
+def program_builtins() -> dict[str, object]:
+    """Builtins for the program's namespace, whose ``__import__`` refuses forbidden modules.
+
+    Library code keeps the real ``__import__`` (scipy imports ctypes, for instance); what
+    makes ctypes harmless is that the hook refuses every ``ctypes.*`` operation. This only
+    gives the program's own ``import ctypes`` a clear, early refusal.
+    """
+    real_import = builtins.__import__
+    forbidden = _FORBIDDEN_IMPORTS
+    violation = SandboxViolation
+
+    def guarded_import(
+        name: str,
+        globals: dict | None = None,
+        locals: dict | None = None,
+        fromlist: tuple = (),
+        level: int = 0,
+    ) -> object:
+        if level == 0 and str.split(name, ".")[0] in forbidden:
+            raise violation(f"sandbox: import of {name} refused")
+        return real_import(name, globals, locals, fromlist, level)
+
+    namespace = dict(builtins.__dict__)
+    namespace["__import__"] = guarded_import
+    return namespace
+
+
 def install(workdir: str, read_roots: Iterable[str]) -> Callable[[bool], None]:
     """Install the hook for a program confined to ``workdir``; return the trust switch.
 
@@ -143,6 +181,7 @@ def install(workdir: str, read_roots: Iterable[str]) -> Callable[[bool], None]:
     s_isdir = _stat.S_ISDIR
     getpid = posix.getpid
     violation = SandboxViolation
+    frame_violation = FrameAccessRefused
     forbidden_events = _FORBIDDEN_EVENTS
     forbidden_prefixes = _FORBIDDEN_PREFIXES
     forbidden_imports = _FORBIDDEN_IMPORTS
@@ -156,6 +195,7 @@ def install(workdir: str, read_roots: Iterable[str]) -> Callable[[bool], None]:
     readable_exact = tuple_(_READABLE_DEVICES)
     roots = tuple_(str_slice(root, slice(None)) for root in read_roots)
     trusted = [False]
+    refused = [0]
 
     def to_text(path: object) -> str:
         if isinstance_(path, str_):
@@ -252,10 +292,10 @@ def install(workdir: str, read_roots: Iterable[str]) -> Callable[[bool], None]:
                 raise violation(f"sandbox: import of {name} refused")
         elif event == "object.__getattr__":
             if args[1] in frame_attributes and not trusted[0]:
-                raise violation(f"sandbox: access to frame attribute {args[1]} refused")
+                raise frame_violation(f"sandbox: access to frame attribute {args[1]} refused")
         elif event == "sys._getframe" or event == "sys._getframemodulename":
             if not trusted[0]:
-                raise violation(f"sandbox: {event} refused")
+                raise frame_violation(f"sandbox: {event} refused")
         elif event == "os.kill":
             if args[0] != getpid():
                 raise violation("sandbox: signals to other processes refused")
@@ -277,13 +317,20 @@ def install(workdir: str, read_roots: Iterable[str]) -> Callable[[bool], None]:
     def hook(event: str, args: tuple) -> None:
         try:
             decide(event, args)
+        except frame_violation:
+            raise  # not counted: the standard library probes frames and copes with a refusal
         except violation:
+            refused[0] += 1
             raise
         except BaseException as error:  # fail closed
+            refused[0] += 1
             raise violation(f"sandbox: {event} refused ({type(error).__name__})") from None
 
     def set_trusted(value: bool) -> None:
         trusted[0] = value
 
+    def refusals() -> int:
+        return refused[0]
+
     sys.addaudithook(hook)
-    return set_trusted
+    return set_trusted, refusals

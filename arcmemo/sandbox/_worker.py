@@ -41,12 +41,17 @@ import tempfile  # noqa: E402
 import time  # noqa: E402
 from typing import Any  # noqa: E402
 
-import numpy as np  # noqa: E402
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _guard  # noqa: E402
+import _inert_ctypes  # noqa: E402
 
 del sys.path[0]
+# Before any library import: the real ctypes must never be loaded in this process.
+_inert_ctypes.install()
+
+import numpy as np  # noqa: E402
+
+_inert_ctypes.install_numpy_ctypeslib()
 
 # Modules ARC programs commonly import, loaded once so that children fork with them warm.
 _PRELOAD = (
@@ -75,7 +80,6 @@ _MAX_VALUE_BYTES = 8 * 1024 * 1024
 _MAX_ERROR_CHARS = 4000
 _MAX_TRACEBACK_FRAMES = 12
 _HEADER = struct.Struct(">I")
-_PR_SET_PDEATHSIG = 1
 
 
 # ----------------------------------------------------------------------------- framing
@@ -269,10 +273,12 @@ def _format_exception(error: BaseException, source_lines: list[str], set_trusted
     return text
 
 
-def _error_kind(error: BaseException) -> str:
+def _error_kind(error: BaseException, refused: bool) -> str:
+    # ``refused``: the guard refused something during this call; libraries often wrap the
+    # refusal (urllib turns it into URLError), which still makes the failure "forbidden".
     if isinstance(error, MemoryError):
         return "memory"
-    if isinstance(error, _guard.SandboxViolation):
+    if refused or isinstance(error, _guard.SandboxViolation):
         return "forbidden"
     return "exception"
 
@@ -298,19 +304,10 @@ def _set_limits(limits: dict[str, Any], n_calls: int) -> None:
     resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
 
 
-def _die_with_parent() -> None:
-    # ctypes is used here, before the hook refuses it, to tie the process to its parent.
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
-
-
 def _child_main(request: dict[str, Any], start: int, out_fd: int, workdir: str) -> None:
-    os.setsid()
+    # Own process group (killed as a whole on timeout), but the zygote's session, so that
+    # the parent can find and kill every process of a worker even if the zygote is gone.
+    os.setpgid(0, 0)
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)
@@ -319,9 +316,6 @@ def _child_main(request: dict[str, Any], start: int, out_fd: int, workdir: str) 
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):
         signal.signal(signum, signal.SIG_DFL)
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # over-large writes raise OSError instead
-    _die_with_parent()
-    if os.getppid() == 1:
-        os._exit(0)
 
     source: str = request["source"]
     function: str = request["function"]
@@ -350,10 +344,13 @@ def _child_main(request: dict[str, Any], start: int, out_fd: int, workdir: str) 
         )
         os._exit(0)
 
-    namespace: dict[str, Any] = {"__name__": "__sandbox__", "__builtins__": __builtins__}
+    namespace: dict[str, Any] = {
+        "__name__": "__sandbox__",
+        "__builtins__": _guard.program_builtins(),
+    }
     if arc_transform:
         namespace["np"] = np
-    set_trusted = _guard.install(workdir, _read_roots())
+    set_trusted, refusals = _guard.install(workdir, _read_roots())
 
     capture = _CappedWriter(cap)
     sys.stdout = sys.stderr = capture
@@ -368,7 +365,7 @@ def _child_main(request: dict[str, Any], start: int, out_fd: int, workdir: str) 
             out_fd,
             {
                 "kind": "fatal",
-                "error_kind": _error_kind(error),
+                "error_kind": _error_kind(error, refusals() > 0),
                 "error": message,
                 "stdout": capture.text(),
             },
@@ -380,6 +377,7 @@ def _child_main(request: dict[str, Any], start: int, out_fd: int, workdir: str) 
         capture = _CappedWriter(cap)
         sys.stdout = sys.stderr = capture
         result: dict[str, Any] = {"kind": "result", "index": index}
+        refused_before = refusals()
         began = time.perf_counter()
         try:
             args = args_list[index]
@@ -399,7 +397,7 @@ def _child_main(request: dict[str, Any], start: int, out_fd: int, workdir: str) 
             result.setdefault("duration_s", time.perf_counter() - began)
             result.update(
                 ok=False,
-                error_kind=_error_kind(error),
+                error_kind=_error_kind(error, refusals() > refused_before),
                 error=_format_exception(error, source_lines, set_trusted),
             )
         result.setdefault("duration_s", time.perf_counter() - began)
@@ -574,7 +572,7 @@ def main() -> None:
     """Entry point of the zygote process."""
     global _READ_ROOTS
     base_dir = sys.argv[1]
-    _die_with_parent()
+    # The zygote ends when its stdin reaches EOF, which happens when the parent dies.
     for name in _PRELOAD:
         with contextlib.suppress(ImportError):
             importlib.import_module(name)

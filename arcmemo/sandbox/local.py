@@ -82,6 +82,23 @@ def _network_namespace_prefix() -> list[str]:
     return []
 
 
+def _session_members(session: int) -> list[int]:
+    """Pids of the processes in ``session`` (Linux /proc; empty elsewhere)."""
+    members = []
+    with contextlib.suppress(OSError):
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/stat") as stat:
+                    fields = stat.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[3]) == session:  # fields after the name: state ppid pgrp session
+                members.append(int(entry))
+    return members
+
+
 class _Zygote:
     """One warm worker process; used by one thread at a time."""
 
@@ -147,11 +164,15 @@ class _Zygote:
         return self.process.poll() is None
 
     def kill(self) -> None:
+        """Kill the worker and every process of its session (children of programs in flight)."""
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.process.pid, signal.SIGKILL)
         with contextlib.suppress(ProcessLookupError):
             self.process.kill()
         self.process.wait()
+        for pid in _session_members(self.process.pid):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
         for stream in (self.process.stdin, self.process.stdout):
             if stream is not None:
                 with contextlib.suppress(OSError):
