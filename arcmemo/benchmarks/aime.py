@@ -28,6 +28,7 @@ from arcmemo.benchmarks.base import (
     TaskResult,
     register_benchmark,
     select_tasks,
+    solve_messages,
 )
 from arcmemo.models.base import Message
 
@@ -63,13 +64,9 @@ class AimeBenchmark(Benchmark[AimeProblem]):
         return task.problem
 
     def prompt(self, task: AimeProblem, *, concepts: str, previous: Step | None) -> list[Message]:
-        return [
-            Message(role="system", content=prompting.render("aime/system")),
-            Message(
-                role="user",
-                content=prompting.render("aime/solve", problem=task.problem, concepts=concepts),
-            ),
-        ]
+        return solve_messages(
+            "aime", concepts, prompting.render("aime/solve", problem=task.problem)
+        )
 
     def check(self, task: AimeProblem, completion: str) -> Step:
         extracted = extract_answer(completion)

@@ -26,6 +26,7 @@ from arcmemo.benchmarks.base import (
     TaskResult,
     register_benchmark,
     select_tasks,
+    solve_messages,
 )
 from arcmemo.models.base import Message
 from arcmemo.resources import data_dir
@@ -251,10 +252,7 @@ class ArcBenchmark(Benchmark[ArcTask]):
         task_ids: Sequence[str] | None,
         limit: int | None,
     ) -> list[ArcTask]:
-        if data:
-            tasks = load_path(Path(data))
-        else:
-            tasks = load_split(split or "evaluation")
+        tasks = load_path(Path(data)) if data else load_split(split or "evaluation")
         return select_tasks(tasks, task_ids, limit)
 
     def task_id(self, task: ArcTask) -> str:
@@ -264,7 +262,7 @@ class ArcBenchmark(Benchmark[ArcTask]):
         return describe_task(task)
 
     def prompt(self, task: ArcTask, *, concepts: str, previous: Step | None) -> list[Message]:
-        user = prompting.render(
+        task_text = prompting.render(
             "arc/solve",
             train=[
                 {
@@ -276,13 +274,9 @@ class ArcBenchmark(Benchmark[ArcTask]):
                 for p in task.train
             ],
             tests=[{"grid": format_grid(g), "shape": shape(g)} for g in task.test_inputs],
-            concepts=concepts,
             previous=_previous_view(task, previous) if previous else None,
         )
-        return [
-            Message(role="system", content=prompting.render("arc/system")),
-            Message(role="user", content=user),
-        ]
+        return solve_messages("arc", concepts, task_text)
 
     def check(self, task: ArcTask, completion: str) -> Step:
         program = extract_program(completion)

@@ -98,6 +98,27 @@ class TaskResult(BaseModel):
 TaskT = TypeVar("TaskT")
 
 
+def solve_messages(domain_prompts: str, concepts: str, task_text: str) -> list[Message]:
+    """System instructions, the memory (a cacheable prefix when shared), then the task.
+
+    ``domain_prompts`` is the template folder (``arc``, ``aime``) holding ``system.j2`` and
+    ``concepts.j2``.
+    """
+    from arcmemo import prompting
+
+    messages = [Message(role="system", content=prompting.render(f"{domain_prompts}/system"))]
+    if concepts:
+        messages.append(
+            Message(
+                role="user",
+                content=prompting.render(f"{domain_prompts}/concepts", concepts=concepts),
+                cache_breakpoint=True,
+            )
+        )
+    messages.append(Message(role="user", content=task_text))
+    return messages
+
+
 class TaskSelectionError(ValueError):
     """``--tasks`` named ids that the loaded data does not hold."""
 
