@@ -167,6 +167,7 @@ class Runner:
             )
         except ModelCallError as failure:
             error = str(failure)
+        error = error or next((s.error for a in attempts for s in a.steps if s.error), None)
         grade = self.benchmark.grade(task, attempts)
         tokens = sum((s.usage for a in attempts for s in a.steps), Usage())
         if selection is not None:
@@ -201,12 +202,15 @@ class Runner:
     async def run(self, tasks: list[Any]) -> list[TaskResult]:
         """Solve every task not already finished in the run directory; return all results.
 
+        Tasks whose earlier result records a model-call error are solved again.
+
         ``tasks`` are processed in the given order (the caller shuffles, see
         :func:`order_tasks`); the order is recorded in ``task_order.json``.
         """
         ids = [self.benchmark.task_id(t) for t in tasks]
         atomic_write_text(self.rundir.path / "task_order.json", json.dumps(ids, indent=1) + "\n")
-        finished = self.rundir.finished()
+        # A task that failed on a model error is tried again (its good calls are cached).
+        finished = {i: r for i, r in self.rundir.finished().items() if r.error is None}
         if self.after_batch is not None and finished:
             # A resumed online run first catches up on tasks finished before the interruption.
             await self.after_batch(
