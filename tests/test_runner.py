@@ -1,0 +1,237 @@
+"""The generic run loop: attempts, retries, model failures, task order, leakage guard, summary."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arcmemo.benchmarks.aime import AimeBenchmark
+from arcmemo.benchmarks.aime_parts import load_problems
+from arcmemo.benchmarks.arc import ArcBenchmark, ArcTask, load_path
+from arcmemo.benchmarks.base import TaskResult
+from arcmemo.config import RunConfig
+from arcmemo.memory.ontology import Memory
+from arcmemo.models.base import Message
+from arcmemo.models.client import ModelClient, ModelConfig, UsageSummary
+from arcmemo.models.scripted import ScriptedProvider
+from arcmemo.runner import Runner, build_summary, hide_own_concepts, order_tasks
+from arcmemo.selection.base import create_selector
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+ARC_DIR = FIXTURES / "arc" / "eval"
+IDENTITY = "```python\ndef transform(grid):\n    return grid\n```"
+RETRY = "### Your previous attempt"
+
+
+@pytest.fixture(scope="module")
+def tasks() -> dict[str, ArcTask]:
+    return {t.id: t for t in load_path(ARC_DIR)}
+
+
+@pytest.fixture
+def arc() -> Iterator[ArcBenchmark]:
+    bench = ArcBenchmark()
+    yield bench
+    bench.close()
+
+
+class Recorder:
+    """A scripted model answering with ``answer(text)``, recording the prompts."""
+
+    def __init__(self, answer: Any) -> None:
+        self.answer = answer
+        self.prompts: list[str] = []
+
+    def __call__(self, messages: list[Message]) -> str:
+        text = "\n\n".join(m.content for m in messages)
+        self.prompts.append(text)
+        return self.answer(text)
+
+
+def make_runner(out: Path, benchmark: Any, script: Any, **changes: Any) -> Runner:
+    fields: dict[str, Any] = {
+        "benchmark": benchmark.name,
+        "data": "fixtures",
+        "model": "scripted:test",
+        "attempts": 2,
+        "retries": 2,
+        "out": out,
+    }
+    config = RunConfig.model_validate(fields | changes)
+    client = ModelClient(
+        ScriptedProvider.from_script(script),
+        config=ModelConfig(),
+        call_log_path=out / "calls.jsonl",
+    )
+    return Runner(config, benchmark, client, selector=create_selector("none"))
+
+
+def run(runner: Runner, tasks: list[Any]) -> list[TaskResult]:
+    runner.rundir.path.mkdir(parents=True, exist_ok=True)
+    return asyncio.run(runner.run(tasks))
+
+
+def test_no_retries_when_retries_is_zero(
+    arc: ArcBenchmark, tasks: dict[str, ArcTask], tmp_path: Path
+) -> None:
+    script = Recorder(lambda text: IDENTITY)
+    (result,) = run(make_runner(tmp_path, arc, script, retries=0), [tasks["00576224"]])
+    assert len(script.prompts) == 2 and not any(RETRY in p for p in script.prompts)
+    assert [len(a.steps) for a in result.attempts] == [1, 1]
+    assert not result.solved
+
+
+def test_retries_are_bounded_and_stop_when_train_passes(
+    arc: ArcBenchmark, tasks: dict[str, ArcTask], tmp_path: Path
+) -> None:
+    script = Recorder(lambda text: IDENTITY)
+    (result,) = run(make_runner(tmp_path, arc, script, retries=3, attempts=1), [tasks["00576224"]])
+    assert [s.round for s in result.attempts[0].steps] == [0, 1, 2, 3]
+    assert len(script.prompts) == 4
+    # A task where identity is right on every example: the first try passes, no retry.
+    source = tasks["66e6c45b"]
+    same = [pair.model_copy(update={"output": pair.input}) for pair in source.train]
+    easy = source.model_copy(update={"id": "identity", "train": same})
+    script = Recorder(lambda text: IDENTITY)
+    (result,) = run(make_runner(tmp_path / "b", arc, script, retries=3, attempts=1), [easy])
+    assert len(result.attempts[0].steps) == 1 and result.attempts[0].steps[0].verified
+    assert len(script.prompts) == 1
+
+
+def test_a_failed_first_call_is_a_task_error_and_the_run_goes_on(
+    arc: ArcBenchmark, tasks: dict[str, ArcTask], tmp_path: Path
+) -> None:
+    solution = (
+        "```python\ndef transform(grid):\n    out = np.zeros_like(grid)\n"
+        "    out[0, 0], out[0, -1] = grid[1, 1], grid[1, 2]\n"
+        "    out[-1, 0], out[-1, -1] = grid[2, 1], grid[2, 2]\n    return out\n```"
+    )
+    crash_key = "Example 1 input (2x2):\n86\n64"  # 00576224
+
+    def answer(text: str) -> str:
+        if crash_key in text:
+            raise ValueError("the model server fell over")
+        return solution
+
+    runner = make_runner(tmp_path, arc, Recorder(answer))
+    results = {r.task_id: r for r in run(runner, [tasks["00576224"], tasks["66e6c45b"]])}
+    broken = results["00576224"]
+    assert broken.error and "fell over" in broken.error and not broken.solved
+    assert all(a.steps == [] for a in broken.attempts)
+    assert results["66e6c45b"].solved and results["66e6c45b"].error is None
+    summary = build_summary(
+        runner.config, arc, list(results.values()), UsageSummary(), wall_seconds=1.0
+    )
+    assert summary["n_errors"] == 1 and summary["n_solved"] == 1
+
+
+def test_a_failed_retry_call_ends_the_attempt_with_a_recorded_error(
+    arc: ArcBenchmark, tasks: dict[str, ArcTask], tmp_path: Path
+) -> None:
+    def answer(text: str) -> str:
+        if RETRY in text:
+            raise ValueError("quota exceeded")
+        return IDENTITY
+
+    (result,) = run(make_runner(tmp_path, arc, Recorder(answer)), [tasks["00576224"]])
+    for attempt in result.attempts:
+        first, failed = attempt.steps
+        assert first.verified is False
+        assert failed.round == 1 and failed.error and "quota exceeded" in failed.error
+        assert attempt.correct == [False]
+    assert result.error and "quota exceeded" in result.error  # so that a resume redoes it
+
+
+def test_tasks_with_a_model_error_are_redone_on_resume(
+    arc: ArcBenchmark, tasks: dict[str, ArcTask], tmp_path: Path
+) -> None:
+    broken_key = "Example 1 input (2x2):\n86\n64"  # 00576224
+
+    def flaky(text: str) -> str:
+        if broken_key in text:
+            raise ValueError("connection reset")
+        return IDENTITY
+
+    picked = [tasks["00576224"], tasks["66e6c45b"]]
+    first = run(make_runner(tmp_path, arc, Recorder(flaky), retries=0), picked)
+    assert [r.error is not None for r in first] == [True, False]
+    again = Recorder(lambda text: IDENTITY)
+    second = run(make_runner(tmp_path, arc, again, retries=0), picked)
+    assert len(again.prompts) == 2 and all(broken_key in p for p in again.prompts)
+    assert [r.error for r in second] == [None, None]
+
+
+def test_aime_gets_no_retries(tmp_path: Path) -> None:
+    problems = load_problems(FIXTURES / "aime" / "problems.jsonl")[:1]
+    script = Recorder(lambda text: "\\boxed{4}")
+    (result,) = run(make_runner(tmp_path, AimeBenchmark(), script, retries=2), problems)
+    assert len(script.prompts) == 2
+    assert [len(a.steps) for a in result.attempts] == [1, 1]
+    assert result.attempts[0].steps[0].verified is None and not result.solved
+
+
+def test_each_finished_task_is_reported_and_written(
+    arc: ArcBenchmark, tasks: dict[str, ArcTask], tmp_path: Path
+) -> None:
+    done: list[str] = []
+    runner = make_runner(tmp_path, arc, Recorder(lambda text: IDENTITY), retries=0)
+    runner.on_task_done = lambda result: done.append(result.task_id)
+    picked = [tasks["66e6c45b"], tasks["00576224"], tasks["ca8de6ea"]]
+    results = run(runner, picked)
+    assert sorted(done) == sorted(t.id for t in picked)
+    assert [r.task_id for r in results] == [t.id for t in picked]  # processing order
+    assert sorted(runner.rundir.finished()) == sorted(done)
+
+
+def test_order_tasks_is_stable_without_seed_and_reproducible_with_one() -> None:
+    items = list(range(20))
+    assert order_tasks(items, None) == items
+    shuffled = order_tasks(items, 7)
+    assert shuffled == order_tasks(items, 7) and shuffled != items
+    assert sorted(shuffled) == items
+    assert order_tasks(items, 8) != shuffled
+
+
+def _memory(*sources: list[str]) -> Memory:
+    base = {
+        "types": [{"name": "grid", "definition": "list[list[int]]"}],
+        "concepts": [
+            {
+                "name": f"concept {i}",
+                "kind": "structure",
+                "provenance": {"sources": s},
+            }
+            for i, s in enumerate(sources)
+        ],
+    }
+    return Memory.model_validate(base)
+
+
+def test_hide_own_concepts_removes_entries_only_that_task_produced() -> None:
+    memory = _memory(["t1"], ["t1", "t2"], [], ["t2"])
+    hidden = hide_own_concepts(memory, "t1")
+    assert [c.name for c in hidden.concepts] == ["concept 1", "concept 2", "concept 3"]
+    assert [c.name for c in memory.concepts] == [f"concept {i}" for i in range(4)]
+    assert hide_own_concepts(memory, "t9") is memory
+
+
+def test_build_summary_marks_label_leaks(arc: ArcBenchmark, tmp_path: Path) -> None:
+    config = RunConfig(
+        benchmark="arc-agi-1",
+        model="scripted:x",
+        out=tmp_path,
+        memory=tmp_path / "m.json",
+        select="all",
+        update="online",
+        update_signal="oracle",
+    )
+    summary = build_summary(config, arc, [], UsageSummary(), wall_seconds=0.5)
+    assert summary["leaks_test_labels"] is True
+    assert summary["select"] == "all" and summary["memory"] == str(tmp_path / "m.json")
+    assert summary["n_tasks"] == 0 and summary["score"] == 0.0
+    plain = build_summary(config.model_copy(update={"memory": None}), arc, [], UsageSummary(), 0)
+    assert plain["select"] == "none" and plain["memory"] is None
