@@ -136,6 +136,17 @@ def _print_text(memory: Memory, path: Path, concepts: list[Concept], whole: bool
             console.print(f"    [blue]suggestion[/] {escape(lesson.suggestion)}")
 
 
+def _write_html(loaded: Memory, file: Path, out: Path) -> None:
+    from arcmemo.memory.store import atomic_write_text
+    from arcmemo.report import render_memory_page
+
+    try:
+        atomic_write_text(out, render_memory_page(loaded, title=f"memory {file.name}"))
+    except OSError as error:
+        raise click.ClickException(f"cannot write {out}: {error.strerror or error}") from None
+    click.echo(f"wrote {out}")
+
+
 @memory.command()
 @click.argument("file", type=_FILE)
 @click.option(
@@ -161,11 +172,26 @@ def _print_text(memory: Memory, path: Path, concepts: list[Concept], whole: bool
 @click.option(
     "--budget", type=int, default=None, help="Token budget of the selection view (--view)."
 )
+@click.option(
+    "--html",
+    "html_out",
+    type=_FILE,
+    default=None,
+    help="Write the whole memory as a browsable, searchable HTML page to this file.",
+)
 def show(
-    file: Path, names: tuple[str, ...], fmt: str, view: str | None, budget: int | None
+    file: Path,
+    names: tuple[str, ...],
+    fmt: str,
+    view: str | None,
+    budget: int | None,
+    html_out: Path | None,
 ) -> None:
     """Show a memory file, or some of its concepts."""
     loaded = _load(file)
+    if html_out is not None:
+        _write_html(loaded, file, html_out)
+        return
     if view is not None:
         if fmt != "text":
             raise click.UsageError("--view prints prompt text; it cannot be combined with --format")

@@ -22,8 +22,7 @@ _RUN_DIR = click.Path(exists=True, file_okay=False, path_type=Path)
     "compare",
     type=_RUN_DIR,
     multiple=True,
-    help="Another run directory to show side by side, with per-task wins and losses "
-    "(repeatable).",
+    help="Another run directory to show side by side, with per-task wins and losses (repeatable).",
 )
 @click.option(
     "--data",
