@@ -209,15 +209,23 @@ def test_first_prompt_shows_examples_and_test_inputs_but_never_test_outputs(
     for index, grid in enumerate(task.test_inputs, 1):
         assert f"Test {index} input (4x8):\n{format_grid(grid)}\n" in user.content
     for grid in task.test_outputs:
-        assert format_grid(grid) not in user.content
-    assert "`transform(grid)`" in user.content and "```python" in user.content
+        assert format_grid(grid) not in system.content + user.content
+    assert "`transform(grid)`" in system.content and "```python" in system.content
     assert "previous attempt" not in user.content
-    assert "Concepts" not in user.content
 
 
-def test_concepts_section_only_when_given(arc: ArcBenchmark, tasks: dict[str, ArcTask]) -> None:
-    _, user = arc.prompt(tasks["66e6c45b"], concepts="- corner placement", previous=None)
-    assert "### Concepts" in user.content and "- corner placement" in user.content
+def test_concepts_come_in_their_own_message_before_the_task(
+    arc: ArcBenchmark, tasks: dict[str, ArcTask]
+) -> None:
+    system, concepts, user = arc.prompt(
+        tasks["66e6c45b"], concepts="- corner placement", previous=None
+    )
+    assert system.role == "system" and concepts.role == user.role == "user"
+    assert "- corner placement" in concepts.content and concepts.cache_breakpoint
+    assert "Example 1 input" in user.content and "corner placement" not in user.content
+    assert "Concepts" not in "".join(
+        m.content for m in arc.prompt(tasks["66e6c45b"], concepts="", previous=None)
+    )
 
 
 def test_retry_prompt_shows_program_and_produced_vs_expected(
@@ -227,7 +235,7 @@ def test_retry_prompt_shows_program_and_produced_vs_expected(
     program = "def transform(grid):\n    return grid\n"
     step = arc.check(task, block(program))
     assert step.verified is False
-    _, user = arc.prompt(task, concepts="", previous=step)
+    user = arc.prompt(task, concepts="", previous=step)[-1]
     retry = user.content.split("### Your previous attempt", 1)[1]
     assert program.strip() in retry
     assert "passed 0 of 2" in retry
@@ -243,7 +251,7 @@ def test_retry_prompt_shows_the_traceback_of_a_crash(
     task = tasks["66e6c45b"]
     step = arc.check(task, block("def transform(grid):\n    return {}['missing']\n"))
     assert [c.error_kind for c in step.checks] == ["exception", "exception"]
-    _, user = arc.prompt(task, concepts="", previous=step)
+    user = arc.prompt(task, concepts="", previous=step)[-1]
     assert "KeyError" in user.content
     assert step.checks[0].error and step.checks[0].error in user.content
 
@@ -251,7 +259,7 @@ def test_retry_prompt_shows_the_traceback_of_a_crash(
 def test_retry_prompt_after_a_parse_failure(arc: ArcBenchmark, tasks: dict[str, ArcTask]) -> None:
     task = tasks["66e6c45b"]
     step = arc.check(task, "no code here")
-    _, user = arc.prompt(task, concepts="", previous=step)
+    user = arc.prompt(task, concepts="", previous=step)[-1]
     assert "(no program found in your answer)" in user.content
     assert step.parse_error and step.parse_error in user.content
 
