@@ -1,0 +1,145 @@
+"""Scripted runs the report tests render: ARC with retries and online memory, a baseline
+ARC run to compare with, and an AIME run. Built once per session (each takes seconds)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from arcmemo.config import RunConfig
+from arcmemo.memory.seeds import load_seed
+from arcmemo.models.client import ModelClient, ModelConfig
+from arcmemo.models.scripted import ScriptedProvider
+from arcmemo.pipeline import run_benchmark
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+ARC_TASKS = ["66e6c45b", "00576224", "68b67ca3", "e345f17b", "bbb1b8b6", "ca8de6ea"]
+XSS = "<script>alert('pwned')</script>"
+
+SELECTION_ANSWER = "I pick these.\n```yaml\n- tile grid\n- reflect grids\n- made up concept\n```"
+PSEUDOCODE_ANSWER = "<summary>copy corners</summary><pseudocode>corners of the core</pseudocode>"
+CONCEPTS_ANSWER = (
+    "```yaml\n"
+    "- name: tile grid\n"
+    "  cues: ['output size is a multiple of the input size']\n"
+    "- name: corner copy\n"
+    "  kind: routine\n"
+    "  routine_subtype: grid manipulation\n"
+    "  description: copy the inner block's corners to the grid corners\n"
+    "  parameters:\n"
+    "    - name: grid\n"
+    "      type: grid\n"
+    "  output_type: grid\n"
+    "```"
+)
+
+
+def _client(respond: Any, out: Path) -> ModelClient:
+    return ModelClient(
+        ScriptedProvider.from_script(respond),
+        config=ModelConfig(),
+        call_log_path=out / "calls.jsonl",
+    )
+
+
+def _run(config: RunConfig, respond: Any) -> None:
+    asyncio.run(run_benchmark(config, solver=_client(respond, config.out)))
+
+
+@pytest.fixture(scope="session")
+def arc_memory_run(tmp_path_factory: pytest.TempPathFactory, arc_plan: ModuleType) -> Path:
+    """ARC, 2 attempts x 2 retries, LLM selection, online memory updated every 2 tasks.
+
+    Every solve answer carries a script tag, to check that model text is escaped.
+    """
+    base = tmp_path_factory.mktemp("arc-memory")
+    memory = base / "memory-in.json"
+    load_seed("arc").save(memory)
+    plan = arc_plan.PlanScript(arc_plan.build_plan(str(base / "hostile.txt")))
+
+    def respond(messages: list[Any]) -> str:
+        text = "\n\n".join(m.content for m in messages)
+        if "Choose the concepts" in text:
+            return SELECTION_ANSWER + "\n" + XSS
+        if "<pseudocode>" in text:
+            return PSEUDOCODE_ANSWER
+        if "Abstract the reusable concepts" in text:
+            return CONCEPTS_ANSWER
+        return plan(messages) + "\n" + XSS + "\n"
+
+    config = RunConfig(
+        benchmark="arc-agi-1",
+        data=str(FIXTURES / "arc" / "eval"),
+        tasks=ARC_TASKS,
+        model="scripted:inline",
+        attempts=2,
+        retries=2,
+        memory=memory,
+        memory_out=base / "memory-out.json",
+        select="llm",
+        update="online",
+        update_every=2,
+        out=base / "run",
+    )
+    _run(config, respond)
+    return config.out
+
+
+@pytest.fixture(scope="session")
+def arc_baseline_run(tmp_path_factory: pytest.TempPathFactory, arc_plan: ModuleType) -> Path:
+    """ARC without memory: only bbb1b8b6 right (a loss of the memory run), 66e6c45b wrong."""
+    base = tmp_path_factory.mktemp("arc-baseline")
+    plan = arc_plan.build_plan(str(base / "hostile.txt"))
+    identity = [[arc_plan.IDENTITY], [arc_plan.IDENTITY]]
+    plan.update({tid: identity for tid in ("66e6c45b", "00576224", "e345f17b", "ca8de6ea")})
+    fill_gaps = "def transform(grid):\n" + arc_plan.FILL_GAPS
+    plan["bbb1b8b6"] = [[fill_gaps], [fill_gaps]]
+    config = RunConfig(
+        benchmark="arc-agi-1",
+        data=str(FIXTURES / "arc" / "eval"),
+        tasks=ARC_TASKS,
+        model="scripted:inline",
+        attempts=2,
+        retries=0,
+        out=base / "run",
+    )
+    _run(config, arc_plan.PlanScript(plan))
+    return config.out
+
+
+AIME_SCRIPT: dict[str, Any] = {
+    "Find $2 + 3$": [
+        {"text": "So the answer is \\boxed{5}.", "reasoning": "two plus three is five"},
+        {"text": "\\boxed{5}", "reasoning": "adding"},
+        {"text": "\\boxed{6}", "reasoning": "off by one"},
+    ],
+    "divisors of $2^{15}$": [
+        {"text": "\\boxed{16}", "reasoning": "exponent plus one"},
+        {"text": "\\boxed{15}", "reasoning": "forgot one"},
+        {"text": "\\boxed{15}", "reasoning": "forgot one again"},
+    ],
+    "remainder when": [
+        {"text": f"I refuse {XSS} to answer.", "reasoning": f"thinking {XSS}"},
+        {"text": "\\boxed{1073}", "reasoning": "too big"},
+        {"text": "\\boxed{73}", "reasoning": "mod 1000"},
+    ],
+}
+
+
+@pytest.fixture(scope="session")
+def aime_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """AIME with 3 attempts on the three toy problems."""
+    base = tmp_path_factory.mktemp("aime")
+    config = RunConfig(
+        benchmark="aime",
+        data=str(FIXTURES / "aime" / "problems.jsonl"),
+        model="scripted:inline",
+        attempts=3,
+        out=base / "run",
+    )
+    _run(config, AIME_SCRIPT)
+    return config.out

@@ -1,0 +1,212 @@
+"""Reports built from scripted runs: what they must show, and that model text is escaped."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from arcmemo.report import build_report, load_run, render_memory_page, render_report
+from arcmemo.report.views import anchor
+from tests.report.conftest import ARC_TASKS, FIXTURES, XSS
+
+ESCAPED_XSS = "&lt;script&gt;alert(&#39;pwned&#39;)&lt;/script&gt;"
+
+
+@pytest.fixture(scope="module")
+def arc_page(arc_memory_run: Path) -> str:
+    return build_report(arc_memory_run)
+
+
+@pytest.fixture(scope="module")
+def aime_page(aime_run: Path) -> str:
+    return build_report(aime_run)
+
+
+def _section(page: str, task_id: str) -> str:
+    """The HTML of one task's details section."""
+    start = page.index(f'<section class="task" id="{anchor("task", task_id)}"')
+    return page[start : page.index("\n</section>", start)]
+
+
+def _grid_html(grid: list[list[int]]) -> str:
+    return "".join(
+        "<tr>" + "".join(f'<td class="c{v}"></td>' for v in row) + "</tr>" for row in grid
+    )
+
+
+def test_overview_shows_summary_numbers_and_config(arc_page: str, arc_memory_run: Path) -> None:
+    summary = json.loads((arc_memory_run / "summary.json").read_text())
+    cards = arc_page[arc_page.index('id="summary-cards"') :]
+    assert f"{100 * summary['score']:.1f}%" in cards
+    for label in ("score", "strict score", "oracle@1", "oracle@2", "model calls", "wall time"):
+        assert f'<div class="k">{label}</div>' in cards
+    assert "configuration of run" in arc_page
+    assert "<td>update_every</td><td><code>2</code></td>" in arc_page
+
+
+def test_task_table_lists_every_task_with_status(arc_page: str) -> None:
+    table = arc_page[
+        arc_page.index('id="task-table"') : arc_page.index(
+            "</table>", arc_page.index('id="task-table"')
+        )
+    ]
+    rows = re.findall(r'<tr data-task="([^"]+)" data-status="([^"]+)">', table)
+    assert dict(rows) == {
+        "66e6c45b": "solved",
+        "00576224": "solved",
+        "68b67ca3": "unsolved",
+        "e345f17b": "solved",
+        "bbb1b8b6": "partial",
+        "ca8de6ea": "solved",
+    }
+    # processing order, as in task_order.json
+    assert [task for task, _ in rows] == ARC_TASKS
+    assert "th data-sort" in table and 'id="task-filter"' in arc_page
+
+
+def test_arc_task_shows_train_and_test_grids(arc_page: str) -> None:
+    raw = json.loads((FIXTURES / "arc" / "eval" / "66e6c45b.json").read_text())
+    section = _section(arc_page, "66e6c45b")
+    for pair in raw["train"]:
+        assert _grid_html(pair["input"]) in section
+        assert _grid_html(pair["output"]) in section
+    assert _grid_html(raw["test"][0]["input"]) in section
+    assert _grid_html(raw["test"][0]["output"]) in section  # the expected output
+
+
+def test_retries_show_each_program_with_feedback(arc_page: str) -> None:
+    section = _section(arc_page, "00576224")
+    # round 0 is the identity program, round 1 the fix; both with their feedback
+    assert section.count("round 0 (first try)") == 2
+    assert section.count("round 1 (retry with feedback)") == 2
+    assert "    return grid\n" in section
+    assert "same = np.tile(grid, (1, 3))" in section
+    assert "feedback: train pairs 0/2 passed" in section
+    assert "feedback: train pairs 2/2 passed" in section
+    crash = _section(arc_page, "68b67ca3")
+    assert "ZeroDivisionError" in crash
+    assert crash.count("round 2 (retry with feedback)") == 2
+
+
+def test_wrong_test_output_is_drawn_next_to_expected_with_marks(arc_page: str) -> None:
+    section = _section(arc_page, "bbb1b8b6")
+    # the spoiled program answers all zeros (4x4) on test 2: cells differing are marked
+    assert '<td class="c0 x"></td>' in section
+    assert "cells differ" in section
+    assert '<span class="bad">test 2 ✗</span>' in section
+    assert '<span class="ok">test 1 ✓</span>' in section
+    right = _section(arc_page, "66e6c45b")
+    assert ' x"' not in right.split("test output", 1)[1]
+
+
+def test_selected_concepts_link_to_memory_entries(arc_page: str) -> None:
+    section = _section(arc_page, "00576224")
+    links = re.findall(r'<a class="tag" href="#(mem-[^"]+)">([^<]+)</a>', section)
+    assert ("mem-tile-grid", "tile grid") in links
+    for target, _ in links:
+        assert f'id="{target}"' in arc_page
+    # a name the selector made up matches nothing: shown, but without a link
+    assert "made up concept" in section
+
+
+def test_concepts_written_from_solved_tasks(arc_page: str, arc_memory_run: Path) -> None:
+    outcomes = [
+        json.loads(x) for x in (arc_memory_run / "abstraction.jsonl").read_text().splitlines()
+    ]
+    writers = {o["task_id"] for o in outcomes if o["written"]}
+    assert writers
+    for task_id in writers:
+        section = _section(arc_page, task_id)
+        assert "written to memory from this task" in section
+        assert 'href="#mem-corner-copy">corner copy</a>' in section
+    unsolved = _section(arc_page, "68b67ca3")
+    assert "written to memory from this task" not in unsolved
+
+
+def test_memory_section_lists_added_concepts_usage_and_growth(arc_page: str) -> None:
+    memory = arc_page[arc_page.index('<section id="memory">') :]
+    added = memory[memory.index('<div class="added">') : memory.index('<div class="changed">')]
+    assert 'href="#mem-corner-copy">corner copy</a>' in added
+    changed = memory[memory.index('<div class="changed">') :]
+    assert 'href="#mem-tile-grid">tile grid</a>' in changed.split("</div>", 1)[0]
+    usage = memory[memory.index('id="usage-table"') :]
+    # every task selected "tile grid"; the run solved 4 of the 6
+    assert re.search(r'>tile grid</a></td><td class="num">\d+</td><td class="num">\d+</td>', usage)
+    assert "Memory size over batches" in arc_page
+    assert 'id="mem-search"' in memory
+    assert '<span class="badge added">added</span>' in memory
+
+
+def test_plots_are_inline_svg(arc_page: str) -> None:
+    for title in ("Score by retry depth", "oracle@k vs k", "Tokens per task (green: solved)"):
+        assert f">{title}</text>" in arc_page
+    assert arc_page.count("<svg") >= 4
+
+
+def test_model_text_is_escaped(arc_page: str, aime_page: str) -> None:
+    for page in (arc_page, aime_page):
+        assert XSS not in page
+        assert ESCAPED_XSS in page
+        # the only script element is the report's own
+        assert page.count("<script") == 1
+        assert "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
+        assert "https://" not in page
+
+
+def test_aime_report_shows_answers_against_the_correct_one(aime_page: str) -> None:
+    assert "pass@3" in aime_page and "maj@3" in aime_page and "avg@3" in aime_page
+    section = _section(aime_page, "toy-2")
+    assert "Find the number of positive divisors of $2^{15}$." in section
+    assert "correct answer: <b>16</b>" in section
+    assert "majority vote wrong" in section
+    answers = section[section.index('<table class="data answers">') :]
+    assert "<td>1</td><td>16</td><td>16</td>" in answers
+    assert answers.count("<td>15</td><td>15</td>") == 2
+    assert '<span class="ok">✓</span>' in answers and '<span class="bad">✗</span>' in answers
+    # reasoning is present but collapsed
+    assert "<details><summary>reasoning" in section and "forgot one again" in section
+    missing = _section(aime_page, "toy-3")
+    assert "no final answer found" in missing
+
+
+def test_compare_lists_wins_and_losses(arc_memory_run: Path, arc_baseline_run: Path) -> None:
+    page = build_report(arc_memory_run, compare=[arc_baseline_run])
+    compare = page[page.index('<section id="compare">') : page.index('<section id="details">')]
+
+    def listed(kind: str) -> list[str]:
+        start = compare.index(f'<div class="{kind}">')
+        return re.findall(
+            r'href="#task-[^"]+">([^<]+)</a>', compare[start : compare.index("</div>", start)]
+        )
+
+    assert sorted(listed("wins")) == sorted(["66e6c45b", "00576224", "e345f17b", "ca8de6ea"])
+    assert listed("losses") == ["bbb1b8b6"]
+    assert listed("neither") == ["68b67ca3"]
+    assert 'id="summary-table"' in page  # the runs' numbers side by side
+    assert page.count(">Score by retry depth</text>") == 1
+    # both folders are called "run": the labels fall back to the paths
+    assert f"<th data-sort>{arc_baseline_run}</th>" in page
+
+
+def test_report_without_reloadable_tasks_still_builds(arc_memory_run: Path, tmp_path: Path) -> None:
+    run = load_run(arc_memory_run, data=str(tmp_path / "moved-away"))
+    page = render_report(run)
+    assert "could not be reloaded" in page
+    assert 'id="task-66e6c45b"' in page
+    assert '<table class="grid"' in page  # produced outputs are still drawn
+
+
+def test_memory_page_groups_entries_and_escapes(arc_memory_run: Path) -> None:
+    run = load_run(arc_memory_run)
+    memory = run.final_memory
+    assert memory is not None
+    memory.concepts[0].description = XSS
+    page = render_memory_page(memory, title="memory <b>x</b>")
+    assert XSS not in page and ESCAPED_XSS in page
+    assert "memory &lt;b&gt;x&lt;/b&gt;" in page
+    assert "<b>structures</b>" in page and "<b>routines: grid manipulation</b>" in page
+    assert 'id="mem-search"' in page
+    assert page.count('class="entry" id="mem-') == len(memory.concepts)
