@@ -18,6 +18,7 @@ _COMMANDS: dict[str, str] = {
     "abstract": "arcmemo.cli.abstract:abstract",
     "select": "arcmemo.cli.select:select",
     "bench": "arcmemo.cli.bench:bench",
+    "puzzles": "arcmemo.cli.puzzles:puzzles",
     "report": "arcmemo.cli.report:report",
 }
 

@@ -1,0 +1,72 @@
+"""Re-running every check on puzzles already on disk (``arcmemo puzzles verify``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from arcmemo.benchmarks.arc import ArcTaskError, parse_task
+from arcmemo.puzzles.store import PuzzleStoreError, read_json, read_meta
+from arcmemo.puzzles.verify import VerificationReport, verify_module
+from arcmemo.sandbox.base import Sandbox
+
+
+class RecheckResult(BaseModel):
+    """The outcome for one puzzle file."""
+
+    puzzle_id: str
+    concept_id: str | None = None
+    report: VerificationReport | None = None
+    problems: list[str] = Field(
+        default_factory=list,
+        description="Failures outside the checks: unreadable files, a rebuilt puzzle that "
+        "differs from the file.",
+    )
+
+    @property
+    def passed(self) -> bool:
+        """Every check passed, and the rebuilt puzzle equals the file."""
+        return not self.problems and self.report is not None and self.report.passed
+
+
+def recheck_puzzle(sandbox: Sandbox, task_path: Path) -> RecheckResult:
+    """Rebuild a puzzle from its metadata (generator source and seed), re-run every check,
+    and compare the rebuilt puzzle with the task file."""
+    result = RecheckResult(puzzle_id=task_path.stem)
+    try:
+        raw = read_json(task_path)
+        task = parse_task(task_path.stem, raw, str(task_path))
+        meta = read_meta(task_path)
+    except (PuzzleStoreError, ArcTaskError) as error:
+        result.problems.append(str(error))
+        return result
+    result.concept_id = meta.concept_id
+    (puzzle,) = verify_module(
+        sandbox,
+        meta.generator_source,
+        [meta.seed],
+        config=meta.config,
+        grid_params=meta.grid_params,
+    )
+    result.report = puzzle.report
+    if puzzle.passed:
+        stored = (
+            [(p.input, p.output) for p in task.train],
+            list(zip(task.test_inputs, task.test_outputs, strict=True)),
+        )
+        rebuilt = (
+            [(p.input, p.output) for p in puzzle.train],
+            [(p.input, p.output) for p in puzzle.test],
+        )
+        if stored != rebuilt:
+            result.problems.append(
+                f"{task_path}: the puzzle rebuilt from its generator and seed {meta.seed} "
+                "differs from the file"
+            )
+    return result
+
+
+def recheck_folder(sandbox: Sandbox, task_paths: list[Path]) -> list[RecheckResult]:
+    """:func:`recheck_puzzle` for each task file, in order."""
+    return [recheck_puzzle(sandbox, path) for path in task_paths]

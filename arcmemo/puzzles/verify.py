@@ -1,0 +1,377 @@
+"""Checks that a generator module makes good helper puzzles that truly exercise its concept.
+
+A generator module (written by a model) defines ``concept_routine(...)``,
+``generate_input(rng)`` and ``transform(grid)``. :func:`verify_module` runs it in the
+sandbox through the trusted harness (``_harness.py``, appended to the module) and turns what
+comes back into one :class:`VerificationReport` per seed. The checks:
+
+* ``runs``: the module executes, defines the three functions, and neither
+  ``generate_input`` nor ``transform`` raises or times out;
+* ``well_formed``: every grid is rectangular, ints 0-9, at most 30x30; no output equals its
+  input; no output is all one color;
+* ``deterministic``: ``transform`` gives the same output when run again on the same input,
+  and building the puzzle twice from the same seed (in the same process, so a module that
+  draws from the global ``random`` or ``np.random`` state gets different numbers) gives
+  the same puzzle;
+* ``diverse``: ``generate_input`` yields ``train + test`` distinct inputs within the draw
+  budget;
+* ``exercises_concept``: every example calls ``concept_routine`` (traced by replacing the
+  module's global ``concept_routine`` with a wrapper), and with ``concept_routine`` replaced
+  by a neutral substitute every example's output changes (or the ablated run fails).
+  The substitute answers with the type of the real return value of the same call: when
+  that is a grid, the identity on the call's grid argument (the argument bound to a
+  parameter the ontology types ``grid``, else the first argument that is a valid grid), or
+  a blank grid of the real shape when there is none; otherwise a constant of the real type
+  (``0``, ``""``, ``[]``, ``None``, zeros for arrays...).
+
+Known limits: the harness shares the process with the module, so a module could in
+principle forge its results (models are not adversarial here; grids are re-validated in
+this process anyway), and a ``transform`` that reaches ``concept_routine`` through an alias
+bound at import time (``f = concept_routine``) is reported as never calling it.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from arcmemo.sandbox.base import CallResult, Sandbox, SandboxLimits
+from arcmemo.sandbox.grids import Grid, InvalidGridError, validate_grid
+
+CheckName = Literal["runs", "well_formed", "deterministic", "diverse", "exercises_concept"]
+CHECK_NAMES: tuple[CheckName, ...] = (
+    "runs",
+    "well_formed",
+    "deterministic",
+    "diverse",
+    "exercises_concept",
+)
+_HARNESS_FUNCTION = "_arcmemo_build_puzzle"
+_PROGRAM_FRAME = re.compile(r'^  File "<program>", line (\d+), in ')
+
+
+class PuzzleConfig(BaseModel):
+    """How puzzles are built and checked (stored with each puzzle so it can be re-checked)."""
+
+    train: int = Field(4, ge=4, description="Train pairs per puzzle (at least 4).")
+    test: int = Field(1, ge=1, description="Test pairs per puzzle.")
+    repeats: int = Field(
+        2, ge=1, description="Extra runs of transform per input for the determinism check."
+    )
+    draws_per_example: int = Field(
+        10, ge=1, description="Draw budget of generate_input per wanted distinct input."
+    )
+    timeout_s: float = Field(10.0, gt=0, description="Sandbox time limit to build one puzzle.")
+    memory_mb: int = Field(1024, gt=0, description="Sandbox memory limit.")
+
+    @property
+    def examples(self) -> int:
+        """Distinct examples a puzzle needs (train + test)."""
+        return self.train + self.test
+
+
+class CheckResult(BaseModel):
+    """The outcome of one check."""
+
+    name: CheckName = Field(description="Which check.")
+    status: Literal["passed", "failed", "skipped"] = Field(
+        description="'skipped' when an earlier failure made the check meaningless."
+    )
+    details: list[str] = Field(default_factory=list, description="What failed, and where.")
+
+
+class VerificationReport(BaseModel):
+    """Every check of one puzzle (one module, one seed)."""
+
+    seed: int = Field(description="Seed of the random.Random given to generate_input.")
+    checks: list[CheckResult] = Field(description="One entry per check, in CHECK_NAMES order.")
+
+    @property
+    def passed(self) -> bool:
+        """True when every check passed."""
+        return all(check.status == "passed" for check in self.checks)
+
+    def failed(self) -> list[CheckResult]:
+        """The checks that failed."""
+        return [check for check in self.checks if check.status == "failed"]
+
+    def summary(self) -> str:
+        """One line: ``passed`` or the failed check names."""
+        failed = [check.name for check in self.failed()]
+        return "passed" if not failed else "failed: " + ", ".join(failed)
+
+
+class PuzzlePair(BaseModel):
+    """One example of a puzzle."""
+
+    input: Grid
+    output: Grid
+
+
+class VerifiedPuzzle(BaseModel):
+    """The puzzle one seed produced, and its report; ``train``/``test`` are empty on failure."""
+
+    seed: int
+    train: list[PuzzlePair] = Field(default_factory=list)
+    test: list[PuzzlePair] = Field(default_factory=list)
+    report: VerificationReport
+
+    @property
+    def passed(self) -> bool:
+        """True when every check passed."""
+        return self.report.passed
+
+    def task_json(self) -> dict[str, Any]:
+        """The puzzle as a standard ARC task object."""
+        return {
+            "train": [pair.model_dump() for pair in self.train],
+            "test": [pair.model_dump() for pair in self.test],
+        }
+
+
+@cache
+def harness_source() -> str:
+    """The trusted harness code appended to every generator module."""
+    return Path(__file__).with_name("_harness.py").read_text(encoding="utf-8")
+
+
+def with_harness(source: str) -> str:
+    """The module followed by the harness, as one program."""
+    return source.rstrip("\n") + "\n\n\n" + harness_source()
+
+
+def example_label(index: int, train: int) -> str:
+    """``train 1`` ... ``train N``, then ``test 1`` ...; 1-based as people count."""
+    return f"train {index + 1}" if index < train else f"test {index - train + 1}"
+
+
+def clean_traceback(error: str, module_lines: int) -> str:
+    """Drop the harness' own frames from a sandbox traceback (lines past the module)."""
+    lines = error.splitlines()
+    kept: list[str] = []
+    skip_source = False
+    for line in lines:
+        match = _PROGRAM_FRAME.match(line)
+        if match:
+            skip_source = int(match.group(1)) > module_lines
+            if not skip_source:
+                kept.append(line)
+            continue
+        if skip_source and line.startswith("    "):
+            skip_source = False
+            continue
+        skip_source = False
+        kept.append(line)
+    return "\n".join(kept)
+
+
+def _grid_problem(value: Any) -> str | None:
+    try:
+        validate_grid(value)
+    except InvalidGridError as error:
+        return str(error).removeprefix("output ")
+    return None
+
+
+def _grouped(entries: list[tuple[str, str]]) -> list[str]:
+    """``(where, message)`` pairs as lines, one per distinct message listing every place."""
+    places: dict[str, list[str]] = {}
+    for where, message in entries:
+        places.setdefault(message, []).append(where)
+    return [f"{', '.join(wheres)}: {message}" for message, wheres in places.items()]
+
+
+def _request(seed: int, config: PuzzleConfig, grid_params: list[str]) -> dict[str, Any]:
+    return {
+        "seed": seed,
+        "examples": config.examples,
+        "max_draws": config.examples * config.draws_per_example,
+        "repeats": config.repeats,
+        "grid_params": grid_params,
+    }
+
+
+def _puzzle_view(value: Any) -> list[tuple[Any, Any]]:
+    examples = value.get("examples", []) if isinstance(value, dict) else []
+    return [(e.get("input"), e.get("output")) for e in examples if isinstance(e, dict)]
+
+
+def judge(
+    first: CallResult,
+    second: CallResult,
+    *,
+    seed: int,
+    config: PuzzleConfig,
+    module_lines: int,
+) -> VerifiedPuzzle:
+    """Decide every check from two harness builds of the same seed (pure; no sandbox)."""
+    checks: dict[CheckName, CheckResult] = {}
+
+    def record(name: CheckName, details: list[str]) -> None:
+        checks[name] = CheckResult(
+            name=name, status="failed" if details else "passed", details=details
+        )
+
+    def report() -> VerificationReport:
+        ordered = [
+            checks.get(name, CheckResult(name=name, status="skipped")) for name in CHECK_NAMES
+        ]
+        return VerificationReport(seed=seed, checks=ordered)
+
+    value = first.value if first.ok else None
+    if not first.ok or not isinstance(value, dict) or not isinstance(value.get("examples"), list):
+        reason = first.error or "the harness returned no puzzle"
+        if first.error_kind == "timeout":
+            reason += " (an endless loop, or generate_input retrying forever?)"
+        record("runs", [clean_traceback(reason, module_lines)])
+        return VerifiedPuzzle(seed=seed, report=report())
+    record("runs", [])
+    examples: list[dict[str, Any]] = [e for e in value["examples"] if isinstance(e, dict)]
+
+    def label(index: int) -> str:
+        return example_label(index, config.train)
+
+    # well-formed
+    problems: list[str] = []
+    if value.get("input_error"):
+        problems.append(f"draw {value.get('draws')}: {value['input_error']}")
+    for index, example in enumerate(examples):
+        where = label(index)
+        input_problem = _grid_problem(example.get("input"))
+        if input_problem:
+            problems.append(f"{where}: the input grid {input_problem}")
+            continue
+        if example.get("output_error"):
+            problems.append(f"{where}: {example['output_error']}")
+            continue
+        output_problem = _grid_problem(example.get("output"))
+        if output_problem:
+            problems.append(f"{where}: the output grid {output_problem}")
+            continue
+        output = validate_grid(example["output"])
+        if output == validate_grid(example["input"]):
+            problems.append(f"{where}: the output equals the input")
+        colors = {cell for row in output for cell in row}
+        if len(colors) == 1:
+            problems.append(f"{where}: the output is all one color ({colors.pop()})")
+    record("well_formed", problems)
+
+    # deterministic
+    problems = _grouped(
+        [
+            (
+                label(index),
+                "transform gave a different output when run again on the same input "
+                "(transform must not use randomness or global state)",
+            )
+            for index, example in enumerate(examples)
+            if example.get("repeat_mismatch")
+        ]
+    )
+    if not second.ok:
+        problems.append(
+            f"building the puzzle a second time from seed {seed} failed: "
+            + clean_traceback(second.error or "no result", module_lines)
+        )
+    else:
+        again = _puzzle_view(second.value)
+        mine = _puzzle_view(value)
+        differing = [
+            label(index)
+            for index in range(max(len(mine), len(again)))
+            if index >= len(mine) or index >= len(again) or mine[index] != again[index]
+        ]
+        if differing:
+            problems.append(
+                f"the same seed {seed} gave a different puzzle ({', '.join(differing)} "
+                "differ): generate_input must draw all randomness from its rng argument, "
+                "and transform must not use randomness at all"
+            )
+    record("deterministic", problems)
+
+    # diverse
+    if not value.get("input_error"):
+        problems = []
+        if len(examples) < config.examples:
+            problems.append(
+                f"generate_input gave only {len(examples)} distinct inputs in "
+                f"{value.get('draws')} draws; a puzzle needs {config.train} train + "
+                f"{config.test} test = {config.examples} distinct inputs (vary sizes, "
+                "positions, colors and counts with rng)"
+            )
+        record("diverse", problems)
+
+    # exercises the concept
+    entries: list[tuple[str, str]] = []
+    for index, example in enumerate(examples):
+        if example.get("output") is None:
+            continue
+        where = label(index)
+        if not example.get("calls"):
+            entries.append(
+                (
+                    where,
+                    "transform never called concept_routine (call it by that global name: "
+                    "it is traced by replacing the name)",
+                )
+            )
+            continue
+        if example.get("ablated_error") is None and example.get("ablated_output") == example.get(
+            "output"
+        ):
+            entries.append(
+                (
+                    where,
+                    "with concept_routine replaced by a neutral substitute (identity on its "
+                    "grid argument, or a blank value of its return type) the output is "
+                    "unchanged, so the concept is not load-bearing; make the output depend on "
+                    "what concept_routine returns, and make every input need it",
+                )
+            )
+    record("exercises_concept", _grouped(entries))
+
+    puzzle = VerifiedPuzzle(seed=seed, report=report())
+    if puzzle.passed:
+        pairs = [
+            PuzzlePair(input=validate_grid(e["input"]), output=validate_grid(e["output"]))
+            for e in examples[: config.examples]
+        ]
+        puzzle.train, puzzle.test = pairs[: config.train], pairs[config.train :]
+    return puzzle
+
+
+def verify_module(
+    sandbox: Sandbox,
+    source: str,
+    seeds: list[int],
+    *,
+    config: PuzzleConfig | None = None,
+    grid_params: list[str] | None = None,
+) -> list[VerifiedPuzzle]:
+    """Build and check one puzzle per seed from the generator module ``source``.
+
+    All builds run in one sandbox process (each seed twice in a row, for the determinism
+    check); a timeout or crash only costs the build it happened in.
+    """
+    config = config or PuzzleConfig()
+    if not seeds:
+        return []
+    requests = [_request(seed, config, grid_params or []) for seed in seeds]
+    args_list = [[request] for request in requests for _ in range(2)]
+    limits = SandboxLimits(timeout_s=config.timeout_s, memory_mb=config.memory_mb)
+    results = sandbox.call(with_harness(source), _HARNESS_FUNCTION, args_list, limits=limits)
+    module_lines = len(source.rstrip("\n").splitlines())
+    return [
+        judge(
+            results[2 * index],
+            results[2 * index + 1],
+            seed=seed,
+            config=config,
+            module_lines=module_lines,
+        )
+        for index, seed in enumerate(seeds)
+    ]
