@@ -1,6 +1,7 @@
 """The sandbox worker: a warm "zygote" interpreter that forks one child per program.
 
-Started by :mod:`arcmemo.sandbox.local` as ``python -I _worker.py BASE_DIR`` with a minimal
+Started by :mod:`arcmemo.sandbox.local` as ``python -I _worker.py BASE_DIR [MODULE...]`` (the
+modules are imported once, in addition to numpy and common standard modules) with a minimal
 environment (and inside a new network namespace where ``unshare -n`` is permitted). It
 imports numpy and other common modules once, then serves requests read from stdin:
 
@@ -27,6 +28,7 @@ for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_variable] = "1"
 
 import contextlib  # noqa: E402
+import gc  # noqa: E402
 import importlib  # noqa: E402
 import io  # noqa: E402
 import json  # noqa: E402
@@ -43,18 +45,18 @@ from typing import Any  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _guard  # noqa: E402
-import _inert_ctypes  # noqa: E402
+import _inert_modules  # noqa: E402
 
 del sys.path[0]
-# Before any library import: the real ctypes must never be loaded in this process.
-_inert_ctypes.install()
+# Before any library import: the real ctypes and _posixsubprocess never load in this process.
+_inert_modules.install()
 
 import numpy as np  # noqa: E402
 
-_inert_ctypes.install_numpy_ctypeslib()
+_inert_modules.install_numpy_ctypeslib()
 
 # Modules ARC programs commonly import, loaded once so that children fork with them warm.
-_PRELOAD = (
+_PRELOAD_DEFAULT = (
     "collections",
     "itertools",
     "functools",
@@ -72,7 +74,6 @@ _PRELOAD = (
     "enum",
     "queue",
     "traceback",
-    "scipy.ndimage",
 )
 _PROGRAM_FILENAME = "<program>"
 _MAX_MESSAGE_BYTES = 64 * 1024 * 1024
@@ -304,6 +305,20 @@ def _set_limits(limits: dict[str, Any], n_calls: int) -> None:
     resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
 
 
+def _close_inherited_fds(keep: int) -> None:
+    # Listing the open descriptors is much faster than closing every possible number.
+    try:
+        open_fds = [int(name) for name in os.listdir("/proc/self/fd")]
+    except OSError:
+        os.closerange(3, keep)
+        os.closerange(keep + 1, 65536)
+        return
+    for fd in open_fds:
+        if fd > 2 and fd != keep:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
 def _child_main(request: dict[str, Any], start: int, out_fd: int, workdir: str) -> None:
     # Own process group (killed as a whole on timeout), but the zygote's session, so that
     # the parent can find and kill every process of a worker even if the zygote is gone.
@@ -311,8 +326,7 @@ def _child_main(request: dict[str, Any], start: int, out_fd: int, workdir: str) 
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)
-    os.closerange(3, out_fd)
-    os.closerange(out_fd + 1, 65536)
+    _close_inherited_fds(keep=out_fd)
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):
         signal.signal(signum, signal.SIG_DFL)
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # over-large writes raise OSError instead
@@ -552,7 +566,10 @@ def _run_child(request: dict[str, Any], start: int, results: list[Any], base_dir
         return n
     finally:
         os.close(read_fd)
-        shutil.rmtree(workdir, ignore_errors=True)
+        try:
+            os.rmdir(workdir)  # the common case: the program wrote nothing
+        except OSError:
+            shutil.rmtree(workdir, ignore_errors=True)
 
 
 def _serve(base_dir: str) -> None:
@@ -572,8 +589,9 @@ def main() -> None:
     """Entry point of the zygote process."""
     global _READ_ROOTS
     base_dir = sys.argv[1]
+    preload = [*_PRELOAD_DEFAULT, *sys.argv[2:]]
     # The zygote ends when its stdin reaches EOF, which happens when the parent dies.
-    for name in _PRELOAD:
+    for name in preload:
         with contextlib.suppress(ImportError):
             importlib.import_module(name)
     _READ_ROOTS = _python_roots()
@@ -585,6 +603,8 @@ def main() -> None:
     ]
     sys.path_importer_cache.clear()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # Objects that exist now are never collected; this keeps the children's pages shared.
+    gc.freeze()
     _write_frame(1, {"hello": os.getpid(), "read_roots": list(_READ_ROOTS)})
     _serve(base_dir)
 

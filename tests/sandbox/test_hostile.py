@@ -129,6 +129,7 @@ def test_file_size_limit(sandbox: Sandbox) -> None:
         "import os\nos.spawnv(os.P_WAIT, '/usr/bin/touch', ['touch', MARK])",
         "import multiprocessing\np = multiprocessing.Process(target=print)\np.start()",
         "import pty\npty.spawn(['touch', MARK])",
+        "import sys, subprocess\nsys.modules['_posixsubprocess'].fork_exec(['touch', MARK])",
     ],
 )
 def test_process_creation_is_refused(sandbox: Sandbox, tmp_path: Path, spawn: str) -> None:

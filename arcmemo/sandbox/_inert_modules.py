@@ -1,4 +1,10 @@
-"""An inert stand-in for :mod:`ctypes`, installed in the worker before any library import.
+"""Inert stand-ins for native modules that bypass audit hooks; installed in the worker first.
+
+``_posixsubprocess.fork_exec`` forks and execs without any audit event (``subprocess.Popen``
+raises one, but the native function can be called directly), so the worker registers a stub
+whose ``fork_exec`` refuses; ``subprocess`` still imports (scipy imports it lazily).
+
+The ctypes stub:
 
 ctypes gives direct access to native memory and functions, which defeats any in-process
 policy (``ctypes.memmove`` and pointer indexing raise no audit event). numpy and scipy import
@@ -70,13 +76,23 @@ def build() -> types.ModuleType:
     return module
 
 
+def _refuse_fork_exec(*args: Any, **kwargs: Any) -> NoReturn:
+    from _guard import SandboxViolation  # a sibling module in the worker process
+
+    raise SandboxViolation("sandbox: process creation (_posixsubprocess.fork_exec) refused")
+
+
 def install() -> None:
-    """Register the stub as ``ctypes`` and make the native modules unimportable."""
-    if "ctypes" in sys.modules and not getattr(sys.modules["ctypes"], "__getattr__", None):
-        raise RuntimeError("the real ctypes module is already loaded")
+    """Register the stubs; the real ctypes and _posixsubprocess must not be loaded yet."""
+    for name in ("ctypes", "_ctypes", "_posixsubprocess"):
+        if name in sys.modules:
+            raise RuntimeError(f"the real {name} module is already loaded")
     sys.modules["ctypes"] = build()
     for name in ("_ctypes", "ctypes.util", "ctypes.wintypes", "ctypes.macholib"):
         sys.modules[name] = None  # type: ignore[assignment]
+    posixsubprocess = types.ModuleType("_posixsubprocess", "stub: process creation refused")
+    posixsubprocess.fork_exec = _refuse_fork_exec  # type: ignore[attr-defined]
+    sys.modules["_posixsubprocess"] = posixsubprocess
 
 
 def install_numpy_ctypeslib() -> None:
