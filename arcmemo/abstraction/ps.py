@@ -121,9 +121,15 @@ def parse_concepts(text: str, memory: Memory) -> tuple[list[Concept], list[str]]
             )
             errors.append(f"{label}: {details}")
             continue
-        concept = harvest_typedefs(scratch, concept)
+        # Check types against a scratch vocabulary, but return the concept with its inline
+        # typedefs intact: Memory.add harvests them into the real vocabulary.
+        harvested = harvest_typedefs(scratch, concept)
         missing = sorted(
-            {n for ref in concept.type_references() for n in unresolved(ref, scratch.type_names())}
+            {
+                n
+                for ref in harvested.type_references()
+                for n in unresolved(ref, scratch.type_names())
+            }
         )
         if missing:
             errors.append(
