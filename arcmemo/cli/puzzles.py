@@ -76,8 +76,8 @@ def generate(
     from arcmemo.memory.ontology import Memory
     from arcmemo.puzzles.generate import (
         generate_puzzles,
-        grid_parameters,
         resolve_concepts,
+        routine_hints,
     )
     from arcmemo.puzzles.store import write_outcome
     from arcmemo.puzzles.verify import PuzzleConfig
@@ -105,7 +105,7 @@ def generate(
                 model=model.spec,
                 memory=str(memory_path),
                 config=config,
-                grid_params=grid_parameters(concept),
+                hints=routine_hints(concept),
                 wanted=len(seeds),
             )
             written.extend(paths)

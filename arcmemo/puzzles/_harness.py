@@ -112,27 +112,33 @@ def _arcmemo_grid_argument(
     return None
 
 
-def _arcmemo_neutral(real_routine, real_returns, grid_params):  # type: ignore[no-untyped-def]
+def _arcmemo_neutral(real_routine, real_returns, hints):  # type: ignore[no-untyped-def]
     """The neutral substitute for ``concept_routine`` in the ablated run.
 
-    Its k-th call answers with the type of the k-th real return value of the same example
-    (the last one when the ablated run makes more calls): when that value is a grid, the
+    Its k-th call answers like the k-th real call of the same example (the last one when
+    the ablated run makes more calls). When the routine returns a grid (the ontology's
+    ``output_type`` says so; without one, when the real value is a valid grid): the
     identity on the call's grid argument (a copy), or a blank grid of the real shape when
-    the call has no grid argument; otherwise a constant of that type (0, "", [], None...).
+    the call has no grid argument. Otherwise a constant of the real value's type
+    (0, "", [], None, zeros for arrays...).
     """
     state = {"calls": 0}
+    grid_params = list(hints.get("grid_params", []))
+    returns_grid = hints.get("returns_grid")
 
     def substitute(*args, **kwargs):  # type: ignore[no-untyped-def]
         index = min(state["calls"], len(real_returns) - 1)
         state["calls"] += 1
         real = real_returns[index] if real_returns else None
-        if real is not None and _arcmemo_grid_problem(real) is None:
+        real_is_grid = real is not None and _arcmemo_grid_problem(real) is None
+        if returns_grid or (returns_grid is None and real_is_grid):
             grid = _arcmemo_grid_argument(real_routine, args, kwargs, grid_params)
             if grid is not None:
                 return _arcmemo_copy_grid(grid)
             if isinstance(real, _arcmemo_np.ndarray):
                 return _arcmemo_np.zeros_like(real)
-            return [[0 for _ in row] for row in real]
+            if real_is_grid:
+                return [[0 for _ in row] for row in real]
         return _arcmemo_blank(real)
 
     return substitute
@@ -161,14 +167,14 @@ _ARCMEMO_REAL: dict = {}
 
 def _arcmemo_build_puzzle(request: dict) -> dict:
     """Build one puzzle; see the module docstring. ``request`` keys: seed, examples,
-    max_draws, repeats, grid_params."""
+    max_draws, repeats, hints ({grid_params, returns_grid})."""
     namespace = globals()
     for name in ("concept_routine", "generate_input", "transform"):
         if not callable(namespace.get(name)):
             raise NameError(f"the module defines no function {name}()")
     real_routine = namespace["concept_routine"]
     _ARCMEMO_REAL["routine"] = real_routine
-    grid_params = list(request.get("grid_params", []))
+    hints = dict(request.get("hints") or {})
     rng = _arcmemo_random.Random(request["seed"])
     examples: list[dict] = []
     seen: set[str] = set()
@@ -188,11 +194,11 @@ def _arcmemo_build_puzzle(request: dict) -> dict:
         if key in seen:
             continue
         seen.add(key)
-        examples.append(_arcmemo_example(grid, real_routine, grid_params, request["repeats"]))
+        examples.append(_arcmemo_example(grid, real_routine, hints, request["repeats"]))
     return {"examples": examples, "draws": draws, "input_error": None}
 
 
-def _arcmemo_example(grid: list, real_routine, grid_params: list, repeats: int) -> dict:  # type: ignore[no-untyped-def]
+def _arcmemo_example(grid: list, real_routine, hints: dict, repeats: int) -> dict:  # type: ignore[no-untyped-def]
     log: list = []
     output = _arcmemo_run_transform(grid, _arcmemo_traced(real_routine, log))
     record: dict = {"input": grid, "calls": len(log), "output": None, "output_error": None}
@@ -209,7 +215,7 @@ def _arcmemo_example(grid: list, real_routine, grid_params: list, repeats: int) 
     record["ablated_output"] = None
     record["ablated_error"] = None
     try:
-        ablated = _arcmemo_run_transform(grid, _arcmemo_neutral(real_routine, log, grid_params))
+        ablated = _arcmemo_run_transform(grid, _arcmemo_neutral(real_routine, log, hints))
     except BaseException as error:  # any failure of the ablated run counts
         record["ablated_error"] = f"{type(error).__name__}: {error}"[:300]
         return record

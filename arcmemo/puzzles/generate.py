@@ -24,7 +24,7 @@ from arcmemo.memory.ontology import Concept, Memory
 from arcmemo.memory.types import type_names
 from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient
-from arcmemo.puzzles.verify import PuzzleConfig, VerifiedPuzzle, verify_module
+from arcmemo.puzzles.verify import PuzzleConfig, RoutineHints, VerifiedPuzzle, verify_module
 from arcmemo.sandbox.base import Sandbox
 
 REQUIRED_FUNCTIONS = ("concept_routine", "generate_input", "transform")
@@ -84,12 +84,17 @@ def python_name(name: str) -> str:
     return "_" + cleaned if cleaned[0].isdigit() else cleaned
 
 
-def grid_parameters(concept: Concept) -> list[str]:
-    """Python names of the concept's parameters typed ``grid`` (the identity substitute's
-    preferred grid argument)."""
-    return [
-        python_name(p.name) for p in concept.parameters if (p.type or "").strip().lower() == "grid"
-    ]
+def routine_hints(concept: Concept) -> RoutineHints:
+    """What the ontology says about the routine's grid parameters and result type."""
+    output = (concept.output_type or "").strip().lower()
+    return RoutineHints(
+        grid_params=[
+            python_name(p.name)
+            for p in concept.parameters
+            if (p.type or "").strip().lower() == "grid"
+        ],
+        returns_grid=(output == "grid") if output else None,
+    )
 
 
 def concept_version(concept: Concept) -> str:
@@ -176,7 +181,7 @@ async def generate_for_concept(
     config = config or PuzzleConfig()
     outcome = ConceptOutcome(concept_id=concept.id, concept_name=concept.name)
     conversation = build_messages(memory, concept, config)
-    grid_params = grid_parameters(concept)
+    hints = routine_hints(concept)
     for round_ in range(repairs + 1):
         (completion,) = await model.generate(
             conversation, stage=STAGE if round_ == 0 else f"{STAGE}-repair", task_id=concept.id
@@ -193,7 +198,7 @@ async def generate_for_concept(
                 attempt.source,
                 seeds,
                 config=config,
-                grid_params=grid_params,
+                hints=hints,
             )
         outcome.attempts.append(attempt)
         if attempt.passed:

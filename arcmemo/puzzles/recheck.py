@@ -47,7 +47,7 @@ def recheck_puzzle(sandbox: Sandbox, task_path: Path) -> RecheckResult:
         meta.generator_source,
         [meta.seed],
         config=meta.config,
-        grid_params=meta.grid_params,
+        hints=meta.hints,
     )
     result.report = puzzle.report
     if puzzle.passed:

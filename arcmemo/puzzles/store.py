@@ -25,7 +25,12 @@ from pydantic import BaseModel, Field, ValidationError
 from arcmemo.memory.ontology import Concept, utc_now
 from arcmemo.memory.store import atomic_write_text
 from arcmemo.puzzles.generate import ConceptOutcome, concept_version
-from arcmemo.puzzles.verify import PuzzleConfig, VerificationReport, VerifiedPuzzle
+from arcmemo.puzzles.verify import (
+    PuzzleConfig,
+    RoutineHints,
+    VerificationReport,
+    VerifiedPuzzle,
+)
 
 META_DIR = "meta"
 PROGRAMS_DIR = "programs"
@@ -51,8 +56,8 @@ class PuzzleMeta(BaseModel):
     seed: int = Field(description="Seed of the random.Random given to generate_input.")
     attempt: int = Field(0, description="0 = first answer, 1 = after one repair round.")
     generator_source: str = Field(description="The generator module.")
-    grid_params: list[str] = Field(
-        default_factory=list, description="Parameters the ontology types 'grid'."
+    hints: RoutineHints = Field(
+        default_factory=RoutineHints, description="What the neutral substitute was told."
     )
     config: PuzzleConfig = Field(description="How the puzzle was built and checked.")
     report: VerificationReport = Field(description="The checks when the puzzle was made.")
@@ -97,7 +102,7 @@ def write_outcome(
     model: str,
     memory: str | None,
     config: PuzzleConfig,
-    grid_params: list[str],
+    hints: RoutineHints,
     wanted: int,
 ) -> list[Path]:
     """Write a concept's accepted puzzles and, if fewer than ``wanted``, its failure record."""
@@ -116,7 +121,7 @@ def write_outcome(
             seed=puzzle.seed,
             attempt=final.round,
             generator_source=final.source,
-            grid_params=grid_params,
+            hints=hints,
             config=config,
             report=puzzle.report,
         )

@@ -74,6 +74,21 @@ class PuzzleConfig(BaseModel):
         return self.train + self.test
 
 
+class RoutineHints(BaseModel):
+    """What the ontology says about ``concept_routine``, used by the neutral substitute."""
+
+    grid_params: list[str] = Field(
+        default_factory=list,
+        description="Python names of the parameters typed 'grid': the preferred grid argument "
+        "of the identity substitute.",
+    )
+    returns_grid: bool | None = Field(
+        None,
+        description="Whether the routine returns a grid (output_type 'grid'); None when the "
+        "ontology does not say, then the real return value decides.",
+    )
+
+
 class CheckResult(BaseModel):
     """The outcome of one check."""
 
@@ -185,13 +200,13 @@ def _grouped(entries: list[tuple[str, str]]) -> list[str]:
     return [f"{', '.join(wheres)}: {message}" for message, wheres in places.items()]
 
 
-def _request(seed: int, config: PuzzleConfig, grid_params: list[str]) -> dict[str, Any]:
+def _request(seed: int, config: PuzzleConfig, hints: RoutineHints) -> dict[str, Any]:
     return {
         "seed": seed,
         "examples": config.examples,
         "max_draws": config.examples * config.draws_per_example,
         "repeats": config.repeats,
-        "grid_params": grid_params,
+        "hints": hints.model_dump(),
     }
 
 
@@ -350,7 +365,7 @@ def verify_module(
     seeds: list[int],
     *,
     config: PuzzleConfig | None = None,
-    grid_params: list[str] | None = None,
+    hints: RoutineHints | None = None,
 ) -> list[VerifiedPuzzle]:
     """Build and check one puzzle per seed from the generator module ``source``.
 
@@ -360,7 +375,7 @@ def verify_module(
     config = config or PuzzleConfig()
     if not seeds:
         return []
-    requests = [_request(seed, config, grid_params or []) for seed in seeds]
+    requests = [_request(seed, config, hints or RoutineHints()) for seed in seeds]
     args_list = [[request] for request in requests for _ in range(2)]
     limits = SandboxLimits(timeout_s=config.timeout_s, memory_mb=config.memory_mb)
     results = sandbox.call(with_harness(source), _HARNESS_FUNCTION, args_list, limits=limits)

@@ -1,0 +1,27 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from arcmemo.memory.ontology import Memory
+from arcmemo.memory.seeds import load_seed
+from arcmemo.sandbox import Sandbox, get_sandbox
+
+REPO = Path(__file__).resolve().parents[2]
+HANDWRITTEN = REPO / "puzzles" / "handwritten"
+SAMPLES = REPO / "puzzles" / "samples"
+
+
+@pytest.fixture(scope="module")
+def sandbox() -> Iterator[Sandbox]:
+    box = get_sandbox("local", max_workers=2)
+    yield box
+    box.close()
+
+
+@pytest.fixture(scope="session")
+def arc_memory() -> Memory:
+    """The seed ARC ontology as a memory."""
+    return load_seed("arc")
