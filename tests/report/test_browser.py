@@ -1,0 +1,196 @@
+"""Open a generated report in headless Chromium: no console errors, grids visibly painted,
+the table's filter and sort work, concept links open their entries.
+
+Skipped when no Chromium is installed (Debian: ``apt-get install -y chromium``). Set
+``ARCMEMO_REPORT_SCREENSHOT=FILE.png`` to keep a screenshot of the report's top.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import struct
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from arcmemo.report import write_report
+from tests.report.chromium import Browser, find_chromium
+from tests.report.conftest import FIXTURES
+
+CHROMIUM = find_chromium()
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="Chromium is not installed (Debian/Ubuntu: apt-get install -y chromium)",
+)
+
+# The standard ARC palette, as the report's CSS paints colors 0-9.
+PALETTE = {
+    0: (0, 0, 0),
+    1: (0, 116, 217),
+    2: (255, 65, 54),
+    3: (46, 204, 64),
+    4: (255, 220, 0),
+    5: (170, 170, 170),
+    6: (240, 18, 190),
+    7: (255, 133, 27),
+    8: (127, 219, 255),
+    9: (135, 12, 37),
+}
+
+
+def decode_png(data: bytes) -> tuple[int, int, list[tuple[int, int, int]]]:
+    """Width, height and RGB pixels of an 8-bit, non-interlaced RGB/RGBA PNG."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    offset, idat, header = 8, b"", b""
+    while offset < len(data):
+        (length,) = struct.unpack(">I", data[offset : offset + 4])
+        kind = data[offset + 4 : offset + 8]
+        body = data[offset + 8 : offset + 8 + length]
+        if kind == b"IHDR":
+            header = body
+        elif kind == b"IDAT":
+            idat += body
+        offset += 12 + length
+    width, height, depth, color, _, _, interlace = struct.unpack(">IIBBBBB", header)
+    assert depth == 8 and color in (2, 6) and interlace == 0, "unsupported PNG"
+    channels = 3 if color == 2 else 4
+    raw = zlib.decompress(idat)
+    stride = width * channels
+    rows: list[bytearray] = []
+    previous = bytearray(stride)
+    position = 0
+    for _ in range(height):
+        kind, line = raw[position], bytearray(raw[position + 1 : position + 1 + stride])
+        position += 1 + stride
+        for i in range(stride):
+            left = line[i - channels] if i >= channels else 0
+            up = previous[i]
+            corner = previous[i - channels] if i >= channels else 0
+            if kind == 1:
+                line[i] = (line[i] + left) & 255
+            elif kind == 2:
+                line[i] = (line[i] + up) & 255
+            elif kind == 3:
+                line[i] = (line[i] + (left + up) // 2) & 255
+            elif kind == 4:
+                guess = left + up - corner
+                pa, pb, pc = abs(guess - left), abs(guess - up), abs(guess - corner)
+                best = left if pa <= pb and pa <= pc else up if pb <= pc else corner
+                line[i] = (line[i] + best) & 255
+        rows.append(line)
+        previous = line
+    pixels = [
+        (row[x * channels], row[x * channels + 1], row[x * channels + 2])
+        for row in rows
+        for x in range(width)
+    ]
+    return width, height, pixels
+
+
+@pytest.fixture(scope="module")
+def report_file(
+    arc_memory_run: Path, arc_baseline_run: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Path:
+    out = tmp_path_factory.mktemp("browser") / "report.html"
+    return write_report(arc_memory_run, out, compare=[arc_baseline_run])
+
+
+@pytest.fixture
+def browser(tmp_path: Path) -> Iterator[Browser]:
+    assert CHROMIUM is not None
+    opened = Browser(CHROMIUM, tmp_path / "profile")
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+def test_report_renders_without_console_errors(browser: Browser, report_file: Path) -> None:
+    browser.open(report_file.as_uri())
+    assert browser.evaluate("document.title").startswith("arcmemo report")
+    assert browser.evaluate("document.querySelectorAll('section.task').length") == 6
+    assert browser.console_errors() == []
+
+
+def test_task_grids_are_visible_in_the_arc_palette(
+    browser: Browser, report_file: Path, tmp_path: Path
+) -> None:
+    browser.open(report_file.as_uri())
+    expected = json.loads((FIXTURES / "arc" / "eval" / "66e6c45b.json").read_text())
+    first_input = expected["train"][0]["input"]
+    grid = "document.querySelector('#task-66e6c45b table.grid')"
+    browser.evaluate(f"{grid}.scrollIntoView({{block: 'center'}})")
+    box = browser.evaluate(
+        f"(() => {{ const r = {grid}.getBoundingClientRect();"
+        " return {x: r.x + scrollX, y: r.y + scrollY, width: r.width, height: r.height}; })()"
+    )
+    assert box["width"] > 20 and box["height"] > 20
+    # the DOM: each cell painted with its color
+    colors = browser.evaluate(
+        f"Array.from({grid}.querySelectorAll('tr')).map(tr => Array.from(tr.cells)"
+        ".map(td => getComputedStyle(td).backgroundColor))"
+    )
+    assert colors == [["rgb({}, {}, {})".format(*PALETTE[v]) for v in row] for row in first_input]
+    # the pixels: a screenshot of the grid (clip in page coordinates) shows its colors
+    shot = tmp_path / "grid.png"
+    browser.screenshot(shot, clip=box)
+    _, _, pixels = decode_png(shot.read_bytes())
+    seen = set(pixels)
+    for value in {v for row in first_input for v in row}:
+        assert PALETTE[value] in seen, f"color {value} not painted"
+    assert browser.console_errors() == []
+
+
+def test_filter_sort_and_concept_links_work(browser: Browser, report_file: Path) -> None:
+    browser.open(report_file.as_uri())
+    shown = "document.querySelectorAll('#task-table tbody tr:not(.hidden)').length"
+    assert browser.evaluate(shown) == 6
+    browser.evaluate(
+        "(() => { const s = document.getElementById('status-filter'); s.value = 'solved';"
+        " s.dispatchEvent(new Event('change')); })()"
+    )
+    assert browser.evaluate(shown) == 4
+    assert browser.evaluate("document.querySelector('#task-68b67ca3').offsetHeight") == 0
+    browser.evaluate(
+        "(() => { const s = document.getElementById('status-filter'); s.value = '';"
+        " s.dispatchEvent(new Event('change'));"
+        " const t = document.getElementById('task-filter'); t.value = 'bbb1';"
+        " t.dispatchEvent(new Event('input')); })()"
+    )
+    assert browser.evaluate(shown) == 1
+    browser.evaluate(
+        "(() => { const t = document.getElementById('task-filter'); t.value = '';"
+        " t.dispatchEvent(new Event('input')); })()"
+    )
+    # sort by score, twice: ascending puts the unsolved task first, descending last
+    score_header = "document.querySelectorAll('#task-table th')[2]"
+    first_row = "document.querySelector('#task-table tbody tr').dataset.task"
+    browser.evaluate(f"{score_header}.click()")
+    assert browser.evaluate(first_row) == "68b67ca3"
+    browser.evaluate(f"{score_header}.click()")
+    assert browser.evaluate(first_row) != "68b67ca3"
+    # a concept link opens the (collapsed) group holding its entry
+    browser.evaluate(
+        "document.querySelectorAll('#memory details.mem-group').forEach(d => d.open = false)"
+    )
+    browser.evaluate(
+        "document.querySelector('#task-00576224 a.tag[href=\"#mem-tile-grid\"]').click()"
+    )
+    assert browser.evaluate("document.getElementById('mem-tile-grid').offsetHeight") > 0
+    assert browser.console_errors() == []
+
+
+def test_screenshot_of_the_report(browser: Browser, report_file: Path, tmp_path: Path) -> None:
+    browser.open(report_file.as_uri())
+    shot = tmp_path / "report.png"
+    browser.screenshot(shot)
+    width, height, pixels = decode_png(shot.read_bytes())
+    assert (width, height) == (1400, 1000)
+    assert len(set(pixels)) > 50  # text, charts and colors, not a blank page
+    keep = os.environ.get("ARCMEMO_REPORT_SCREENSHOT")
+    if keep:
+        shutil.copyfile(shot, keep)
