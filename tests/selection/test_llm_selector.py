@@ -1,0 +1,163 @@
+"""Reasoning-guided selection: the prompt, name resolution, repair and the memory budget."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from selection_helpers import Recorder, selection_memory
+
+from arcmemo.benchmarks.base import Selection
+from arcmemo.memory.ontology import Memory
+from arcmemo.memory.render import estimate_tokens
+from arcmemo.selection import create_selector
+from arcmemo.selection.llm import LLMSelector, parse_names, resolve_names
+from arcmemo.structured import OutputError
+
+PROBLEM = "Example 1 input (2x2):\n12\n34\n\nExample 1 output (2x2):\n31\n42\n"
+
+
+def select(
+    selector: LLMSelector, memory: Memory, recorder: Recorder, previous: str | None = None
+) -> Selection:
+    return asyncio.run(
+        selector.select(
+            memory, PROBLEM, task_id="t1", model=recorder.client(), previous_attempt=previous
+        )
+    )
+
+
+def test_resolve_exact_plural_and_case_variants() -> None:
+    memory = selection_memory()
+    resolved, unknown, notes = resolve_names(
+        ["rotate grid", "Reflect Grids", "COUNT_COLORS", "Lesson 1", "rotate  grids"], memory
+    )
+    assert resolved == ["rotate grid", "reflect grid", "count colors", "lesson 1"]
+    assert unknown == [] and notes == []
+
+
+def test_resolve_fuzzy_match_only_when_unambiguous() -> None:
+    memory = selection_memory()
+    resolved, unknown, notes = resolve_names(
+        ["enclosures", "enclosre", "fill region", "fill region rite", "teleport objects"], memory
+    )
+    assert resolved == ["enclosure", "fill region right"]
+    assert unknown == ["fill region", "teleport objects"]  # left and right fit equally well
+    assert [note.split(" (")[0] for note in notes] == [
+        "'enclosre' matched to 'enclosure'",
+        "'fill region rite' matched to 'fill region right'",
+    ]
+
+
+def test_parse_names_reads_lists_mappings_and_reason_items() -> None:
+    text = (
+        "The grid turns.\n```yaml\n- rotate grid: the output is turned\n"
+        "- reflect grid\n- name: count colors\n```"
+    )
+    assert parse_names(text) == ["rotate grid", "reflect grid", "name"]
+    assert parse_names("```yaml\nconcepts: [rotate grid, enclosure]\n```") == [
+        "rotate grid",
+        "enclosure",
+    ]
+    assert parse_names("```yaml\nselected:\n  - 42\n  - ''\n```") == ["42"]
+    with pytest.raises(OutputError, match="expected a YAML list of concept names"):
+        parse_names("I would pick rotate grid.")
+
+
+def test_prompt_shows_the_selection_view_and_the_problem() -> None:
+    recorder = Recorder("```yaml\n- rotate grid\n```")
+    select(LLMSelector(), selection_memory(), recorder)
+    (messages,) = recorder.received
+    prompt = messages[0].content
+    assert "find what is visible" in prompt
+    assert PROBLEM.strip() in prompt
+    assert "- concept: rotate grid" in prompt
+    assert "the output is the input turned on its side" in prompt  # cues are shown
+    assert "np.rot90" not in prompt  # implementation notes are not
+    assert "situation: the grid is mostly empty" in prompt  # lessons are selectable too
+    assert "A previous attempt that failed" not in prompt
+
+
+def test_a_retry_shows_the_failed_attempt() -> None:
+    recorder = Recorder("```yaml\n- rotate grid\n```")
+    select(LLMSelector(), selection_memory(), recorder, previous="def transform(grid): ...")
+    prompt = recorder.received[0][0].content
+    assert "### A previous attempt that failed\ndef transform(grid): ..." in prompt
+
+
+def test_selection_records_resolved_unknown_and_trace() -> None:
+    answer = (
+        "Rotation and a lesson.\n```yaml\n- Rotate Grids: it turns\n- lesson 1\n"
+        "- enclosre\n- warp drive\n```"
+    )
+    recorder = Recorder(answer)
+    selection = select(LLMSelector(), selection_memory(), recorder)
+    assert selection.selector == "llm"
+    assert selection.selected == ["rotate grid", "lesson 1", "enclosure"]
+    assert selection.unknown == ["warp drive"]
+    assert selection.trace is not None and selection.trace.startswith(answer)
+    assert "'enclosre' matched to 'enclosure'" in selection.trace
+    assert selection.usage.completion_tokens > 0
+
+
+def test_an_answer_without_a_yaml_list_gets_one_repair() -> None:
+    recorder = Recorder("I think rotation is the key here.", "```yaml\n- rotate grid\n```")
+    selection = select(LLMSelector(), selection_memory(), recorder)
+    assert selection.selected == ["rotate grid"]
+    repair = recorder.received[1]
+    assert repair[-2].content == "I think rotation is the key here."
+    assert "Your answer could not be used: expected a YAML list of concept names" in (
+        repair[-1].content
+    )
+
+
+def test_a_selection_that_stays_unparseable_selects_nothing_and_says_why() -> None:
+    recorder = Recorder("rotation", "still rotation")
+    selection = select(LLMSelector(), selection_memory(), recorder)
+    assert selection.selected == [] and len(recorder.received) == 2
+    assert selection.trace is not None
+    assert selection.trace.startswith("selection failed: expected a YAML list")
+    assert selection.trace.endswith("still rotation")
+
+
+def test_an_empty_memory_needs_no_model_call() -> None:
+    recorder = Recorder()
+    selection = select(LLMSelector(), Memory(domain="arc"), recorder)
+    assert selection.selected == [] and selection.trace == "memory is empty"
+    assert recorder.received == []
+
+
+def test_the_llm_selector_needs_a_model() -> None:
+    with pytest.raises(ValueError, match="needs a model"):
+        asyncio.run(LLMSelector().select(selection_memory(), PROBLEM, task_id="t", model=None))
+
+
+def test_memory_budget_keeps_the_most_used_concepts_in_full() -> None:
+    memory = selection_memory()
+    # usage: rotate grid 3 sources, reflect grid 2, the rest 1
+    unlimited = LLMSelector().preview(memory, PROBLEM)
+    assert unlimited is not None and unlimited.count("- concept: ") == len(memory.concepts)
+    budget = 110
+    prompt = LLMSelector(budget_tokens=budget).preview(memory, PROBLEM)
+    assert prompt is not None
+    assert "- concept: rotate grid" in prompt and "- concept: reflect grid" in prompt
+    assert prompt.count("- concept: ") == 2
+    assert "more concepts not shown: memory budget of 110 tokens" in prompt
+    section = prompt.split("### Memory")[1].split("### Problem")[0]
+    assert estimate_tokens(section) < estimate_tokens(unlimited.split("### Memory")[1])
+    # the selector sends exactly the previewed prompt
+    recorder = Recorder("```yaml\n- rotate grid\n```")
+    select(LLMSelector(budget_tokens=budget), memory, recorder)
+    assert recorder.received[0][0].content == prompt
+
+
+def test_render_shows_selected_in_full_and_the_rest_by_title() -> None:
+    memory = selection_memory()
+    selector = create_selector("llm")
+    text = selector.render(memory, Selection(selector="llm", selected=["rotate grid", "lesson 1"]))
+    assert "- concept: rotate grid" in text and "np.rot90(grid, k)" in text
+    assert "- concept: reflect grid" not in text
+    titles = " ".join(line for line in text.splitlines() if "other concepts:" in line)
+    for name in ("reflect grid", "fill region left", "enclosure", "count colors"):
+        assert name in titles
+    assert "situation: the grid is mostly empty" in text

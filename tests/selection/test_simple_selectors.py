@@ -1,0 +1,35 @@
+"""The model-free selectors (all, none) and the selector registry."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from selection_helpers import selection_memory
+
+from arcmemo.selection import create_selector, selector_names
+
+
+def test_registry_lists_every_selector() -> None:
+    assert selector_names() == ["all", "embedding", "llm", "none"]
+    with pytest.raises(KeyError, match="unknown selector 'best'; known: all, embedding"):
+        create_selector("best")
+
+
+def test_all_selects_every_entry_and_renders_the_full_memory() -> None:
+    memory = selection_memory()
+    selector = create_selector("all")
+    selection = asyncio.run(selector.select(memory, "p", task_id="t", model=None))
+    assert selection.selected == [c.name for c in memory.concepts] + ["lesson 1"]
+    text = selector.render(memory, selection)
+    assert text == memory.render("full")
+    assert "np.rot90(grid, k)" in text and "other concepts" not in text
+    assert selector.preview(memory, "p") is None
+
+
+def test_none_selects_and_renders_nothing() -> None:
+    memory = selection_memory()
+    selector = create_selector("none")
+    selection = asyncio.run(selector.select(memory, "p", task_id="t", model=None))
+    assert selection.selected == [] and selection.selector == "none"
+    assert selector.render(memory, selection) == ""
