@@ -18,19 +18,27 @@ variables, so no API key of the caller exists in the child. Contained:
   refuses writes outside it and reads outside it and the Python installation (so
   ``/proc/<pid>/environ`` of the caller, ``$HOME`` and the repository are unreadable);
 * processes and signals: fork/exec/spawn/system/subprocess and signals to other processes are
-  refused (RLIMIT_NPROC=0 too, which the kernel ignores for root); the child dies with its
-  zygote (PR_SET_PDEATHSIG) and the zygote with its parent;
-* the hook itself: ctypes, more audit hooks, tracers, frame access, gc object walks, raw code
-  objects and marshal are refused, and the hook binds everything it uses at install time.
+  refused (RLIMIT_NPROC=0 too, which the kernel ignores for root); ``_posixsubprocess`` (which
+  forks without an audit event) is replaced by a refusing stub before anything is imported;
+  each program runs in its own process group inside the zygote's session, and stopping a
+  zygote kills every process of that session;
+* native code: the real ``ctypes`` is never loaded in the worker (an inert stub takes its
+  place, so numpy and scipy import but ``ctypes.memmove``, pointers etc. do nothing); the
+  program's own ``import ctypes`` is refused;
+* the hook itself: more audit hooks, tracers, frame access, gc object walks and raw code
+  objects are refused, and the hook binds everything it uses at install time.
 
 Not contained: audit hooks are a CPython feature, not a security boundary. A program that
-finds a memory-corruption primitive (e.g. crafted ``numpy.lib.stride_tricks.as_strided``
-views, a bug in a C extension) can in principle disable the hook from inside; the rlimits,
-the separate process, the clean environment and the network namespace still hold then, but
-file-system and signal containment would rest on ordinary Unix permissions, which protect
-little when the caller runs as root. Programs can also use raw ``os.write`` on descriptors
-they own and can forge their own results (which are no more trusted than a return value).
-For hostile code at scale, run the whole process in a container or VM as well.
+finds a memory-corruption primitive (numpy's ``__array_interface__`` with a made-up address,
+crafted ``as_strided`` views, bytecode built with ``marshal``, a bug in a C extension) can in
+principle disable the hook from inside; the rlimits, the separate process, the clean
+environment, the deadlines and the network namespace still hold then, but file-system and
+signal containment would rest on ordinary Unix permissions, which protect little when the
+caller runs as root. A program can write with ``os.write`` to descriptors it owns and forge
+its own results (no more trusted than a return value anyway). If a zygote is SIGKILLed from
+outside while a program sleeps, that child lives on until the parent notices the dead zygote
+and kills its session. For hostile code at scale, run the whole thing in a container or VM
+as well.
 
 Concurrency: a pool of up to ``max_workers`` zygotes; each handles one program at a time
 under the pool's lock discipline (a zygote is taken from the idle list, used by one thread,
