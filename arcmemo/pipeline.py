@@ -100,16 +100,18 @@ async def run_benchmark(
     """
     started = time.perf_counter()
     rundir = RunDirectory(config.out)
-    config = rundir.start(config)
     benchmark = create_benchmark(config.benchmark)
     progress = progress or ProgressSink()
     try:
+        # Everything that can fail on user input (tasks, memory, keys) fails before the
+        # run directory is claimed, so a corrected command can reuse the same --out.
         tasks = load_tasks(config, benchmark)
         memory = load_run_memory(config)
         if solver is None:
             solver, built_aux = open_models(config, rundir)
             aux = aux or built_aux
         aux = aux or solver
+        config = rundir.start(config)
         runner = Runner(
             config,
             benchmark,
@@ -123,7 +125,7 @@ async def run_benchmark(
             from arcmemo.continual import ContinualUpdater
 
             runner.after_batch = ContinualUpdater(config, benchmark, runner, aux).after_batch
-        already = len(rundir.finished())
+        already = sum(r.error is None for r in rundir.finished().values())
         progress.start(len(tasks), already)
         try:
             results = await runner.run(tasks)
