@@ -73,7 +73,7 @@ def test_programs_that_pass_their_train_pairs_become_items(
 def test_program_folder_errors_name_the_folder_and_the_ids(tmp_path: Path) -> None:
     benchmark = create_benchmark("arc-agi-1")
     try:
-        with pytest.raises(FileNotFoundError, match="no <task id>.py program files"):
+        with pytest.raises(FileNotFoundError, match=r"no <task id>\.py program files"):
             items_from_programs(tmp_path, benchmark, split=None, data=None)
         (tmp_path / "not-a-task.py").write_text("def transform(grid):\n    return grid\n")
         with pytest.raises(FileNotFoundError, match="no ARC-AGI-1 task for not-a-task"):
@@ -83,7 +83,7 @@ def test_program_folder_errors_name_the_folder_and_the_ids(tmp_path: Path) -> No
 
 
 def test_items_from_run_needs_a_run_directory(tmp_path: Path) -> None:
-    with pytest.raises(RunDirError, match="no config.json"):
+    with pytest.raises(RunDirError, match=r"no config\.json"):
         items_from_run(tmp_path, "train")
 
 
