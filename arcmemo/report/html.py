@@ -125,6 +125,7 @@ def write_report(
     page = build_report(run_dir, compare=compare, data=data)
     target = Path(out) if out is not None else Path(run_dir) / "report.html"
     atomic_write_text(target, page)
+    target.chmod(0o644)  # a page to share, unlike the private temp file it was written as
     return target
 
 

@@ -168,8 +168,10 @@ def test_aime_report_shows_answers_against_the_correct_one(aime_page: str) -> No
     assert '<span class="ok">✓</span>' in answers and '<span class="bad">✗</span>' in answers
     # reasoning is present but collapsed
     assert "<details><summary>reasoning" in section and "forgot one again" in section
+    assert '<span class="bad">wrong ✗</span>' in section and "test 1" not in section
     missing = _section(aime_page, "toy-3")
     assert "no final answer found" in missing
+    assert "<td>–, –, 73 / 73</td>" in aime_page
 
 
 def test_compare_lists_wins_and_losses(arc_memory_run: Path, arc_baseline_run: Path) -> None:
