@@ -217,6 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budget", type=int, default=32)
     parser.add_argument("--width", type=int, default=3)
     parser.add_argument("--device", default="cuda")
+    parser.add_argument("--session", action="store_true", help="reuse JetSpec's tree session")
     args = parser.parse_args(argv)
 
     import torch
@@ -251,6 +252,7 @@ def main(argv: list[str] | None = None) -> int:
                     "tree_depth": str(args.tree_depth),
                     "budget": str(args.budget),
                     "width": str(args.width),
+                    "session": str(args.session),
                 }
                 print(f"\n== model={name} backend={backend} draft={draft} dtype={args.dtype}")
                 started = time.perf_counter()

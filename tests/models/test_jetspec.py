@@ -511,6 +511,34 @@ def test_real_jetspec_greedy_speculative_equals_plain_on_cpu(
     _lossless_check(tmp_path, "cpu", "sdpa", monkeypatch)
 
 
+def test_real_jetspec_session_survives_changing_requests(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A session is tagged with max_new_tokens and caps the prompt; the hook resets it."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    helper = _real_runtime_or_skip()
+    model_dir = helper.write_tiny_qwen3(tmp_path / "target", layers=2, hidden=64, vocab=128)
+    options = {"draft": "random", "dtype": "fp32", "device": "cpu", "session": "true"}
+    provider = JetSpecProvider(model_dir, **options | {"budget": "8", "width": "2"})
+    requests = [(12, "two plus two"), (12, "be brief"), (20, "two plus two " * 100), (12, "be")]
+
+    async def run() -> list[tuple[str, str]]:
+        pairs = []
+        try:
+            for max_tokens, content in requests:
+                messages = [Message(role="user", content=content)]
+                params = GenerateParams(max_tokens=max_tokens)
+                [tree] = await provider.generate(messages, params)
+                [plain] = await provider.generate_mode(messages, params, speculative=False)
+                pairs.append((tree.text, plain.text))
+        finally:
+            await provider.aclose()
+        return pairs
+
+    for tree_text, plain_text in asyncio.run(run()):
+        assert tree_text == plain_text
+
+
 @pytest.mark.gpu
 def test_real_jetspec_lossless_on_gpu_triton(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
