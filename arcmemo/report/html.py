@@ -47,6 +47,7 @@ def environment() -> jinja2.Environment:
         lesson_anchor=_lesson_anchor,
         task_anchor=lambda task_id: views.anchor("task", task_id),
         config_rows=views.config_rows,
+        concept_key=concept_id,
     )
     return env
 

@@ -212,3 +212,7 @@ def test_memory_page_groups_entries_and_escapes(arc_memory_run: Path) -> None:
     assert "<b>structures</b>" in page and "<b>routines: grid manipulation</b>" in page
     assert 'id="mem-search"' in page
     assert page.count('class="entry" id="mem-') == len(memory.concepts)
+    # relations to entries of the memory link to them
+    background = memory.find("background")
+    assert background is not None and "extract objects" in background.relations
+    assert '<a href="#mem-extract-object">extract objects</a>' in page

@@ -6,6 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
+from arcmemo.benchmarks.base import TaskResult
 from arcmemo.memory.ontology import Memory
 from arcmemo.report.load import load_run
 from arcmemo.report.views import (
@@ -15,6 +16,7 @@ from arcmemo.report.views import (
     grid_view,
     memory_view,
     summary_rows,
+    task_status,
 )
 
 
@@ -85,3 +87,10 @@ def test_memory_index_links_lessons_and_concepts() -> None:
     assert index.link("Lesson 1") == "#mem-lesson-1"
     assert index.link("lesson 2") is None
     assert index.titled_links(["tile-grid"]) == [("Tile Grids", "#mem-tile-grid")]
+
+
+def test_task_status() -> None:
+    assert task_status(TaskResult(task_id="a", solved=True, score=1.0)) == "solved"
+    assert task_status(TaskResult(task_id="a", score=0.5)) == "partial"
+    assert task_status(TaskResult(task_id="a")) == "unsolved"
+    assert task_status(TaskResult(task_id="a", solved=True, error="rate limited")) == "error"
