@@ -29,6 +29,7 @@ import importlib.util
 import inspect
 import json
 import re
+import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -261,7 +262,13 @@ def _load_python_script(path: Path) -> Any:
     if spec is None or spec.loader is None:
         raise ScriptError(f"scripted: cannot import {path}")
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    # Registered before running, as an import would: dataclasses and typing look it up.
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(module_name, None)
+        raise
     if callable(getattr(module, "respond", None)):
         return module.respond
     if hasattr(module, "SCRIPT"):
