@@ -108,10 +108,11 @@ def print_summary(console: Console, summary: dict[str, Any]) -> None:
 @click.option("--update-every", type=int, default=10, show_default=True)
 @click.option(
     "--update-signal",
-    type=click.Choice(["train", "oracle"]),
+    type=click.Choice(["train", "consistency", "oracle"]),
     default="train",
     show_default=True,
-    help="oracle uses test labels (reproduction only; leaks).",
+    help="consistency: a majority answer over attempts (AIME); "
+    "oracle uses test labels (reproduction only; leaks).",
 )
 @click.option(
     "--format",
