@@ -258,6 +258,12 @@ def build_summary(
             "calls": usage.total.calls,
             "cache_hits": usage.total.cache_hits,
             "stages": {name: stage.model_dump(mode="json") for name, stage in usage.stages.items()},
+            # Provider statistics of this session's fresh completions (e.g. JetSpec's
+            # tokens per verify round and tokens/s), as mean/min/max over completions.
+            "provider_stats": {
+                key: {"mean": stat.mean, "min": stat.min, "max": stat.max, "count": stat.count}
+                for key, stat in sorted(usage.total.provider_stats.items())
+            },
             "wall_seconds": round(wall_seconds, 3),
             "leaks_test_labels": config.leaks_labels,
         }
