@@ -635,3 +635,36 @@ def test_memory_budget_shows_most_used_concepts_in_full_and_notes_the_rest(
     full_prompt = model.of("select")[-1].prompt
     assert full_prompt.count("- concept: ") == len(memory.concepts)
     assert "not shown" not in full_prompt
+
+
+def test_run_cli_online_aime_with_the_consistency_signal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    from arcmemo.cli.main import cli
+
+    monkeypatch.setenv("COLUMNS", "300")
+    memory_path = tmp_path / "memory.json"
+    Memory(domain="aime").save(memory_path)
+    script = FIXTURES / "loop" / "aime_consistency.yaml"
+    result = CliRunner().invoke(
+        cli,
+        [
+            "run", "aime", "--data", str(FIXTURES / "aime" / "problems.jsonl"),
+            "--tasks", "toy-1,toy-3", "--model", f"scripted:{script}",
+            "--memory", str(memory_path), "--select", "none", "--format", "oe",
+            "--update", "online", "--update-signal", "consistency", "--attempts", "2",
+            "--out", str(tmp_path / "run"),
+        ],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    memory = Memory.load(memory_path)
+    assert set(memory.solutions) == {"toy-1"}
+    (lesson,) = memory.lessons
+    assert lesson.provenance.sources == ["toy-1"]
+    assert lesson.provenance.authors == [f"scripted:{script}"]
+    config = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert config["update_signal"] == "consistency"
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["leaks_test_labels"] is False
