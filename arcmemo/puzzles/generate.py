@@ -23,7 +23,7 @@ from arcmemo import prompting
 from arcmemo.memory.ontology import Concept, Memory
 from arcmemo.memory.types import type_names
 from arcmemo.models.base import Message
-from arcmemo.models.client import ModelClient
+from arcmemo.models.client import ModelCallError, ModelClient
 from arcmemo.puzzles.verify import PuzzleConfig, RoutineHints, VerifiedPuzzle, verify_module
 from arcmemo.sandbox.base import Sandbox
 
@@ -177,15 +177,25 @@ async def generate_for_concept(
     config: PuzzleConfig | None = None,
     repairs: int = 1,
 ) -> ConceptOutcome:
-    """Ask for a generator module for ``concept``, check it on ``seeds``, repair if needed."""
+    """Ask for a generator module for ``concept``, check it on ``seeds``, repair if needed.
+
+    A model call that fails for good ends the concept with ``outcome.error`` set; the
+    attempts made before it are kept.
+    """
     config = config or PuzzleConfig()
     outcome = ConceptOutcome(concept_id=concept.id, concept_name=concept.name)
     conversation = build_messages(memory, concept, config)
     hints = routine_hints(concept)
     for round_ in range(repairs + 1):
-        (completion,) = await model.generate(
-            conversation, stage=STAGE if round_ == 0 else f"{STAGE}-repair", task_id=concept.id
-        )
+        try:
+            (completion,) = await model.generate(
+                conversation,
+                stage=STAGE if round_ == 0 else f"{STAGE}-repair",
+                task_id=concept.id,
+            )
+        except ModelCallError as error:
+            outcome.error = str(error)
+            break
         attempt = Attempt(round=round_, answer=completion.text)
         try:
             attempt.source = extract_module(completion.text)
@@ -244,23 +254,11 @@ async def generate_puzzles(
     ``on_done(concept, outcome)`` is called as each concept finishes (e.g. to write its
     files). A model call that fails for good is recorded in ``outcome.error``.
     """
-    from arcmemo.models.client import ModelCallError
 
     async def one(concept: Concept) -> ConceptOutcome:
-        try:
-            outcome = await generate_for_concept(
-                model,
-                memory,
-                concept,
-                sandbox=sandbox,
-                seeds=seeds,
-                config=config,
-                repairs=repairs,
-            )
-        except ModelCallError as error:
-            outcome = ConceptOutcome(
-                concept_id=concept.id, concept_name=concept.name, error=str(error)
-            )
+        outcome = await generate_for_concept(
+            model, memory, concept, sandbox=sandbox, seeds=seeds, config=config, repairs=repairs
+        )
         if on_done is not None:
             on_done(concept, outcome)
         return outcome

@@ -168,3 +168,23 @@ def test_generate_puzzles_runs_every_concept_and_records_model_failures(
     assert by_id["draw-line"].accepted == [] and "no pattern matches" in (
         by_id["draw-line"].error or ""
     )
+
+
+def test_a_model_failure_in_the_repair_round_keeps_the_first_attempt(
+    arc_memory: Memory, sandbox: Sandbox
+) -> None:
+    script = {"### Concept: reflect grid": [fenced(modules.DISCARDS_RESULT)]}  # one answer only
+    concept = arc_memory.find("reflect grid")
+    assert concept is not None
+    outcome = asyncio.run(
+        generate_for_concept(
+            ModelClient(ScriptedProvider.from_script(script)),
+            arc_memory,
+            concept,
+            sandbox=sandbox,
+            seeds=[0],
+        )
+    )
+    assert len(outcome.attempts) == 1 and not outcome.attempts[0].passed
+    assert outcome.error is not None and "stage puzzles-repair" in outcome.error
+    assert outcome.accepted == []
