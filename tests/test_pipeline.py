@@ -423,3 +423,29 @@ def test_aime_run_writes_the_same_run_files(tmp_path: Path) -> None:
     assert steps[0].parse_error and all(len(a.steps) == 1 for a in toy3.attempts)
     assert [s.prediction for a in results["toy-2"].attempts for s in a.steps] == [16, 15, 16]
     assert toy3.metrics["answers"] == [None, 37, 73] and toy3.metrics["answer"] == 73
+
+
+def test_summary_aggregates_provider_statistics(tmp_path: Path) -> None:
+    """Provider statistics on completions (JetSpec's tokens per round, tokens/s) reach
+    summary.json as mean/min/max over the run's fresh completions."""
+    from arcmemo.models.base import Completion
+
+    rates = iter([10.0, 30.0])
+
+    def respond(messages: Any) -> Completion:
+        return Completion(
+            text="```python\ndef transform(grid):\n    return grid\n```",
+            stats={"tokens_per_second": next(rates), "mode": "speculative"},
+        )
+
+    config = RunConfig(
+        benchmark="arc-agi-1", data=str(ARC_DIR), tasks=["00576224"], model="scripted:stats",
+        attempts=2, retries=0, out=tmp_path / "run",
+    )
+    client = ModelClient(
+        ScriptedProvider.from_script(respond), config=ModelConfig(cache=False, cache_write=False)
+    )
+    summary = asyncio.run(run_benchmark(config, solver=client))
+    stats = summary["provider_stats"]["tokens_per_second"]
+    assert stats == {"mean": 20.0, "min": 10.0, "max": 30.0, "count": 2}
+    assert "mode" not in summary["provider_stats"]  # only numbers are aggregated
