@@ -97,6 +97,15 @@ def routine_hints(concept: Concept) -> RoutineHints:
     )
 
 
+def routine_signature(concept: Concept) -> str:
+    """The parameter list asked for; a structure without a grid parameter gets ``grid``
+    first, since its routine finds the structure in a grid."""
+    names = [python_name(p.name) for p in concept.parameters]
+    if concept.kind == "structure" and not routine_hints(concept).grid_params:
+        names.insert(0, "grid")
+    return ", ".join(names)
+
+
 def concept_version(concept: Concept) -> str:
     """A short hash of what the concept says (usage statistics and provenance excluded)."""
     content = concept.model_dump(mode="json", exclude={"stats", "provenance"})
@@ -125,7 +134,7 @@ def build_messages(memory: Memory, concept: Concept, config: PuzzleConfig) -> li
     user = prompting.render(
         "puzzles/generate",
         concept=view,
-        signature=", ".join(python_name(p.name) for p in concept.parameters),
+        signature=routine_signature(concept),
         types=_referenced_types(memory, concept),
         train=config.train,
         test=config.test,

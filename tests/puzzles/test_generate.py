@@ -133,6 +133,9 @@ def test_routine_hints_come_from_the_ontology(arc_memory: Memory) -> None:
     assert hints.grid_params == ["grid"] and hints.returns_grid is True
     background = arc_memory.find("background")  # a structure: no output type
     assert background is not None and routine_hints(background).returns_grid is None
+    _, user = build_messages(arc_memory, background, PuzzleConfig())
+    assert "def concept_routine(grid, color):" in user.content  # finds it in a grid
+    assert "This concept is a structure" in user.content
 
 
 def test_unknown_concepts_are_named_with_the_known_ones(arc_memory: Memory) -> None:
