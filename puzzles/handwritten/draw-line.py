@@ -38,6 +38,6 @@ def generate_input(rng):
 
 def transform(grid):
     out = np.array(grid)
-    for r, c in zip(*np.nonzero(np.asarray(grid))):
+    for r, c in np.argwhere(np.asarray(grid) != 0):
         out = concept_routine(out, (int(r), int(c)), "right", int(grid[r][c]))
     return out
