@@ -14,6 +14,7 @@ def _user_error_types() -> tuple[type[BaseException], ...]:
     from arcmemo.benchmarks.base import TaskSelectionError
     from arcmemo.memory.store import MemoryFileError
     from arcmemo.models.base import ProviderError
+    from arcmemo.models.client import ModelCallError
     from arcmemo.models.registry import ProviderUnavailableError
     from arcmemo.rundir import RunDirError
 
