@@ -22,6 +22,7 @@ def _user_error_types() -> tuple[type[BaseException], ...]:
         AimeDataError,
         ArcTaskError,
         MemoryFileError,
+        ModelCallError,
         ProviderError,
         ProviderUnavailableError,
         RunDirError,
