@@ -560,7 +560,13 @@ def test_malformed_abstraction_output_is_recorded_and_the_run_goes_on(tmp_path: 
     memory_path = tmp_path / "memory.json"
     load_seed("arc").save(memory_path)
     tasks = ["0c786b71", "66e6c45b"]
-    broken = ["```yaml\n- name: [unclosed\n```", "```yaml\n- name: still [broken\n  kind: :\n```"]
+    broken = [
+        "```yaml\n- name: [unclosed\n```",
+        lm.yaml_block(
+            "- name: quadrant mirroring\n  kind: routine\n  parameters: 3\n"
+            "- name: quadrant structure\n  kind: structure\n  cues: [four mirrored quadrants]"
+        ),
+    ]
     model = lm.LoopModel(
         answers={
             ("solve", "0c786b71"): lm.program_answer(QUADRANTS),
@@ -587,8 +593,9 @@ def test_malformed_abstraction_output_is_recorded_and_the_run_goes_on(tmp_path: 
     assert [entry["task_id"] for entry in log] == ["0c786b71", "66e6c45b"]
     (failure,) = log[0]["failures"]
     assert failure["stage"] == "concepts"
-    assert "does not parse" in failure["error"]
+    assert failure["error"].startswith("item 1: parameters: expected a list")
     assert failure["raw"] == broken
+    assert log[0]["written"] == ["quadrant-structure"]  # the valid item of the last answer
     repair = model.of("concepts", "0c786b71")[1]
     assert repair.repair
     with pytest.raises(OutputError) as first_error:
@@ -596,6 +603,9 @@ def test_malformed_abstraction_output_is_recorded_and_the_run_goes_on(tmp_path: 
     assert f"Your answer could not be used: {first_error.value}" in repair.last
     memory = Memory.load(memory_path)
     assert memory.find("move center to corners") is not None
+    assert memory.find("quadrant mirroring") is None
+    structure = memory.find("quadrant structure")
+    assert structure is not None and structure.provenance.sources == ["0c786b71"]
     assert log[1]["written"] == ["move-center-to-corner"]
 
 
