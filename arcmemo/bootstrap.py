@@ -3,13 +3,14 @@ folder of solution programs (e.g. hand-written seed solutions named ``<task id>.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from arcmemo.abstraction.base import AbstractionOutcome, SolvedItem, create_abstractor
 from arcmemo.benchmarks.base import Benchmark, create_benchmark
-from arcmemo.continual import confirmed_step
+from arcmemo.continual import confirmed_step, solved_item
 from arcmemo.memory.ontology import Memory
 from arcmemo.memory.store import editing
 from arcmemo.models.client import ModelClient
@@ -24,22 +25,17 @@ def items_from_run(run_dir: Path, signal: str) -> tuple[Benchmark[Any], list[Sol
         raise RunDirError(f"{run_dir}: no config.json; is this a run directory?")
     benchmark = create_benchmark(config.benchmark)
     results = rundir.finished()
-    tasks = benchmark.load(split=config.split, data=config.data, task_ids=list(results), limit=None)
+    # The run's processing order (not the order tasks happened to finish in), so that
+    # abstraction, merges and history are reproducible.
+    order_path = rundir.path / "task_order.json"
+    order = json.loads(order_path.read_text()) if order_path.exists() else sorted(results)
+    ids = [i for i in order if i in results]
+    tasks = benchmark.load(split=config.split, data=config.data, task_ids=ids, limit=None)
     items = []
     for task in tasks:
         step = confirmed_step(results[benchmark.task_id(task)], signal)
         if step is not None:
-            items.append(
-                SolvedItem(
-                    task_id=benchmark.task_id(task),
-                    domain=benchmark.domain,
-                    problem=benchmark.describe(task),
-                    solution=step.candidate
-                    if benchmark.domain == "arc" and step.candidate
-                    else step.completion,
-                    reasoning=step.reasoning,
-                )
-            )
+            items.append(solved_item(benchmark, task, step))
     return benchmark, items
 
 

@@ -7,7 +7,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from arcmemo.models.client import ModelConfig
 
@@ -86,15 +86,20 @@ class RunConfig(BaseModel):
     attempts: int = Field(2, ge=1, description="Independent samples per task.")
     retries: int = Field(0, ge=0, description="Feedback rounds per attempt while train fails.")
     seed: int | None = Field(None, description="Shuffles the task order when set.")
+    leaks_test_labels: bool = Field(
+        False,
+        description="Derived: True when memory writes are confirmed with test labels "
+        "(--update online --update-signal oracle), which makes scores optimistic.",
+    )
     models: ModelConfig = Field(default_factory=ModelConfig, description="Limits, retries, cache.")
     out: Path = Field(description="Run directory.")
     created_at: datetime | None = Field(None, description="When the run was first started.")
     versions: dict[str, str | None] = Field(default_factory=environment_versions)
 
-    @property
-    def leaks_labels(self) -> bool:
-        """True when memory writes are confirmed with test labels (reproduction only)."""
-        return self.update == "online" and self.update_signal == "oracle"
+    @model_validator(mode="after")
+    def _derive_leak_flag(self) -> RunConfig:
+        self.leaks_test_labels = self.update == "online" and self.update_signal == "oracle"
+        return self
 
 
 # Fields that change what a task's result would be: a resumed run must agree on them.

@@ -16,13 +16,13 @@ import json
 from collections import Counter
 from typing import Any
 
-from arcmemo.abstraction.base import AbstractionOutcome, SolvedItem, create_abstractor
+from arcmemo.abstraction.base import AbstractionOutcome, Failure, SolvedItem, create_abstractor
 from arcmemo.benchmarks.base import Benchmark, Step, TaskResult
 from arcmemo.config import RunConfig
 from arcmemo.memory.ontology import Memory, concept_id
 from arcmemo.memory.render import lesson_name
 from arcmemo.memory.store import atomic_write_text, dump_memory
-from arcmemo.models.client import ModelClient
+from arcmemo.models.client import ModelCallError, ModelClient
 from arcmemo.runner import Runner
 
 
@@ -45,12 +45,27 @@ def confirmed_step(result: TaskResult, signal: str) -> Step | None:
     raise ValueError(f"unknown write signal {signal!r}")
 
 
+def solved_item(benchmark: Benchmark[Any], task: Any, step: Step) -> SolvedItem:
+    """The abstraction input for a confirmed step: the program (ARC) or the worked answer."""
+    program = benchmark.domain == "arc" and step.candidate
+    return SolvedItem(
+        task_id=benchmark.task_id(task),
+        domain=benchmark.domain,
+        problem=benchmark.describe(task),
+        solution=step.candidate if program and step.candidate else step.completion,
+        reasoning=step.reasoning,
+    )
+
+
 def record_selection_stats(memory: Memory, result: TaskResult, confirmed: bool) -> None:
-    """Count each entry selected for the task, and whether the task's solution was confirmed."""
-    if result.selection is None:
-        return
+    """Count each entry shown in full for the task (first selection and reselections on
+    retries), and whether the task's solution was confirmed by the write signal."""
+    names = list(result.selection.selected) if result.selection else []
+    for attempt in result.attempts:
+        for step in attempt.steps:
+            names += [n for n in step.concepts if n not in names]
     lessons = {concept_id(lesson_name(i)): les for i, les in enumerate(memory.lessons)}
-    for name in result.selection.selected:
+    for name in names:
         entry = memory.find(name) or lessons.get(concept_id(name))
         if entry is None:
             continue
@@ -82,17 +97,6 @@ class ContinualUpdater:
         assert self.runner.memory is not None
         return self.runner.memory
 
-    def solved_item(self, task: Any, step: Step) -> SolvedItem:
-        return SolvedItem(
-            task_id=self.benchmark.task_id(task),
-            domain=self.benchmark.domain,
-            problem=self.benchmark.describe(task),
-            solution=step.candidate
-            if self.benchmark.domain == "arc" and step.candidate
-            else step.completion,
-            reasoning=step.reasoning,
-        )
-
     async def after_batch(self, done: list[tuple[Any, TaskResult]]) -> None:
         """Abstract confirmed solutions of ``done`` (skipping tasks already processed)."""
         fresh = [(t, r) for t, r in done if r.task_id not in self.processed]
@@ -102,10 +106,17 @@ class ContinualUpdater:
         for task, result in fresh:
             step = confirmed_step(result, self.config.update_signal)
             record_selection_stats(self.memory, result, step is not None)
-            if step is not None:
+            if step is None:
+                continue
+            item = solved_item(self.benchmark, task, step)
+            try:
+                outcomes.append(await self.abstractor.abstract(self.memory, item, self.model))
+            except ModelCallError as error:
+                # The run goes on; the failure is recorded like any unusable answer.
+                failure = Failure(stage="model call", error=str(error))
                 outcomes.append(
-                    await self.abstractor.abstract(
-                        self.memory, self.solved_item(task, step), self.model
+                    AbstractionOutcome(
+                        task_id=item.task_id, format=self.abstractor.name, failures=[failure]
                     )
                 )
         self.processed += [r.task_id for _, r in fresh]

@@ -265,7 +265,7 @@ def build_summary(
                 for key, stat in sorted(usage.total.provider_stats.items())
             },
             "wall_seconds": round(wall_seconds, 3),
-            "leaks_test_labels": config.leaks_labels,
+            "leaks_test_labels": config.leaks_test_labels,
         }
     )
     return summary

@@ -40,6 +40,7 @@ class AimeBenchmark(Benchmark[AimeProblem]):
     name = "aime"
     domain = "aime"
     default_retries = 0
+    default_update_signal = "consistency"  # no visible examples to verify against
 
     def load(
         self,

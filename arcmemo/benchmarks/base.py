@@ -145,6 +145,8 @@ class Benchmark(abc.ABC, Generic[TaskT]):
     name: ClassVar[str]
     domain: ClassVar[str]
     default_retries: ClassVar[int] = 0
+    # What confirms a solution for memory writes when --update-signal is not given.
+    default_update_signal: ClassVar[str] = "train"
 
     @abc.abstractmethod
     def load(

@@ -102,17 +102,20 @@ def print_summary(console: Console, summary: dict[str, Any]) -> None:
 )
 @click.option("--memory-budget", type=int, help="Token cap on the memory a selector sees.")
 @click.option("--top-k", type=int, default=8, show_default=True, help="For --select embedding.")
-@click.option("--embedder", default="tfidf", show_default=True,
-              help="For --select embedding: tfidf (offline) or openai:MODEL.")
+@click.option(
+    "--embedder",
+    default="tfidf",
+    show_default=True,
+    help="For --select embedding: tfidf (offline) or openai:MODEL.",
+)
 @click.option("--update", type=click.Choice(["none", "online"]), default="none", show_default=True)
 @click.option("--update-every", type=int, default=10, show_default=True)
 @click.option(
     "--update-signal",
     type=click.Choice(["train", "consistency", "oracle"]),
-    default="train",
-    show_default=True,
-    help="consistency: a majority answer over attempts (AIME); "
-    "oracle uses test labels (reproduction only; leaks).",
+    help="What confirms a solution for memory writes. Default: train (ARC: all train pairs "
+    "pass), consistency (AIME: a majority answer over attempts); oracle uses test labels "
+    "(reproduction only; leaks).",
 )
 @click.option(
     "--format",
@@ -148,9 +151,11 @@ def run(benchmark: str, **options: Any) -> None:
             raise click.BadParameter(
                 f"unknown benchmark {benchmark!r}; choose from {', '.join(benchmark_names())}"
             )
+        defaults = create_benchmark(benchmark)
         retries = options["retries"]
         if retries is None:
-            retries = create_benchmark(benchmark).default_retries
+            retries = defaults.default_retries
+        update_signal = options["update_signal"] or defaults.default_update_signal
         stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
         config = RunConfig(
             benchmark=benchmark,
@@ -178,7 +183,7 @@ def run(benchmark: str, **options: Any) -> None:
             embedder=options["embedder"],
             update=options["update"],
             update_every=options["update_every"],
-            update_signal=options["update_signal"],
+            update_signal=update_signal,
             memory_format=options["memory_format"],
             attempts=options["attempts"],
             retries=retries,

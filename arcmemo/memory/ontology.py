@@ -111,7 +111,10 @@ class ConceptStats(BaseModel):
 
     selected: int = Field(0, ge=0, description="Times a selector picked it for a task.")
     selected_solved: int = Field(
-        0, ge=0, description="Times it was picked for a task that was then solved."
+        0,
+        ge=0,
+        description="Times it was picked for a task whose solution the write signal then "
+        "confirmed (train pairs by default: never test labels unless the run says it leaks).",
     )
 
 

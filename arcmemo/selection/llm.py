@@ -18,7 +18,9 @@ from arcmemo.models.client import ModelClient
 from arcmemo.selection.base import Selector, register_selector
 from arcmemo.structured import OutputError, generate_structured, load_yaml_block
 
-FUZZY_CUTOFF = 0.8
+# High enough that only misspellings match: "fill region centre" must not become
+# "fill region left" (0.82).
+FUZZY_CUTOFF = 0.9
 AMBIGUITY_MARGIN = 0.05
 
 

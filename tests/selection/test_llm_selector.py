@@ -8,7 +8,7 @@ import pytest
 from selection_helpers import Recorder, selection_memory
 
 from arcmemo.benchmarks.base import Selection
-from arcmemo.memory.ontology import Memory
+from arcmemo.memory.ontology import Concept, Memory
 from arcmemo.memory.render import estimate_tokens
 from arcmemo.selection import create_selector
 from arcmemo.selection.llm import LLMSelector, parse_names, resolve_names
@@ -161,3 +161,15 @@ def test_render_shows_selected_in_full_and_the_rest_by_title() -> None:
     for name in ("reflect grid", "fill region left", "enclosure", "count colors"):
         assert name in titles
     assert "situation: the grid is mostly empty" in text
+
+
+def test_fuzzy_match_never_swaps_one_word_of_a_name_for_another() -> None:
+    memory = Memory(
+        concepts=[
+            Concept(name="fill region left", kind="routine"),
+            Concept(name="outline object", kind="routine"),
+        ]
+    )
+    resolved, unknown, _ = resolve_names(["fill region centre", "outline objetc"], memory)
+    assert resolved == ["outline object"]  # a misspelling still matches
+    assert unknown == ["fill region centre"]

@@ -1,0 +1,167 @@
+"""Edges of the continual loop: leak flags, default write signals, statistics over
+reselections, model failures during abstraction, and a reproducible bootstrap order."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from arcmemo.abstraction.base import AbstractionOutcome
+from arcmemo.benchmarks.base import Attempt, Selection, Step, TaskResult
+from arcmemo.bootstrap import items_from_run
+from arcmemo.cli.main import cli
+from arcmemo.config import RunConfig
+from arcmemo.continual import ContinualUpdater, record_selection_stats
+from arcmemo.memory.ontology import Concept, Memory
+from arcmemo.models.base import ProviderError, RetryDecision
+from arcmemo.models.client import ModelClient, ModelConfig
+from arcmemo.models.scripted import ScriptedProvider
+from arcmemo.rundir import RunDirectory
+from arcmemo.runner import Runner
+from arcmemo.selection.simple import NoSelector
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+ARC_DIR = FIXTURES / "arc" / "eval"
+AIME_FILE = FIXTURES / "aime" / "problems.jsonl"
+
+
+def config(tmp_path: Path, **fields: Any) -> RunConfig:
+    return RunConfig(benchmark="arc-agi-1", model="scripted:x", out=tmp_path / "run", **fields)
+
+
+def test_config_json_flags_a_run_whose_memory_writes_use_test_labels(tmp_path: Path) -> None:
+    leaking = config(tmp_path, update="online", update_signal="oracle")
+    RunDirectory(leaking.out).start(leaking)
+    saved = json.loads((leaking.out / "config.json").read_text())
+    assert saved["leaks_test_labels"] is True
+    assert config(tmp_path, update="online").leaks_test_labels is False
+    assert config(tmp_path, update_signal="oracle").leaks_test_labels is False  # no writes
+
+
+def test_aime_online_runs_default_to_the_consistency_signal(tmp_path: Path) -> None:
+    memory = tmp_path / "memory.json"
+    Memory(domain="aime").save(memory)
+    script = FIXTURES / "scripts" / "aime_answers.yaml"
+    args = [
+        "run",
+        "aime",
+        "--data",
+        str(AIME_FILE),
+        "--model",
+        f"scripted:{script}",
+        "--memory",
+        str(memory),
+        "--update",
+        "online",
+        "--select",
+        "all",
+        "--limit",
+        "1",
+    ]
+    for extra, expected in (([], "consistency"), (["--update-signal", "train"], "train")):
+        out = tmp_path / f"run-{expected}"
+        result = CliRunner().invoke(cli, [*args, *extra, "--out", str(out)])
+        assert result.exit_code == 0, result.output
+        saved = json.loads((out / "config.json").read_text())
+        assert saved["update_signal"] == expected
+
+
+def test_resolved_default_signal_per_benchmark() -> None:
+    from arcmemo.benchmarks.base import create_benchmark
+
+    assert create_benchmark("aime").default_update_signal == "consistency"
+    assert create_benchmark("arc-agi-1").default_update_signal == "train"
+
+
+def _step(concepts: list[str], verified: bool) -> Step:
+    return Step(round=0, completion="", concepts=concepts, verified=verified)
+
+
+def test_statistics_count_concepts_reselected_on_retries_once_per_task() -> None:
+    memory = Memory(concepts=[Concept(name=n, kind="routine") for n in ("a", "b", "c")])
+    result = TaskResult(
+        task_id="t",
+        selection=Selection(selector="llm", selected=["a"]),
+        attempts=[Attempt(index=0, steps=[_step(["a"], False), _step(["a", "b"], True)])],
+    )
+    record_selection_stats(memory, result, confirmed=True)
+    counts = {c.name: (c.stats.selected, c.stats.selected_solved) for c in memory.concepts}
+    assert counts == {"a": (1, 1), "b": (1, 1), "c": (0, 0)}
+
+
+def test_a_failed_model_call_during_abstraction_is_recorded_and_the_run_goes_on(
+    tmp_path: Path,
+) -> None:
+    def respond(messages: Any) -> str:
+        if "<pseudocode>" in messages[-1].content:
+            raise ProviderError("boom", decision=RetryDecision.NO, status=400)
+        return "```python\ndef transform(grid):\n    return grid\n```"
+
+    cfg = config(
+        tmp_path,
+        data=str(ARC_DIR),
+        memory=tmp_path / "m.json",
+        update="online",
+        update_every=1,
+        attempts=1,
+    )
+    Memory().save(cfg.memory)  # type: ignore[arg-type]
+    client = ModelClient(
+        ScriptedProvider.from_script(respond),
+        config=ModelConfig(cache=False, cache_write=False, max_retries=0),
+    )
+    from arcmemo.benchmarks.base import create_benchmark
+
+    benchmark = create_benchmark("arc-agi-1")
+    runner = Runner(cfg, benchmark, client, memory=Memory(), selector=NoSelector())
+    RunDirectory(cfg.out).start(cfg)
+    updater = ContinualUpdater(cfg, benchmark, runner, client)
+    task = benchmark.load(split=None, data=cfg.data, task_ids=["66e6c45b"], limit=None)[0]
+    verified = TaskResult(
+        task_id="66e6c45b",
+        attempts=[
+            Attempt(
+                index=0,
+                steps=[
+                    Step(
+                        round=0,
+                        completion="x",
+                        candidate="def transform(g): return g",
+                        verified=True,
+                    )
+                ],
+            )
+        ],
+    )
+    asyncio.run(updater.after_batch([(task, verified)]))
+    benchmark.close()
+    lines = (cfg.out / "abstraction.jsonl").read_text().splitlines()
+    outcome = AbstractionOutcome.model_validate_json(lines[0])
+    assert outcome.failures and outcome.failures[0].stage == "model call"
+    assert "boom" in outcome.failures[0].error
+    assert updater.processed == ["66e6c45b"]
+
+
+def test_bootstrap_follows_the_runs_task_order_not_the_finishing_order(tmp_path: Path) -> None:
+    cfg = config(tmp_path, data=str(ARC_DIR))
+    rundir = RunDirectory(cfg.out)
+    rundir.start(cfg)
+    order = ["e345f17b", "00576224", "66e6c45b"]
+    (cfg.out / "task_order.json").write_text(json.dumps(order))
+    step = Step(
+        round=0, completion="", candidate="def transform(g):\n    return g\n", verified=True
+    )
+    for task_id in ["66e6c45b", "e345f17b", "00576224"]:  # finishing order
+        rundir.append_result(TaskResult(task_id=task_id, attempts=[Attempt(index=0, steps=[step])]))
+    _, items = items_from_run(cfg.out, "train")
+    assert [i.task_id for i in items] == order
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("ARCMEMO_CACHE_DIR", str(tmp_path / "cache"))
