@@ -50,6 +50,11 @@ def concept_id(name: str) -> str:
     return "-".join(_singular(w) for w in words)
 
 
+def _append_once(items: list[str], item: str) -> None:
+    if item not in items:
+        items.append(item)
+
+
 def parse_typedef(text: str) -> tuple[str, str] | None:
     """Split ``"name := definition"`` into its parts; ``None`` when ``text`` is no typedef.
 
@@ -259,6 +264,30 @@ class Memory(BaseModel):
     def type_names(self) -> list[str]:
         """Names of the type vocabulary."""
         return [t.name for t in self.types]
+
+    def relations(self) -> dict[str, list[str]]:
+        """Related concept names by concept id: the written ``relations`` plus those the
+        types imply.
+
+        A routine whose ``routine_subtype`` is a callable type (``selection criteria``) is
+        related to every concept with a parameter of that type, both ways: it can fill
+        that parameter. This is how the paper's higher-order routines find their arguments.
+        """
+        from arcmemo.memory.types import type_names
+
+        fillers: dict[str, list[str]] = {}
+        for concept in self.concepts:
+            if concept.kind == "routine" and concept.routine_subtype:
+                fillers.setdefault(concept.routine_subtype.lower(), []).append(concept.name)
+        related: dict[str, list[str]] = {c.id: list(c.relations) for c in self.concepts}
+        for concept in self.concepts:
+            for param in concept.parameters:
+                for name in type_names(param.type or ""):
+                    for filler in fillers.get(name.lower(), []):
+                        if filler != concept.name:
+                            _append_once(related[concept.id], filler)
+                            _append_once(related[concept_id(filler)], concept.name)
+        return related
 
     def integrity_issues(self) -> list[tuple[str, str]]:
         """Problems schema validation cannot see: ``(json path, message)`` pairs.

@@ -45,7 +45,12 @@ def _section_key(concept: Concept) -> tuple[int, str]:
 
 
 def _concept_block(
-    concept: Concept, *, param_descriptions: bool, cues: bool, implementation: bool
+    concept: Concept,
+    *,
+    param_descriptions: bool,
+    cues: bool,
+    implementation: bool,
+    related: list[str] | None = None,
 ) -> list[str]:
     lines = [f"- concept: {concept.name}"]
     if concept.description:
@@ -67,8 +72,9 @@ def _concept_block(
     if implementation and concept.implementation:
         lines.append("  implementation:")
         lines.extend(f"    - {note}" for note in concept.implementation)
-    if concept.relations:
-        lines.append(f"  related: {', '.join(concept.relations)}")
+    related = concept.relations if related is None else related
+    if related:
+        lines.append(f"  related: {', '.join(related)}")
     return lines
 
 
@@ -87,6 +93,7 @@ def _render_concepts(
         if concept.id in full or concept.id in titled:
             sections.setdefault(_section_key(concept), []).append(concept)
     lines: list[str] = []
+    related = memory.relations()
     for key in sorted(sections):
         members = sorted(sections[key], key=lambda c: c.id)
         lines.append(f"## {key[1]}")
@@ -98,6 +105,7 @@ def _render_concepts(
                         param_descriptions=param_descriptions,
                         cues=True,
                         implementation=implementation,
+                        related=related[concept.id],
                     )
                 )
         names = sorted(c.name for c in members if c.id not in full)

@@ -110,3 +110,27 @@ def test_every_schema_field_has_a_description() -> None:
 def test_public_api_is_importable_from_the_package() -> None:
     lesson = Lesson(situation="a", suggestion="b")
     assert isinstance(Memory(lessons=[lesson]).lessons[0], Lesson)
+
+
+def test_relations_derived_from_callable_types_both_ways() -> None:
+    from arcmemo.memory.ontology import Concept, Memory, Parameter, TypeDef
+
+    memory = Memory(
+        types=[TypeDef(name="selection criteria", definition="Callable[[object], bool]")],
+        concepts=[
+            Concept(
+                name="filter objects",
+                kind="routine",
+                routine_subtype="intermediate",
+                parameters=[Parameter(name="keep", type="list[selection criteria]")],
+                relations=["extract objects"],
+            ),
+            Concept(name="size criteria", kind="routine", routine_subtype="selection criteria"),
+            Concept(name="extract objects", kind="routine"),
+        ],
+    )
+    related = memory.relations()
+    assert related["filter-object"] == ["extract objects", "size criteria"]
+    assert related["size-criteria"] == ["filter objects"]
+    assert related["extract-object"] == []
+    assert "related: filter objects" in memory.render("full")
