@@ -113,6 +113,7 @@ class Runner:
             max_tokens=sampling.max_tokens,
             reasoning_effort=sampling.reasoning_effort,
             thinking_budget=sampling.thinking_budget,
+            seed=self.config.seed,
         )
 
     async def _check(

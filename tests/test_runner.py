@@ -235,3 +235,38 @@ def test_build_summary_marks_label_leaks(arc: ArcBenchmark, tmp_path: Path) -> N
     assert summary["n_tasks"] == 0 and summary["score"] == 0.0
     plain = build_summary(config.model_copy(update={"memory": None}), arc, [], UsageSummary(), 0)
     assert plain["select"] == "none" and plain["memory"] is None
+
+
+def test_seed_reaches_the_providers_sampling_parameters(tmp_path: Path) -> None:
+    import asyncio
+
+    from arcmemo.config import RunConfig
+    from arcmemo.models.base import Completion, GenerateParams, Provider
+    from arcmemo.models.client import ModelClient, ModelConfig
+    from arcmemo.pipeline import run_benchmark
+
+    seen: list[GenerateParams] = []
+
+    class Recording(Provider):
+        name = "recording"
+
+        async def generate(
+            self, messages: list[Message], params: GenerateParams
+        ) -> list[Completion]:
+            seen.append(params)
+            return [Completion(text="no program")] * params.n
+
+    fixtures = Path(__file__).resolve().parent / "fixtures" / "arc" / "eval"
+    config = RunConfig(
+        benchmark="arc-agi-1",
+        data=str(fixtures),
+        tasks=["00576224"],
+        model="recording:x",
+        attempts=1,
+        retries=0,
+        seed=7,
+        out=tmp_path / "run",
+    )
+    client = ModelClient(Recording("x"), config=ModelConfig(cache=False, cache_write=False))
+    asyncio.run(run_benchmark(config, solver=client))
+    assert [p.seed for p in seen] == [7]

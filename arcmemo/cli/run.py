@@ -17,13 +17,14 @@ from arcmemo.cli.errors import user_errors
 from arcmemo.cli.options import parse_model_args
 from arcmemo.config import RunConfig, SamplingConfig
 from arcmemo.models.client import ModelConfig
+from arcmemo.models.prices import ModelPrice, PriceTable
 from arcmemo.pipeline import ProgressSink, dry_run, run_benchmark
 
 
 class RichProgress(ProgressSink):
     """A progress bar with tasks done, solved, tokens and cost."""
 
-    def __init__(self, console: Console) -> None:
+    def __init__(self, console: Console, price: ModelPrice | None = None) -> None:
         self.progress = Progress(
             TextColumn("{task.description}"),
             BarColumn(),
@@ -34,6 +35,8 @@ class RichProgress(ProgressSink):
         )
         self.solved = 0
         self.tokens = 0
+        self.price = price
+        self.cost: float | None = 0.0 if price is not None else None
         self.task_id: Any = None
 
     def start(self, total: int, already_done: int) -> None:
@@ -45,8 +48,16 @@ class RichProgress(ProgressSink):
     def task_done(self, result: TaskResult) -> None:
         self.solved += result.solved
         self.tokens += result.tokens.prompt_tokens + result.tokens.completion_tokens
+        if self.cost is not None and self.price is not None:
+            # Priced at the solver's rates (selection by another model is approximate);
+            # summary.json has the exact figure from the call log.
+            task_cost = self.price.cost_usd(result.tokens)
+            self.cost = None if task_cost is None else self.cost + task_cost
+        cost = f"~${self.cost:.2f}" if self.cost is not None else "cost unknown"
         self.progress.update(
-            self.task_id, advance=1, status=f"solved {self.solved}  tokens {self.tokens:,}"
+            self.task_id,
+            advance=1,
+            status=f"solved {self.solved}  tokens {self.tokens:,}  {cost}",
         )
 
     def stop(self) -> None:
@@ -209,7 +220,8 @@ def run(benchmark: str, **options: Any) -> None:
                 f"prompts written to {report.prompts_dir}"
             )
             return
-        progress = RichProgress(console)
+        price = PriceTable.load(config.models.prices_path).price_for(config.model)
+        progress = RichProgress(console, price)
         summary = asyncio.run(run_benchmark(config, progress=progress))
         print_summary(console, summary)
         console.print(f"run directory: {config.out}")

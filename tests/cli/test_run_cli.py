@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 from collections.abc import Iterator
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
+from arcmemo.benchmarks.base import TaskResult
 from arcmemo.cli.main import cli
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -289,3 +291,24 @@ def test_aime_dry_run(tmp_path: Path, aime_data: Path) -> None:
     assert "3 tasks, 12 calls" in result.output
     prompt = (out / "prompts" / "toy-1.txt").read_text()
     assert "Find $2 + 3$." in prompt and "\\boxed{}" in prompt
+
+
+def test_progress_bar_shows_solved_tokens_and_cost() -> None:
+    from rich.console import Console
+
+    from arcmemo.cli.run import RichProgress
+    from arcmemo.models.base import Usage
+    from arcmemo.models.prices import ModelPrice
+
+    progress = RichProgress(Console(file=io.StringIO()), ModelPrice(input=1.0, output=4.0))
+    progress.start(total=2, already_done=0)
+    tokens = Usage(prompt_tokens=1_000_000, completion_tokens=500_000)
+    progress.task_done(TaskResult(task_id="a", solved=True, tokens=tokens))
+    status = progress.progress.tasks[0].fields["status"]
+    progress.stop()
+    assert status == "solved 1  tokens 1,500,000  ~$3.00"
+    unpriced = RichProgress(Console(file=io.StringIO()))
+    unpriced.start(total=1, already_done=0)
+    unpriced.task_done(TaskResult(task_id="a", tokens=tokens))
+    assert unpriced.progress.tasks[0].fields["status"].endswith("cost unknown")
+    unpriced.stop()
