@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -20,6 +18,8 @@ from typing import Any
 import click
 from pydantic import BaseModel, Field
 
+from arcmemo.cli.options import parse_model_args
+from arcmemo.memory.store import atomic_write_text
 from arcmemo.models.base import Completion, GenerateParams, Message, ProviderError
 
 # Short reasoning questions in the style of GSM8K / MATH; any text works.
@@ -62,17 +62,6 @@ class GenerationBenchResult(BaseModel):
     mismatches: list[int] = Field(
         default_factory=list, description="Indexes of prompts that differ."
     )
-
-
-def parse_model_args(pairs: Sequence[str]) -> dict[str, str]:
-    """``["k=v", ...]`` -> ``{"k": "v"}``; a pair without ``=`` is a usage error."""
-    options: dict[str, str] = {}
-    for pair in pairs:
-        key, separator, value = pair.partition("=")
-        if not separator or not key.strip():
-            raise click.BadParameter(f"{pair!r} is not key=value", param_hint="--model-arg")
-        options[key.strip()] = value.strip()
-    return options
 
 
 def _mode_result(mode: str, completions: list[Completion]) -> ModeResult:
@@ -170,14 +159,6 @@ async def run_generation_bench(
     )
 
 
-def write_json_atomically(path: Path, payload: dict[str, Any]) -> None:
-    """Write ``payload`` as JSON to ``path`` through a temporary file and a rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as handle:
-        json.dump(payload, handle, indent=2)
-    os.replace(handle.name, path)
-
-
 def _format(value: float | None, spec: str) -> str:
     return "-" if value is None else format(value, spec)
 
@@ -261,7 +242,7 @@ def generation(
         raise click.ClickException(str(error)) from error
     click.echo(format_result(result))
     if json_path is not None:
-        write_json_atomically(json_path, result.model_dump())
+        atomic_write_text(json_path, json.dumps(result.model_dump(), indent=2) + "\n")
     if not result.identical:
         raise SystemExit(1)
 

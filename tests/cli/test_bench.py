@@ -12,8 +12,8 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from arcmemo.cli.bench import parse_model_args
 from arcmemo.cli.main import cli
+from arcmemo.cli.options import parse_model_args
 
 FAKE_DIR = Path(__file__).resolve().parents[1] / "models" / "fake_jetspec"
 
@@ -86,5 +86,5 @@ def test_bench_generation_needs_a_draft_and_a_jetspec_model(
 
 def test_parse_model_args() -> None:
     assert parse_model_args(["a=1", " b = x=y "]) == {"a": "1", "b": "x=y"}
-    with pytest.raises(click.BadParameter, match="not key=value"):
+    with pytest.raises(click.BadParameter, match="expected key=value"):
         parse_model_args(["oops"])
