@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 from arcmemo.memory.ontology import Memory
 from arcmemo.models.base import Usage
 from arcmemo.models.client import ModelClient
+from arcmemo.structured import Structured
 
 
 class SolvedItem(BaseModel):
@@ -40,6 +41,13 @@ class AbstractionOutcome(BaseModel):
     conflicts: list[str] = Field(default_factory=list, description="Merge conflicts reported.")
     failures: list[Failure] = Field(default_factory=list)
     usage: Usage = Field(default_factory=Usage)
+
+    def account(self, answer: Structured[Any], stage: str) -> bool:
+        """Add a structured call's tokens; record it as a failure unless it parsed."""
+        self.usage = self.usage + answer.usage
+        if not answer.ok:
+            self.failures.append(Failure(stage=stage, error=answer.error or "", raw=answer.raw))
+        return answer.ok
 
 
 class Abstractor(abc.ABC):

@@ -6,7 +6,6 @@ from arcmemo import prompting
 from arcmemo.abstraction.base import (
     AbstractionOutcome,
     Abstractor,
-    Failure,
     SolvedItem,
     register_abstractor,
 )
@@ -63,11 +62,7 @@ class CheatsheetAbstractor(Abstractor):
             stage="abstract",
             task_id=item.task_id,
         )
-        outcome.usage = answer.usage
-        if not answer.ok:
-            outcome.failures.append(
-                Failure(stage="cheatsheet", error=answer.error or "", raw=answer.raw)
-            )
+        if not outcome.account(answer, "cheatsheet"):
             return outcome
         memory.cheatsheet = answer.value
         memory.solutions[item.task_id] = Solution(program=item.solution)

@@ -8,7 +8,6 @@ from arcmemo import prompting
 from arcmemo.abstraction.base import (
     AbstractionOutcome,
     Abstractor,
-    Failure,
     SolvedItem,
     register_abstractor,
 )
@@ -74,11 +73,7 @@ class LessonAbstractor(Abstractor):
             stage="abstract",
             task_id=item.task_id,
         )
-        outcome.usage = answer.usage
-        if not answer.ok:
-            outcome.failures.append(
-                Failure(stage="lessons", error=answer.error or "", raw=answer.raw)
-            )
+        if not outcome.account(answer, "lessons"):
             return outcome
         for lesson in answer.value:
             if memory.add_lesson(lesson, task_id=item.task_id, actor=self.actor):

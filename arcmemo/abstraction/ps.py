@@ -17,7 +17,6 @@ from arcmemo import prompting
 from arcmemo.abstraction.base import (
     AbstractionOutcome,
     Abstractor,
-    Failure,
     SolvedItem,
     register_abstractor,
 )
@@ -178,11 +177,7 @@ class ProgramSynthesisAbstractor(Abstractor):
             stage="abstract",
             task_id=item.task_id,
         )
-        outcome.usage = outcome.usage + analysis.usage
-        if not analysis.ok:
-            outcome.failures.append(
-                Failure(stage="pseudocode", error=analysis.error or "", raw=analysis.raw)
-            )
+        if not outcome.account(analysis, "pseudocode"):
             return outcome
         summary, pseudocode = analysis.value
 
@@ -212,12 +207,8 @@ class ProgramSynthesisAbstractor(Abstractor):
             stage="abstract",
             task_id=item.task_id,
         )
-        outcome.usage = outcome.usage + answer.usage
         concepts: list[Concept] = answer.value or []
-        if not answer.ok:
-            outcome.failures.append(
-                Failure(stage="concepts", error=answer.error or "", raw=answer.raw)
-            )
+        if not outcome.account(answer, "concepts"):
             try:  # keep the valid items of the last answer
                 concepts, _ = parse_concepts(answer.raw[-1], memory)
             except OutputError:
