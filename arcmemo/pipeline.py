@@ -44,14 +44,26 @@ def load_run_memory(config: RunConfig) -> Memory | None:
     return Memory.load(snapshots[-1] if snapshots else config.memory)
 
 
-def make_selector(config: RunConfig) -> Selector:
-    name = config.select if config.memory is not None else "none"
+def build_selector(
+    name: str, *, memory_budget: int | None, top_k: int, embedder: str = "tfidf"
+) -> Selector:
+    """The selector ``name`` with the options that apply to it."""
     options: dict[str, Any] = {}
     if name == "llm":
-        options["budget_tokens"] = config.memory_budget
+        options["budget_tokens"] = memory_budget
     if name == "embedding":
-        options.update(top_k=config.top_k, embedder=config.embedder)
+        options.update(top_k=top_k, embedder=embedder)
     return create_selector(name, **options)
+
+
+def make_selector(config: RunConfig) -> Selector:
+    """The run's selector (``none`` when the run has no memory)."""
+    return build_selector(
+        config.select if config.memory is not None else "none",
+        memory_budget=config.memory_budget,
+        top_k=config.top_k,
+        embedder=config.embedder,
+    )
 
 
 def open_models(config: RunConfig, rundir: RunDirectory) -> tuple[ModelClient, ModelClient]:

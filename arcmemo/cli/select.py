@@ -33,6 +33,7 @@ from arcmemo.cli.options import model_options, open_cli_model
 )
 @click.option("--memory-budget", type=int, help="Token cap on the memory the selector sees.")
 @click.option("--top-k", type=int, default=8, show_default=True)
+@click.option("--embedder", default="tfidf", show_default=True, help="tfidf or openai:MODEL.")
 @model_options
 def select(
     task_id: str,
@@ -43,13 +44,14 @@ def select(
     selector_name: str,
     memory_budget: int | None,
     top_k: int,
+    embedder: str,
     **options: Any,
 ) -> None:
     """Print the entries selected for TASK_ID, the selector's reasoning and the solve view."""
     from arcmemo.benchmarks.base import create_benchmark
     from arcmemo.memory.ontology import Memory
+    from arcmemo.pipeline import build_selector
     from arcmemo.runner import hide_own_concepts
-    from arcmemo.selection.base import create_selector
 
     console = Console()
     with user_errors():
@@ -59,12 +61,9 @@ def select(
         finally:
             bench.close()
         memory = hide_own_concepts(Memory.load(memory_path), task_id)
-        selector_options: dict[str, Any] = {}
-        if selector_name == "llm":
-            selector_options["budget_tokens"] = memory_budget
-        elif selector_name == "embedding":
-            selector_options["top_k"] = top_k
-        selector = create_selector(selector_name, **selector_options)
+        selector = build_selector(
+            selector_name, memory_budget=memory_budget, top_k=top_k, embedder=embedder
+        )
         model = open_cli_model(options) if selector_name == "llm" else None
 
         async def go() -> Any:
