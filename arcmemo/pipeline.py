@@ -20,7 +20,7 @@ from arcmemo.config import RunConfig
 from arcmemo.memory.ontology import Memory
 from arcmemo.memory.render import estimate_tokens
 from arcmemo.memory.store import atomic_write_text
-from arcmemo.models.client import ModelClient, open_model
+from arcmemo.models.client import ModelClient, StatSummary, open_model
 from arcmemo.models.limiter import Limiter
 from arcmemo.models.prices import PriceTable
 from arcmemo.rundir import RunDirectory, usage_from_call_log
@@ -89,6 +89,11 @@ def open_models(config: RunConfig, rundir: RunDirectory) -> tuple[ModelClient, M
     return solver, aux
 
 
+def _distinct(*clients: ModelClient | None) -> list[ModelClient]:
+    """The clients, each once (solver and auxiliary model are often the same client)."""
+    return list({id(c): c for c in clients if c is not None}.values())
+
+
 class ProgressSink:
     """Receives task completions (the CLI shows a progress bar through it)."""
 
@@ -144,15 +149,15 @@ async def run_benchmark(
         finally:
             progress.stop()
         usage = usage_from_call_log(rundir.calls_path)
-        for client in {id(solver): solver, id(aux): aux}.values():
+        for client in _distinct(solver, aux):
             for key, stat in client.usage_summary().total.provider_stats.items():
-                usage.total.provider_stats.setdefault(key, stat)
+                usage.total.provider_stats.setdefault(key, StatSummary()).merge(stat)
         summary = build_summary(config, benchmark, results, usage, time.perf_counter() - started)
         rundir.write_summary(summary)
         return summary
     finally:
         benchmark.close()
-        for client in {id(c): c for c in (solver, aux) if c is not None}.values():
+        for client in _distinct(solver, aux):
             await client.aclose()
 
 

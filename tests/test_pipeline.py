@@ -439,8 +439,13 @@ def test_summary_aggregates_provider_statistics(tmp_path: Path) -> None:
         )
 
     config = RunConfig(
-        benchmark="arc-agi-1", data=str(ARC_DIR), tasks=["00576224"], model="scripted:stats",
-        attempts=2, retries=0, out=tmp_path / "run",
+        benchmark="arc-agi-1",
+        data=str(ARC_DIR),
+        tasks=["00576224"],
+        model="scripted:stats",
+        attempts=2,
+        retries=0,
+        out=tmp_path / "run",
     )
     client = ModelClient(
         ScriptedProvider.from_script(respond), config=ModelConfig(cache=False, cache_write=False)
@@ -449,3 +454,41 @@ def test_summary_aggregates_provider_statistics(tmp_path: Path) -> None:
     stats = summary["provider_stats"]["tokens_per_second"]
     assert stats == {"mean": 20.0, "min": 10.0, "max": 30.0, "count": 2}
     assert "mode" not in summary["provider_stats"]  # only numbers are aggregated
+
+
+def test_provider_statistics_of_solver_and_aux_models_are_merged(tmp_path: Path) -> None:
+    from arcmemo.models.base import Completion
+
+    def client(rate: float) -> ModelClient:
+        def respond(messages: Any) -> Completion:
+            text = (
+                "```yaml\n- nothing\n```"
+                if "Choose the concepts" in messages[-1].content
+                else ("```python\ndef transform(grid):\n    return grid\n```")
+            )
+            return Completion(text=text, stats={"tokens_per_second": rate})
+
+        return ModelClient(
+            ScriptedProvider.from_script(respond),
+            config=ModelConfig(cache=False, cache_write=False),
+        )
+
+    memory = tmp_path / "memory.json"
+    from arcmemo.memory.seeds import load_seed
+
+    load_seed("arc").save(memory)
+    config = RunConfig(
+        benchmark="arc-agi-1",
+        data=str(ARC_DIR),
+        tasks=["00576224"],
+        model="scripted:a",
+        aux_model="scripted:b",
+        memory=memory,
+        select="llm",
+        attempts=1,
+        retries=0,
+        out=tmp_path / "run",
+    )
+    summary = asyncio.run(run_benchmark(config, solver=client(10.0), aux=client(30.0)))
+    stats = summary["provider_stats"]["tokens_per_second"]
+    assert stats == {"mean": 20.0, "min": 10.0, "max": 30.0, "count": 2}
