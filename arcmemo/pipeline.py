@@ -142,8 +142,7 @@ async def run_benchmark(
             from arcmemo.continual import ContinualUpdater
 
             runner.after_batch = ContinualUpdater(config, benchmark, runner, aux).after_batch
-        already = sum(r.error is None for r in rundir.finished().values())
-        progress.start(len(tasks), already)
+        progress.start(len(tasks), len(rundir.completed()))
         try:
             results = await runner.run(tasks)
         finally:

@@ -112,6 +112,10 @@ class RunDirectory:
             os.truncate(self.results_path, good_bytes)
         return results
 
+    def completed(self) -> dict[str, TaskResult]:
+        """Finished results that need no redo: those that did not end on a model error."""
+        return {task_id: r for task_id, r in self.finished().items() if r.error is None}
+
     def append_result(self, result: TaskResult) -> None:
         """Append one finished task durably (a crash loses at most tasks in flight)."""
         line = result.model_dump_json() + "\n"

@@ -210,7 +210,7 @@ class Runner:
         ids = [self.benchmark.task_id(t) for t in tasks]
         atomic_write_text(self.rundir.path / "task_order.json", json.dumps(ids, indent=1) + "\n")
         # A task that failed on a model error is tried again (its good calls are cached).
-        finished = {i: r for i, r in self.rundir.finished().items() if r.error is None}
+        finished = self.rundir.completed()
         if self.after_batch is not None and finished:
             # A resumed online run first catches up on tasks finished before the interruption.
             await self.after_batch(
