@@ -91,3 +91,15 @@ def test_an_unknown_task_is_a_clean_error(memory_path: Path) -> None:
     assert result.exit_code == 1
     assert "task ids not found: 00000000" in result.output
     assert "Traceback" not in result.output
+
+
+def test_embedder_option_reaches_the_embedding_selector(
+    memory_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    result = select(
+        "68b16354", memory_path, "--select", "embedding",
+        "--embedder", "openai:text-embedding-3-small", "--model", "scripted:/nonexistent/script.py",
+    )  # fmt: skip
+    assert result.exit_code == 1
+    assert "OPENAI_API_KEY" in result.output  # the openai embedder was used, and needs a key
