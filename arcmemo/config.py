@@ -38,12 +38,14 @@ class SamplingConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    temperature: float | None = Field(None, description="None = provider default.")
-    max_tokens: int | None = Field(None, description="Cap on generated tokens.")
+    temperature: float | None = Field(default=None, description="None = provider default.")
+    max_tokens: int | None = Field(default=None, description="Cap on generated tokens.")
     reasoning_effort: str | None = Field(
-        None, description="low | medium | high (reasoning models)."
+        default=None, description="low | medium | high (reasoning models)."
     )
-    thinking_budget: int | None = Field(None, description="Anthropic extended-thinking budget.")
+    thinking_budget: int | None = Field(
+        default=None, description="Anthropic extended-thinking budget."
+    )
 
 
 class RunConfig(BaseModel):
@@ -52,48 +54,60 @@ class RunConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     benchmark: str = Field(description="Registered benchmark name (arc-agi-1, aime).")
-    split: str | None = Field(None, description="Named split (training, evaluation, val100, 2025).")
-    data: str | None = Field(None, description="Task file or folder instead of a split.")
-    tasks: list[str] | None = Field(None, description="Only these task ids.")
-    limit: int | None = Field(None, ge=1, description="Only the first N tasks.")
+    split: str | None = Field(
+        default=None, description="Named split (training, evaluation, val100, 2025)."
+    )
+    data: str | None = Field(default=None, description="Task file or folder instead of a split.")
+    tasks: list[str] | None = Field(default=None, description="Only these task ids.")
+    limit: int | None = Field(default=None, ge=1, description="Only the first N tasks.")
     model: str = Field(description="Solver model as provider:model.")
-    base_url: str | None = Field(None, description="Endpoint for OpenAI-compatible servers.")
+    base_url: str | None = Field(
+        default=None, description="Endpoint for OpenAI-compatible servers."
+    )
     model_args: dict[str, str] = Field(default_factory=dict, description="Provider options.")
     aux_model: str | None = Field(
-        None, description="Model for selection and abstraction; None = the solver model."
+        default=None, description="Model for selection and abstraction; None = the solver model."
     )
     sampling: SamplingConfig = Field(default_factory=SamplingConfig, description="Solver sampling.")
-    memory: Path | None = Field(None, description="Memory file read (and written when online).")
-    memory_out: Path | None = Field(None, description="Where the final memory goes (online).")
-    select: str = Field("none", description="Selector: llm, embedding, all or none.")
+    memory: Path | None = Field(
+        default=None, description="Memory file read (and written when online)."
+    )
+    memory_out: Path | None = Field(
+        default=None, description="Where the final memory goes (online)."
+    )
+    select: str = Field(default="none", description="Selector: llm, embedding, all or none.")
     memory_budget: int | None = Field(
-        None, ge=1, description="Token cap on the memory text a selector sees."
+        default=None, ge=1, description="Token cap on the memory text a selector sees."
     )
-    top_k: int = Field(8, ge=1, description="Concepts kept by top-k selectors (embedding).")
+    top_k: int = Field(default=8, ge=1, description="Concepts kept by top-k selectors (embedding).")
     embedder: str = Field(
-        "tfidf", description="Embedder of --select embedding: tfidf or openai:MODEL."
+        default="tfidf", description="Embedder of --select embedding: tfidf or openai:MODEL."
     )
-    update: Literal["none", "online"] = Field("none", description="Continual memory writes.")
-    update_every: int = Field(10, ge=1, description="Batch size between memory updates.")
+    update: Literal["none", "online"] = Field(
+        default="none", description="Continual memory writes."
+    )
+    update_every: int = Field(default=10, ge=1, description="Batch size between memory updates.")
     update_signal: Literal["train", "consistency", "oracle"] = Field(
-        "train",
+        default="train",
         description="What confirms a solution for writing: train pairs (ARC), agreement of a "
         "majority of attempts (AIME), or test labels (leaks; reproduction only).",
     )
     memory_format: Literal["ps", "oe", "cheatsheet"] = Field(
-        "ps", description="What online updates write: concepts, lessons or a cheatsheet."
+        default="ps", description="What online updates write: concepts, lessons or a cheatsheet."
     )
-    attempts: int = Field(2, ge=1, description="Independent samples per task.")
-    retries: int = Field(0, ge=0, description="Feedback rounds per attempt while train fails.")
-    seed: int | None = Field(None, description="Shuffles the task order when set.")
+    attempts: int = Field(default=2, ge=1, description="Independent samples per task.")
+    retries: int = Field(
+        default=0, ge=0, description="Feedback rounds per attempt while train fails."
+    )
+    seed: int | None = Field(default=None, description="Shuffles the task order when set.")
     leaks_test_labels: bool = Field(
-        False,
+        default=False,
         description="Derived: True when memory writes are confirmed with test labels "
         "(--update online --update-signal oracle), which makes scores optimistic.",
     )
     models: ModelConfig = Field(default_factory=ModelConfig, description="Limits, retries, cache.")
     out: Path = Field(description="Run directory.")
-    created_at: datetime | None = Field(None, description="When the run was first started.")
+    created_at: datetime | None = Field(default=None, description="When the run was first started.")
     versions: dict[str, str | None] = Field(default_factory=environment_versions)
 
     @model_validator(mode="after")

@@ -34,7 +34,7 @@ class Structured(BaseModel, Generic[T]):
 
     value: Any = None
     ok: bool = False
-    error: str | None = Field(None, description="The last parse or validation error.")
+    error: str | None = Field(default=None, description="The last parse or validation error.")
     raw: list[str] = Field(default_factory=list, description="Every raw answer, in order.")
     usage: Usage = Field(default_factory=Usage)
 

@@ -21,7 +21,9 @@ class SolvedItem(BaseModel):
     domain: str = Field(description="'arc', 'aime' or another domain name.")
     problem: str = Field(description="The problem as text (never hidden labels).")
     solution: str = Field(description="The verified program or worked solution.")
-    reasoning: str | None = Field(None, description="The solver's visible reasoning, if any.")
+    reasoning: str | None = Field(
+        default=None, description="The solver's visible reasoning, if any."
+    )
 
 
 class Failure(BaseModel):

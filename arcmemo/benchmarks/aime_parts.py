@@ -57,9 +57,11 @@ class AimeProblem(BaseModel):
     problem: str = Field(min_length=1, description="Problem statement (LaTeX as published).")
     answer: int = Field(ge=MIN_ANSWER, le=MAX_ANSWER, description="The integer answer, 0..999.")
     source: str = Field(description="Path of the file the problem was loaded from.")
-    year: int | None = Field(None, description="Competition year, when the file gives it.")
-    contest: str | None = Field(None, description="'I' or 'II', when the file gives it.")
-    number: int | None = Field(None, description="Problem number 1..15, when the file gives it.")
+    year: int | None = Field(default=None, description="Competition year, when the file gives it.")
+    contest: str | None = Field(default=None, description="'I' or 'II', when the file gives it.")
+    number: int | None = Field(
+        default=None, description="Problem number 1..15, when the file gives it."
+    )
 
 
 class AimeDataError(ValueError):

@@ -23,9 +23,9 @@ class PairCheck(BaseModel):
 
     index: int = Field(description="Index of the example (0-based).")
     correct: bool = Field(description="Output equals the expected output.")
-    output: Any = Field(None, description="What the candidate produced (None on error).")
-    error: str | None = Field(None, description="Error text when it failed to run.")
-    error_kind: str | None = Field(None, description="timeout, memory, exception, ...")
+    output: Any = Field(default=None, description="What the candidate produced (None on error).")
+    error: str | None = Field(default=None, description="Error text when it failed to run.")
+    error_kind: str | None = Field(default=None, description="timeout, memory, exception, ...")
 
 
 class Step(BaseModel):
@@ -33,24 +33,26 @@ class Step(BaseModel):
 
     round: int = Field(description="0 for the first try, r for the r-th retry.")
     completion: str = Field(description="The model's answer text.")
-    reasoning: str | None = Field(None, description="Visible reasoning text, if any.")
-    candidate: str | None = Field(None, description="Extracted program or answer string.")
-    parse_error: str | None = Field(None, description="Why nothing could be extracted.")
+    reasoning: str | None = Field(default=None, description="Visible reasoning text, if any.")
+    candidate: str | None = Field(default=None, description="Extracted program or answer string.")
+    parse_error: str | None = Field(default=None, description="Why nothing could be extracted.")
     checks: list[PairCheck] = Field(default_factory=list, description="Train-pair results.")
     verified: bool | None = Field(
-        None,
+        default=None,
         description="True when the candidate passes every example the solver may see; None "
         "when the benchmark has no such signal (AIME).",
     )
     prediction: Any = Field(
-        None, description="What is graded: test output grids (ARC) or the integer answer (AIME)."
+        default=None,
+        description="What is graded: test output grids (ARC) or the integer answer (AIME).",
     )
     correct: list[bool] | None = Field(
-        None, description="Per test input, whether this step's prediction is right (grading)."
+        default=None,
+        description="Per test input, whether this step's prediction is right (grading).",
     )
     concepts: list[str] = Field(default_factory=list, description="Concepts shown in the prompt.")
     usage: Usage = Field(default_factory=Usage, description="Tokens of this call.")
-    error: str | None = Field(None, description="Model-call failure, if the call failed.")
+    error: str | None = Field(default=None, description="Model-call failure, if the call failed.")
 
 
 class Attempt(BaseModel):
@@ -78,7 +80,7 @@ class Selection(BaseModel):
     selector: str
     selected: list[str] = Field(default_factory=list, description="Concept or lesson names.")
     unknown: list[str] = Field(default_factory=list, description="Names that matched nothing.")
-    trace: str | None = Field(None, description="The selector's reasoning or raw output.")
+    trace: str | None = Field(default=None, description="The selector's reasoning or raw output.")
     usage: Usage = Field(default_factory=Usage)
 
 

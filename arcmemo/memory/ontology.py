@@ -73,11 +73,11 @@ class Parameter(BaseModel):
 
     name: str = Field(min_length=1, description="Parameter name, unique within its concept.")
     type: str | None = Field(
-        None,
+        default=None,
         description="Python-like type annotation using the memory's type vocabulary, "
         "e.g. 'list[object]' or 'selection criteria'.",
     )
-    description: str | None = Field(None, description="What the parameter controls.")
+    description: str | None = Field(default=None, description="What the parameter controls.")
 
 
 class TypeDef(BaseModel):
@@ -114,9 +114,9 @@ class ConceptStats(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    selected: int = Field(0, ge=0, description="Times a selector picked it for a task.")
+    selected: int = Field(default=0, ge=0, description="Times a selector picked it for a task.")
     selected_solved: int = Field(
-        0,
+        default=0,
         ge=0,
         description="Times it was picked for a task whose solution the write signal then "
         "confirmed (train pairs by default: never test labels unless the run says it leaks).",
@@ -135,19 +135,19 @@ class Concept(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    id: str = Field("", description="Stable id: normalized slug of the name (derived).")
+    id: str = Field(default="", description="Stable id: normalized slug of the name (derived).")
     name: str = Field(min_length=1, description="Human-readable title; unique up to its id.")
     kind: ConceptKind = Field(
         description="'structure' (something to see) or 'routine' (an operation)."
     )
     routine_subtype: str | None = Field(
-        None,
+        default=None,
         description="Routines only: 'grid manipulation', 'intermediate', or the callable type "
         "name this routine instantiates (e.g. 'selection criteria').",
     )
-    description: str = Field("", description="What the concept is, in a sentence or two.")
+    description: str = Field(default="", description="What the concept is, in a sentence or two.")
     parameters: list[Parameter] = Field(default_factory=list, description="Typed parameters.")
-    output_type: str | None = Field(None, description="Type of the result (routines).")
+    output_type: str | None = Field(default=None, description="Type of the result (routines).")
     cues: list[str] = Field(
         default_factory=list,
         description="Relevance cues: what in a problem suggests this concept.",
@@ -215,9 +215,9 @@ class Solution(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    summary: str = Field("", description="One-line summary of the rule.")
-    pseudocode: str = Field("", description="Pseudocode written before abstraction.")
-    program: str = Field("", description="The verified program or worked solution.")
+    summary: str = Field(default="", description="One-line summary of the rule.")
+    pseudocode: str = Field(default="", description="Pseudocode written before abstraction.")
+    program: str = Field(default="", description="The verified program or worked solution.")
 
 
 class HistoryEntry(BaseModel):
@@ -229,10 +229,12 @@ class HistoryEntry(BaseModel):
         "add", "merge", "delete", "lesson", "cheatsheet", "solution", "conflict", "stats"
     ] = Field(description="What happened.")
     target: str = Field(description="Concept id, lesson index or other object affected.")
-    task_id: str | None = Field(None, description="Task whose solution caused it, if any.")
-    actor: str = Field("human", description="'provider:model' of the writing model, or 'human'.")
+    task_id: str | None = Field(default=None, description="Task whose solution caused it, if any.")
+    actor: str = Field(
+        default="human", description="'provider:model' of the writing model, or 'human'."
+    )
     at: datetime = Field(default_factory=utc_now, description="When (UTC).")
-    why: str | None = Field(None, description="Free-text reason.")
+    why: str | None = Field(default=None, description="Free-text reason.")
     changes: list[str] = Field(
         default_factory=list, description="Field-level changes or conflicts."
     )
@@ -243,12 +245,14 @@ class Memory(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    schema_version: int = Field(SCHEMA_VERSION, description="Version of this file format.")
-    domain: str = Field("arc", description="Problem domain: 'arc', 'aime', or any string.")
+    schema_version: int = Field(default=SCHEMA_VERSION, description="Version of this file format.")
+    domain: str = Field(default="arc", description="Problem domain: 'arc', 'aime', or any string.")
     types: list[TypeDef] = Field(default_factory=list, description="Type vocabulary.")
     concepts: list[Concept] = Field(default_factory=list, description="Program-synthesis concepts.")
     lessons: list[Lesson] = Field(default_factory=list, description="Open-ended lessons.")
-    cheatsheet: str = Field("", description="Free-text sheet (Dynamic Cheatsheet baseline).")
+    cheatsheet: str = Field(
+        default="", description="Free-text sheet (Dynamic Cheatsheet baseline)."
+    )
     solutions: dict[str, Solution] = Field(
         default_factory=dict, description="Verified solutions by task id."
     )

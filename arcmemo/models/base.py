@@ -25,7 +25,7 @@ class Message(BaseModel):
     role: Role = Field(description="Who speaks: system, user or assistant.")
     content: str = Field(description="The message text.")
     cache_breakpoint: bool = Field(
-        False,
+        default=False,
         description=(
             "Marks the end of a stable prompt prefix (e.g. instructions + memory) that "
             "providers with prompt caching may cache; ignored by the others."
@@ -36,12 +36,17 @@ class Message(BaseModel):
 class Usage(BaseModel):
     """Token counts of one completion (or a sum of several)."""
 
-    prompt_tokens: int = Field(0, description="Tokens of the prompt billed for this call.")
-    completion_tokens: int = Field(0, description="Generated tokens, reasoning tokens included.")
-    reasoning_tokens: int = Field(0, description="Hidden reasoning tokens, where reported.")
-    cached_tokens: int = Field(0, description="Prompt tokens served from the provider's cache.")
+    prompt_tokens: int = Field(default=0, description="Tokens of the prompt billed for this call.")
+    completion_tokens: int = Field(
+        default=0, description="Generated tokens, reasoning tokens included."
+    )
+    reasoning_tokens: int = Field(default=0, description="Hidden reasoning tokens, where reported.")
+    cached_tokens: int = Field(
+        default=0, description="Prompt tokens served from the provider's cache."
+    )
     cache_write_tokens: int = Field(
-        0, description="Prompt tokens written to the provider's cache (Anthropic bills them extra)."
+        default=0,
+        description="Prompt tokens written to the provider's cache (Anthropic bills them extra).",
     )
 
     def __add__(self, other: Usage) -> Usage:
@@ -59,15 +64,20 @@ class Completion(BaseModel):
 
     text: str = Field(description="The generated text (final answer channel).")
     reasoning: str | None = Field(
-        None, description="Visible reasoning or thinking text, when the provider returns it."
+        default=None,
+        description="Visible reasoning or thinking text, when the provider returns it.",
     )
     finish_reason: str | None = Field(
-        None, description="Why generation stopped (stop, length, ...)."
+        default=None, description="Why generation stopped (stop, length, ...)."
     )
     usage: Usage = Field(default_factory=Usage, description="Token counts of this completion.")
-    latency_s: float = Field(0.0, description="Wall time of the request that produced it.")
-    response_id: str | None = Field(None, description="The provider's id of the raw response.")
-    cache_hit: bool = Field(False, description="True when served from arcmemo's response cache.")
+    latency_s: float = Field(default=0.0, description="Wall time of the request that produced it.")
+    response_id: str | None = Field(
+        default=None, description="The provider's id of the raw response."
+    )
+    cache_hit: bool = Field(
+        default=False, description="True when served from arcmemo's response cache."
+    )
     stats: dict[str, Any] = Field(
         default_factory=dict,
         description="Provider-specific statistics (e.g. JetSpec acceptance lengths, tokens/s).",
@@ -79,22 +89,24 @@ class GenerateParams(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    n: int = Field(1, ge=1, description="Number of completions wanted.")
+    n: int = Field(default=1, ge=1, description="Number of completions wanted.")
     temperature: float | None = Field(
-        None, description="Sampling temperature; None = provider default."
+        default=None, description="Sampling temperature; None = provider default."
     )
-    max_tokens: int | None = Field(None, description="Cap on generated tokens.")
-    stop: tuple[str, ...] | None = Field(None, description="Stop strings.")
+    max_tokens: int | None = Field(default=None, description="Cap on generated tokens.")
+    stop: tuple[str, ...] | None = Field(default=None, description="Stop strings.")
     reasoning_effort: str | None = Field(
-        None, description="low | medium | high for reasoning models."
+        default=None, description="low | medium | high for reasoning models."
     )
     thinking_budget: int | None = Field(
-        None, description="Extended-thinking token budget (Anthropic); None = off."
+        default=None, description="Extended-thinking token budget (Anthropic); None = off."
     )
     response_format: dict[str, Any] | None = Field(
-        None, description="Structured-output request (OpenAI response_format JSON)."
+        default=None, description="Structured-output request (OpenAI response_format JSON)."
     )
-    seed: int | None = Field(None, description="Sampling seed, where the provider honours it.")
+    seed: int | None = Field(
+        default=None, description="Sampling seed, where the provider honours it."
+    )
 
 
 class RetryDecision(str, Enum):

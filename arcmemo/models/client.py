@@ -40,23 +40,31 @@ _CHARS_PER_TOKEN = 4  # rough prompt-size estimate for the tokens-per-minute lim
 class ModelConfig(BaseModel):
     """How a run talks to its models (limits, retries, cache, prices)."""
 
-    concurrency: int = Field(16, ge=1, description="Requests in flight at once, run-wide.")
-    rpm: int | None = Field(None, ge=1, description="Requests-per-minute ceiling; None = none.")
-    tpm: int | None = Field(None, ge=1, description="Tokens-per-minute ceiling; None = none.")
-    max_retries: int = Field(6, ge=0, description="Retries after the first attempt.")
+    concurrency: int = Field(default=16, ge=1, description="Requests in flight at once, run-wide.")
+    rpm: int | None = Field(
+        default=None, ge=1, description="Requests-per-minute ceiling; None = none."
+    )
+    tpm: int | None = Field(
+        default=None, ge=1, description="Tokens-per-minute ceiling; None = none."
+    )
+    max_retries: int = Field(default=6, ge=0, description="Retries after the first attempt.")
     retry_budget_s: float = Field(
-        300, ge=0, description="Give up once retrying would run past this many seconds."
+        default=300, ge=0, description="Give up once retrying would run past this many seconds."
     )
-    backoff_base_s: float = Field(1.0, ge=0, description="First backoff ceiling (doubles).")
-    backoff_max_s: float = Field(60.0, ge=0, description="Largest backoff ceiling.")
-    timeout_s: float = Field(600, gt=0, description="Per-request timeout (then retried).")
-    cache: bool = Field(True, description="Read the response cache (--no-cache sets False).")
+    backoff_base_s: float = Field(default=1.0, ge=0, description="First backoff ceiling (doubles).")
+    backoff_max_s: float = Field(default=60.0, ge=0, description="Largest backoff ceiling.")
+    timeout_s: float = Field(default=600, gt=0, description="Per-request timeout (then retried).")
+    cache: bool = Field(
+        default=True, description="Read the response cache (--no-cache sets False)."
+    )
     cache_write: bool = Field(
-        True, description="Write the response cache; with cache=False too, none is opened."
+        default=True, description="Write the response cache; with cache=False too, none is opened."
     )
-    cache_dir: Path | None = Field(None, description="Cache folder; None = ARCMEMO_CACHE_DIR.")
+    cache_dir: Path | None = Field(
+        default=None, description="Cache folder; None = ARCMEMO_CACHE_DIR."
+    )
     prices_path: Path | None = Field(
-        None, description="Price override file; None = ARCMEMO_PRICES."
+        default=None, description="Price override file; None = ARCMEMO_PRICES."
     )
 
 
@@ -114,14 +122,16 @@ class StatSummary(BaseModel):
 class StageUsage(BaseModel):
     """What one stage (or a whole run) spent."""
 
-    calls: int = Field(0, description="generate() calls.")
-    samples: int = Field(0, description="Completions obtained (cached ones included).")
-    cache_hits: int = Field(0, description="Completions served from the response cache.")
-    requests: int = Field(0, description="Provider requests made, retries included.")
-    errors: int = Field(0, description="generate() calls that raised ModelCallError.")
+    calls: int = Field(default=0, description="generate() calls.")
+    samples: int = Field(default=0, description="Completions obtained (cached ones included).")
+    cache_hits: int = Field(default=0, description="Completions served from the response cache.")
+    requests: int = Field(default=0, description="Provider requests made, retries included.")
+    errors: int = Field(default=0, description="generate() calls that raised ModelCallError.")
     tokens: Usage = Field(default_factory=Usage, description="Tokens of fresh completions.")
-    cost_usd: float | None = Field(0.0, description="USD of fresh completions; None = unknown.")
-    latency_s: float = Field(0.0, description="Summed wall time of generate() calls.")
+    cost_usd: float | None = Field(
+        default=0.0, description="USD of fresh completions; None = unknown."
+    )
+    latency_s: float = Field(default=0.0, description="Summed wall time of generate() calls.")
     provider_stats: dict[str, StatSummary] = Field(default_factory=dict)
 
     def merge(self, other: StageUsage) -> None:

@@ -96,53 +96,66 @@ class JetSpecOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     draft: str | None = Field(
-        None,
+        default=None,
         description="Draft-head directory (or 'repo::subfolder'), or 'random'/'echo' for "
         "JetSpec's stub tree drafters; None = plain decoding.",
     )
     drafter: Literal["eager", "compiled", "graphed"] = Field(
-        "eager",
+        default="eager",
         description="How a draft head runs: eager, torch.compile'd, or CUDA-graphed (GPU only).",
     )
     speculative: bool | None = Field(
-        None,
+        default=None,
         description="False forces plain decoding; True requires a draft; None = use the draft "
         "when there is one.",
     )
     tree_depth: int | None = Field(
-        None,
+        default=None,
         ge=1,
         description="Draft tree depth; default: the head's block_size - 1 (7 for stubs).",
     )
-    budget: int = Field(128, ge=1, description="Tree node budget per verify round.")
-    width: int = Field(7, ge=1, description="Tree width (children per node).")
-    algo: str = Field("accum_logp", description="jetspec.tree algorithm name.")
-    attn_backend: str = Field("sdpa", description="JetSpecEngine attention backend.")
+    budget: int = Field(default=128, ge=1, description="Tree node budget per verify round.")
+    width: int = Field(default=7, ge=1, description="Tree width (children per node).")
+    algo: str = Field(default="accum_logp", description="jetspec.tree algorithm name.")
+    attn_backend: str = Field(default="sdpa", description="JetSpecEngine attention backend.")
     attn_implementation: Literal["sdpa", "auto", "flash_attention_2", "eager"] = Field(
-        "sdpa", description="HF attention implementation used to load the target."
+        default="sdpa", description="HF attention implementation used to load the target."
     )
     dtype: Literal["bfloat16", "float16", "float32"] = Field(
-        "bfloat16", description="Weights dtype (fp32 for exact losslessness checks)."
+        default="bfloat16", description="Weights dtype (fp32 for exact losslessness checks)."
     )
-    device: str | None = Field(None, description="One device; default cuda when present, else cpu.")
+    device: str | None = Field(
+        default=None, description="One device; default cuda when present, else cpu."
+    )
     devices: tuple[str, ...] | None = Field(
-        None, description="Several devices, one engine each (comma-separated on the CLI)."
+        default=None, description="Several devices, one engine each (comma-separated on the CLI)."
     )
     kv_block_size: int = Field(
-        16, ge=1, description="Paged KV cache page size (engine block_size)."
+        default=16, ge=1, description="Paged KV cache page size (engine block_size)."
     )
-    thinking: bool = Field(False, description="enable_thinking for the chat template.")
+    thinking: bool = Field(default=False, description="enable_thinking for the chat template.")
     session: bool = Field(
-        False, description="Reuse JetSpec's tree session (KV pool and CUDA graphs) across calls."
+        default=False,
+        description="Reuse JetSpec's tree session (KV pool and CUDA graphs) across calls.",
     )
     session_prompt_capacity: int | None = Field(
-        None, ge=1, description="Longest prompt a session holds; default: rounded up per prompt."
+        default=None,
+        ge=1,
+        description="Longest prompt a session holds; default: rounded up per prompt.",
     )
-    max_tokens: int = Field(2048, ge=1, description="max_new_tokens when a request sets none.")
-    temperature: float = Field(0.0, ge=0.0, description="Temperature when a request sets none.")
-    fuse_gemms: bool = Field(False, description="Fuse QKV and gate/up GEMMs (compiled backends).")
-    torch_compile: bool = Field(False, description="torch.compile the HF target (experimental).")
-    fused_moe: bool = Field(False, description="Grouped-mm experts for Qwen3-MoE targets.")
+    max_tokens: int = Field(
+        default=2048, ge=1, description="max_new_tokens when a request sets none."
+    )
+    temperature: float = Field(
+        default=0.0, ge=0.0, description="Temperature when a request sets none."
+    )
+    fuse_gemms: bool = Field(
+        default=False, description="Fuse QKV and gate/up GEMMs (compiled backends)."
+    )
+    torch_compile: bool = Field(
+        default=False, description="torch.compile the HF target (experimental)."
+    )
+    fused_moe: bool = Field(default=False, description="Grouped-mm experts for Qwen3-MoE targets.")
 
     @field_validator("dtype", mode="before")
     @classmethod
@@ -231,9 +244,9 @@ class GenerationStats(BaseModel):
     rounds: int = Field(description="Verify rounds (speculative) or decode steps (plain).")
     tokens_per_round: float = Field(description="JetSpec's tpf; 1.0 for plain decoding.")
     mean_accept_length: float | None = Field(
-        None, description="sum(accept_lengths) / rounds; None when no round ran."
+        default=None, description="sum(accept_lengths) / rounds; None when no round ran."
     )
-    mean_tree_size: float | None = Field(None, description="Mean tree nodes per round.")
+    mean_tree_size: float | None = Field(default=None, description="Mean tree nodes per round.")
     generation_s: float = Field(description="Decode wall time, synchronized on CUDA.")
     tokens_per_s: float
 
@@ -244,10 +257,12 @@ class StatsSummary(BaseModel):
     completions: int = 0
     generated_tokens: int = 0
     generation_s: float = 0.0
-    tokens_per_s: float = Field(0.0, description="All generated tokens / all generation time.")
+    tokens_per_s: float = Field(
+        default=0.0, description="All generated tokens / all generation time."
+    )
     rounds: int = 0
-    tokens_per_round: float | None = Field(None, description="Generated tokens / rounds.")
-    mean_accept_length: float | None = Field(None, description="Round-weighted mean.")
+    tokens_per_round: float | None = Field(default=None, description="Generated tokens / rounds.")
+    mean_accept_length: float | None = Field(default=None, description="Round-weighted mean.")
     by_mode: dict[str, int] = Field(default_factory=dict)
 
 

@@ -24,10 +24,14 @@ _PER_TOKENS = 1_000_000
 class ModelPrice(BaseModel):
     """USD per million tokens for one model; ``None`` = unknown."""
 
-    input: float | None = Field(None, description="Uncached prompt tokens.")
-    cached_input: float | None = Field(None, description="Prompt tokens read from the cache.")
-    cache_write: float | None = Field(None, description="Prompt tokens written to the cache.")
-    output: float | None = Field(None, description="Generated tokens, reasoning included.")
+    input: float | None = Field(default=None, description="Uncached prompt tokens.")
+    cached_input: float | None = Field(
+        default=None, description="Prompt tokens read from the cache."
+    )
+    cache_write: float | None = Field(
+        default=None, description="Prompt tokens written to the cache."
+    )
+    output: float | None = Field(default=None, description="Generated tokens, reasoning included.")
 
     def cost_usd(self, usage: Usage) -> float | None:
         """Cost of ``usage`` at these prices, or ``None`` when a needed price is unknown."""

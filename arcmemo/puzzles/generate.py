@@ -42,8 +42,10 @@ class Attempt(BaseModel):
 
     round: int = Field(description="0 for the first answer, 1 for the repair, ...")
     answer: str = Field(description="The model's raw answer.")
-    source: str | None = Field(None, description="The module read from the answer.")
-    error: str | None = Field(None, description="Why no module could be read from the answer.")
+    source: str | None = Field(default=None, description="The module read from the answer.")
+    error: str | None = Field(
+        default=None, description="Why no module could be read from the answer."
+    )
     puzzles: list[VerifiedPuzzle] = Field(
         default_factory=list, description="One per seed, with its report."
     )
@@ -62,7 +64,7 @@ class ConceptOutcome(BaseModel):
     concept_id: str
     concept_name: str
     attempts: list[Attempt] = Field(default_factory=list)
-    error: str | None = Field(None, description="A model call that failed for good.")
+    error: str | None = Field(default=None, description="A model call that failed for good.")
 
     @property
     def final(self) -> Attempt | None:

@@ -49,12 +49,12 @@ class PuzzleMeta(BaseModel):
     concept_name: str = Field(description="Its name when the puzzle was made.")
     concept_version: str = Field(description="Hash of the concept's content (arcmemo.puzzles).")
     concept_updated_at: datetime | None = Field(
-        None, description="The concept's provenance.updated_at when the puzzle was made."
+        default=None, description="The concept's provenance.updated_at when the puzzle was made."
     )
-    memory: str | None = Field(None, description="Memory file the concept came from.")
+    memory: str | None = Field(default=None, description="Memory file the concept came from.")
     model: str = Field(description="provider:model that wrote the generator ('human' if none).")
     seed: int = Field(description="Seed of the random.Random given to generate_input.")
-    attempt: int = Field(0, description="0 = first answer, 1 = after one repair round.")
+    attempt: int = Field(default=0, description="0 = first answer, 1 = after one repair round.")
     generator_source: str = Field(description="The generator module.")
     hints: RoutineHints = Field(
         default_factory=RoutineHints, description="What the neutral substitute was told."

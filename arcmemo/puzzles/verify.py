@@ -57,16 +57,18 @@ _PROGRAM_FRAME = re.compile(r'^  File "<program>", line (\d+), in ')
 class PuzzleConfig(BaseModel):
     """How puzzles are built and checked (stored with each puzzle so it can be re-checked)."""
 
-    train: int = Field(4, ge=4, description="Train pairs per puzzle (at least 4).")
-    test: int = Field(1, ge=1, description="Test pairs per puzzle.")
+    train: int = Field(default=4, ge=4, description="Train pairs per puzzle (at least 4).")
+    test: int = Field(default=1, ge=1, description="Test pairs per puzzle.")
     repeats: int = Field(
-        2, ge=1, description="Extra runs of transform per input for the determinism check."
+        default=2, ge=1, description="Extra runs of transform per input for the determinism check."
     )
     draws_per_example: int = Field(
-        10, ge=1, description="Draw budget of generate_input per wanted distinct input."
+        default=10, ge=1, description="Draw budget of generate_input per wanted distinct input."
     )
-    timeout_s: float = Field(10.0, gt=0, description="Sandbox time limit to build one puzzle.")
-    memory_mb: int = Field(1024, gt=0, description="Sandbox memory limit.")
+    timeout_s: float = Field(
+        default=10.0, gt=0, description="Sandbox time limit to build one puzzle."
+    )
+    memory_mb: int = Field(default=1024, gt=0, description="Sandbox memory limit.")
 
     @property
     def examples(self) -> int:
@@ -83,7 +85,7 @@ class RoutineHints(BaseModel):
         "of the identity substitute.",
     )
     returns_grid: bool | None = Field(
-        None,
+        default=None,
         description="Whether the routine returns a grid (output_type 'grid'); None when the "
         "ontology does not say, then the real return value decides.",
     )

@@ -24,18 +24,24 @@ class SandboxLimits(BaseModel):
     """Resource limits applied to every call."""
 
     timeout_s: float = Field(
-        2.0,
+        default=2.0,
         gt=0,
         description="Wall-clock and CPU limit per call (and for the program's top level).",
     )
     memory_mb: int = Field(
-        1024, gt=0, description="Address space the program may use beyond the warm interpreter."
+        default=1024,
+        gt=0,
+        description="Address space the program may use beyond the warm interpreter.",
     )
     max_output_bytes: int = Field(
-        1_000_000, ge=0, description="Cap on captured stdout/stderr per call; the rest is dropped."
+        default=1_000_000,
+        ge=0,
+        description="Cap on captured stdout/stderr per call; the rest is dropped.",
     )
     max_file_bytes: int = Field(
-        16_000_000, ge=0, description="Largest file the program may write in its working directory."
+        default=16_000_000,
+        ge=0,
+        description="Largest file the program may write in its working directory.",
     )
 
 
@@ -44,16 +50,19 @@ class CallResult(BaseModel):
 
     ok: bool = Field(description="True when the call returned a valid value.")
     value: Any = Field(
-        None,
+        default=None,
         description="JSON-able return value (numpy arrays converted to lists); for run_transform "
         "the output grid as list[list[int]].",
     )
     error: str | None = Field(
-        None, description="Human-readable error: trimmed traceback of program frames, or a reason."
+        default=None,
+        description="Human-readable error: trimmed traceback of program frames, or a reason.",
     )
-    error_kind: ErrorKind | None = Field(None, description="Class of failure; None when ok.")
-    stdout: str = Field("", description="Captured stdout and stderr of the call (capped).")
-    duration_s: float = Field(0.0, description="Wall time of the call.")
+    error_kind: ErrorKind | None = Field(
+        default=None, description="Class of failure; None when ok."
+    )
+    stdout: str = Field(default="", description="Captured stdout and stderr of the call (capped).")
+    duration_s: float = Field(default=0.0, description="Wall time of the call.")
 
 
 class Sandbox(abc.ABC):
