@@ -19,9 +19,10 @@ from typing import Any
 from arcmemo.abstraction.base import AbstractionOutcome, Failure, SolvedItem, create_abstractor
 from arcmemo.benchmarks.base import Benchmark, Step, TaskResult
 from arcmemo.config import RunConfig
+from arcmemo.files import atomic_write_text
 from arcmemo.memory.ontology import Memory, concept_id
 from arcmemo.memory.render import lesson_name
-from arcmemo.memory.store import atomic_write_text, dump_memory
+from arcmemo.memory.store import dump_memory
 from arcmemo.models.client import ModelCallError, ModelClient
 from arcmemo.runner import Runner
 

@@ -17,9 +17,9 @@ from pydantic import BaseModel, Field
 
 from arcmemo.benchmarks.base import Benchmark, TaskResult, create_benchmark
 from arcmemo.config import RunConfig
+from arcmemo.files import atomic_write_text
 from arcmemo.memory.ontology import Memory
 from arcmemo.memory.render import estimate_tokens
-from arcmemo.memory.store import atomic_write_text
 from arcmemo.models.client import ModelClient, StatSummary, open_model
 from arcmemo.models.limiter import Limiter
 from arcmemo.models.prices import PriceTable

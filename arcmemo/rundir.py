@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from arcmemo.benchmarks.base import TaskResult
 from arcmemo.config import RESULT_FIELDS, RunConfig
-from arcmemo.memory.store import atomic_write_text
+from arcmemo.files import atomic_write_text
 from arcmemo.models.client import CallRecord, StageUsage, UsageSummary
 
 

@@ -17,8 +17,8 @@ from typing import Any
 
 from arcmemo.benchmarks.base import Attempt, Benchmark, Selection, Step, TaskResult
 from arcmemo.config import RunConfig
+from arcmemo.files import atomic_write_text
 from arcmemo.memory.ontology import Memory
-from arcmemo.memory.store import atomic_write_text
 from arcmemo.models.base import Completion, Usage
 from arcmemo.models.client import ModelCallError, ModelClient, UsageSummary
 from arcmemo.rundir import RunDirectory

@@ -19,7 +19,7 @@ import click
 from pydantic import BaseModel, Field
 
 from arcmemo.cli.options import parse_model_args
-from arcmemo.memory.store import atomic_write_text
+from arcmemo.files import atomic_write_text
 from arcmemo.models.base import Completion, GenerateParams, Message, ProviderError
 
 # Short reasoning questions in the style of GSM8K / MATH; any text works.

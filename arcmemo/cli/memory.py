@@ -137,7 +137,7 @@ def _print_text(memory: Memory, path: Path, concepts: list[Concept], whole: bool
 
 
 def _write_html(loaded: Memory, file: Path, out: Path) -> None:
-    from arcmemo.memory.store import atomic_write_text
+    from arcmemo.files import atomic_write_text
     from arcmemo.report import render_memory_page
 
     try:

@@ -8,16 +8,14 @@ all under an exclusive lock on ``NAME.lock`` so two processes never interleave.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
-import os
-import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from arcmemo.files import atomic_write_text, file_lock
 from arcmemo.memory.merge import merge_unique
 from arcmemo.memory.ontology import SCHEMA_VERSION, Memory, concept_id, parse_typedef
 from arcmemo.memory.types import unresolved
@@ -244,59 +242,6 @@ def load_memory(path: Path) -> Memory:
     except UnicodeDecodeError as error:
         raise MemoryFileError(path, [(f"byte {error.start}", "not UTF-8 text")]) from None
     return parse_memory(text, path)
-
-
-@contextlib.contextmanager
-def file_lock(path: Path) -> Iterator[None]:
-    """Hold an exclusive advisory lock tied to ``path`` (on ``path`` + ``.lock``)."""
-    lock_path = path.with_name(path.name + ".lock")
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(lock_path, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def atomic_write_text(path: Path, text: str, *, backup: bool = False) -> None:
-    """Write ``text`` to ``path`` so that readers see the old or the new file, never a mix.
-
-    With ``backup``, the previous file is kept as ``path`` + ``.bak``.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor, temporary = tempfile.mkstemp(
-        prefix=f".{path.name}.", suffix=".tmp", dir=path.parent
-    )
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if backup and path.exists():
-            backup_path = path.with_name(path.name + ".bak")
-            _copy_backup(path, backup_path)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temporary)
-        raise
-    directory = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(directory)
-    finally:
-        os.close(directory)
-
-
-def _copy_backup(path: Path, backup_path: Path) -> None:
-    # A hard link keeps the old bytes without copying and without a moment where
-    # ``path`` is missing; the rename that follows replaces only the directory entry.
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(backup_path)
-    try:
-        os.link(path, backup_path)
-    except OSError:
-        backup_path.write_bytes(path.read_bytes())
 
 
 def dump_memory(memory: Memory) -> str:

@@ -22,8 +22,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
 
+from arcmemo.files import atomic_write_text
 from arcmemo.memory.ontology import Concept, utc_now
-from arcmemo.memory.store import atomic_write_text
 from arcmemo.puzzles.generate import ConceptOutcome, concept_version
 from arcmemo.puzzles.verify import (
     PuzzleConfig,

@@ -15,9 +15,9 @@ from typing import Any
 
 import jinja2
 
+from arcmemo.files import atomic_write_text
 from arcmemo.memory.ontology import Memory, concept_id
 from arcmemo.memory.render import lesson_name
-from arcmemo.memory.store import atomic_write_text
 from arcmemo.report import views
 from arcmemo.report.load import RunData, load_run
 
