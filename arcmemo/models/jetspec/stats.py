@@ -1,0 +1,67 @@
+"""What one JetSpec decode reports (``Completion.stats``), and its aggregate over many."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+
+class GenerationStats(BaseModel):
+    """What one JetSpec decode reports; stored as ``Completion.stats``."""
+
+    mode: Literal["speculative", "plain"]
+    device: str
+    engine: int = Field(description="Index of the engine (one per device) that served it.")
+    prompt_tokens: int
+    generated_tokens: int
+    rounds: int = Field(description="Verify rounds (speculative) or decode steps (plain).")
+    tokens_per_round: float = Field(description="JetSpec's tpf; 1.0 for plain decoding.")
+    mean_accept_length: float | None = Field(
+        default=None, description="sum(accept_lengths) / rounds; None when no round ran."
+    )
+    mean_tree_size: float | None = Field(default=None, description="Mean tree nodes per round.")
+    generation_s: float = Field(description="Decode wall time, synchronized on CUDA.")
+    tokens_per_s: float
+
+
+class StatsSummary(BaseModel):
+    """Aggregate of many :class:`GenerationStats` (e.g. for a run summary)."""
+
+    completions: int = 0
+    generated_tokens: int = 0
+    generation_s: float = 0.0
+    tokens_per_s: float = Field(
+        default=0.0, description="All generated tokens / all generation time."
+    )
+    rounds: int = 0
+    tokens_per_round: float | None = Field(default=None, description="Generated tokens / rounds.")
+    mean_accept_length: float | None = Field(default=None, description="Round-weighted mean.")
+    by_mode: dict[str, int] = Field(default_factory=dict)
+
+
+def summarize_stats(stats: Iterable[Mapping[str, Any]]) -> StatsSummary:
+    """Aggregate ``Completion.stats`` dicts produced by this provider (others are skipped)."""
+    summary = StatsSummary()
+    accepted_weighted = 0.0
+    accepted_rounds = 0
+    for raw in stats:
+        if raw.get("mode") not in ("speculative", "plain"):
+            continue
+        item = GenerationStats.model_validate(raw)
+        summary.completions += 1
+        summary.generated_tokens += item.generated_tokens
+        summary.generation_s += item.generation_s
+        summary.rounds += item.rounds
+        summary.by_mode[item.mode] = summary.by_mode.get(item.mode, 0) + 1
+        if item.mean_accept_length is not None:
+            accepted_weighted += item.mean_accept_length * item.rounds
+            accepted_rounds += item.rounds
+    if summary.generation_s > 0:
+        summary.tokens_per_s = summary.generated_tokens / summary.generation_s
+    if summary.rounds:
+        summary.tokens_per_round = summary.generated_tokens / summary.rounds
+    if accepted_rounds:
+        summary.mean_accept_length = accepted_weighted / accepted_rounds
+    return summary
