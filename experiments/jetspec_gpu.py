@@ -185,7 +185,7 @@ async def measure(
 
     bench = await run_generation_bench(model_dir, options, prompts, max_tokens=max_tokens)
     print(format_result(bench), flush=True)
-    provider = JetSpecProvider(model_dir, **options)
+    provider = JetSpecProvider.open(model_dir, **options)
     try:
         await compare_decoding(provider, prompts[:1], max_tokens=max_tokens)  # warm both modes
         overhead = [

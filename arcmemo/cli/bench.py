@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 from arcmemo.cli.options import parse_model_args
 from arcmemo.files import atomic_write_text
 from arcmemo.models.base import Completion, GenerateParams, Message, ProviderError
+from arcmemo.registry import RegistryError
 
 # Short reasoning questions in the style of GSM8K / MATH; any text works.
 DEFAULT_PROMPTS: tuple[str, ...] = (
@@ -126,7 +127,7 @@ async def run_generation_bench(
     """Build a ``jetspec`` provider and compare its two decoding modes."""
     from arcmemo.models.jetspec import JetSpecProvider
 
-    provider = JetSpecProvider(model_dir, **options)
+    provider = JetSpecProvider.open(model_dir, **options)
     if provider.settings.draft is None:
         raise click.UsageError(
             "speculative decoding needs --model-arg draft=HEAD_DIR (or random/echo)"
@@ -238,7 +239,7 @@ def generation(
                 warmup=warmup,
             )
         )
-    except ProviderError as error:
+    except (ProviderError, RegistryError) as error:
         raise click.ClickException(str(error)) from error
     click.echo(format_result(result))
     if json_path is not None:

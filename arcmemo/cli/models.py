@@ -5,37 +5,49 @@ from __future__ import annotations
 import importlib.util
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
 from rich.table import Table
 
 from arcmemo.models.prices import PRICES_ENV, PriceTable
-from arcmemo.models.registry import PROVIDER_MODULES, SDK_REQUIREMENTS, known_providers
+from arcmemo.models.registry import INSTALL_HINTS, PROVIDERS
+from arcmemo.registry import ComponentUnavailableError
 
 
 def _importable(module: str) -> bool:
-    # find_spec checks availability without importing (the SDKs are slow to import).
+    # find_spec checks availability without importing (torch and jetspec are slow to import).
     try:
         return importlib.util.find_spec(module) is not None
     except (ImportError, ValueError):
         return False
 
 
-def provider_rows() -> list[dict[str, str | bool | None]]:
-    """One row per provider: module, SDK, whether both can be imported, install hint."""
+def provider_rows() -> list[dict[str, Any]]:
+    """One row per registered provider: summary, SDK, availability, install hint, options."""
     rows = []
-    for name in known_providers():
-        module = PROVIDER_MODULES.get(name)
-        sdk, hint = SDK_REQUIREMENTS.get(name, (None, None))
-        available = (module is None or _importable(module)) and (sdk is None or _importable(sdk))
+    for name in PROVIDERS.names():
+        sdk, hint = INSTALL_HINTS.get(name, (None, None))
+        try:
+            entry = PROVIDERS.get(name)
+        except ComponentUnavailableError as error:
+            summary, options, available, hint = "", {}, False, str(error)
+        else:
+            summary = entry.summary
+            options = {
+                field: {"default": info.default, "description": info.description}
+                for field, info in entry.options.model_fields.items()
+            }
+            available = sdk is None or _importable(sdk)
         rows.append(
             {
                 "provider": name,
-                "module": module,
+                "summary": summary,
                 "sdk": sdk,
                 "available": available,
-                "install": None if available else hint or f"module {module} is missing",
+                "install": None if available else hint,
+                "options": options,
             }
         )
     return rows
@@ -54,7 +66,7 @@ def _money(value: float | None) -> str:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of tables.")
 def models(prices_path: Path | None, as_json: bool) -> None:
-    """List model providers (and whether their SDK is installed) and token prices.
+    """List model providers (whether their SDK is installed, their options) and token prices.
 
     Models are named PROVIDER:MODEL, e.g. openai:o4-mini, anthropic:claude-haiku-4-5,
     scripted:answers.yaml. Prices are USD per million tokens; null means unknown, and
@@ -67,16 +79,23 @@ def models(prices_path: Path | None, as_json: bool) -> None:
     rows = provider_rows()
     if as_json:
         prices = {spec: price.model_dump() for spec, price in sorted(table.prices.items())}
-        click.echo(json.dumps({"providers": rows, "prices": prices}, indent=2))
+        click.echo(json.dumps({"providers": rows, "prices": prices}, indent=2, default=str))
         return
     console = Console()
     providers = Table(title="Providers")
-    for column in ("provider", "module", "SDK", "available"):
+    for column in ("provider", "summary", "SDK", "available"):
         providers.add_column(column)
     for row in rows:
         status = "yes" if row["available"] else f"no: {row['install']}"
-        providers.add_row(str(row["provider"]), str(row["module"]), str(row["sdk"] or "-"), status)
+        providers.add_row(row["provider"], row["summary"], row["sdk"] or "-", status)
     console.print(providers)
+    options = Table(title="Provider options (--model-arg key=value)")
+    for column in ("provider", "option", "default", "description"):
+        options.add_column(column)
+    for row in rows:
+        for field, info in row["options"].items():
+            options.add_row(row["provider"], field, repr(info["default"]), info["description"])
+    console.print(options)
     prices_table = Table(title="Prices (USD per 1M tokens)")
     for column in ("model", "input", "cached input", "cache write", "output"):
         prices_table.add_column(column, justify="left" if column == "model" else "right")

@@ -11,9 +11,9 @@ from arcmemo.models.base import (
     MissingCredentialError,
     Provider,
     ProviderError,
+    ProviderOptions,
     RetryDecision,
     Usage,
-    register_provider,
 )
 from arcmemo.models.cache import ResponseCache
 from arcmemo.models.client import (
@@ -26,10 +26,17 @@ from arcmemo.models.client import (
 )
 from arcmemo.models.limiter import Limiter
 from arcmemo.models.prices import PriceTable
-from arcmemo.models.registry import ProviderUnavailableError, create_provider, parse_spec
+from arcmemo.models.registry import (
+    PROVIDERS,
+    ProviderUnavailableError,
+    create_provider,
+    parse_spec,
+    register_provider,
+)
 from arcmemo.models.scripted import ScriptedProvider, ScriptError
 
 __all__ = [
+    "PROVIDERS",
     "Completion",
     "GenerateParams",
     "Limiter",
@@ -41,6 +48,7 @@ __all__ = [
     "PriceTable",
     "Provider",
     "ProviderError",
+    "ProviderOptions",
     "ProviderUnavailableError",
     "ResponseCache",
     "RetryDecision",

@@ -11,11 +11,12 @@
 * ``response_format``, ``seed`` and ``reasoning_effort`` are not part of this API and are
   ignored.
 
-Options: ``api_key_env`` (default ``ANTHROPIC_API_KEY``; a local base URL may go without),
-``max_tokens`` (default cap when a call gives none, 8192), ``prompt_cache`` (true/false),
-``timeout_s`` (SDK safety net; the client enforces ``ModelConfig.timeout_s``); unknown
-options are an error. The base URL comes from ``base_url`` or ``ANTHROPIC_BASE_URL``. SDK
-retries are disabled; the client's retry loop is the only one.
+Options (``--model-arg key=value``, see :class:`AnthropicOptions`): ``base_url`` (default
+``ANTHROPIC_BASE_URL``), ``api_key_env`` (default ``ANTHROPIC_API_KEY``; a local base URL may
+go without), ``max_tokens`` (default cap when a call gives none, 8192), ``prompt_cache``
+(true/false), ``timeout_s`` (SDK safety net; the client enforces ``ModelConfig.timeout_s``);
+unknown options are an error. SDK retries are disabled; the client's retry loop is the only
+one.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import os
 from typing import Any
 
 import anthropic
+from pydantic import Field
 
 from arcmemo.models.base import (
     Completion,
@@ -34,56 +36,49 @@ from arcmemo.models.base import (
     ProviderError,
     RetryDecision,
     Usage,
-    register_provider,
 )
-from arcmemo.models.sdk_support import (
-    map_sdk_error,
-    option_bool,
-    option_float,
-    public_url,
-    read_api_key,
-)
+from arcmemo.models.registry import register_provider
+from arcmemo.models.sdk_support import SdkOptions, map_sdk_error, public_url, read_api_key
 
 BASE_URL_ENV = "ANTHROPIC_BASE_URL"
 DEFAULT_KEY_ENV = "ANTHROPIC_API_KEY"
 _DEFAULT_MAX_TOKENS = 8192
-# A safety net only: ModelClient enforces ModelConfig.timeout_s around every request.
-_DEFAULT_TIMEOUT_S = 3600.0
 _MESSAGE_BREAKPOINTS = 3  # the API allows 4 in all; one is kept for the system prompt
 _EPHEMERAL = {"type": "ephemeral"}
 
 
-@register_provider("anthropic")
+class AnthropicOptions(SdkOptions):
+    """Options of the ``anthropic`` provider."""
+
+    api_key_env: str = Field(
+        default=DEFAULT_KEY_ENV,
+        description="Environment variable holding the API key (a local base URL needs none).",
+    )
+    max_tokens: int = Field(
+        default=_DEFAULT_MAX_TOKENS,
+        description="Cap on generated tokens when a call sets none (the API requires one).",
+    )
+    prompt_cache: bool = Field(
+        default=True,
+        description="Mark the stable prompt prefix for Anthropic's prompt caching.",
+    )
+
+
+@register_provider("anthropic", options=AnthropicOptions)
 class AnthropicProvider(Provider):
     """Claude models through the Messages API."""
 
     name = "anthropic"
     supports_n = False
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        base_url: str | None = None,
-        api_key_env: str = DEFAULT_KEY_ENV,
-        max_tokens: int | str = _DEFAULT_MAX_TOKENS,
-        prompt_cache: bool | str = True,
-        timeout_s: float | str | None = None,
-        **options: Any,
-    ) -> None:
-        if options:
-            raise ValueError(
-                f"{self.name}: unknown model option(s) {sorted(options)}; "
-                "accepted: base_url, api_key_env, max_tokens, prompt_cache, timeout_s"
-            )
+    def __init__(self, options: AnthropicOptions, *, model: str) -> None:
         super().__init__(model)
-        self.base_url = base_url or os.environ.get(BASE_URL_ENV) or None
-        self._api_key = read_api_key(api_key_env, self.name, self.base_url)
-        self.default_max_tokens = int(option_float(max_tokens, "max_tokens"))
-        self.prompt_cache = option_bool(prompt_cache, "prompt_cache")
-        timeout = _DEFAULT_TIMEOUT_S if timeout_s is None else option_float(timeout_s, "timeout_s")
+        self.base_url = options.base_url or os.environ.get(BASE_URL_ENV) or None
+        self._api_key = read_api_key(options.api_key_env, self.name, self.base_url)
+        self.default_max_tokens = options.max_tokens
+        self.prompt_cache = options.prompt_cache
         self._client = anthropic.AsyncAnthropic(
-            api_key=self._api_key, base_url=self.base_url, max_retries=0, timeout=timeout
+            api_key=self._api_key, base_url=self.base_url, max_retries=0, timeout=options.timeout_s
         )
 
     def cache_identity(self) -> dict[str, Any]:
@@ -103,7 +98,7 @@ class AnthropicProvider(Provider):
             ],
         }
         if system:
-            blocks = [{"type": "text", "text": m.content} for m in system]
+            blocks: list[dict[str, Any]] = [{"type": "text", "text": m.content} for m in system]
             if self.prompt_cache:
                 blocks[-1]["cache_control"] = dict(_EPHEMERAL)
             body["system"] = blocks

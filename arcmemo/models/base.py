@@ -8,7 +8,6 @@ so that a provider module only speaks its wire format.
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable
 from enum import Enum
 from typing import Any, ClassVar, Literal
 
@@ -148,21 +147,34 @@ class MissingCredentialError(ProviderError):
         self.variable = variable
 
 
+class ProviderOptions(BaseModel):
+    """Base of a provider's options model: the ``--model-arg key=value`` options it takes.
+
+    Values arrive as strings from the command line and are coerced by pydantic ("0.3" to a
+    float, "true" to a bool); an unknown key is an error, so a typo is never ignored.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
 class Provider(abc.ABC):
     """A model behind one wire protocol.
 
-    Implementations are registered with :func:`register_provider` and created from a
-    ``provider:model`` spec by :func:`arcmemo.models.registry.create_provider`.
+    Implementations are registered with :func:`arcmemo.models.registry.register_provider`
+    (with their options model) and created from a ``provider:model`` spec by
+    :func:`arcmemo.models.registry.create_provider`.
     """
 
     name: ClassVar[str]
     # False when the API samples one answer per request: the client then sends n single
     # requests, each retried and cached on its own.
     supports_n: ClassVar[bool] = True
+    # Numeric keys of Completion.stats that identify rather than measure (an engine index):
+    # never aggregated into usage statistics.
+    stat_labels: ClassVar[frozenset[str]] = frozenset()
 
-    def __init__(self, model: str, **options: Any) -> None:
+    def __init__(self, model: str) -> None:
         self.model = model
-        self.options = options
 
     @property
     def spec(self) -> str:
@@ -176,6 +188,16 @@ class Provider(abc.ABC):
         Raise :class:`ProviderError` (with a retry decision) on failure.
         """
 
+    def statistics(self, completion: Completion) -> dict[str, float]:
+        """The numeric statistics of ``completion`` worth aggregating (labels left out)."""
+        return {
+            key: float(value)
+            for key, value in completion.stats.items()
+            if isinstance(value, int | float)
+            and not isinstance(value, bool)
+            and key not in self.stat_labels
+        }
+
     def cache_identity(self) -> dict[str, Any]:
         """What, besides messages and params, makes an answer differ (part of the cache key).
 
@@ -185,22 +207,3 @@ class Provider(abc.ABC):
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook
         """Release clients, threads or devices."""
-
-
-ProviderFactory = Callable[..., Provider]
-_REGISTRY: dict[str, ProviderFactory] = {}
-
-
-def register_provider(name: str) -> Callable[[ProviderFactory], ProviderFactory]:
-    """Class or factory decorator: make a provider available as ``name:MODEL``."""
-
-    def decorate(factory: ProviderFactory) -> ProviderFactory:
-        _REGISTRY[name] = factory
-        return factory
-
-    return decorate
-
-
-def registered_providers() -> dict[str, ProviderFactory]:
-    """The providers registered so far, by name."""
-    return dict(_REGISTRY)

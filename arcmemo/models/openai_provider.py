@@ -3,18 +3,14 @@
 One module serves OpenAI itself and local servers (vLLM, SGLang, llama.cpp's server,
 Ollama): the base URL comes from ``base_url`` (``--base-url``) or ``OPENAI_BASE_URL``.
 
-Options (``--model-arg key=value``; strings are accepted):
-
-* ``api_key_env`` - the variable holding the key (default ``OPENAI_API_KEY``). For a base
-  URL on this machine (127.0.0.1, localhost) a missing key is replaced by a dummy, since
-  local servers ignore it; anywhere else a missing key fails fast.
-* ``reasoning_model`` - force the reasoning-model request shape on or off. By default it
-  is on for o-series (``o1``, ``o3-mini``, ``o4-mini``, ...) and ``gpt-5*`` models: they
-  take ``max_completion_tokens`` and no ``temperature``.
-* ``timeout_s`` - the SDK's own request timeout, a safety net (default 3600 s);
-  :class:`~arcmemo.models.client.ModelClient` enforces ``ModelConfig.timeout_s``.
-
-Unknown options are an error, so a misspelt ``--model-arg`` is not silently ignored.
+Options (``--model-arg key=value``, see :class:`OpenAIOptions`): ``base_url``,
+``api_key_env`` (default ``OPENAI_API_KEY``; for a base URL on this machine a missing key is
+replaced by a dummy, since local servers ignore it; anywhere else a missing key fails
+fast), ``reasoning_model`` (force the reasoning-model request shape on or off; by default
+on for o-series and ``gpt-5*`` models: they take ``max_completion_tokens`` and no
+``temperature``), ``timeout_s`` (the SDK's own request timeout, a safety net;
+:class:`~arcmemo.models.client.ModelClient` enforces ``ModelConfig.timeout_s``). Unknown
+options are an error, so a misspelt ``--model-arg`` is not silently ignored.
 
 SDK retries are disabled (``max_retries=0``); the client's retry loop is the only one.
 ``thinking_budget`` is Anthropic-only and ignored here.
@@ -28,6 +24,7 @@ import re
 from typing import Any
 
 import openai
+from pydantic import Field
 
 from arcmemo.models.base import (
     Completion,
@@ -37,20 +34,12 @@ from arcmemo.models.base import (
     ProviderError,
     RetryDecision,
     Usage,
-    register_provider,
 )
-from arcmemo.models.sdk_support import (
-    map_sdk_error,
-    option_bool,
-    option_float,
-    public_url,
-    read_api_key,
-)
+from arcmemo.models.registry import register_provider
+from arcmemo.models.sdk_support import SdkOptions, map_sdk_error, public_url, read_api_key
 
 BASE_URL_ENV = "OPENAI_BASE_URL"
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
-# A safety net only: ModelClient enforces ModelConfig.timeout_s around every request.
-_DEFAULT_TIMEOUT_S = 3600.0
 _REASONING_MODEL = re.compile(r"^(o\d+(-|$)|gpt-5)")
 _N_REJECTED_STATUSES = frozenset({400, 422})
 
@@ -60,40 +49,41 @@ def is_reasoning_model(model: str) -> bool:
     return bool(_REASONING_MODEL.match(model.rsplit("/", 1)[-1].lower()))
 
 
-@register_provider("openai")
+class OpenAIOptions(SdkOptions):
+    """Options of the ``openai`` provider."""
+
+    api_key_env: str = Field(
+        default=DEFAULT_KEY_ENV,
+        description="Environment variable holding the API key (a local base URL needs none).",
+    )
+    reasoning_model: bool | None = Field(
+        default=None,
+        description="Force the reasoning-model request shape (max_completion_tokens, no "
+        "temperature) on or off; default: on for o-series and gpt-5 models.",
+    )
+
+
+@register_provider(
+    "openai", options=OpenAIOptions, summary="Chat Completions on any OpenAI-compatible endpoint"
+)
 class OpenAIProvider(Provider):
     """Chat Completions over the official ``openai`` SDK."""
 
     name = "openai"
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        base_url: str | None = None,
-        api_key_env: str = DEFAULT_KEY_ENV,
-        reasoning_model: bool | str | None = None,
-        timeout_s: float | str | None = None,
-        **options: Any,
-    ) -> None:
-        if options:
-            raise ValueError(
-                f"{self.name}: unknown model option(s) {sorted(options)}; "
-                "accepted: base_url, api_key_env, reasoning_model, timeout_s"
-            )
+    def __init__(self, options: OpenAIOptions, *, model: str) -> None:
         super().__init__(model)
-        self.base_url = base_url or os.environ.get(BASE_URL_ENV) or None
-        self._api_key = read_api_key(api_key_env, self.name, self.base_url)
+        self.base_url = options.base_url or os.environ.get(BASE_URL_ENV) or None
+        self._api_key = read_api_key(options.api_key_env, self.name, self.base_url)
         self.reasoning_model = (
             is_reasoning_model(model)
-            if reasoning_model is None
-            else option_bool(reasoning_model, "reasoning_model")
+            if options.reasoning_model is None
+            else options.reasoning_model
         )
-        timeout = _DEFAULT_TIMEOUT_S if timeout_s is None else option_float(timeout_s, "timeout_s")
         # Learned at run time: a server that rejected n > 1 gets single calls from then on.
         self.n_supported = True
         self._client = openai.AsyncOpenAI(
-            api_key=self._api_key, base_url=self.base_url, max_retries=0, timeout=timeout
+            api_key=self._api_key, base_url=self.base_url, max_retries=0, timeout=options.timeout_s
         )
 
     def cache_identity(self) -> dict[str, Any]:

@@ -1,41 +1,57 @@
-"""Create providers from ``provider:model`` specs, importing provider modules lazily.
+"""The provider registry, and providers created from ``provider:model`` specs.
 
-A provider module (and the SDK it imports) is loaded only when a spec names it, so a
-missing optional SDK costs nothing until that provider is used, and then gives an
-install hint instead of an import error at start-up.
+Providers are components of the generic :class:`~arcmemo.registry.Registry`: each
+registers under a name with a pydantic options model (its ``--model-arg key=value``
+options, which arrive as strings and are coerced by pydantic). A built-in provider's module
+(and the SDK it imports) is loaded only when a spec names it, so a missing optional SDK
+costs nothing until that provider is used, and then gives an install hint instead of an
+import error at start-up.
 """
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
-from arcmemo.models.base import Provider, registered_providers
+from arcmemo.models.base import Provider
+from arcmemo.registry import ComponentSpec, ComponentUnavailableError, Registry
 
-# provider name -> module that registers it (via @register_provider) when imported
-PROVIDER_MODULES: dict[str, str] = {
-    "openai": "arcmemo.models.openai_provider",
-    "anthropic": "arcmemo.models.anthropic_provider",
-    "scripted": "arcmemo.models.scripted",
-    "jetspec": "arcmemo.models.jetspec",
-}
+JETSPEC_INSTALL_HINT = (
+    "JetSpec is not on PyPI; install it from source next to arcmemo: "
+    "git clone https://github.com/hao-ai-lab/JetSpec && "
+    "pip install -e './JetSpec[kernel]' 'transformers>=4.57,<4.58' "
+    "(needs torch; transformers must stay < 5). "
+    "See the README section 'Local generation with JetSpec'."
+)
 
 # provider name -> (importable package it needs, how to install it)
-SDK_REQUIREMENTS: dict[str, tuple[str, str]] = {
+INSTALL_HINTS: dict[str, tuple[str, str]] = {
     "openai": ("openai", "pip install 'openai>=1.40'"),
     "anthropic": ("anthropic", "pip install 'anthropic>=0.34'"),
-    "jetspec": (
-        "jetspec",
-        "JetSpec is installed from source (with torch); see the README section "
-        "'Local generation with JetSpec'",
-    ),
+    "jetspec": ("jetspec", JETSPEC_INSTALL_HINT),
 }
 
+PROVIDERS: Registry[Provider] = Registry(
+    "model provider",
+    modules={
+        "openai": "arcmemo.models.openai_provider",
+        "anthropic": "arcmemo.models.anthropic_provider",
+        "scripted": "arcmemo.models.scripted",
+        "jetspec": "arcmemo.models.jetspec.provider",
+    },
+    install_hints=INSTALL_HINTS,
+)
+
+register_provider = PROVIDERS.register
+"""Decorator: make a provider available as ``NAME:MODEL``.
+
+``register_provider(name, options=OptionsModel)`` on a class or factory called as
+``factory(options, model=MODEL)`` with the validated options.
+"""
+
+# Kept for callers that catch it by this name; the registry raises it.
+ProviderUnavailableError = ComponentUnavailableError
+
 _SPEC_EXAMPLES = "openai:o4-mini, anthropic:claude-sonnet-4-5, scripted:answers.yaml"
-
-
-class ProviderUnavailableError(RuntimeError):
-    """A provider exists but its module or SDK cannot be imported here."""
 
 
 def parse_spec(spec: str) -> tuple[str, str]:
@@ -48,55 +64,15 @@ def parse_spec(spec: str) -> tuple[str, str]:
     return provider.strip().lower(), model
 
 
-def known_providers() -> list[str]:
-    """Every provider name a spec may use (registered or lazily loadable)."""
-    return sorted(set(PROVIDER_MODULES) | set(registered_providers()))
-
-
-def load_provider_module(name: str) -> None:
-    """Import the module that registers provider ``name``; explain what to install if absent."""
-    if name in registered_providers():
-        return
-    module_name = PROVIDER_MODULES.get(name)
-    if module_name is None:
-        raise ValueError(f"unknown model provider {name!r}; known providers: {known_providers()}")
-    try:
-        importlib.import_module(module_name)
-    except ModuleNotFoundError as error:
-        sdk, hint = SDK_REQUIREMENTS.get(name, (None, None))
-        missing = error.name or ""
-        if missing == module_name:
-            raise ProviderUnavailableError(
-                f"provider {name!r} is not available in this installation "
-                f"(module {module_name} is missing)"
-            ) from error
-        if sdk is not None and (missing == sdk or missing.startswith(f"{sdk}.")):
-            raise ProviderUnavailableError(
-                f"provider {name!r} needs the {sdk!r} package, which is not installed: {hint}"
-            ) from error
-        raise
-    if name not in registered_providers():
-        raise ProviderUnavailableError(f"module {module_name} did not register provider {name!r}")
-
-
-def provider_status(name: str) -> tuple[bool, str]:
-    """Whether provider ``name`` can be created here, and why not when it cannot."""
-    try:
-        load_provider_module(name)
-    except (ProviderUnavailableError, ValueError, ImportError) as error:
-        return False, str(error)
-    return True, "ok"
-
-
-def create_provider(spec: str, *, base_url: str | None = None, **options: Any) -> Provider:
+def create_provider(spec: str, *, base_url: str | None = None, **model_args: Any) -> Provider:
     """Build the provider named by ``spec`` (``provider:model``).
 
-    ``base_url`` is passed on only when given (providers fall back to their environment
-    variable); ``options`` go to the provider's constructor unchanged.
+    ``model_args`` are validated against the provider's options model (an unknown or bad
+    one is a :class:`~arcmemo.registry.RegistryError` naming the accepted options);
+    ``base_url`` is one of them, passed on only when given (providers that take it fall back
+    to their environment variable).
     """
     name, model = parse_spec(spec)
-    load_provider_module(name)
-    factory = registered_providers()[name]
     if base_url is not None:
-        options["base_url"] = base_url
-    return factory(model, **options)
+        model_args["base_url"] = base_url
+    return PROVIDERS.create(ComponentSpec(name=name, options=model_args), model=model)

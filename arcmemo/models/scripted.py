@@ -45,8 +45,9 @@ from arcmemo.models.base import (
     ProviderError,
     RetryDecision,
     Usage,
-    register_provider,
 )
+from arcmemo.models.registry import register_provider
+from arcmemo.registry import NoOptions
 
 Responder = Callable[[list[Message]], Any]
 _WILDCARD = "*"
@@ -186,10 +187,10 @@ class ScriptedProvider(Provider):
 
     name = "scripted"
 
-    def __init__(self, script: Any, *, model: str = "inline", **options: Any) -> None:
-        super().__init__(model, **options)
+    def __init__(self, script: Any, *, model: str = "inline", digest: str | None = None) -> None:
+        super().__init__(model)
         self._lock = threading.Lock()
-        self._digest = options.pop("digest", None) or _digest_of(script)
+        self._digest = digest or _digest_of(script)
         source = model
         if callable(script):
             self._script: _ListScript | _MappingScript | _CallableScript = _CallableScript(
@@ -276,7 +277,7 @@ def _load_python_script(path: Path) -> Any:
     raise ScriptError(f"scripted: {path} defines neither respond(messages) nor SCRIPT")
 
 
-@register_provider("scripted")
-def scripted_from_spec(model: str, **options: Any) -> ScriptedProvider:
-    """Factory for ``scripted:PATH`` specs; ``options`` are ignored (a script has none)."""
+@register_provider("scripted", summary="Answers from a script file (tests and demos)")
+def scripted_from_spec(options: NoOptions, *, model: str) -> ScriptedProvider:
+    """Factory for ``scripted:PATH`` specs (a script takes no options)."""
     return ScriptedProvider.from_file(model)

@@ -1,4 +1,4 @@
-"""Helpers shared by the SDK-backed providers: credentials, base URLs, error mapping.
+"""Helpers shared by the SDK-backed providers: options, credentials, base URLs, errors.
 
 Both official SDKs (``openai``, ``anthropic``) share one exception layout
 (``APIStatusError`` with ``status_code`` and ``response``, ``APITimeoutError``,
@@ -14,18 +14,37 @@ import time
 from collections.abc import Mapping
 from email.utils import parsedate_to_datetime
 from types import ModuleType
-from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from arcmemo.models.base import MissingCredentialError, ProviderError, RetryDecision
+from pydantic import Field
+
+from arcmemo.models.base import (
+    MissingCredentialError,
+    ProviderError,
+    ProviderOptions,
+    RetryDecision,
+)
 from arcmemo.models.redact import redact
 
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "0.0.0.0"})
 # Local OpenAI-compatible servers (vLLM, SGLang, llama.cpp, Ollama) accept any key.
 LOCAL_DUMMY_KEY = "local-server-needs-no-key"
+# A safety net only: ModelClient enforces ModelConfig.timeout_s around every request.
+DEFAULT_SDK_TIMEOUT_S = 3600.0
 _TRANSIENT_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
-_TRUE = frozenset({"1", "true", "yes", "on"})
-_FALSE = frozenset({"0", "false", "no", "off"})
+
+
+class SdkOptions(ProviderOptions):
+    """Options every SDK-backed provider takes (each adds ``api_key_env`` with its default)."""
+
+    base_url: str | None = Field(
+        default=None,
+        description="API base URL (--base-url); default: the provider's environment variable.",
+    )
+    timeout_s: float = Field(
+        default=DEFAULT_SDK_TIMEOUT_S,
+        description="The SDK's own request timeout, a safety net (the client enforces its own).",
+    )
 
 
 def is_local_url(url: str | None) -> bool:
@@ -53,26 +72,6 @@ def read_api_key(variable: str, provider: str, base_url: str | None) -> str:
     if is_local_url(base_url):
         return LOCAL_DUMMY_KEY
     raise MissingCredentialError(variable, provider)
-
-
-def option_bool(value: Any, name: str) -> bool:
-    """Read a boolean model option that may arrive as a string from the command line."""
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in _TRUE:
-        return True
-    if text in _FALSE:
-        return False
-    raise ValueError(f"model option {name}={value!r} is not a boolean (true/false)")
-
-
-def option_float(value: Any, name: str) -> float:
-    """Read a numeric model option that may arrive as a string."""
-    try:
-        return float(value)
-    except (TypeError, ValueError) as error:
-        raise ValueError(f"model option {name}={value!r} is not a number") from error
 
 
 def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:

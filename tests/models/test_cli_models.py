@@ -19,9 +19,13 @@ def test_lists_providers_and_prices(monkeypatch: pytest.MonkeyPatch) -> None:
     rows = {row["provider"]: row for row in listing["providers"]}
     assert {"openai", "anthropic", "scripted", "jetspec"} <= set(rows)
     assert rows["scripted"]["available"] and rows["openai"]["available"]
+    api_key_env = rows["openai"]["options"]["api_key_env"]
+    assert api_key_env["default"] == "OPENAI_API_KEY" and api_key_env["description"]
+    assert "draft" in rows["jetspec"]["options"] and rows["scripted"]["options"] == {}
     assert listing["prices"]["openai:o4-mini"]["output"] == 4.4
     table = CliRunner().invoke(cli, ["models"])
     assert table.exit_code == 0 and "scripted" in table.output and "Prices" in table.output
+    assert "Provider options" in table.output and "api_key_env" in table.output
 
 
 def test_price_override_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -25,13 +25,14 @@ import pytest
 from arcmemo.models.base import GenerateParams, Message, ProviderError
 from arcmemo.models.jetspec import (
     KNOWN_ATTN_BACKENDS,
-    JetSpecOptionError,
     JetSpecOptions,
     JetSpecProvider,
     apply_stop,
     split_thinking,
     summarize_stats,
 )
+from arcmemo.models.registry import PROVIDERS
+from arcmemo.registry import RegistryError
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -93,6 +94,8 @@ def engine_of(fake: ModuleType, index: int = 0) -> Any:
 def test_importing_arcmemo_models_imports_neither_torch_nor_jetspec() -> None:
     code = (
         "import sys, arcmemo, arcmemo.models, arcmemo.models.jetspec, arcmemo.cli.bench\n"
+        "from arcmemo.models.registry import PROVIDERS\n"
+        "PROVIDERS.get('jetspec')\n"
         "heavy = sorted(m for m in ('torch', 'jetspec', 'transformers') if m in sys.modules)\n"
         "print(','.join(heavy))\n"
     )
@@ -105,8 +108,15 @@ def test_importing_arcmemo_models_imports_neither_torch_nor_jetspec() -> None:
 # -- options -------------------------------------------------------------------------------
 
 
+def jetspec_options(values: dict[str, str]) -> JetSpecOptions:
+    """``--model-arg`` values validated as the registry does for ``jetspec:`` specs."""
+    options = PROVIDERS.options("jetspec", values)
+    assert isinstance(options, JetSpecOptions)
+    return options
+
+
 def test_options_parse_cli_strings_to_types() -> None:
-    options = JetSpecOptions.parse(
+    options = jetspec_options(
         {
             "draft": "/heads/q3",
             "tree_depth": "5",
@@ -126,8 +136,8 @@ def test_options_parse_cli_strings_to_types() -> None:
     assert options.devices == ("cuda:0", "cuda:1")
     assert options.engine_devices() == ["cuda:0", "cuda:1"]
     assert options.speculates is False
-    assert JetSpecOptions.parse({"draft": "/heads/q3"}).speculates is True
-    assert JetSpecOptions.parse({}).speculates is False
+    assert jetspec_options({"draft": "/heads/q3"}).speculates is True
+    assert jetspec_options({}).speculates is False
 
 
 @pytest.mark.parametrize(
@@ -137,7 +147,7 @@ def test_options_parse_cli_strings_to_types() -> None:
         ({"budget": "lots"}, "budget: "),
         ({"tree_depth": "0"}, "tree_depth: "),
         ({"speculative": "maybe"}, "speculative: "),
-        ({"bugdet": "5"}, "bugdet: unknown option"),
+        ({"bugdet": "5"}, "bugdet: Extra inputs are not permitted"),
         ({"speculative": "true"}, "speculative=true needs draft"),
         ({"device": "cuda:0", "devices": "cuda:1"}, "either device or devices"),
         ({"draft": "random", "drafter": "graphed"}, "needs a draft head"),
@@ -148,15 +158,14 @@ def test_options_parse_cli_strings_to_types() -> None:
     ],
 )
 def test_bad_options_give_clear_errors(options: dict[str, str], expected: str) -> None:
-    with pytest.raises(JetSpecOptionError, match="jetspec provider options") as caught:
-        JetSpecOptions.parse(options)
-    assert expected in str(caught.value)
-    assert isinstance(caught.value, ProviderError) and isinstance(caught.value, ValueError)
+    with pytest.raises(RegistryError, match=r"^model provider 'jetspec': ") as caught:
+        jetspec_options(options)
+    assert expected in str(caught.value) and "its options: draft, drafter" in str(caught.value)
 
 
 def test_every_known_backend_is_accepted() -> None:
     for backend in KNOWN_ATTN_BACKENDS:
-        assert JetSpecOptions.parse({"attn_backend": backend}).attn_backend == backend
+        assert jetspec_options({"attn_backend": backend}).attn_backend == backend
 
 
 # -- helpers -------------------------------------------------------------------------------
@@ -180,14 +189,14 @@ def test_split_thinking() -> None:
 def test_missing_jetspec_gives_an_install_hint(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "jetspec", None)
     with pytest.raises(ProviderError, match="jetspec is not installed") as caught:
-        JetSpecProvider("/models/qwen3")
+        JetSpecProvider.open("/models/qwen3")
     assert "pip install -e" in str(caught.value) and "transformers" in str(caught.value)
 
 
 def test_prompt_uses_the_chat_template_without_extra_special_tokens(
     fake: ModuleType, tmp_path: Path
 ) -> None:
-    provider = JetSpecProvider(write_model(tmp_path / "m", reply="four"))
+    provider = JetSpecProvider.open(write_model(tmp_path / "m", reply="four"))
     [completion] = generate(provider)
     engine = engine_of(fake)
     expected_text = engine.tokenizer.apply_chat_template(
@@ -209,7 +218,7 @@ def test_prompt_uses_the_chat_template_without_extra_special_tokens(
 
 def test_thinking_option_and_reasoning_split(fake: ModuleType, tmp_path: Path) -> None:
     model = write_model(tmp_path / "m", thinking="add two and two", reply="four")
-    [completion] = generate(JetSpecProvider(model, thinking="true"))
+    [completion] = generate(JetSpecProvider.open(model, thinking="true"))
     assert engine_of(fake).tokenizer.template_calls[0]["enable_thinking"] is True
     assert completion.reasoning == "add two and two"
     assert completion.text == "four"
@@ -220,7 +229,7 @@ def test_thinking_option_and_reasoning_split(fake: ModuleType, tmp_path: Path) -
 
 def test_engine_constructor_gets_the_options(fake: ModuleType, tmp_path: Path) -> None:
     model = write_model(tmp_path / "m", reply="x")
-    provider = JetSpecProvider(
+    provider = JetSpecProvider.open(
         model,
         dtype="fp32",
         device="cpu",
@@ -238,7 +247,7 @@ def test_engine_constructor_gets_the_options(fake: ModuleType, tmp_path: Path) -
 def test_stop_strings_truncate_with_finish_reason_stop(fake: ModuleType, tmp_path: Path) -> None:
     model = write_model(tmp_path / "m", reply="alpha beta STOP gamma", eos=False)
     params = GenerateParams(stop=("STOP",), max_tokens=50)
-    [completion] = generate(JetSpecProvider(model), params)
+    [completion] = generate(JetSpecProvider.open(model), params)
     assert completion.text == "alpha beta "
     assert completion.finish_reason == "stop"
     assert completion.usage.completion_tokens == 4  # the engine generated all four words
@@ -246,9 +255,9 @@ def test_stop_strings_truncate_with_finish_reason_stop(fake: ModuleType, tmp_pat
 
 def test_finish_reason_length_and_eos(fake: ModuleType, tmp_path: Path) -> None:
     long_reply = write_model(tmp_path / "long", reply="a b c d e f", eos=True)
-    [cut] = generate(JetSpecProvider(long_reply), GenerateParams(max_tokens=3))
+    [cut] = generate(JetSpecProvider.open(long_reply), GenerateParams(max_tokens=3))
     assert (cut.text, cut.finish_reason, cut.usage.completion_tokens) == ("a b c", "length", 3)
-    [done] = generate(JetSpecProvider(long_reply), GenerateParams(max_tokens=30))
+    [done] = generate(JetSpecProvider.open(long_reply), GenerateParams(max_tokens=30))
     assert (done.text, done.finish_reason, done.usage.completion_tokens) == (
         "a b c d e f",
         "stop",
@@ -258,12 +267,12 @@ def test_finish_reason_length_and_eos(fake: ModuleType, tmp_path: Path) -> None:
 
 def test_sampling_parameters_and_seed(fake: ModuleType, tmp_path: Path) -> None:
     model = write_model(tmp_path / "m", reply="x")
-    generate(JetSpecProvider(model), GenerateParams(temperature=0.7, max_tokens=12, seed=5))
+    generate(JetSpecProvider.open(model), GenerateParams(temperature=0.7, max_tokens=12, seed=5))
     [call] = engine_of(fake).calls
     assert call["sampling"] == fake.SamplingParams(temperature=0.7, max_new_tokens=12)
     assert sys.modules["torch"].seeds == [5]
 
-    generate(JetSpecProvider(model, temperature="0.2", max_tokens="40"))
+    generate(JetSpecProvider.open(model, temperature="0.2", max_tokens="40"))
     [call] = engine_of(fake, 1).calls
     assert call["sampling"] == fake.SamplingParams(temperature=0.2, max_new_tokens=40)
     assert sys.modules["torch"].seeds == [5]  # no seed, no reseeding
@@ -271,14 +280,14 @@ def test_sampling_parameters_and_seed(fake: ModuleType, tmp_path: Path) -> None:
 
 def test_n_completions_run_one_after_another(fake: ModuleType, tmp_path: Path) -> None:
     model = write_model(tmp_path / "m", reply="x y")
-    completions = generate(JetSpecProvider(model), GenerateParams(n=3))
+    completions = generate(JetSpecProvider.open(model), GenerateParams(n=3))
     assert [c.text for c in completions] == ["x y"] * 3
     assert len(engine_of(fake).calls) == 3
 
 
 def test_concurrent_requests_are_serialized_on_one_thread(fake: ModuleType, tmp_path: Path) -> None:
     model = write_model(tmp_path / "m", reply="same answer", delay_s=0.003)
-    provider = JetSpecProvider(model, draft="echo")
+    provider = JetSpecProvider.open(model, draft="echo")
 
     async def many() -> list[Any]:
         try:
@@ -316,7 +325,7 @@ def test_fake_engine_detects_concurrent_entry(fake: ModuleType, tmp_path: Path) 
 
 def test_several_devices_get_one_engine_and_thread_each(fake: ModuleType, tmp_path: Path) -> None:
     model = write_model(tmp_path / "m", reply="x", delay_s=0.01)
-    provider = JetSpecProvider(model, devices="cuda:0,cuda:1")
+    provider = JetSpecProvider.open(model, devices="cuda:0,cuda:1")
 
     async def many() -> None:
         try:
@@ -336,7 +345,7 @@ def test_speculative_decoding_with_a_draft_head_and_its_statistics(
 ) -> None:
     model = write_model(tmp_path / "m", reply="w1 w2 w3 w4 w5 w6 w7 w8 w9")
     head = write_head(tmp_path / "head", block_size=16, taps=(1, 3))
-    [completion] = generate(JetSpecProvider(model, draft=head, budget="64", width="5"))
+    [completion] = generate(JetSpecProvider.open(model, draft=head, budget="64", width="5"))
     [call] = engine_of(fake).calls
     assert call["mode"] == "tree"
     # the head drafts 15 positions: tree depth 15, block size 16 (they must agree)
@@ -355,14 +364,14 @@ def test_speculative_decoding_with_a_draft_head_and_its_statistics(
 def test_tree_depth_option_overrides_the_head_block(fake: ModuleType, tmp_path: Path) -> None:
     model = write_model(tmp_path / "m", reply="a b")
     head = write_head(tmp_path / "head", block_size=16)
-    generate(JetSpecProvider(model, draft=head, tree_depth="20"))
+    generate(JetSpecProvider.open(model, draft=head, tree_depth="20"))
     [call] = engine_of(fake).calls
     assert (call["tree_depth"], call["block_size"]) == (20, 21)
 
 
 def test_first_token_eos_has_no_stats_keys(fake: ModuleType, tmp_path: Path) -> None:
     model = write_model(tmp_path / "m", reply="", eos=True)
-    [completion] = generate(JetSpecProvider(model, draft="random"))
+    [completion] = generate(JetSpecProvider.open(model, draft="random"))
     assert completion.text == "" and completion.finish_reason == "stop"
     assert completion.stats["rounds"] == 0 and completion.stats["mean_accept_length"] is None
     assert completion.usage.completion_tokens == 1
@@ -370,24 +379,25 @@ def test_first_token_eos_has_no_stats_keys(fake: ModuleType, tmp_path: Path) -> 
 
 def test_plain_decoding_without_draft_or_when_disabled(fake: ModuleType, tmp_path: Path) -> None:
     model = write_model(tmp_path / "m", reply="a b c")
-    [plain] = generate(JetSpecProvider(model, draft="echo", speculative="false"))
+    [plain] = generate(JetSpecProvider.open(model, draft="echo", speculative="false"))
     assert engine_of(fake).calls[0]["mode"] == "plain"
     assert plain.stats["mode"] == "plain" and plain.stats["tokens_per_round"] == 1.0
     assert plain.stats["rounds"] == 4
 
-    [tree] = generate(JetSpecProvider(model, draft="echo", speculative="false"), speculative=True)
+    forced_plain = JetSpecProvider.open(model, draft="echo", speculative="false")
+    [tree] = generate(forced_plain, speculative=True)
     assert engine_of(fake, 1).calls[0]["mode"] == "tree" and tree.text == plain.text
 
-    [default_plain] = generate(JetSpecProvider(model))
+    [default_plain] = generate(JetSpecProvider.open(model))
     assert engine_of(fake, 2).calls[0]["mode"] == "plain" and default_plain.text == "a b c"
 
     with pytest.raises(ProviderError, match="needs draft"):
-        generate(JetSpecProvider(model), speculative=True)
+        generate(JetSpecProvider.open(model), speculative=True)
 
 
 def test_session_is_dropped_when_max_tokens_changes(fake: ModuleType, tmp_path: Path) -> None:
     model = write_model(tmp_path / "m", reply="a b c")
-    provider = JetSpecProvider(model, draft="random", session="true")
+    provider = JetSpecProvider.open(model, draft="random", session="true")
 
     async def two() -> None:
         try:
@@ -404,7 +414,7 @@ def test_session_is_dropped_when_max_tokens_changes(fake: ModuleType, tmp_path: 
 
 
 def test_model_load_failure_is_a_provider_error(fake: ModuleType, tmp_path: Path) -> None:
-    provider = JetSpecProvider(str(tmp_path / "missing"))
+    provider = JetSpecProvider.open(str(tmp_path / "missing"))
 
     async def twice() -> list[BaseException]:
         errors = []
@@ -425,20 +435,20 @@ def test_graphed_drafter_needs_cuda(fake: ModuleType, tmp_path: Path) -> None:
     model = write_model(tmp_path / "m", reply="x")
     head = write_head(tmp_path / "head")
     with pytest.raises(ProviderError, match="GraphedDraftHead requires a CUDA"):
-        generate(JetSpecProvider(model, draft=head, drafter="graphed", device="cpu"))
+        generate(JetSpecProvider.open(model, draft=head, drafter="graphed", device="cpu"))
 
 
 def test_model_without_chat_template(fake: ModuleType, tmp_path: Path) -> None:
     model = write_model(tmp_path / "m", reply="x", chat_template="")
     with pytest.raises(ProviderError, match="no chat template"):
-        generate(JetSpecProvider(model))
+        generate(JetSpecProvider.open(model))
 
 
 def test_summarize_stats_aggregates_completions(fake: ModuleType, tmp_path: Path) -> None:
     model = write_model(tmp_path / "m", reply="w1 w2 w3 w4 w5 w6")
     head = write_head(tmp_path / "head")
-    spec = generate(JetSpecProvider(model, draft=head), GenerateParams(n=2))
-    plain = generate(JetSpecProvider(model))
+    spec = generate(JetSpecProvider.open(model, draft=head), GenerateParams(n=2))
+    plain = generate(JetSpecProvider.open(model))
     summary = summarize_stats([c.stats for c in [*spec, *plain]] + [{"other": 1}])
     assert summary.completions == 3 and summary.by_mode == {"speculative": 2, "plain": 1}
     assert summary.generated_tokens == 21
@@ -449,9 +459,9 @@ def test_summarize_stats_aggregates_completions(fake: ModuleType, tmp_path: Path
 
 def test_cache_identity_ignores_the_drafter(fake: ModuleType, tmp_path: Path) -> None:
     model = write_model(tmp_path / "m", reply="x")
-    a = JetSpecProvider(model, draft="random").cache_identity()
-    b = JetSpecProvider(model, draft="echo").cache_identity()
-    c = JetSpecProvider(model, draft="echo", dtype="fp32").cache_identity()
+    a = JetSpecProvider.open(model, draft="random").cache_identity()
+    b = JetSpecProvider.open(model, draft="echo").cache_identity()
+    c = JetSpecProvider.open(model, draft="echo", dtype="fp32").cache_identity()
     assert a == b and a != c
 
 
@@ -474,7 +484,7 @@ def _lossless_check(tmp_path: Path, device: str, backend: str, monkeypatch: Any)
     for draft in ("echo", "random", head_dir):
         options = {"draft": draft, "dtype": "fp32", "device": device, "attn_backend": backend}
         options |= {"budget": "16", "width": "3", "tree_depth": "4"}
-        provider = JetSpecProvider(model_dir, **options)
+        provider = JetSpecProvider.open(model_dir, **options)
         params = GenerateParams(max_tokens=24, temperature=0.0)
 
         async def both(
@@ -519,7 +529,7 @@ def test_real_jetspec_session_survives_changing_requests(
     helper = _real_runtime_or_skip()
     model_dir = helper.write_tiny_qwen3(tmp_path / "target", layers=2, hidden=64, vocab=128)
     options = {"draft": "random", "dtype": "fp32", "device": "cpu", "session": "true"}
-    provider = JetSpecProvider(model_dir, **options | {"budget": "8", "width": "2"})
+    provider = JetSpecProvider.open(model_dir, **options | {"budget": "8", "width": "2"})
     requests = [(12, "two plus two"), (12, "be brief"), (20, "two plus two " * 100), (12, "be")]
 
     async def run() -> list[tuple[str, str]]:

@@ -1,4 +1,4 @@
-"""Provider specs and lazy provider loading."""
+"""Provider specs, the provider registry and lazy provider loading."""
 
 from __future__ import annotations
 
@@ -7,12 +7,8 @@ import sys
 
 import pytest
 
-from arcmemo.models.registry import (
-    ProviderUnavailableError,
-    create_provider,
-    load_provider_module,
-    parse_spec,
-)
+from arcmemo.models.registry import PROVIDERS, create_provider, parse_spec
+from arcmemo.registry import ComponentUnavailableError, RegistryError
 
 
 def test_parse_spec_keeps_colons_and_slashes_in_the_model() -> None:
@@ -24,8 +20,36 @@ def test_parse_spec_keeps_colons_and_slashes_in_the_model() -> None:
 
 
 def test_unknown_provider_lists_known_ones() -> None:
-    with pytest.raises(ValueError, match="known providers"):
+    with pytest.raises(RegistryError, match="unknown model provider 'nosuch'; known: anthropic"):
         create_provider("nosuch:model")
+
+
+def test_every_builtin_provider_declares_described_options() -> None:
+    assert {"openai", "anthropic", "scripted", "jetspec"} <= set(PROVIDERS.names())
+    for entry in PROVIDERS.entries():
+        for field, info in entry.options.model_fields.items():
+            assert info.description, f"{entry.name}.{field} has no description"
+
+
+@pytest.mark.parametrize(
+    ("spec", "args", "expected"),
+    [
+        ("openai:m", {"reasoning_modle": "true"}, "reasoning_modle: Extra inputs"),
+        ("openai:m", {"timeout_s": "soon"}, "timeout_s: Input should be a valid number"),
+        ("anthropic:m", {"prompt_cache": "maybe"}, "prompt_cache: Input should be a valid bool"),
+        ("scripted:answers.json", {"temperature": "0"}, "temperature: Extra inputs"),
+        ("jetspec:/m", {"bugdet": "5"}, "bugdet: Extra inputs"),
+    ],
+)
+def test_bad_model_args_are_one_line_errors_naming_the_accepted_ones(
+    spec: str, args: dict[str, str], expected: str
+) -> None:
+    with pytest.raises(RegistryError) as caught:
+        create_provider(spec, **args)
+    message = str(caught.value)
+    name = spec.partition(":")[0]
+    assert message.startswith(f"model provider {name!r}: ") and expected in message
+    assert "\n" not in message and "its options: " in message
 
 
 def test_importing_the_package_does_not_import_sdks() -> None:
@@ -40,18 +64,6 @@ def test_missing_sdk_gives_an_install_hint(monkeypatch: pytest.MonkeyPatch) -> N
     # A None entry in sys.modules makes `import openai` raise ModuleNotFoundError.
     monkeypatch.setitem(sys.modules, "openai", None)
     monkeypatch.delitem(sys.modules, "arcmemo.models.openai_provider", raising=False)
-    from arcmemo.models import base
-
-    monkeypatch.setattr(
-        base, "_REGISTRY", {k: v for k, v in base._REGISTRY.items() if k != "openai"}
-    )
-    with pytest.raises(ProviderUnavailableError, match="pip install"):
-        load_provider_module("openai")
-
-
-def test_unwritten_provider_module_is_reported_clearly(monkeypatch: pytest.MonkeyPatch) -> None:
-    from arcmemo.models import registry
-
-    monkeypatch.setitem(registry.PROVIDER_MODULES, "ghost", "arcmemo.models.ghost_provider")
-    with pytest.raises(ProviderUnavailableError, match="not available"):
-        load_provider_module("ghost")
+    monkeypatch.delitem(PROVIDERS._entries, "openai", raising=False)
+    with pytest.raises(ComponentUnavailableError, match="pip install 'openai"):
+        create_provider("openai:gpt-4o")

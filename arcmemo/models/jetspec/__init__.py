@@ -23,18 +23,16 @@ Neither torch nor jetspec is imported at module import time: both are imported o
 worker thread when the engine is built, so ``import arcmemo.models`` stays light.
 """
 
-from arcmemo.models.jetspec.engine import INSTALL_HINT, LoadedEngine, apply_stop, split_thinking
-from arcmemo.models.jetspec.options import KNOWN_ATTN_BACKENDS, JetSpecOptionError, JetSpecOptions
+from arcmemo.models.jetspec.engine import LoadedEngine, apply_stop, split_thinking
+from arcmemo.models.jetspec.options import KNOWN_ATTN_BACKENDS, JetSpecOptions
 from arcmemo.models.jetspec.provider import JetSpecProvider, missing_runtime
 from arcmemo.models.jetspec.stats import GenerationStats, StatsSummary, summarize_stats
 from arcmemo.models.jetspec.worker import EngineWorker
 
 __all__ = [
-    "INSTALL_HINT",
     "KNOWN_ATTN_BACKENDS",
     "EngineWorker",
     "GenerationStats",
-    "JetSpecOptionError",
     "JetSpecOptions",
     "JetSpecProvider",
     "LoadedEngine",

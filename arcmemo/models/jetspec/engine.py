@@ -13,14 +13,7 @@ from typing import Any
 from arcmemo.models.base import Completion, GenerateParams, Message, ProviderError, Usage
 from arcmemo.models.jetspec.options import STUB_TREE_DEPTH, JetSpecOptions
 from arcmemo.models.jetspec.stats import GenerationStats
-
-INSTALL_HINT = (
-    "JetSpec is not on PyPI; install it from source next to arcmemo: "
-    "git clone https://github.com/hao-ai-lab/JetSpec && "
-    "pip install -e './JetSpec[kernel]' 'transformers>=4.57,<4.58' "
-    "(needs torch; transformers must stay < 5). "
-    "See the README section 'Local generation with JetSpec'."
-)
+from arcmemo.models.registry import JETSPEC_INSTALL_HINT
 
 _THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
 
@@ -48,7 +41,7 @@ class LoadedEngine:
             from jetspec.inference_engine import JetSpecEngine, SamplingParams
         except ImportError as error:
             raise ProviderError(
-                f"jetspec provider: cannot import {error.name}. {INSTALL_HINT}"
+                f"jetspec provider: cannot import {error.name}. {JETSPEC_INSTALL_HINT}"
             ) from error
         self.torch = torch
         self.sampling_params_class = SamplingParams

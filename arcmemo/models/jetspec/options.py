@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
-from arcmemo.models.base import ProviderError
+from arcmemo.models.base import ProviderOptions
 
 # JetSpecEngine accepts any string and silently treats an unknown one as "sdpa".
 KNOWN_ATTN_BACKENDS: tuple[str, ...] = (
@@ -33,14 +32,8 @@ _DTYPE_ALIASES = {
 }
 
 
-class JetSpecOptionError(ProviderError, ValueError):
-    """A ``jetspec`` provider option is unknown or has a bad value."""
-
-
-class JetSpecOptions(BaseModel):
+class JetSpecOptions(ProviderOptions):
     """Options of the ``jetspec`` provider; strings from ``--model-arg`` are parsed."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     draft: str | None = Field(
         default=None,
@@ -151,22 +144,6 @@ class JetSpecOptions(BaseModel):
                 f"bucket the {self.attn_backend} backend captures"
             )
         return self
-
-    @classmethod
-    def parse(cls, options: Mapping[str, Any]) -> JetSpecOptions:
-        """Validate ``options`` (values may be strings); raise :class:`JetSpecOptionError`."""
-        try:
-            return cls.model_validate(dict(options))
-        except ValidationError as error:
-            problems = []
-            for item in error.errors():
-                where = ".".join(str(part) for part in item["loc"]) or "options"
-                message = item["msg"].removeprefix("Value error, ")
-                if item["type"] == "extra_forbidden":
-                    message = f"unknown option; known: {', '.join(sorted(cls.model_fields))}"
-                got = f" (got {item['input']!r})" if item["loc"] else ""
-                problems.append(f"{where}: {message}{got}")
-            raise JetSpecOptionError("jetspec provider options: " + "; ".join(problems)) from None
 
     @property
     def speculates(self) -> bool:

@@ -15,11 +15,11 @@ from arcmemo.models.base import (
     Provider,
     ProviderError,
     RetryDecision,
-    register_provider,
 )
-from arcmemo.models.jetspec.engine import INSTALL_HINT, LoadedEngine
+from arcmemo.models.jetspec.engine import LoadedEngine
 from arcmemo.models.jetspec.options import JetSpecOptions
 from arcmemo.models.jetspec.worker import EngineWorker
+from arcmemo.models.registry import JETSPEC_INSTALL_HINT, create_provider, register_provider
 
 T = TypeVar("T")
 
@@ -35,22 +35,36 @@ def missing_runtime() -> str | None:
     return None
 
 
-@register_provider("jetspec")
+@register_provider(
+    "jetspec",
+    options=JetSpecOptions,
+    summary="A local model decoded by JetSpec on GPUs (speculatively with a draft head)",
+)
 class JetSpecProvider(Provider):
     """``jetspec:MODEL_DIR``: a local HF model decoded by JetSpec, optionally speculatively."""
 
     name = "jetspec"
+    stat_labels = frozenset({"engine"})
 
-    def __init__(self, model: str, **options: Any) -> None:
-        super().__init__(model, **options)
-        self.settings = JetSpecOptions.parse(options)
+    def __init__(self, options: JetSpecOptions, *, model: str) -> None:
+        super().__init__(model)
+        self.settings = options
         missing = missing_runtime()
         if missing is not None:
-            raise ProviderError(f"jetspec provider: {missing} is not installed. {INSTALL_HINT}")
+            raise ProviderError(
+                f"jetspec provider: {missing} is not installed. {JETSPEC_INSTALL_HINT}"
+            )
         self._workers = [
             EngineWorker(model, self.settings, device, index)
             for index, device in enumerate(self.settings.engine_devices())
         ]
+
+    @classmethod
+    def open(cls, model_dir: str, **model_args: Any) -> JetSpecProvider:
+        """The provider of ``jetspec:MODEL_DIR`` with ``--model-arg`` style options (strings)."""
+        provider = create_provider(f"{cls.name}:{model_dir}", **model_args)
+        assert isinstance(provider, cls)
+        return provider
 
     @property
     def workers(self) -> list[EngineWorker]:
