@@ -17,6 +17,7 @@ import yaml
 from rich.console import Console
 from rich.markup import escape
 
+from arcmemo.memory.diff import memory_diff
 from arcmemo.memory.ontology import Concept, Memory
 from arcmemo.memory.render import VIEWS, estimate_tokens
 from arcmemo.memory.seeds import SeedFileError, available_domains, load_seed
@@ -263,82 +264,12 @@ def validate(ctx: click.Context, file: Path) -> None:
     )
 
 
-def _list_change(label: str, old: list[str], new: list[str]) -> list[str]:
-    added = [item for item in new if item not in old]
-    removed = [item for item in old if item not in new]
-    return [f"{label}: +{item!r}" for item in added] + [f"{label}: -{item!r}" for item in removed]
-
-
-def concept_changes(old: Concept, new: Concept) -> list[str]:
-    """Field-by-field differences between two versions of a concept (timestamps ignored)."""
-    changes: list[str] = []
-    for field in ("name", "kind", "routine_subtype", "description", "output_type"):
-        before, after = getattr(old, field), getattr(new, field)
-        if before != after:
-            changes.append(f"{field}: {before!r} -> {after!r}")
-    old_params = {p.name: p for p in old.parameters}
-    new_params = {p.name: p for p in new.parameters}
-    for name in sorted(new_params.keys() - old_params.keys()):
-        changes.append(f"parameters: +{name!r}")
-    for name in sorted(old_params.keys() - new_params.keys()):
-        changes.append(f"parameters: -{name!r}")
-    for name in sorted(old_params.keys() & new_params.keys()):
-        for field in ("type", "description"):
-            before, after = getattr(old_params[name], field), getattr(new_params[name], field)
-            if before != after:
-                changes.append(f"parameters[{name!r}].{field}: {before!r} -> {after!r}")
-    for field in ("cues", "implementation", "relations"):
-        changes += _list_change(field, getattr(old, field), getattr(new, field))
-    for field in ("sources", "authors"):
-        changes += _list_change(
-            f"provenance.{field}", getattr(old.provenance, field), getattr(new.provenance, field)
-        )
-    for field in ("selected", "selected_solved"):
-        before, after = getattr(old.stats, field), getattr(new.stats, field)
-        if before != after:
-            changes.append(f"stats.{field}: {before} -> {after}")
-    return changes
-
-
 @memory.command()
 @click.argument("old_file", metavar="A", type=_FILE)
 @click.argument("new_file", metavar="B", type=_FILE)
 def diff(old_file: Path, new_file: Path) -> None:
     """Concepts added, removed and changed (field by field) from memory A to memory B."""
-    old, new = _load(old_file), _load(new_file)
-    old_by_id = {c.id: c for c in old.concepts}
-    new_by_id = {c.id: c for c in new.concepts}
-    lines: list[str] = []
-    for concept in new.concepts:
-        if concept.id not in old_by_id:
-            lines.append(f"+ {concept.name} ({concept.kind})")
-    for concept in old.concepts:
-        if concept.id not in new_by_id:
-            lines.append(f"- {concept.name} ({concept.kind})")
-    for concept in new.concepts:
-        if concept.id in old_by_id:
-            changes = concept_changes(old_by_id[concept.id], concept)
-            if changes:
-                lines.append(f"~ {concept.name}")
-                lines += [f"    {change}" for change in changes]
-    old_types = {t.name: t.definition for t in old.types}
-    new_types = {t.name: t.definition for t in new.types}
-    for name in sorted(new_types.keys() - old_types.keys()):
-        lines.append(f"+ type {name} := {new_types[name]}")
-    for name in sorted(old_types.keys() - new_types.keys()):
-        lines.append(f"- type {name} := {old_types[name]}")
-    for name in sorted(old_types.keys() & new_types.keys()):
-        if old_types[name] != new_types[name]:
-            lines.append(f"~ type {name}: {old_types[name]!r} -> {new_types[name]!r}")
-    for label, before, after in (
-        ("lessons", len(old.lessons), len(new.lessons)),
-        ("solutions", len(old.solutions), len(new.solutions)),
-        ("history entries", len(old.history), len(new.history)),
-    ):
-        if before != after:
-            lines.append(f"{label}: {before} -> {after}")
-    if old.domain != new.domain:
-        lines.append(f"domain: {old.domain!r} -> {new.domain!r}")
+    lines = memory_diff(_load(old_file), _load(new_file))
     click.echo("\n".join(lines) if lines else "no differences")
 
 
