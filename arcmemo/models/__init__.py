@@ -17,12 +17,14 @@ from arcmemo.models.base import (
 )
 from arcmemo.models.cache import ResponseCache
 from arcmemo.models.client import (
+    CallRecord,
     ModelCallError,
     ModelClient,
     ModelConfig,
     StageUsage,
     UsageSummary,
     open_model,
+    usage_from_records,
 )
 from arcmemo.models.limiter import Limiter
 from arcmemo.models.prices import PriceTable
@@ -37,6 +39,7 @@ from arcmemo.models.scripted import ScriptedProvider, ScriptError
 
 __all__ = [
     "PROVIDERS",
+    "CallRecord",
     "Completion",
     "GenerateParams",
     "Limiter",
@@ -61,4 +64,5 @@ __all__ = [
     "open_model",
     "parse_spec",
     "register_provider",
+    "usage_from_records",
 ]

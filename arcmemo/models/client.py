@@ -11,10 +11,9 @@ import asyncio
 import random
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -119,6 +118,28 @@ class StatSummary(BaseModel):
                 self.max = value if self.max is None else max(self.max, value)
 
 
+class CallRecord(BaseModel):
+    """One line of ``calls.jsonl``: one ``generate()`` call, what it spent and reported."""
+
+    ts: str
+    stage: str
+    task_id: str | None
+    model: str
+    n: int
+    cache_hits: int
+    cache_hit: bool = Field(description="True when every sample came from the cache.")
+    tokens: Usage
+    cost_usd: float | None
+    latency_s: float
+    attempts: int = Field(description="Provider requests made (0 when fully cached).")
+    error: str | None = None
+    provider_stats: list[dict[str, float]] = Field(
+        default_factory=list,
+        description="Numeric provider statistics of each fresh completion (e.g. JetSpec's "
+        "tokens/s and acceptance length); labels such as an engine index are left out.",
+    )
+
+
 class StageUsage(BaseModel):
     """What one stage (or a whole run) spent."""
 
@@ -132,7 +153,28 @@ class StageUsage(BaseModel):
         default=0.0, description="USD of fresh completions; None = unknown."
     )
     latency_s: float = Field(default=0.0, description="Summed wall time of generate() calls.")
-    provider_stats: dict[str, StatSummary] = Field(default_factory=dict)
+    provider_stats: dict[str, StatSummary] = Field(
+        default_factory=dict,
+        description="Each numeric provider statistic over the fresh completions.",
+    )
+
+    @classmethod
+    def of_call(cls, record: CallRecord) -> StageUsage:
+        """The usage of one logged call (a failed call obtained only its cached samples)."""
+        usage = cls(
+            calls=1,
+            samples=record.n if record.error is None else record.cache_hits,
+            cache_hits=record.cache_hits,
+            requests=record.attempts,
+            errors=int(record.error is not None),
+            tokens=record.tokens,
+            cost_usd=record.cost_usd,
+            latency_s=record.latency_s,
+        )
+        for stats in record.provider_stats:
+            for key, value in stats.items():
+                usage.provider_stats.setdefault(key, StatSummary()).add(value)
+        return usage
 
     def merge(self, other: StageUsage) -> None:
         """Add ``other``'s counts into this one."""
@@ -155,43 +197,25 @@ class UsageSummary(BaseModel):
     total: StageUsage = Field(default_factory=StageUsage)
     stages: dict[str, StageUsage] = Field(default_factory=dict)
 
-    def merge(self, other: UsageSummary) -> UsageSummary:
-        """A new summary adding ``other`` (e.g. solver model + abstraction model)."""
-        merged = self.model_copy(deep=True)
-        merged.models = sorted(set(self.models) | set(other.models))
-        merged.total.merge(other.total)
-        for stage, usage in other.stages.items():
-            merged.stages.setdefault(stage, StageUsage()).merge(usage)
-        return merged
+    def add(self, record: CallRecord) -> None:
+        """Count one call into its stage and the total."""
+        usage = StageUsage.of_call(record)
+        self.stages.setdefault(record.stage, StageUsage()).merge(usage)
+        self.total.merge(usage)
+        if record.model not in self.models:
+            self.models = sorted([*self.models, record.model])
 
 
-class CallRecord(BaseModel):
-    """One line of ``calls.jsonl``."""
-
-    ts: str
-    stage: str
-    task_id: str | None
-    model: str
-    n: int
-    cache_hits: int
-    cache_hit: bool = Field(description="True when every sample came from the cache.")
-    tokens: Usage
-    cost_usd: float | None
-    latency_s: float
-    attempts: int = Field(description="Provider requests made (0 when fully cached).")
-    error: str | None = None
+def usage_from_records(records: Iterable[CallRecord]) -> UsageSummary:
+    """Usage per stage and in total of logged calls (e.g. every line of ``calls.jsonl``)."""
+    summary = UsageSummary()
+    for record in records:
+        summary.add(record)
+    return summary
 
 
 def _add_cost(left: float | None, right: float | None) -> float | None:
     return None if left is None or right is None else left + right
-
-
-def _numeric_stats(stats: dict[str, Any]) -> dict[str, float]:
-    return {
-        key: float(value)
-        for key, value in stats.items()
-        if isinstance(value, int | float) and not isinstance(value, bool)
-    }
 
 
 class ModelClient:
@@ -221,7 +245,7 @@ class ModelClient:
         self._sleep = sleep
         self._clock = clock
         self._rng = rng or random.Random()
-        self._stages: dict[str, StageUsage] = {}
+        self._usage = UsageSummary(models=[provider.spec])
         self._log_lock = threading.Lock()
 
     @property
@@ -412,36 +436,24 @@ class ModelClient:
         tokens = Usage()
         for completion in fresh:
             tokens = tokens + completion.usage
-        cost = self.prices.cost_usd(self.spec, tokens) if fresh else 0.0
-        usage = self._stages.setdefault(stage, StageUsage())
-        usage.calls += 1
-        usage.samples += len(fresh) + cache_hits
-        usage.cache_hits += cache_hits
-        usage.requests += attempts
-        usage.errors += error is not None
-        usage.tokens = usage.tokens + tokens
-        usage.cost_usd = _add_cost(usage.cost_usd, cost)
-        usage.latency_s += latency_s
-        for completion in fresh:
-            for key, value in _numeric_stats(completion.stats).items():
-                usage.provider_stats.setdefault(key, StatSummary()).add(value)
+        record = CallRecord(
+            ts=datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
+            stage=stage,
+            task_id=task_id,
+            model=self.spec,
+            n=n,
+            cache_hits=cache_hits,
+            cache_hit=cache_hits == n,
+            tokens=tokens,
+            cost_usd=self.prices.cost_usd(self.spec, tokens) if fresh else 0.0,
+            latency_s=round(latency_s, 4),
+            attempts=attempts,
+            error=None if error is None else redact(error.cause),
+            provider_stats=[self.provider.statistics(completion) for completion in fresh],
+        )
+        self._usage.add(record)
         if self.call_log_path is not None:
-            self._log(
-                CallRecord(
-                    ts=datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
-                    stage=stage,
-                    task_id=task_id,
-                    model=self.spec,
-                    n=n,
-                    cache_hits=cache_hits,
-                    cache_hit=cache_hits == n,
-                    tokens=tokens,
-                    cost_usd=cost,
-                    latency_s=round(latency_s, 4),
-                    attempts=attempts,
-                    error=None if error is None else redact(error.cause),
-                )
-            )
+            self._log(record)
 
     def _log(self, record: CallRecord) -> None:
         assert self.call_log_path is not None
@@ -454,12 +466,8 @@ class ModelClient:
                 handle.flush()
 
     def usage_summary(self) -> UsageSummary:
-        """Totals and per-stage usage so far."""
-        stages = {stage: usage.model_copy(deep=True) for stage, usage in self._stages.items()}
-        total = StageUsage()
-        for usage in stages.values():
-            total.merge(usage)
-        return UsageSummary(models=[self.spec], total=total, stages=stages)
+        """Totals and per-stage usage so far (the sums of this client's call records)."""
+        return self._usage.model_copy(deep=True)
 
     async def aclose(self) -> None:
         """Close the provider and the cache."""

@@ -26,6 +26,7 @@ from arcmemo.models import (
     Usage,
     open_model,
 )
+from arcmemo.models.client import CallRecord, usage_from_records
 from arcmemo.models.prices import ModelPrice, PriceTable
 
 MESSAGES = [Message(role="user", content="what is two plus two")]
@@ -201,6 +202,78 @@ def test_accounting_per_stage_with_cost_and_stats(tmp_path: Path) -> None:
     assert summary.total.calls == 3 and summary.total.tokens.prompt_tokens == 30
     lines = (tmp_path / "calls.jsonl").read_text().splitlines()
     assert [json.loads(line)["cache_hit"] for line in lines] == [False, False, True]
+
+
+class LabelledStatsProvider(CountingProvider):
+    """Reports a statistic, a label that looks numeric, a flag and a text per completion."""
+
+    stat_labels = frozenset({"engine"})
+
+    async def generate(self, messages: list[Message], params: GenerateParams) -> list[Completion]:
+        completions = await super().generate(messages, params)
+        for completion in completions:
+            completion.stats.update(engine=3, speculative=True, mode="plain")
+        return completions
+
+
+def test_call_log_carries_provider_statistics_and_gives_the_same_usage(tmp_path: Path) -> None:
+    client = _client(LabelledStatsProvider(), tmp_path)
+
+    async def run() -> None:
+        await client.generate(MESSAGES, stage="solve", n=2)
+        await client.generate([Message(role="user", content="other")], stage="abstract")
+        await client.generate(MESSAGES, stage="solve", n=3)  # two cached, one fresh
+
+    asyncio.run(run())
+    lines = (tmp_path / "calls.jsonl").read_text().splitlines()
+    records = [CallRecord.model_validate_json(line) for line in lines]
+    # only numbers that measure something: no label, flag or text
+    assert [r.provider_stats for r in records] == [
+        [{"accept_len": 2.0}, {"accept_len": 3.0}],
+        [{"accept_len": 4.0}],
+        [{"accept_len": 5.0}],
+    ]
+    from_log = usage_from_records(records)
+    assert from_log == client.usage_summary()
+    solve = from_log.stages["solve"]
+    assert (solve.calls, solve.samples, solve.cache_hits) == (2, 5, 2)
+    assert solve.provider_stats["accept_len"].model_dump() == {
+        "count": 3,
+        "total": 10.0,
+        "min": 2.0,
+        "max": 5.0,
+    }
+    assert from_log.total.provider_stats["accept_len"].count == 4
+    assert set(from_log.total.provider_stats) == {"accept_len"}
+    assert from_log.models == ["counting:m"]
+
+
+def test_usage_from_records_counts_failed_calls_as_their_cached_samples() -> None:
+    def record(stage: str, error: str | None, cost: float | None) -> CallRecord:
+        return CallRecord(
+            ts="t",
+            stage=stage,
+            task_id=None,
+            model="scripted:x" if stage == "solve" else "openai:y",
+            n=3,
+            cache_hits=1,
+            cache_hit=False,
+            tokens=Usage(prompt_tokens=5),
+            cost_usd=cost,
+            latency_s=0.5,
+            attempts=2,
+            error=error,
+        )
+
+    usage = usage_from_records(
+        [record("solve", None, 0.25), record("solve", "boom", 0.25), record("abstract", None, None)]
+    )
+    solve = usage.stages["solve"]
+    assert (solve.calls, solve.samples, solve.errors, solve.requests) == (2, 4, 1, 4)
+    assert solve.cost_usd == 0.5 and usage.total.cost_usd is None
+    assert usage.total.tokens.prompt_tokens == 15 and usage.total.latency_s == 1.5
+    assert usage.models == ["openai:y", "scripted:x"]
+    assert usage_from_records([]) == type(usage)()
 
 
 def test_unknown_price_gives_null_cost(tmp_path: Path) -> None:
