@@ -3,7 +3,7 @@
 Builds randomly initialised Qwen3 targets (and a random DFlash draft head) in a folder,
 then, through arcmemo's ``jetspec:`` provider:
 
-1. decodes the same prompts plainly and speculatively (``arcmemo.cli.bench``'s
+1. decodes the same prompts plainly and speculatively (``arcmemo.models.jetspec.bench``'s
    comparison) and checks greedy outputs are identical (fp32 by default);
 2. times the engine called directly (``engine.generate`` / ``engine.generate_tree`` on the
    worker thread, CUDA-synchronised) against the same request through the provider
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import sys
 import time
@@ -42,7 +43,7 @@ CHAT_TEMPLATE = (
 
 
 def _prompt_words() -> list[str]:
-    from arcmemo.cli.bench import DEFAULT_PROMPTS
+    from arcmemo.models.jetspec.bench import DEFAULT_PROMPTS
 
     words = {"system", "user", "assistant", "be", "brief", "two", "plus"}
     for prompt in DEFAULT_PROMPTS:
@@ -180,8 +181,8 @@ async def measure(
     model_dir: str, options: dict[str, str], prompts: list[str], max_tokens: int
 ) -> dict:
     """Plain vs speculative through the hook, then hook vs direct for both modes."""
-    from arcmemo.cli.bench import compare_decoding, format_result, run_generation_bench
     from arcmemo.models.jetspec import JetSpecProvider
+    from arcmemo.models.jetspec.bench import compare_decoding, format_result, run_generation_bench
 
     bench = await run_generation_bench(model_dir, options, prompts, max_tokens=max_tokens)
     print(format_result(bench), flush=True)
@@ -223,7 +224,8 @@ def main(argv: list[str] | None = None) -> int:
     import torch
     import transformers
 
-    from arcmemo.cli.bench import DEFAULT_PROMPTS, write_json_atomically
+    from arcmemo.files import atomic_write_text
+    from arcmemo.models.jetspec.bench import DEFAULT_PROMPTS, repeat_prompts
 
     print(
         f"torch {torch.__version__}, transformers {transformers.__version__}, "
@@ -231,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{torch.cuda.get_device_name(0) if torch.cuda.is_available() else ''}",
         flush=True,
     )
-    prompts = [DEFAULT_PROMPTS[i % len(DEFAULT_PROMPTS)] for i in range(args.prompts)]
+    prompts = repeat_prompts(DEFAULT_PROMPTS, args.prompts)
     results: list[dict[str, Any]] = []
     out_file = args.out / "results.json"
     for name in args.models.split(","):
@@ -264,14 +266,9 @@ def main(argv: list[str] | None = None) -> int:
                 record |= {"model": name, "backend": backend, "draft": draft}
                 record["wall_s"] = time.perf_counter() - started
                 results.append(record)
-                write_json_atomically(
-                    out_file,
-                    {
-                        "args": vars(args)
-                        | {"out": str(args.out), "models_dir": str(args.models_dir)},
-                        "results": results,
-                    },
-                )
+                settings = vars(args) | {"out": str(args.out), "models_dir": str(args.models_dir)}
+                document = {"args": settings, "results": results}
+                atomic_write_text(out_file, json.dumps(document, indent=2) + "\n")
     failed = [r for r in results if "error" in r or not r["bench"]["identical"]]
     return 1 if failed else 0
 

