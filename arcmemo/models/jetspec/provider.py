@@ -67,11 +67,6 @@ class JetSpecProvider(Provider):
         assert isinstance(provider, cls)
         return provider
 
-    @property
-    def workers(self) -> list[EngineWorker]:
-        """The engine workers, one per device."""
-        return list(self._workers)
-
     def _least_busy(self) -> EngineWorker:
         return min(self._workers, key=lambda worker: worker.pending)
 
