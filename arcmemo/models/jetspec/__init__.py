@@ -17,7 +17,8 @@ turns arcmemo's chat requests into JetSpec calls:
 
 The modules, by job: :mod:`.options` (the ``--model-arg`` options), :mod:`.stats` (what a
 decode reports), :mod:`.engine` (a loaded engine: prompt, decode, completion),
-:mod:`.worker` (the thread that owns an engine), :mod:`.provider` (the provider).
+:mod:`.worker` (the thread that owns an engine), :mod:`.provider` (the provider) and
+:mod:`.bench` (the plain vs speculative generation benchmark).
 
 Neither torch nor jetspec is imported at module import time: both are imported on the
 worker thread when the engine is built, so ``import arcmemo.models`` stays light.

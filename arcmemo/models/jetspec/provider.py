@@ -64,7 +64,8 @@ class JetSpecProvider(Provider):
     def open(cls, model_dir: str, **model_args: Any) -> JetSpecProvider:
         """The provider of ``jetspec:MODEL_DIR`` with ``--model-arg`` style options (strings)."""
         provider = create_provider(f"{cls.name}:{model_dir}", **model_args)
-        assert isinstance(provider, cls)
+        if not isinstance(provider, cls):
+            raise TypeError(f"{cls.name}: registered as {type(provider).__name__}, not {cls}")
         return provider
 
     def _least_busy(self) -> EngineWorker:
