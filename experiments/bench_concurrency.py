@@ -24,6 +24,7 @@ import statistics
 import sys
 import tempfile
 import time
+from multiprocessing.synchronize import Event as EventType
 from pathlib import Path
 
 from arcmemo.models import (
@@ -67,7 +68,7 @@ async def _warm_then_run(client: ModelClient, calls: int) -> tuple[float, float]
     return wall, first
 
 
-def _serve(latency: float, urls: multiprocessing.Queue, stop: multiprocessing.Event) -> None:
+def _serve(latency: float, urls: multiprocessing.Queue, stop: EventType) -> None:
     # The server runs in its own process so it does not share the client's GIL.
     fake_server = _load_fake_server()
     with fake_server.FakeLLMServer(latency_s=latency) as server:
