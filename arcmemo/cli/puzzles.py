@@ -81,7 +81,7 @@ def generate(
     )
     from arcmemo.puzzles.store import write_outcome
     from arcmemo.puzzles.verify import PuzzleConfig
-    from arcmemo.sandbox.base import get_sandbox
+    from arcmemo.sandbox import SANDBOXES
 
     console = Console(stderr=True)
     with _puzzle_errors():
@@ -138,7 +138,7 @@ def generate(
             finally:
                 await model.aclose()
 
-        sandbox = get_sandbox("local")
+        sandbox = SANDBOXES.create("bwrap")
         try:
             asyncio.run(go())
         finally:
@@ -157,12 +157,12 @@ def verify(folder: Path) -> None:
     """
     from arcmemo.puzzles.recheck import recheck_folder
     from arcmemo.puzzles.store import task_paths
-    from arcmemo.sandbox.base import get_sandbox
+    from arcmemo.sandbox import SANDBOXES
 
     console = Console()
     with _puzzle_errors():
         paths = task_paths(folder)
-        sandbox = get_sandbox("local")
+        sandbox = SANDBOXES.create("bwrap")
         try:
             results = recheck_folder(sandbox, paths)
         finally:

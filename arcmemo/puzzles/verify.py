@@ -2,8 +2,9 @@
 
 A generator module (written by a model) defines ``concept_routine(...)``,
 ``generate_input(rng)`` and ``transform(grid)``. :func:`verify_module` runs it in the
-sandbox through the trusted harness (``_harness.py``, appended to the module) and turns what
-comes back into one :class:`VerificationReport` per seed. The checks:
+sandbox through the trusted harness (``_harness.py``, run after the module in its globals;
+the sandbox leaves the harness' frames out of tracebacks) and turns what comes back into one
+:class:`VerificationReport` per seed. The checks:
 
 * ``runs``: the module executes, defines the three functions, and neither
   ``generate_input`` nor ``transform`` raises or times out;
@@ -32,14 +33,13 @@ bound at import time (``f = concept_routine``) is reported as never calling it.
 
 from __future__ import annotations
 
-import re
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from arcmemo.sandbox.base import CallResult, Sandbox, SandboxLimits
+from arcmemo.sandbox.base import CallResult, Program, Sandbox, SandboxLimits
 from arcmemo.sandbox.grids import Grid, InvalidGridError, validate_grid
 
 CheckName = Literal["runs", "well_formed", "deterministic", "diverse", "exercises_concept"]
@@ -51,7 +51,6 @@ CHECK_NAMES: tuple[CheckName, ...] = (
     "exercises_concept",
 )
 _HARNESS_FUNCTION = "_arcmemo_build_puzzle"
-_PROGRAM_FRAME = re.compile(r'^  File "<program>", line (\d+), in ')
 
 
 class PuzzleConfig(BaseModel):
@@ -156,34 +155,9 @@ def harness_source() -> str:
     return Path(__file__).with_name("_harness.py").read_text(encoding="utf-8")
 
 
-def with_harness(source: str) -> str:
-    """The module followed by the harness, as one program."""
-    return source.rstrip("\n") + "\n\n\n" + harness_source()
-
-
 def example_label(index: int, train: int) -> str:
     """``train 1`` ... ``train N``, then ``test 1`` ...; 1-based as people count."""
     return f"train {index + 1}" if index < train else f"test {index - train + 1}"
-
-
-def clean_traceback(error: str, module_lines: int) -> str:
-    """Drop the harness' own frames from a sandbox traceback (lines past the module)."""
-    lines = error.splitlines()
-    kept: list[str] = []
-    skip_source = False
-    for line in lines:
-        match = _PROGRAM_FRAME.match(line)
-        if match:
-            skip_source = int(match.group(1)) > module_lines
-            if not skip_source:
-                kept.append(line)
-            continue
-        if skip_source and line.startswith("    "):
-            skip_source = False
-            continue
-        skip_source = False
-        kept.append(line)
-    return "\n".join(kept)
 
 
 def _grid_problem(value: Any) -> str | None:
@@ -223,7 +197,6 @@ def judge(
     *,
     seed: int,
     config: PuzzleConfig,
-    module_lines: int,
 ) -> VerifiedPuzzle:
     """Decide every check from two harness builds of the same seed (pure; no sandbox)."""
     checks: dict[CheckName, CheckResult] = {}
@@ -244,7 +217,7 @@ def judge(
         reason = first.error or "the harness returned no puzzle"
         if first.error_kind == "timeout":
             reason += " (an endless loop, or generate_input retrying forever?)"
-        record("runs", [clean_traceback(reason, module_lines)])
+        record("runs", [reason])
         return VerifiedPuzzle(seed=seed, report=report())
     record("runs", [])
     examples: list[dict[str, Any]] = [e for e in value["examples"] if isinstance(e, dict)]
@@ -292,7 +265,7 @@ def judge(
     if not second.ok:
         problems.append(
             f"building the puzzle a second time from seed {seed} failed: "
-            + clean_traceback(second.error or "no result", module_lines)
+            + (second.error or "no result")
         )
     else:
         again = _puzzle_view(second.value)
@@ -380,15 +353,14 @@ def verify_module(
     requests = [_request(seed, config, hints or RoutineHints()) for seed in seeds]
     args_list = [[request] for request in requests for _ in range(2)]
     limits = SandboxLimits(timeout_s=config.timeout_s, memory_mb=config.memory_mb)
-    results = sandbox.call(with_harness(source), _HARNESS_FUNCTION, args_list, limits=limits)
-    module_lines = len(source.rstrip("\n").splitlines())
+    program = Program(source=source, entry=_HARNESS_FUNCTION, harness=harness_source())
+    results = sandbox.run(program, args_list, limits=limits)
     return [
         judge(
             results[2 * index],
             results[2 * index + 1],
             seed=seed,
             config=config,
-            module_lines=module_lines,
         )
         for index, seed in enumerate(seeds)
     ]

@@ -1,23 +1,32 @@
-"""Isolated execution of untrusted, model-written programs (see :mod:`arcmemo.sandbox.local`)."""
+"""Isolated execution of untrusted, model-written programs.
+
+``SANDBOXES.create("bwrap")`` (the default: kernel namespaces) or ``"process"`` (hook only,
+weaker) builds a :class:`Sandbox`; ``sandbox.run(Program(...), inputs)`` runs a program.
+What each layer contains: ``docs/security.md``.
+"""
 
 from arcmemo.sandbox.base import (
+    SANDBOXES,
     CallResult,
     ErrorKind,
+    Program,
     Sandbox,
     SandboxLimits,
-    get_sandbox,
-    register_sandbox,
+    SandboxOptions,
+    SandboxUnavailableError,
 )
 from arcmemo.sandbox.grids import Grid, InvalidGridError, validate_grid
 
 __all__ = [
+    "SANDBOXES",
     "CallResult",
     "ErrorKind",
     "Grid",
     "InvalidGridError",
+    "Program",
     "Sandbox",
     "SandboxLimits",
-    "get_sandbox",
-    "register_sandbox",
+    "SandboxOptions",
+    "SandboxUnavailableError",
     "validate_grid",
 ]

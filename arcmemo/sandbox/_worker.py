@@ -1,21 +1,24 @@
 """The sandbox worker: a warm "zygote" interpreter that forks one child per program.
 
-Started by :mod:`arcmemo.sandbox.local` as ``python -I _worker.py BASE_DIR [MODULE...]`` (the
-modules are imported once, in addition to numpy and common standard modules) with a minimal
-environment (and inside a new network namespace where ``unshare -n`` is permitted). It
-imports numpy and other common modules once, then serves requests read from stdin:
+Started by :mod:`arcmemo.sandbox._pool` as ``python -I -B _worker.py CONFIG`` (CONFIG is a
+JSON object: ``base_dir``, ``site_dir``, ``preload``, ``hidden``, ``pid1``, ``guard``,
+``write_budget``) with a minimal environment; under the ``bwrap`` sandbox inside bubblewrap
+namespaces, as PID 1 of its own PID namespace. Its imports come only from the standard
+library and ``site_dir``, a folder holding the allowlisted packages. It imports numpy, the
+common standard modules and the ``preload`` modules once, then serves requests (framed JSON,
+see :mod:`_framing`) read from stdin:
 
-* for each request it creates a fresh private directory under BASE_DIR and forks a child;
-* the child starts a new session (process group), closes every inherited descriptor,
-  points stdin/stdout/stderr at /dev/null, sets rlimits (address space, CPU, file size, no
-  core files, no processes), enters the directory, installs the audit hook of
-  :mod:`_guard`, execs the program once and runs the calls, streaming one framed JSON
-  message per call back through a pipe;
+* for each request it creates a fresh private directory under ``base_dir`` and forks a child;
+* the child starts its own process group, closes every inherited descriptor, points
+  stdin/stdout/stderr at /dev/null, sets rlimits (address space, CPU, file size, no core
+  files, no processes), enters the directory, disarms the functions that raise no audit
+  event and installs the audit hook of :mod:`_guard`, binds the request's ``bindings``,
+  execs the program and then the trusted harness once, and runs the calls, streaming one
+  frame per call back through a pipe;
 * the zygote enforces the wall-clock limit of each phase; on a timeout or crash it kills the
-  child's whole process group, records the failed call and continues the remaining calls in
-  a fresh child. The directory is deleted afterwards and every child is reaped.
-
-Frames on every pipe are a 4-byte big-endian length followed by UTF-8 JSON.
+  child (as PID 1: every other process of the namespace, so nothing a program started
+  survives it), records the failed call and continues the remaining calls in a fresh child.
+  It caps the text of every frame it forwards; the parent validates everything again.
 """
 
 from __future__ import annotations
@@ -28,28 +31,54 @@ for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_variable] = "1"
 
 import contextlib  # noqa: E402
+import errno  # noqa: E402
 import gc  # noqa: E402
 import importlib  # noqa: E402
 import io  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
 import resource  # noqa: E402
-import select  # noqa: E402
 import shutil  # noqa: E402
 import signal  # noqa: E402
-import struct  # noqa: E402
 import sysconfig  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
-from typing import Any  # noqa: E402
+import types  # noqa: E402
+from typing import TYPE_CHECKING, Any  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import _guard  # noqa: E402
-import _inert_modules  # noqa: E402
+if TYPE_CHECKING:
+    from arcmemo.sandbox import _framing, _guard, _inert_modules
+else:  # the worker runs as a script: its siblings are top-level modules
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import _framing
+    import _guard
+    import _inert_modules
 
-del sys.path[0]
+    del sys.path[0]
 # Before any library import: the real ctypes and _posixsubprocess never load in this process.
 _inert_modules.install()
+
+_CONFIG: dict[str, Any] = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
+
+
+def _stdlib_dirs() -> list[str]:
+    paths = sysconfig.get_paths()
+    return sorted({os.path.realpath(paths[key]) for key in ("stdlib", "platstdlib")})
+
+
+def _is_site_dir(path: str) -> bool:
+    return any(part in ("site-packages", "dist-packages") for part in path.split(os.sep))
+
+
+# Imports may come only from the standard library and the folder of allowlisted packages.
+_STDLIB = _stdlib_dirs()
+_SITE_DIR: str = _CONFIG.get("site_dir", "")
+sys.path[:] = [
+    entry
+    for entry in sys.path
+    if not _is_site_dir(entry) and any(os.path.realpath(entry).startswith(root) for root in _STDLIB)
+] + ([_SITE_DIR] if _SITE_DIR else [])
+sys.path_importer_cache.clear()
 
 import numpy as np  # noqa: E402
 
@@ -74,83 +103,15 @@ _PRELOAD_DEFAULT = (
     "enum",
     "queue",
     "traceback",
+    "inspect",
 )
 _PROGRAM_FILENAME = "<program>"
-_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+_HARNESS_FILENAME = "<harness>"
+_MAX_FRAME_BYTES = 16 * 1024 * 1024
 _MAX_VALUE_BYTES = 8 * 1024 * 1024
 _MAX_ERROR_CHARS = 4000
 _MAX_TRACEBACK_FRAMES = 12
-_HEADER = struct.Struct(">I")
-
-
-# ----------------------------------------------------------------------------- framing
-
-
-def _write_frame(fd: int, payload: dict[str, Any]) -> None:
-    data = json.dumps(payload).encode("utf-8")
-    data = _HEADER.pack(len(data)) + data
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
-
-
-def _read_exact(fd: int, size: int) -> bytes | None:
-    chunks = []
-    while size:
-        chunk = os.read(fd, min(size, 1 << 20))
-        if not chunk:
-            return None
-        chunks.append(chunk)
-        size -= len(chunk)
-    return b"".join(chunks)
-
-
-def _read_frame(fd: int) -> dict[str, Any] | None:
-    header = _read_exact(fd, _HEADER.size)
-    if header is None:
-        return None
-    (size,) = _HEADER.unpack(header)
-    data = _read_exact(fd, size)
-    return None if data is None else json.loads(data)
-
-
-class _FrameReader:
-    """Reads frames from a child's pipe with deadlines; the child is not trusted."""
-
-    def __init__(self, fd: int) -> None:
-        self.fd = fd
-        self.buffer = bytearray()
-        self.eof = False
-
-    def next(self, deadline: float) -> dict[str, Any] | str:
-        """Return the next frame, or "timeout", "eof" or "garbage"."""
-        while True:
-            if len(self.buffer) >= _HEADER.size:
-                (size,) = _HEADER.unpack_from(self.buffer)
-                if size > _MAX_MESSAGE_BYTES:
-                    return "garbage"
-                if len(self.buffer) >= _HEADER.size + size:
-                    data = bytes(self.buffer[_HEADER.size : _HEADER.size + size])
-                    del self.buffer[: _HEADER.size + size]
-                    try:
-                        frame = json.loads(data)
-                    except ValueError:
-                        return "garbage"
-                    return frame if isinstance(frame, dict) else "garbage"
-            if self.eof:
-                return "eof"
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return "timeout"
-            ready, _, _ = select.select([self.fd], [], [], remaining)
-            if not ready:
-                return "timeout"
-            chunk = os.read(self.fd, 1 << 20)
-            if chunk:
-                self.buffer += chunk
-            else:
-                self.eof = True
+_RESULT_FIELDS = ("ok", "value", "error", "error_kind", "stdout", "duration_s")
 
 
 # ----------------------------------------------------------------------------- child
@@ -214,25 +175,23 @@ def _to_jsonable(value: Any, depth: int = 0) -> Any:
     raise _NotJsonable(f"a value of type {type(value).__name__} is not JSON-able")
 
 
-def _program_frames(tb: Any, set_trusted: Any) -> list[tuple[str, int, str]]:
-    # Runs in harness mode (frame access allowed): only C-level attribute reads happen
-    # here, so no code of the program can run while the hook trusts the caller.
+def _program_frames(tb: Any) -> list[tuple[str, int, str]]:
+    # The one code object the hook lets read ``tb_frame``: it returns names and line numbers
+    # only, never a frame, whatever traceback it is handed.
     found: list[tuple[str, int, str]] = []
-    set_trusted(True)
-    try:
-        while tb is not None:
-            code = tb.tb_frame.f_code
-            found.append((code.co_filename, tb.tb_lineno, code.co_name))
-            tb = tb.tb_next
-    finally:
-        set_trusted(False)
+    while type(tb) is types.TracebackType and len(found) < 10_000:
+        code = tb.tb_frame.f_code
+        found.append((code.co_filename, tb.tb_lineno, code.co_name))
+        tb = tb.tb_next
     return found
 
 
-def _format_exception(error: BaseException, source_lines: list[str], set_trusted: Any) -> str:
-    frames = [
-        f for f in _program_frames(error.__traceback__, set_trusted) if f[0] == _PROGRAM_FILENAME
-    ]
+def _format_exception(error: BaseException, source_lines: list[str]) -> str:
+    try:
+        every = _program_frames(error.__traceback__)
+    except Exception:
+        every = []
+    frames = [f for f in every if f[0] == _PROGRAM_FILENAME]
     lines = []
     if frames:
         lines.append("Traceback (most recent call last):")
@@ -268,9 +227,12 @@ def _format_exception(error: BaseException, source_lines: list[str], set_trusted
     if isinstance(error, SystemExit):
         message = f"the program called exit({message})"
     lines.append(f"{name}: {message}" if message else name)
-    text = "\n".join(lines)
-    if len(text) > _MAX_ERROR_CHARS:
-        text = text[: _MAX_ERROR_CHARS // 2] + "\n[...]\n" + text[-_MAX_ERROR_CHARS // 2 :]
+    return _cap("\n".join(lines), _MAX_ERROR_CHARS)
+
+
+def _cap(text: str, limit: int) -> str:
+    if len(text) > limit:
+        text = text[: limit // 2] + "\n[...]\n" + text[-limit // 2 :]
     return text
 
 
@@ -301,7 +263,7 @@ def _set_limits(limits: dict[str, Any], n_calls: int) -> None:
     file_bytes = int(limits["max_file_bytes"])
     resource.setrlimit(resource.RLIMIT_FSIZE, (file_bytes, file_bytes))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    # Not enforced for root; the audit hook refuses process creation regardless.
+    # Not enforced for root; the audit hook (and under bwrap the PID namespace) still hold.
     resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
 
 
@@ -319,6 +281,17 @@ def _close_inherited_fds(keep: int) -> None:
                 os.close(fd)
 
 
+def _write_budget(limits: dict[str, Any]) -> int | None:
+    if not _CONFIG.get("write_budget"):
+        return None
+    disk = int(limits["disk_mb"]) * 1024 * 1024
+    return max(1, disk // max(1, int(limits["max_file_bytes"])))
+
+
+def _compile(text: str, filename: str) -> types.CodeType:
+    return compile(text, filename, "exec", dont_inherit=True)
+
+
 def _child_main(request: dict[str, Any], start: int, out_fd: int, workdir: str) -> None:
     # Own process group (killed as a whole on timeout), but the zygote's session, so that
     # the parent can find and kill every process of a worker even if the zygote is gone.
@@ -332,50 +305,62 @@ def _child_main(request: dict[str, Any], start: int, out_fd: int, workdir: str) 
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # over-large writes raise OSError instead
 
     source: str = request["source"]
-    function: str = request["function"]
-    args_list: list[list[Any]] = request["args_list"]
+    harness: str = request["harness"]
+    entry: str = request["entry"]
+    bindings: dict[str, str] = request["bindings"]
+    inputs: list[list[Any]] = request["inputs"]
     limits: dict[str, Any] = request["limits"]
-    arc_transform: bool = request["arc_transform"]
     cap = int(limits["max_output_bytes"])
 
     os.chdir(workdir)
     os.environ["HOME"] = workdir
     os.environ["TMPDIR"] = workdir
     tempfile.tempdir = workdir
-    _set_limits(limits, len(args_list) - start)
+    _set_limits(limits, len(inputs) - start)
 
     source_lines = source.splitlines()
     try:
-        code = compile(source, _PROGRAM_FILENAME, "exec")
+        code = _compile(source, _PROGRAM_FILENAME)
+        harness_code = _compile(harness, _HARNESS_FILENAME) if harness else None
     except (SyntaxError, ValueError) as error:
-        message = _format_exception(error, source_lines, lambda _flag: None)
-        _write_frame(out_fd, {"kind": "fatal", "error_kind": "syntax", "error": message})
+        message = _format_exception(error, source_lines)
+        _framing.write_frame(out_fd, {"kind": "fatal", "error_kind": "syntax", "error": message})
         os._exit(0)
     except MemoryError:
-        _write_frame(
-            out_fd,
-            {"kind": "fatal", "error_kind": "memory", "error": "compiling ran out of memory"},
-        )
+        message = "compiling ran out of memory"
+        _framing.write_frame(out_fd, {"kind": "fatal", "error_kind": "memory", "error": message})
         os._exit(0)
 
     namespace: dict[str, Any] = {
         "__name__": "__sandbox__",
         "__builtins__": _guard.program_builtins(),
     }
-    if arc_transform:
-        namespace["np"] = np
-    set_trusted, refusals = _guard.install(workdir, _read_roots())
+    refusals: Any = lambda: 0  # noqa: E731 - replaced when the guard is installed
+    if _CONFIG.get("guard", True):
+        _guard.disarm()
+        refusals = _guard.install(
+            workdir,
+            _READ_ROOTS,
+            hidden=_CONFIG.get("hidden", []),
+            allowed_within_hidden=_PACKAGE_ROOTS,
+            trusted_code=_program_frames.__code__,
+            write_budget=_write_budget(limits),
+        )
 
     capture = _CappedWriter(cap)
     sys.stdout = sys.stderr = capture
     try:
+        for name, module in bindings.items():
+            namespace[name] = importlib.import_module(module)
         exec(code, namespace)
-        target = namespace.get(function)
+        if harness_code is not None:
+            exec(harness_code, namespace)
+        target = namespace.get(entry)
         if not callable(target):
-            raise NameError(f"the program defines no function {function}()")
+            raise NameError(f"the program defines no function {entry}()")
     except BaseException as error:
-        message = _format_exception(error, source_lines, set_trusted)
-        _write_frame(
+        message = _format_exception(error, source_lines)
+        _framing.write_frame(
             out_fd,
             {
                 "kind": "fatal",
@@ -385,21 +370,21 @@ def _child_main(request: dict[str, Any], start: int, out_fd: int, workdir: str) 
             },
         )
         os._exit(0)
-    _write_frame(out_fd, {"kind": "ready", "stdout": capture.text()})
+    _framing.write_frame(out_fd, {"kind": "ready", "stdout": capture.text()})
 
-    for index in range(start, len(args_list)):
+    for index in range(start, len(inputs)):
         capture = _CappedWriter(cap)
         sys.stdout = sys.stderr = capture
         result: dict[str, Any] = {"kind": "result", "index": index}
         refused_before = refusals()
         began = time.perf_counter()
         try:
-            args = args_list[index]
-            if arc_transform:
-                args = [np.array(arg) for arg in args]
-            value = target(*args)
+            value = target(*inputs[index])
             result["duration_s"] = time.perf_counter() - began
-            encoded = json.dumps(_to_jsonable(value))
+            try:
+                encoded = json.dumps(_to_jsonable(value), allow_nan=False)
+            except ValueError as error:
+                raise _NotJsonable(str(error)) from None
             if len(encoded) > _MAX_VALUE_BYTES:
                 raise _NotJsonable(f"the return value is {len(encoded)} bytes as JSON, too large")
             result.update(ok=True, value=json.loads(encoded))
@@ -412,14 +397,14 @@ def _child_main(request: dict[str, Any], start: int, out_fd: int, workdir: str) 
             result.update(
                 ok=False,
                 error_kind=_error_kind(error, refusals() > refused_before),
-                error=_format_exception(error, source_lines, set_trusted),
+                error=_format_exception(error, source_lines),
             )
         result.setdefault("duration_s", time.perf_counter() - began)
         result["stdout"] = capture.text()
         try:
-            _write_frame(out_fd, result)
+            _framing.write_frame(out_fd, result)
         except MemoryError:
-            _write_frame(
+            _framing.write_frame(
                 out_fd,
                 {
                     "kind": "result",
@@ -435,22 +420,8 @@ def _child_main(request: dict[str, Any], start: int, out_fd: int, workdir: str) 
 
 # ----------------------------------------------------------------------------- zygote
 
-_READ_ROOTS: tuple[str, ...] = ()
-
-
-def _read_roots() -> tuple[str, ...]:
-    return _READ_ROOTS
-
-
-def _python_roots() -> tuple[str, ...]:
-    roots = set()
-    paths = sysconfig.get_paths()
-    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
-        if paths.get(key):
-            roots.add(os.path.realpath(paths[key]))
-    for module in (np,):
-        roots.add(os.path.realpath(os.path.dirname(os.path.dirname(module.__file__))))
-    return tuple(sorted(roots))
+_READ_ROOTS: list[str] = []
+_PACKAGE_ROOTS: list[str] = []
 
 
 def _describe_death(status: int) -> tuple[str, str]:
@@ -473,6 +444,22 @@ def _describe_death(status: int) -> tuple[str, str]:
     return "crashed", f"the process ended without a result (exit status {code})"
 
 
+def _reap_everything() -> None:
+    """As PID 1 of the namespace: kill and reap every other process in it."""
+    # Orphans become children of PID 1, so waiting reaches every process; killing again
+    # after each death catches processes forked while the previous kill was under way.
+    while True:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(-1, signal.SIGKILL)  # from PID 1: every process of the namespace but itself
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            return
+        except OSError as error:
+            if error.errno != errno.EINTR:
+                return
+
+
 def _kill_group(pid: int) -> int:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
@@ -492,9 +479,20 @@ def _failure(kind: str, message: str, duration: float = 0.0, stdout: str = "") -
     }
 
 
+def _forwarded(frame: dict[str, Any], stdout_prefix: str) -> dict[str, Any]:
+    """The result fields of a child's frame, text capped (the parent validates the rest)."""
+    result = {key: frame[key] for key in _RESULT_FIELDS if key in frame}
+    stdout = result.get("stdout", "")
+    stdout = stdout_prefix + stdout if isinstance(stdout, str) else stdout_prefix
+    result["stdout"] = _cap(stdout, _MAX_ERROR_CHARS)
+    if isinstance(result.get("error"), str):
+        result["error"] = _cap(result["error"], _MAX_ERROR_CHARS)
+    return result
+
+
 def _run_child(request: dict[str, Any], start: int, results: list[Any], base_dir: str) -> int:
     """Run calls from ``start`` in one child; fill ``results``; return where to continue."""
-    n = len(request["args_list"])
+    n = len(request["inputs"])
     timeout = float(request["limits"]["timeout_s"])
     workdir = tempfile.mkdtemp(prefix="run-", dir=base_dir)
     read_fd, write_fd = os.pipe()
@@ -506,65 +504,59 @@ def _run_child(request: dict[str, Any], start: int, results: list[Any], base_dir
         finally:
             os._exit(70)
     os.close(write_fd)
-    reader = _FrameReader(read_fd)
+    reader = _framing.FrameReader(read_fd, _MAX_FRAME_BYTES)
     index = start
     exec_stdout = ""
     phase_start = time.monotonic()
     in_exec = True
+    reaped = False
     try:
         while index < n:
             frame = reader.next(phase_start + timeout)
             now = time.monotonic()
             if isinstance(frame, dict) and in_exec and frame.get("kind") == "ready":
-                exec_stdout = str(frame.get("stdout", ""))
+                exec_stdout = _cap(str(frame.get("stdout", "")), _MAX_ERROR_CHARS)
                 in_exec = False
                 phase_start = now
                 continue
             if isinstance(frame, dict) and in_exec and frame.get("kind") == "fatal":
-                failure = _failure(
-                    str(frame.get("error_kind", "crashed")),
-                    str(frame.get("error", "")),
-                    stdout=str(frame.get("stdout", "")),
-                )
+                failure = _forwarded(frame, "")
+                failure["ok"] = False
                 for rest in range(index, n):
                     results[rest] = dict(failure)
-                _kill_group(pid)
                 return n
             if isinstance(frame, dict) and not in_exec and frame.get("index") == index:
-                frame.pop("kind", None)
-                frame.pop("index", None)
-                if exec_stdout:
-                    frame["stdout"] = exec_stdout + str(frame.get("stdout", ""))
-                    exec_stdout = ""
-                results[index] = frame
+                results[index] = _forwarded(frame, exec_stdout)
+                exec_stdout = ""
                 index += 1
                 phase_start = now
                 continue
             # Timeout, death, or a malformed frame: the child is done for.
             elapsed = now - phase_start
             if frame == "timeout":
-                status = _kill_group(pid)
                 kind, message = "timeout", f"the call ran longer than {timeout:g} s and was killed"
                 if in_exec:
                     message = (
                         f"the program's top level ran longer than {timeout:g} s and was killed"
                     )
+            elif frame == "eof":
+                _, status = os.waitpid(pid, 0)
+                reaped = True
+                kind, message = _describe_death(status)
             else:
-                if frame == "eof":
-                    _, status = os.waitpid(pid, 0)
-                    kind, message = _describe_death(status)
-                else:
-                    _kill_group(pid)
-                    kind, message = "crashed", "the process sent a malformed result"
+                kind, message = "crashed", "the process sent a malformed result"
             if in_exec:
                 for rest in range(index, n):
                     results[rest] = _failure(kind, message, elapsed)
                 return n
             results[index] = _failure(kind, message, elapsed, exec_stdout)
             return index + 1
-        status = _kill_group(pid)
         return n
     finally:
+        if not reaped:
+            _kill_group(pid)
+        if _CONFIG.get("pid1"):
+            _reap_everything()
         os.close(read_fd)
         try:
             os.rmdir(workdir)  # the common case: the program wrote nothing
@@ -573,39 +565,44 @@ def _run_child(request: dict[str, Any], start: int, results: list[Any], base_dir
 
 
 def _serve(base_dir: str) -> None:
+    reader = _framing.FrameReader(0, 1 << 30)
     while True:
-        request = _read_frame(0)
-        if request is None:
+        request = reader.next()
+        if not isinstance(request, dict):
             return
-        n = len(request["args_list"])
+        n = len(request["inputs"])
         results: list[Any] = [None] * n
         start = 0
         while start < n:
             start = _run_child(request, start, results, base_dir)
-        _write_frame(1, {"results": results})
+        _framing.write_frame(1, {"results": results})
+
+
+def _package_roots(site_dir: str) -> list[str]:
+    if not site_dir or not os.path.isdir(site_dir):
+        return []
+    return sorted(
+        {os.path.realpath(os.path.join(site_dir, name)) for name in os.listdir(site_dir)}
+        | {os.path.realpath(site_dir)}
+    )
 
 
 def main() -> None:
     """Entry point of the zygote process."""
-    global _READ_ROOTS
-    base_dir = sys.argv[1]
-    preload = [*_PRELOAD_DEFAULT, *sys.argv[2:]]
+    global _READ_ROOTS, _PACKAGE_ROOTS
+    base_dir = _CONFIG["base_dir"]
+    preload = [*_PRELOAD_DEFAULT, *_CONFIG.get("preload", [])]
     # The zygote ends when its stdin reaches EOF, which happens when the parent dies.
     for name in preload:
-        with contextlib.suppress(ImportError):
+        with contextlib.suppress(Exception):
             importlib.import_module(name)
-    _READ_ROOTS = _python_roots()
-    # Imports after the fork may only look where the program may read.
-    sys.path[:] = [
-        entry
-        for entry in sys.path
-        if any(os.path.realpath(entry).startswith(root) for root in _READ_ROOTS)
-    ]
+    _PACKAGE_ROOTS = _package_roots(_SITE_DIR)
+    _READ_ROOTS = [*_STDLIB, *_PACKAGE_ROOTS]
     sys.path_importer_cache.clear()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # Objects that exist now are never collected; this keeps the children's pages shared.
     gc.freeze()
-    _write_frame(1, {"hello": os.getpid(), "read_roots": list(_READ_ROOTS)})
+    _framing.write_frame(1, {"hello": os.getpid(), "read_roots": _READ_ROOTS})
     _serve(base_dir)
 
 

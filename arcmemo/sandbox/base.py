@@ -1,27 +1,93 @@
 """The one interface every sandbox implements, its records, and the registry of sandboxes.
 
-A sandbox runs untrusted, model-written Python source in isolation and reports, per call,
-what came back. ``call`` is the general entry point; ``run_transform`` is the ARC shape of it
-(``transform(np.array(grid))`` on each input, outputs validated as grids).
+A sandbox runs an untrusted, model-written :class:`Program` in isolation: it executes the
+program's source once (followed by the caller's trusted ``harness``, in the same module),
+then calls the program's ``entry`` function once per input and reports, per call, what came
+back as a :class:`CallResult`. Implementations are registered in :data:`SANDBOXES`:
+
+* ``bwrap`` (the default, ``isolation="kernel"``): each warm worker runs inside bubblewrap
+  namespaces with a read-only root made of the interpreter and an allowlist of packages;
+* ``process`` (``isolation="process"``): the same workers without the kernel layer, only
+  rlimits, deadlines and an in-process audit hook. Weaker; it says so when created.
+
+What each layer contains is described in ``docs/security.md``.
 """
 
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable
-from typing import Any, Literal
+import importlib.util
+import math
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from arcmemo.sandbox.grids import Grid, InvalidGridError, validate_grid
+from arcmemo.registry import Registry
 
 ErrorKind = Literal[
     "exception", "timeout", "memory", "syntax", "invalid_output", "crashed", "forbidden"
 ]
+Isolation = Literal["kernel", "process"]
+
+MAX_ERROR_CHARS = 4000
+"""Longest error text a :class:`CallResult` carries, wherever the text came from."""
+MAX_STDOUT_CHARS = 4000
+"""Longest captured output a :class:`CallResult` carries, wherever the text came from."""
+
+
+class SandboxUnavailableError(RuntimeError):
+    """The sandbox cannot run here (a missing tool, disabled namespaces, a dead worker)."""
+
+
+def clean_text(text: str, limit: int) -> str:
+    """``text`` safe to store and send: unencodable characters replaced, at most ``limit``
+    characters (the middle is dropped, so both the start and the final error line stay)."""
+    if len(text) > limit:
+        keep = max(1, limit - 40) // 2
+        dropped = len(text) - 2 * keep
+        text = f"{text[:keep]}\n[... {dropped} characters dropped ...]\n{text[-keep:]}"
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def clean_json(value: Any, depth: int = 0) -> Any:
+    """A JSON value with every string (keys too) made encodable; raises ValueError when the
+    value is nested more than 100 levels deep or holds a non-finite float."""
+    if depth > 100:
+        raise ValueError("the value is nested more than 100 levels deep")
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{value} is not a JSON number")
+    if isinstance(value, list):
+        return [clean_json(item, depth + 1) for item in value]
+    if isinstance(value, dict):
+        return {clean_json(str(k), depth + 1): clean_json(v, depth + 1) for k, v in value.items()}
+    return value
+
+
+class Program(BaseModel):
+    """An untrusted program and how to call it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    source: str = Field(description="The untrusted program text.")
+    entry: str = Field(description="Name of the function called once per input.")
+    harness: str = Field(
+        default="",
+        description="Trusted code run after `source` in the same module (same globals); its "
+        "frames never appear in the tracebacks a sandbox reports.",
+    )
+    bindings: dict[str, str] = Field(
+        default_factory=dict,
+        description="Global name -> module, imported and bound in the program's globals "
+        'before it runs, e.g. {"np": "numpy"}.',
+    )
 
 
 class SandboxLimits(BaseModel):
-    """Resource limits applied to every call."""
+    """Resource limits applied to every program."""
+
+    model_config = ConfigDict(extra="forbid")
 
     timeout_s: float = Field(
         default=2.0,
@@ -34,25 +100,77 @@ class SandboxLimits(BaseModel):
         description="Address space the program may use beyond the warm interpreter.",
     )
     max_output_bytes: int = Field(
-        default=1_000_000,
+        default=MAX_STDOUT_CHARS,
         ge=0,
-        description="Cap on captured stdout/stderr per call; the rest is dropped.",
+        le=MAX_STDOUT_CHARS,
+        description="Characters of stdout/stderr kept per call; the rest is dropped.",
     )
     max_file_bytes: int = Field(
         default=16_000_000,
         ge=0,
         description="Largest file the program may write in its working directory.",
     )
+    disk_mb: int = Field(
+        default=64,
+        gt=0,
+        description="Disk space of the program's working directory (bwrap: the size of its "
+        "private tmpfs; process: enforced as a budget of files of max_file_bytes each).",
+    )
+
+
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _default_packages() -> list[str]:
+    return ["numpy", "scipy"]
+
+
+def _default_preload() -> list[str]:
+    return ["scipy.ndimage"] if _installed("scipy") else []
+
+
+class SandboxOptions(BaseModel):
+    """Everything about a sandbox that can change results (recorded in ``config.json``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    limits: SandboxLimits = Field(
+        default_factory=SandboxLimits, description="Limits used when `run` is given none."
+    )
+    packages: list[str] = Field(
+        default_factory=_default_packages,
+        description="Site-packages the program may import (top-level names; each package's "
+        "folder and its `<name>.libs` folder are visible, nothing else of site-packages). "
+        "Packages that are not installed are left out.",
+    )
+    preload: list[str] = Field(
+        default_factory=_default_preload,
+        description="Modules imported once in each warm worker, so that no program pays their "
+        "import against its time limit (missing ones are skipped).",
+    )
+    max_workers: int | None = Field(
+        default=None,
+        ge=1,
+        description="Most programs run at once; None: the number of CPUs, at least 2.",
+    )
 
 
 class CallResult(BaseModel):
-    """What one call of the program's function produced."""
+    """What one call of the program's entry function produced.
 
-    ok: bool = Field(description="True when the call returned a valid value.")
+    Text fields are cleaned on construction (unencodable characters replaced, length
+    capped), so a result is safe to cache, log and put into a prompt whatever produced it.
+    """
+
+    ok: bool = Field(description="True when the call returned a JSON-able value.")
     value: Any = Field(
         default=None,
-        description="JSON-able return value (numpy arrays converted to lists); for run_transform "
-        "the output grid as list[list[int]].",
+        description="JSON-able return value (numpy arrays and scalars converted to lists and "
+        "numbers).",
     )
     error: str | None = Field(
         default=None,
@@ -64,69 +182,49 @@ class CallResult(BaseModel):
     stdout: str = Field(default="", description="Captured stdout and stderr of the call (capped).")
     duration_s: float = Field(default=0.0, description="Wall time of the call.")
 
+    @field_validator("error")
+    @classmethod
+    def _cap_error(cls, value: str | None) -> str | None:
+        return None if value is None else clean_text(value, MAX_ERROR_CHARS)
+
+    @field_validator("stdout")
+    @classmethod
+    def _cap_stdout(cls, value: str) -> str:
+        return clean_text(value, MAX_STDOUT_CHARS)
+
 
 class Sandbox(abc.ABC):
-    """Runs untrusted Python source in isolation.
+    """Runs untrusted programs in isolation; safe to use from several threads at once."""
 
-    Implementations must be safe to use from several threads at once.
-    """
+    isolation: ClassVar[Isolation]
+    """``kernel``: contained by kernel namespaces; ``process``: by rlimits and a hook only."""
+
+    def __init__(self, options: SandboxOptions) -> None:
+        self.options = options
 
     @abc.abstractmethod
     def _execute(
-        self,
-        source: str,
-        function: str,
-        args_list: list[list[Any]],
-        limits: SandboxLimits,
-        *,
-        arc_transform: bool,
+        self, program: Program, inputs: list[list[Any]], limits: SandboxLimits
     ) -> list[CallResult]:
-        """Exec ``source`` once in a fresh isolated process and call ``function`` per args.
+        """Run ``program`` on a non-empty list of inputs (see :meth:`run`)."""
 
-        With ``arc_transform`` the program gets ``np`` (numpy) in its globals and every
-        argument is passed through ``np.array`` before the call.
-        """
-
-    def call(
+    def run(
         self,
-        source: str,
-        function: str,
-        args_list: list[list[Any]],
+        program: Program,
+        inputs: list[list[Any]],
         *,
         limits: SandboxLimits | None = None,
     ) -> list[CallResult]:
-        """Exec ``source`` once, then return ``function(*args)`` for each ``args`` in order.
+        """Exec the program once, then return ``entry(*args)`` for each ``args`` in order.
 
-        Arguments are JSON-able and passed as they are (grids arrive as lists of lists).
-        A timeout or crash in one call does not lose the others: the remaining calls run in
-        a fresh process. A syntax error makes every result ``error_kind="syntax"``.
+        Arguments are JSON-able and passed as they are. A timeout or crash in one call does
+        not lose the others (the remaining calls run in a fresh process); a syntax error
+        makes every result ``error_kind="syntax"``. Never raises for anything the program
+        does; ``limits=None`` means ``self.options.limits``.
         """
-        if not args_list:
+        if not inputs:
             return []
-        return self._execute(
-            source, function, args_list, limits or SandboxLimits(), arc_transform=False
-        )
-
-    def run_transform(
-        self, program: str, grids: list[Grid], *, limits: SandboxLimits | None = None
-    ) -> list[CallResult]:
-        """Run ``transform(np.array(grid))`` for each grid and validate every output grid.
-
-        ``np`` (numpy) is available to the program without an import. An output that is not
-        a rectangular 2-D grid of ints 0-9 of size 1x1..30x30 gives
-        ``error_kind="invalid_output"`` with the reason; ``value`` then keeps what the
-        program returned.
-        """
-        if not grids:
-            return []
-        results = self._execute(
-            program,
-            "transform",
-            [[grid] for grid in grids],
-            limits or SandboxLimits(),
-            arc_transform=True,
-        )
-        return [_check_grid(result) for result in results]
+        return self._execute(program, inputs, limits or self.options.limits)
 
     def close(self) -> None:  # noqa: B027 - optional for sandboxes that hold nothing
         """Release worker processes and temporary files; the sandbox is unusable afterwards."""
@@ -138,43 +236,8 @@ class Sandbox(abc.ABC):
         self.close()
 
 
-def _check_grid(result: CallResult) -> CallResult:
-    if not result.ok:
-        return result
-    if result.value is None:
-        message = "transform returned None; it must return the output grid (missing `return`?)"
-        return result.model_copy(
-            update={"ok": False, "error": message, "error_kind": "invalid_output"}
-        )
-    try:
-        grid = validate_grid(result.value)
-    except InvalidGridError as error:
-        return result.model_copy(
-            update={"ok": False, "error": str(error), "error_kind": "invalid_output"}
-        )
-    return result.model_copy(update={"value": grid})
-
-
-_REGISTRY: dict[str, Callable[..., Sandbox]] = {}
-
-
-def register_sandbox(name: str) -> Callable[[Callable[..., Sandbox]], Callable[..., Sandbox]]:
-    """Class decorator: make a sandbox implementation available as ``get_sandbox(name)``."""
-
-    def decorate(factory: Callable[..., Sandbox]) -> Callable[..., Sandbox]:
-        if name in _REGISTRY and _REGISTRY[name] is not factory:
-            raise ValueError(f"sandbox {name!r} is already registered")
-        _REGISTRY[name] = factory
-        return factory
-
-    return decorate
-
-
-def get_sandbox(name: str = "local", **options: Any) -> Sandbox:
-    """Build the sandbox registered as ``name`` with ``options`` (see each implementation)."""
-    # Implementations register themselves on import; import the built-in ones lazily here.
-    import arcmemo.sandbox.local  # noqa: F401
-
-    if name not in _REGISTRY:
-        raise KeyError(f"unknown sandbox {name!r}; known: {sorted(_REGISTRY)}")
-    return _REGISTRY[name](**options)
+SANDBOXES: Registry[Sandbox] = Registry(
+    "sandbox",
+    modules={"bwrap": "arcmemo.sandbox.bwrap", "process": "arcmemo.sandbox.process"},
+)
+"""Sandboxes by name; ``SANDBOXES.create(spec)`` builds one (``bwrap`` is the default)."""

@@ -1,0 +1,293 @@
+"""A pool of warm zygote workers, the part both sandboxes share; the parent trusts none of them.
+
+Each program runs in a child forked from a warm "zygote" interpreter (see
+:mod:`arcmemo.sandbox._worker`); the zygote is started with ``subprocess`` (never by forking
+this possibly multi-threaded process) with an empty environment apart from a few fixed
+variables, so no API key of the caller exists in it. How the zygote is started, and so what
+contains it, is the subclass' business (:meth:`ZygoteSandbox._command`).
+
+Everything a zygote sends back is untrusted: a reply is read with a size bound and a
+deadline, parsed as strict JSON and validated field by field; a reply that fails any check
+becomes ``crashed`` results for the calls it should have answered, never an exception, and
+every text is cleaned and capped by :class:`~arcmemo.sandbox.base.CallResult`.
+
+Concurrency: up to ``max_workers`` zygotes; each handles one program at a time (a zygote is
+taken from the idle list, used by one thread, then returned), so ``run`` is safe from many
+threads at once. Zygotes start lazily.
+"""
+
+from __future__ import annotations
+
+import abc
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from arcmemo.sandbox import _framing
+from arcmemo.sandbox.base import (
+    CallResult,
+    ErrorKind,
+    Program,
+    Sandbox,
+    SandboxLimits,
+    SandboxOptions,
+    SandboxUnavailableError,
+    clean_json,
+)
+
+WORKER_FILES = tuple(
+    Path(__file__).with_name(name)
+    for name in ("_worker.py", "_guard.py", "_inert_modules.py", "_framing.py")
+)
+"""The worker's own files: all a zygote needs of arcmemo."""
+_STARTUP_TIMEOUT_S = 60.0
+# Slack on top of the program's own limits before the parent gives up on a zygote.
+_ZYGOTE_SLACK_S = 10.0
+# A zygote forwards at most a capped value and capped texts per call.
+_MAX_RESULT_BYTES = 16 * 1024 * 1024
+
+
+class _WireResult(BaseModel):
+    """One result as a zygote sends it; checked strictly before it becomes a CallResult."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    ok: bool
+    value: Any = None
+    error: str | None = None
+    error_kind: ErrorKind | None = None
+    stdout: str = ""
+    duration_s: float = Field(default=0.0, ge=0, allow_inf_nan=False)
+
+
+def _crashed(message: str) -> CallResult:
+    return CallResult(ok=False, error=message, error_kind="crashed")
+
+
+def parse_result(raw: object) -> CallResult:
+    """A zygote's result for one call, or a ``crashed`` result saying why it was refused."""
+    try:
+        wire = _WireResult.model_validate(raw)
+        if wire.ok != (wire.error_kind is None):
+            raise ValueError("ok and error_kind disagree")
+        return CallResult(
+            ok=wire.ok,
+            value=clean_json(wire.value) if wire.ok else None,
+            error=wire.error,
+            error_kind=wire.error_kind,
+            stdout=wire.stdout,
+            duration_s=wire.duration_s,
+        )
+    except (ValidationError, ValueError, RecursionError, TypeError) as error:
+        reason = type(error).__name__
+        return _crashed(f"the sandbox worker sent an invalid result ({reason}); it was discarded")
+
+
+def parse_reply(reply: object, expected: int) -> list[CallResult] | None:
+    """The results of a zygote's reply, or None when the reply as a whole is malformed."""
+    if not isinstance(reply, dict):
+        return None
+    results = reply.get("results")
+    if not isinstance(results, list) or len(results) != expected:
+        return None
+    return [parse_result(item) for item in results]
+
+
+def session_members(session: int) -> list[int]:
+    """Pids of the processes in ``session`` (Linux /proc; empty elsewhere)."""
+    members = []
+    with contextlib.suppress(OSError):
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/stat") as stat:
+                    fields = stat.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[3]) == session:  # fields after the name: state ppid pgrp session
+                members.append(int(entry))
+    return members
+
+
+class Zygote:
+    """One warm worker process; used by one thread at a time."""
+
+    def __init__(self, command: list[str], cwd: str, env: dict[str, str]) -> None:
+        self.process = subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=cwd,
+            start_new_session=True,
+            close_fds=True,
+        )
+        assert self.process.stdout is not None
+        self._reader = _framing.FrameReader(self.process.stdout.fileno(), _MAX_RESULT_BYTES)
+        hello = self._reader.next(time.monotonic() + _STARTUP_TIMEOUT_S)
+        if not isinstance(hello, dict) or "hello" not in hello:
+            detail = self._stderr_tail()
+            self.kill()
+            raise SandboxUnavailableError(
+                "the sandbox worker process failed to start" + (f": {detail}" if detail else "")
+            )
+        assert self.process.stderr is not None
+        # From here on the worker's stderr is not read: let it go nowhere.
+        self.process.stderr.close()
+
+    def _stderr_tail(self) -> str:
+        assert self.process.stderr is not None
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=5)
+        if self.process.poll() is None:
+            return ""
+        text = self.process.stderr.read(64_000).decode("utf-8", "backslashreplace")
+        lines = [line for line in text.strip().splitlines() if line.strip()]
+        return lines[-1][:500] if lines else ""
+
+    def request(self, payload: dict[str, Any], deadline: float, expected: int) -> object:
+        """Send one request; return the raw reply, or None if the worker failed."""
+        assert self.process.stdin is not None
+        self._reader.max_bytes = expected * _MAX_RESULT_BYTES + (1 << 20)
+        try:
+            self.process.stdin.write(_framing.encode(payload))
+            self.process.stdin.flush()
+        except (BrokenPipeError, OSError, ValueError):
+            return None
+        try:
+            reply = self._reader.next(deadline)
+        except OSError:
+            return None
+        return reply if isinstance(reply, dict) else None
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def kill(self) -> None:
+        """Kill the worker and every process of its session (children of programs in flight)."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            self.process.kill()
+        self.process.wait()
+        for pid in session_members(self.process.pid):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+
+    def stop(self) -> None:
+        """Ask the worker to exit (EOF on its stdin), then make sure it did."""
+        if self.process.stdin is not None:
+            with contextlib.suppress(OSError):
+                self.process.stdin.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=5)
+        self.kill()
+
+
+def worker_config(**values: Any) -> str:
+    """The worker's one command-line argument."""
+    return json.dumps(values)
+
+
+class ZygoteSandbox(Sandbox):
+    """Runs programs in forked children of a pool of warm zygotes."""
+
+    def __init__(self, options: SandboxOptions) -> None:
+        super().__init__(options)
+        self.max_workers = max(1, options.max_workers or max(2, os.cpu_count() or 2))
+        self._lock = threading.Condition()
+        self._idle: list[Zygote] = []
+        self._started = 0
+        self._closed = False
+
+    @abc.abstractmethod
+    def _command(self) -> tuple[list[str], str, dict[str, str]]:
+        """How to start one zygote: argv, working directory, environment."""
+
+    def _cleanup(self) -> None:
+        """Delete what the sandbox made for its zygotes (after they stopped)."""
+
+    def _acquire(self) -> Zygote:
+        with self._lock:
+            while True:
+                if self._closed:
+                    raise RuntimeError("the sandbox is closed")
+                if self._idle:
+                    return self._idle.pop()
+                if self._started < self.max_workers:
+                    self._started += 1
+                    break
+                self._lock.wait()
+        try:
+            return Zygote(*self._command())
+        except BaseException:
+            with self._lock:
+                self._started -= 1
+                self._lock.notify()
+            raise
+
+    def _release(self, zygote: Zygote, healthy: bool) -> None:
+        with self._lock:
+            if healthy and not self._closed and zygote.alive():
+                self._idle.append(zygote)
+                self._lock.notify()
+                return
+            self._started -= 1
+            self._lock.notify()
+        zygote.kill()
+
+    def _execute(
+        self, program: Program, inputs: list[list[Any]], limits: SandboxLimits
+    ) -> list[CallResult]:
+        payload = {
+            "source": program.source,
+            "entry": program.entry,
+            "harness": program.harness,
+            "bindings": program.bindings,
+            "inputs": inputs,
+            "limits": limits.model_dump(),
+        }
+        # Worst case the zygote runs every call to its deadline, re-exec'ing the program.
+        budget = (2 * len(inputs) + 1) * limits.timeout_s + _ZYGOTE_SLACK_S
+        for attempt in range(2):
+            zygote = self._acquire()
+            results = None
+            try:
+                reply = zygote.request(payload, time.monotonic() + budget, len(inputs))
+                results = parse_reply(reply, len(inputs))
+            finally:
+                self._release(zygote, healthy=results is not None)
+            if results is not None:
+                return results
+            if attempt == 0 and self._closed:
+                break
+        message = "the sandbox worker process died or stopped answering"
+        return [_crashed(message) for _ in inputs]
+
+    def close(self) -> None:
+        """Stop every worker process and delete the sandbox's temporary files."""
+        with self._lock:
+            self._closed = True
+            idle, self._idle = self._idle, []
+            self._lock.notify_all()
+        for zygote in idle:
+            zygote.stop()
+        self._cleanup()
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            self.close()

