@@ -40,6 +40,18 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+def encodable(value: Any) -> Any:
+    """``value`` with every string (keys too) encodable as UTF-8: a lone surrogate, which
+    model output or a program's error text can hold, becomes its ``\\udxxx`` escape."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, list):
+        return [encodable(item) for item in value]
+    if isinstance(value, dict):
+        return {encodable(key): encodable(item) for key, item in value.items()}
+    return value
+
+
 def _message_key(message: Message) -> dict[str, Any]:
     # Only fields that change the answer; a cache breakpoint changes billing, not text.
     return {"role": message.role, "content": message.content}
@@ -60,7 +72,8 @@ def cache_key(
         "params": sampling,
         "sample": sample_index,
     }
-    return hashlib.sha256(canonical_json(material).encode()).hexdigest()
+    # surrogatepass: text that is not valid Unicode still gets its own, distinct key.
+    return hashlib.sha256(canonical_json(material).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class ResponseCache:
@@ -115,11 +128,12 @@ class ResponseCache:
         if not self.write:
             return
         stored = completion.model_copy(update={"cache_hit": False})
+        data = Completion.model_validate(encodable(stored.model_dump(mode="json")))
         with self._lock:
             self._connection.execute(
                 "INSERT OR REPLACE INTO responses (key, spec, completion, created)"
                 " VALUES (?, ?, ?, ?)",
-                (key, spec, stored.model_dump_json(), time.time()),
+                (key, encodable(spec), data.model_dump_json(), time.time()),
             )
 
     def __len__(self) -> int:

@@ -59,3 +59,18 @@ def test_several_processes_share_one_database(tmp_path: Path) -> None:
         worker.join(60)
         assert worker.exitcode == 0
     assert len(ResponseCache(tmp_path)) == 200
+
+
+def test_lone_surrogates_never_crash_the_key_or_the_store(tmp_path: Path) -> None:
+    # A model's completion, or a program error quoted in a prompt, can hold a lone surrogate.
+    messages = [Message(role="user", content="error: \udcff in line 1")]
+    key = cache_key(IDENTITY, messages, GenerateParams(), 0)
+    assert key != cache_key(
+        IDENTITY, [Message(role="user", content="error: ? in line 1")], GenerateParams(), 0
+    )
+    cache = ResponseCache(tmp_path)
+    cache.put(key, "scripted:x", Completion(text="answer \ud800 here", reasoning="\udfff"))
+    hit = cache.get(key)
+    assert hit is not None
+    assert hit.text == "answer \\ud800 here" and hit.reasoning == "\\udfff"
+    hit.text.encode("utf-8")  # stored text is valid UTF-8
