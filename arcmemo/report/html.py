@@ -1,9 +1,12 @@
 """Building the self-contained HTML pages: a run report and a memory browser.
 
-Templates live next to this module (``templates/*.html.j2``) so they ship in the wheel.
-Autoescaping is on: every string from a run (model completions, programs, errors, concept
-text) is escaped; only the SVG charts built in :mod:`arcmemo.report.plots` are inserted as
-markup.
+Templates live next to this module (``templates/*.html.j2``) so they ship in the wheel. A
+benchmark may draw its tasks its own way: its
+:meth:`~arcmemo.benchmarks.base.Benchmark.report_template` returns a template that extends
+``report.html.j2`` and overrides its task blocks; without one the page shows the generic
+view. Autoescaping is on: every string from a run (model completions, programs, errors,
+concept text) is escaped; only the SVG charts built in :mod:`arcmemo.report.plots` are
+inserted as markup.
 """
 
 from __future__ import annotations
@@ -17,19 +20,13 @@ import jinja2
 
 from arcmemo.files import atomic_write_text
 from arcmemo.memory.ontology import Memory, concept_id
-from arcmemo.memory.render import lesson_name
-from arcmemo.report import views
+from arcmemo.report import charts, links, summary
+from arcmemo.report.compare import add_compare_scores, compare
 from arcmemo.report.load import RunData, load_run
+from arcmemo.report.memory_view import concept_groups, memory_view
+from arcmemo.report.tasks import display, task_views
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
-
-
-def _mem_anchor(concept_key: str) -> str:
-    return views.anchor("mem", concept_key)
-
-
-def _lesson_anchor(index: int) -> str:
-    return views.anchor("mem", concept_id(lesson_name(index)))
 
 
 @cache
@@ -43,13 +40,21 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.globals.update(
-        mem_anchor=_mem_anchor,
-        lesson_anchor=_lesson_anchor,
-        task_anchor=lambda task_id: views.anchor("task", task_id),
-        config_rows=views.config_rows,
+        mem_anchor=links.memory_anchor,
+        lesson_anchor=links.lesson_anchor,
+        task_anchor=lambda task_id: links.anchor("task", task_id),
+        config_rows=summary.config_rows,
         concept_key=concept_id,
+        display=display,
     )
     return env
+
+
+@cache
+def _page_template(source: str | None) -> jinja2.Template:
+    """The report page: a benchmark's own (extending ``report.html.j2``) or the generic one."""
+    env = environment()
+    return env.get_template("report.html.j2") if source is None else env.from_string(source)
 
 
 def _now() -> str:
@@ -66,41 +71,28 @@ def _unique_labels(runs: list[RunData]) -> None:
             run.label = str(run.path)
 
 
-def _summary_table(runs: list[RunData]) -> list[tuple[str, list[str]]]:
-    """Metric rows with one column per run (metrics a run lacks show as a dash)."""
-    per_run = [dict(views.summary_rows(r.summary)) for r in runs]
-    names: list[str] = []
-    for rows in per_run:
-        names += [n for n in rows if n not in names]
-    return [(name, [rows.get(name, "–") for rows in per_run]) for name in names]
-
-
 def render_report(main: RunData, others: list[RunData] | None = None) -> str:
     """The report page of ``main``, compared with ``others`` when given."""
     others = others or []
     runs = [main, *others]
     _unique_labels(runs)
-    index = views.MemoryIndex(main.final_memory)
-    tasks = views.task_views(main, index)
-    comparisons = [views.compare(main, other) for other in others]
-    for task in tasks:
-        task.compare_scores = [
-            other.result_by_id[task.id].score if task.id in other.result_by_id else None
-            for other in others
-        ]
+    index = links.MemoryIndex(main.final_memory)
+    tasks = task_views(main, index)
+    add_compare_scores(tasks, others)
     context: dict[str, Any] = {
         "title": f"arcmemo report: {main.label}",
         "generated_at": _now(),
         "main": main,
         "runs": runs,
         "notes": [(r.label, note) for r in runs for note in r.notes],
-        "summary_table": _summary_table(runs),
-        "charts": views.plot_list(runs, tasks),
+        "summary_table": summary.summary_table(runs),
+        "charts": charts.plot_list(runs, tasks),
         "tasks": tasks,
-        "comparisons": comparisons,
-        "memory": views.memory_view(main, index),
+        "comparisons": [compare(main, other) for other in others],
+        "memory": memory_view(main, index),
     }
-    return environment().get_template("report.html.j2").render(**context)
+    source = main.benchmark.report_template() if main.benchmark is not None else None
+    return _page_template(source).render(**context)
 
 
 def build_report(
@@ -139,6 +131,6 @@ def render_memory_page(memory: Memory, *, title: str) -> str:
             title=title,
             generated_at=_now(),
             memory=memory,
-            groups=views.concept_groups(memory.concepts),
+            groups=concept_groups(memory.concepts),
         )
     )

@@ -1,26 +1,27 @@
 """Reading a run directory into the data a report shows.
 
-Read-only: unlike :meth:`arcmemo.rundir.RunDirectory.finished`, a torn last line of
-``results.jsonl`` is skipped, never cut off, so reporting on a run in progress is safe.
-The benchmark's tasks are reloaded from the run's configuration (to draw ARC grids and the
-expected outputs); when that fails the report still builds and says why.
+Every file is read through :class:`arcmemo.rundir.RunDirectory`, which only reads: a torn
+last line of a run in progress is skipped, never cut off. The benchmark named in the run's
+configuration reloads the tasks (ARC grids, AIME problems and answers) and stays with the
+loaded run for its report hooks; when reloading fails the report still builds and says why.
 """
 
 from __future__ import annotations
 
-import json
+import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
-
 from arcmemo.abstraction.base import AbstractionOutcome
-from arcmemo.benchmarks.base import TaskResult, create_benchmark
+from arcmemo.benchmarks.base import BENCHMARKS, Benchmark
 from arcmemo.config import RunConfig
 from arcmemo.memory.ontology import Memory
 from arcmemo.memory.store import MemoryFileError
 from arcmemo.models.client import CallRecord
+from arcmemo.records import TaskResult
+from arcmemo.registry import RegistryError
+from arcmemo.rundir import RunDirectory, RunDirError
 
 
 class ReportError(ValueError):
@@ -36,7 +37,8 @@ class RunData:
     config: RunConfig | None
     summary: dict[str, Any]
     results: list[TaskResult]
-    domain: str = "unknown"
+    # The run's benchmark (closed: the report only calls its pure hooks); None if unknown.
+    benchmark: Benchmark[Any] | None = None
     tasks: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     input_memory: Memory | None = None
@@ -55,92 +57,35 @@ class RunData:
         return {r.task_id: r for r in self.results}
 
 
-def _json_lines(path: Path, model: type[BaseModel]) -> list[Any]:
-    """Validated lines of a JSON-lines file; a torn (unterminated) last line is skipped."""
-    if not path.exists():
-        return []
-    records = []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.endswith("\n"):
-                break  # written by a run still in progress, or cut by a crash
-            if not line.strip():
-                continue
-            try:
-                records.append(model.model_validate_json(line))
-            except ValidationError as error:
-                first = error.errors()[0]
-                where = ".".join(str(part) for part in first["loc"]) or "line"
-                raise ReportError(
-                    f"{path}, line {number}: not a valid {model.__name__} ({where}: {first['msg']})"
-                ) from None
-    return records
-
-
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise ReportError(
-            f"{path}: not valid JSON at line {error.lineno} column {error.colno}: {error.msg}"
-        ) from None
-
-
-def _read_config(path: Path) -> RunConfig | None:
-    if not path.exists():
-        return None
-    try:
-        return RunConfig.model_validate_json(path.read_text(encoding="utf-8"))
-    except ValidationError as error:
-        raise ReportError(f"{path}: not a valid run config:\n{error}") from None
-
-
-def _ordered(results: list[TaskResult], order_path: Path) -> list[TaskResult]:
-    """Results in the run's processing order (``task_order.json``), later lines winning."""
-    by_id = {r.task_id: r for r in results}
-    order: list[str] = []
-    if order_path.exists():
-        raw = _read_json(order_path)
-        if isinstance(raw, list):
-            order = [str(i) for i in raw]
-    ordered = [by_id[i] for i in order if i in by_id]
-    seen = {r.task_id for r in ordered}
-    ordered += [r for r in by_id.values() if r.task_id not in seen]
-    return ordered
-
-
-def _costs(calls_path: Path) -> dict[str, float | None]:
+def _costs(calls: list[CallRecord]) -> dict[str, float | None]:
     """Cost per task from the call log; None where some call had no known price."""
     costs: dict[str, float | None] = {}
-    if not calls_path.exists():
-        return costs
-    with open(calls_path, encoding="utf-8") as handle:
-        for line in handle:
-            try:
-                record = CallRecord.model_validate_json(line)
-            except ValidationError:
-                continue  # a torn line carries no completed call
-            if record.task_id is None:
-                continue
-            previous = costs.get(record.task_id, 0.0)
-            costs[record.task_id] = (
-                None if previous is None or record.cost_usd is None else previous + record.cost_usd
-            )
+    for record in calls:
+        if record.task_id is None:
+            continue
+        previous = costs.get(record.task_id, 0.0)
+        costs[record.task_id] = (
+            None if previous is None or record.cost_usd is None else previous + record.cost_usd
+        )
     return costs
+
+
+def _benchmark(run: RunData) -> str | None:
+    """Build the run's benchmark from its configuration; the reason when it cannot be."""
+    if run.config is None:
+        return "no config.json: the tasks cannot be reloaded"
+    try:
+        run.benchmark = BENCHMARKS.create(run.config.benchmark)
+    except (RegistryError, ImportError) as error:
+        return f"tasks not shown: {error}"
+    return None
 
 
 def _load_tasks(run: RunData, data: str | None) -> None:
     """Reload the benchmark's tasks of the run's results (grids, problems, answers)."""
-    config = run.config
-    if config is None:
-        run.notes.append("no config.json: the tasks cannot be reloaded")
+    config, benchmark = run.config, run.benchmark
+    if config is None or benchmark is None:
         return
-    try:
-        benchmark = create_benchmark(config.benchmark)
-    except KeyError as error:
-        run.notes.append(f"tasks not shown: {error.args[0]}")
-        return
-    run.domain = benchmark.domain
     try:
         loaded = benchmark.load(
             split=config.split, data=data or config.data, task_ids=None, limit=None
@@ -159,15 +104,13 @@ def _load_tasks(run: RunData, data: str | None) -> None:
         run.notes.append(f"{len(missing)} task(s) not found in the reloaded data: {missing[:5]}")
 
 
-def _load_memories(run: RunData) -> None:
-    config = run.config
-    memory_dir = run.path / "memory"
-    snapshot_paths = sorted(p for p in memory_dir.glob("batch-*.json") if p.suffix == ".json")
-    for path in snapshot_paths:
+def _load_memories(run: RunData, rundir: RunDirectory) -> None:
+    for path in rundir.snapshots():
         try:
             run.snapshots.append(Memory.load(path))
         except MemoryFileError as error:
             raise ReportError(str(error)) from None
+    config = run.config
     if config is None or config.memory is None:
         return
     # An online run without --memory-out saves over its input: only history tells changes.
@@ -191,44 +134,50 @@ def _fallback_summary(run: RunData) -> dict[str, Any]:
         "score": sum(r.score for r in results) / len(results) if results else 0.0,
     }
     if run.config is not None:
-        summary["benchmark"] = run.config.benchmark
+        summary["benchmark"] = run.config.benchmark.name
         summary["model"] = run.config.model
-        try:
-            benchmark = create_benchmark(run.config.benchmark)
-            summary.update(benchmark.summarize(results, run.config.attempts))
-        except (KeyError, ValueError):
-            pass  # the basic counts above still stand
+    if run.config is not None and run.benchmark is not None:
+        # When the benchmark cannot summarize these results, the basic counts above stand.
+        with contextlib.suppress(KeyError, ValueError):
+            summary.update(run.benchmark.summarize(results, run.config.attempts))
     return summary
+
+
+def _read(rundir: RunDirectory, run: RunData, data: str | None) -> None:
+    run.results = rundir.ordered_results()
+    unavailable = _benchmark(run)
+    summary = rundir.read_summary()
+    if summary is None:
+        run.notes.append("no summary.json (the run has not finished): numbers computed here")
+        summary = _fallback_summary(run)
+    run.summary = summary
+    if unavailable:
+        run.notes.append(unavailable)
+    _load_tasks(run, data)
+    _load_memories(run, rundir)
+    run.abstraction = rundir.abstraction_outcomes()
+    run.cost_by_task = _costs(rundir.calls())
 
 
 def load_run(path: Path, *, label: str | None = None, data: str | None = None) -> RunData:
     """Read the run directory ``path``; ``data`` overrides where the tasks are reloaded from."""
-    path = Path(path)
-    if not path.is_dir():
-        raise ReportError(f"{path}: no such run directory")
-    results_path = path / "results.jsonl"
-    config = _read_config(path / "config.json")
-    if config is None and not results_path.exists():
-        raise ReportError(f"{path}: not a run directory (no config.json or results.jsonl)")
-    results = _ordered(_json_lines(results_path, TaskResult), path / "task_order.json")
-    run = RunData(
-        path=path,
-        label=label or path.resolve().name,
-        config=config,
-        summary={},
-        results=results,
-    )
-    summary_path = path / "summary.json"
-    if summary_path.exists():
-        summary = _read_json(summary_path)
-        if not isinstance(summary, dict):
-            raise ReportError(f"{summary_path}: expected a JSON object")
-        run.summary = summary
-    else:
-        run.notes.append("no summary.json (the run has not finished): numbers computed here")
-        run.summary = _fallback_summary(run)
-    _load_tasks(run, data)
-    _load_memories(run)
-    run.abstraction = _json_lines(path / "abstraction.jsonl", AbstractionOutcome)
-    run.cost_by_task = _costs(path / "calls.jsonl")
+    rundir = RunDirectory(Path(path))
+    if not rundir.path.is_dir():
+        raise ReportError(f"{rundir.path}: no such run directory")
+    try:
+        config = rundir.read_config()
+        if config is None and not rundir.results_path.exists():
+            raise ReportError(
+                f"{rundir.path}: not a run directory (no config.json or results.jsonl)"
+            )
+        run = RunData(
+            path=rundir.path,
+            label=label or rundir.path.resolve().name,
+            config=config,
+            summary={},
+            results=[],
+        )
+        _read(rundir, run, data)
+    except RunDirError as error:
+        raise ReportError(str(error)) from None
     return run

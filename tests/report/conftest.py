@@ -80,7 +80,7 @@ def arc_memory_run(tmp_path_factory: pytest.TempPathFactory, arc_plan: ModuleTyp
         retries=2,
         memory=memory,
         memory_out=base / "memory-out.json",
-        select="llm",
+        selector="llm",
         update="online",
         update_every=2,
         out=base / "run",

@@ -64,19 +64,19 @@ def decode_png(data: bytes) -> tuple[int, int, list[tuple[int, int, int]]]:
     previous = bytearray(stride)
     position = 0
     for _ in range(height):
-        kind, line = raw[position], bytearray(raw[position + 1 : position + 1 + stride])
+        row_filter, line = raw[position], bytearray(raw[position + 1 : position + 1 + stride])
         position += 1 + stride
         for i in range(stride):
             left = line[i - channels] if i >= channels else 0
             up = previous[i]
             corner = previous[i - channels] if i >= channels else 0
-            if kind == 1:
+            if row_filter == 1:
                 line[i] = (line[i] + left) & 255
-            elif kind == 2:
+            elif row_filter == 2:
                 line[i] = (line[i] + up) & 255
-            elif kind == 3:
+            elif row_filter == 3:
                 line[i] = (line[i] + (left + up) // 2) & 255
-            elif kind == 4:
+            elif row_filter == 4:
                 guess = left + up - corner
                 pa, pb, pc = abs(guess - left), abs(guess - up), abs(guess - corner)
                 best = left if pa <= pb and pa <= pc else up if pb <= pc else corner

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from arcmemo.report import build_report, load_run, render_memory_page, render_report
-from arcmemo.report.views import anchor
+from arcmemo.report.links import anchor
 from tests.report.conftest import ARC_TASKS, FIXTURES, XSS
 
 ESCAPED_XSS = "&lt;script&gt;alert(&#39;pwned&#39;)&lt;/script&gt;"

@@ -20,7 +20,8 @@ def _copy(run: Path, tmp_path: Path) -> Path:
 
 def test_loads_results_tasks_memory_and_abstraction(arc_memory_run: Path) -> None:
     run = load_run(arc_memory_run)
-    assert run.config is not None and run.domain == "arc"
+    assert run.config is not None and run.benchmark is not None
+    assert run.benchmark.name == "arc-agi-1"
     assert [r.task_id for r in run.results] == ARC_TASKS
     assert set(run.tasks) == set(ARC_TASKS)
     assert len(run.tasks["e345f17b"].test_outputs) == 2
@@ -51,14 +52,14 @@ def test_bad_result_line_names_file_and_line(arc_memory_run: Path, tmp_path: Pat
     lines = results.read_text().splitlines(keepends=True)
     lines[2] = '{"task_id": 5, "attempts": "no"}\n'
     results.write_text("".join(lines))
-    with pytest.raises(ReportError, match=r"results\.jsonl, line 3: not a valid TaskResult"):
+    with pytest.raises(ReportError, match=r"results\.jsonl, line 3: not a valid task result"):
         load_run(run_dir)
 
 
 def test_bad_summary_and_config_are_named(arc_memory_run: Path, tmp_path: Path) -> None:
     run_dir = _copy(arc_memory_run, tmp_path)
     (run_dir / "summary.json").write_text("{not json")
-    with pytest.raises(ReportError, match=r"summary\.json: not valid JSON at line 1"):
+    with pytest.raises(ReportError, match=r"summary\.json: not valid JSON"):
         load_run(run_dir)
     (run_dir / "summary.json").unlink()
     (run_dir / "config.json").write_text('{"benchmark": 3}')

@@ -1,0 +1,143 @@
+"""How the run report draws an ARC task (the benchmark's report hooks).
+
+The task's train and test pairs as grids; per step the train pairs a program failed, its
+output next to the expected one, and its test outputs against the expected ones with the
+differing cells marked. Everything here is plain data; ``report.html.j2`` next to this
+module draws it (it extends the report's generic page).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from arcmemo.benchmarks.arc.data import ArcTask
+from arcmemo.records import Step
+
+
+def as_grid(value: Any) -> list[list[int]] | None:
+    """``value`` as a rectangular grid of ints, or None when it is not one."""
+    if not isinstance(value, list) or not value:
+        return None
+    if not all(isinstance(row, list) for row in value):
+        return None
+    width = len(value[0])
+    if width == 0 or any(len(row) != width for row in value):
+        return None
+    if not all(isinstance(c, int) and not isinstance(c, bool) for row in value for c in row):
+        return None
+    return value
+
+
+@dataclass
+class GridView:
+    """A grid to draw: rows of (color, differs-from-expected) cells."""
+
+    rows: list[list[tuple[int, bool]]]
+    shape: str
+    n_diff: int = 0
+    note: str = ""
+
+
+def grid_view(value: Any, expected: Any = None) -> GridView | None:
+    """Draw ``value``, marking cells that differ from ``expected`` (when given)."""
+    grid = as_grid(value)
+    if grid is None:
+        return None
+    truth = as_grid(expected)
+    rows: list[list[tuple[int, bool]]] = []
+    n_diff = 0
+    for r, row in enumerate(grid):
+        cells = []
+        for c, cell in enumerate(row):
+            differs = truth is not None and (
+                r >= len(truth) or c >= len(truth[0]) or truth[r][c] != cell
+            )
+            n_diff += differs
+            cells.append((cell, differs))
+        rows.append(cells)
+    shape = f"{len(grid)}×{len(grid[0])}"
+    note = ""
+    if truth is not None and (len(truth), len(truth[0])) != (len(grid), len(grid[0])):
+        note = f"shape {shape}, expected {len(truth)}×{len(truth[0])}"
+    return GridView(rows=rows, shape=shape, n_diff=n_diff, note=note)
+
+
+@dataclass
+class CheckView:
+    """A program on one train pair: what it produced against the expected output."""
+
+    index: int
+    correct: bool
+    error: str | None
+    output: GridView | None
+    expected: GridView | None
+
+
+@dataclass
+class PredictionView:
+    """A program's output for one test input against the expected one."""
+
+    index: int
+    correct: bool | None
+    produced: GridView | None
+    expected: GridView | None
+    raw: str  # the output as JSON when it is not a grid
+
+
+def task_view(task: ArcTask | None) -> dict[str, Any]:
+    """The task's train pairs and test pairs (input, expected output) as grids."""
+    if task is None:
+        return {"train": [], "tests": []}
+    return {
+        "train": [(grid_view(p.input), grid_view(p.output)) for p in task.train],
+        "tests": [
+            (grid_view(i), grid_view(o))
+            for i, o in zip(task.test_inputs, task.test_outputs, strict=True)
+        ],
+    }
+
+
+def step_view(task: ArcTask | None, step: Step) -> dict[str, Any]:
+    """A step's train-pair checks and test outputs, each next to the expected grid."""
+    checks = []
+    for check in step.checks:
+        expected = (
+            task.train[check.index].output if task and check.index < len(task.train) else None
+        )
+        checks.append(
+            CheckView(
+                index=check.index,
+                correct=check.correct,
+                error=check.error,
+                output=grid_view(check.output, expected),
+                expected=grid_view(expected),
+            )
+        )
+    predictions = []
+    produced = step.prediction if isinstance(step.prediction, list) else []
+    n_tests = len(task.test_outputs) if task else len(produced)
+    for t in range(n_tests):
+        value = produced[t] if t < len(produced) else None
+        expected = task.test_outputs[t] if task else None
+        predictions.append(
+            PredictionView(
+                index=t,
+                correct=step.correct[t] if step.correct and t < len(step.correct) else None,
+                produced=grid_view(value, expected),
+                expected=grid_view(expected),
+                raw="" if value is None or as_grid(value) else json.dumps(value)[:500],
+            )
+        )
+    return {"checks": checks, "predictions": predictions}
+
+
+def template() -> str:
+    """The ARC report page (``report.html.j2`` of this package)."""
+    return (
+        resources.files("arcmemo.benchmarks.arc")
+        .joinpath("report.html.j2")
+        .read_text(encoding="utf-8")
+    )

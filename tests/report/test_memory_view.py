@@ -1,0 +1,42 @@
+"""The memory section: changes of the run's memory and links from names to its entries."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from arcmemo.memory.ontology import Memory
+from arcmemo.report.links import MemoryIndex
+from arcmemo.report.load import load_run
+from arcmemo.report.memory_view import memory_view
+
+
+def test_memory_changes_from_history_when_the_input_was_overwritten(
+    arc_memory_run: Path, tmp_path: Path
+) -> None:
+    run_dir = tmp_path / "copy"
+    shutil.copytree(arc_memory_run, run_dir)
+    raw = json.loads((run_dir / "config.json").read_text())
+    raw["memory_out"] = None
+    (run_dir / "config.json").write_text(json.dumps(raw))
+    run = load_run(run_dir)
+    view = memory_view(run, MemoryIndex(run.final_memory))
+    assert view is not None and view.before is None
+    assert "history" in view.basis
+    assert [name for name, _, _ in view.added] == ["corner copy"]
+    assert "tile grid" in [name for name, _, _ in view.changed]
+
+
+def test_memory_index_links_lessons_and_concepts() -> None:
+    memory = Memory.model_validate(
+        {
+            "concepts": [{"name": "Tile Grids", "kind": "routine"}],
+            "lessons": [{"situation": "s", "suggestion": "t"}],
+        }
+    )
+    index = MemoryIndex(memory)
+    assert index.link("tile grid") == "#mem-tile-grid"
+    assert index.link("Lesson 1") == "#mem-lesson-1"
+    assert index.link("lesson 2") is None
+    assert index.titled_links(["tile-grid"]) == [("Tile Grids", "#mem-tile-grid")]
