@@ -3,40 +3,42 @@ folder of solution programs (e.g. hand-written seed solutions named ``<task id>.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from arcmemo.abstraction.base import AbstractionOutcome, SolvedItem, create_abstractor
-from arcmemo.benchmarks.base import Benchmark, create_benchmark
-from arcmemo.continual import confirmed_step, solved_item
+from arcmemo.abstraction.base import ABSTRACTORS, AbstractionOutcome, SolvedItem, append_outcomes
+from arcmemo.benchmarks.base import BENCHMARKS, Benchmark, SharedSandbox
 from arcmemo.memory.ontology import Memory
 from arcmemo.memory.store import editing
 from arcmemo.models.client import ModelClient
-from arcmemo.rundir import RunDirectory, RunDirError
+from arcmemo.records import Step
+from arcmemo.registry import ComponentSpec
+from arcmemo.rundir import RunDirectory
+from arcmemo.signals import WRITE_SIGNALS
 
 
-def items_from_run(run_dir: Path, signal: str) -> tuple[Benchmark[Any], list[SolvedItem]]:
+def items_from_run(run_dir: Path, signal: ComponentSpec | str) -> list[SolvedItem]:
     """The confirmed solutions of a finished run, as abstraction inputs."""
     rundir = RunDirectory(run_dir)
-    config = rundir.read_config()
-    if config is None:
-        raise RunDirError(f"{run_dir}: no config.json; is this a run directory?")
-    benchmark = create_benchmark(config.benchmark)
-    results = rundir.finished()
+    config = rundir.require_config()
+    benchmark = BENCHMARKS.create(config.benchmark, sandbox=SharedSandbox(config.sandbox))
+    confirm = WRITE_SIGNALS.create(signal)
     # The run's processing order (not the order tasks happened to finish in), so that
     # abstraction, merges and history are reproducible.
-    order_path = rundir.path / "task_order.json"
-    order = json.loads(order_path.read_text()) if order_path.exists() else sorted(results)
-    ids = [i for i in order if i in results]
-    tasks = benchmark.load(split=config.split, data=config.data, task_ids=ids, limit=None)
-    items = []
-    for task in tasks:
-        step = confirmed_step(results[benchmark.task_id(task)], signal)
-        if step is not None:
-            items.append(solved_item(benchmark, task, step))
-    return benchmark, items
+    results = {r.task_id: r for r in rundir.ordered_results()}
+    try:
+        tasks = benchmark.load(
+            split=config.split, data=config.data, task_ids=list(results), limit=None
+        )
+        items = []
+        for task in tasks:
+            step = confirm.confirmed_step(results[benchmark.task_id(task)])
+            if step is not None:
+                items.append(benchmark.solved_item(task, step))
+    finally:
+        benchmark.close()
+    return items
 
 
 def items_from_programs(
@@ -49,29 +51,18 @@ def items_from_programs(
         raise FileNotFoundError(f"{folder}: no <task id>.py program files")
     ids = [f.stem for f in files]
     if data is None and split is None:
-        tasks = benchmark.load(split="training", data=None, task_ids=None, limit=None)
-        tasks += benchmark.load(split="evaluation", data=None, task_ids=None, limit=None)
-        by_id = {benchmark.task_id(t): t for t in tasks}
-        missing = [i for i in ids if i not in by_id]
-        if missing:
-            raise FileNotFoundError(f"{folder}: no ARC-AGI-1 task for {', '.join(missing)}")
-        tasks = [by_id[i] for i in ids]
+        tasks = benchmark.find_tasks(ids)
     else:
         tasks = benchmark.load(split=split, data=data, task_ids=ids, limit=None)
     items, rejected = [], []
     for task, path in zip(tasks, files, strict=True):
-        source = path.read_text(encoding="utf-8")
-        step = benchmark.check(task, f"```python\n{source}\n```")
-        if not step.verified:
+        completion = f"```python\n{path.read_text(encoding='utf-8')}\n```"
+        check = benchmark.check(task, completion)
+        if not check.verified:
             rejected.append(path.stem)
             continue
         items.append(
-            SolvedItem(
-                task_id=path.stem,
-                domain=benchmark.domain,
-                problem=benchmark.describe(task),
-                solution=source,
-            )
+            benchmark.solved_item(task, Step(**dict(check), round=0, completion=completion))
         )
     return items, rejected
 
@@ -81,15 +72,17 @@ async def abstract_into(
     items: list[SolvedItem],
     model: ModelClient,
     *,
-    memory_format: str,
+    memory_format: ComponentSpec | str,
+    log_path: Path | None = None,
     on_done: Callable[[AbstractionOutcome], None] | None = None,
 ) -> list[AbstractionOutcome]:
-    """Abstract ``items`` one by one into the memory file, saving after each.
+    """Abstract ``items`` one by one into the memory file, saving after each (and appending
+    each outcome to ``log_path``).
 
     Items whose task already has a stored solution are skipped, so an interrupted bootstrap
     resumes where it stopped.
     """
-    abstractor = create_abstractor(memory_format, actor=model.spec)
+    abstractor = ABSTRACTORS.create(memory_format, actor=model.spec)
     outcomes = []
     for item in items:
         with editing(memory_path) as memory:
@@ -97,6 +90,8 @@ async def abstract_into(
                 continue
             outcome = await abstractor.abstract(memory, item, model)
         outcomes.append(outcome)
+        if log_path is not None:
+            append_outcomes(log_path, [outcome])
         if on_done:
             on_done(outcome)
     return outcomes

@@ -5,11 +5,12 @@ from __future__ import annotations
 import platform
 from datetime import datetime
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from arcmemo.models.client import ModelConfig
+from arcmemo.registry import ComponentSpec
 
 
 def _version(package: str) -> str | None:
@@ -49,11 +50,17 @@ class SamplingConfig(BaseModel):
 
 
 class RunConfig(BaseModel):
-    """Everything that defines a run. Fields marked in ``RESULT_FIELDS`` must match on resume."""
+    """Everything that defines a run. Fields in ``RESULT_FIELDS`` must match on resume.
+
+    Components (benchmark, selector, memory format, write signal, sandbox) are stored as
+    ``{name, options}`` specs with every option spelled out; a plain name is accepted and
+    means the component's defaults. Settings left as None are resolved from the benchmark's
+    defaults by :func:`arcmemo.pipeline.resolve_config`, so the saved file is complete.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
-    benchmark: str = Field(description="Registered benchmark name (arc-agi-1, aime).")
+    benchmark: ComponentSpec = Field(description="Registered benchmark (arc-agi-1, aime).")
     split: str | None = Field(
         default=None, description="Named split (training, evaluation, val100, 2025)."
     )
@@ -75,29 +82,33 @@ class RunConfig(BaseModel):
     memory_out: Path | None = Field(
         default=None, description="Where the final memory goes (online)."
     )
-    select: str = Field(default="none", description="Selector: llm, embedding, all or none.")
-    memory_budget: int | None = Field(
-        default=None, ge=1, description="Token cap on the memory text a selector sees."
-    )
-    top_k: int = Field(default=8, ge=1, description="Concepts kept by top-k selectors (embedding).")
-    embedder: str = Field(
-        default="tfidf", description="Embedder of --select embedding: tfidf or openai:MODEL."
+    selector: ComponentSpec | None = Field(
+        default=None,
+        description="Selector and its options; None = the benchmark's default (none without "
+        "a memory).",
     )
     update: Literal["none", "online"] = Field(
         default="none", description="Continual memory writes."
     )
     update_every: int = Field(default=10, ge=1, description="Batch size between memory updates.")
-    update_signal: Literal["train", "consistency", "oracle"] = Field(
-        default="train",
-        description="What confirms a solution for writing: train pairs (ARC), agreement of a "
-        "majority of attempts (AIME), or test labels (leaks; reproduction only).",
+    write_signal: ComponentSpec | None = Field(
+        default=None,
+        description="What confirms a solution for writing (train, consistency, oracle); None = "
+        "the benchmark's default.",
     )
-    memory_format: Literal["ps", "oe", "cheatsheet"] = Field(
-        default="ps", description="What online updates write: concepts, lessons or a cheatsheet."
+    memory_format: ComponentSpec = Field(
+        default=ComponentSpec(name="ps"),
+        description="What memory writes produce: concepts (ps), lessons (oe) or a cheatsheet.",
+    )
+    sandbox: ComponentSpec = Field(
+        default=ComponentSpec(name="bwrap"),
+        description="Where model-written programs run, with its limits.",
     )
     attempts: int = Field(default=2, ge=1, description="Independent samples per task.")
-    retries: int = Field(
-        default=0, ge=0, description="Feedback rounds per attempt while train fails."
+    retries: int | None = Field(
+        default=None,
+        ge=0,
+        description="Feedback rounds per attempt while train fails; None = the benchmark's.",
     )
     seed: int | None = Field(default=None, description="Shuffles the task order when set.")
     leaks_test_labels: bool = Field(
@@ -110,15 +121,30 @@ class RunConfig(BaseModel):
     created_at: datetime | None = Field(default=None, description="When the run was first started.")
     versions: dict[str, str | None] = Field(default_factory=environment_versions)
 
+    @field_validator(
+        "benchmark", "selector", "write_signal", "memory_format", "sandbox", mode="before"
+    )
+    @classmethod
+    def _component_by_name(cls, value: Any) -> Any:
+        # A component given by name alone means its default options.
+        return {"name": value} if isinstance(value, str) else value
+
     @model_validator(mode="after")
     def _derive_leak_flag(self) -> RunConfig:
-        self.leaks_test_labels = self.update == "online" and self.update_signal == "oracle"
+        from arcmemo.signals import WRITE_SIGNALS
+
+        signal = self.write_signal
+        self.leaks_test_labels = (
+            self.update == "online"
+            and signal is not None
+            and WRITE_SIGNALS.get(signal.name).factory.leaks_test_labels  # type: ignore[attr-defined]
+        )
         return self
 
 
 # Fields that change what a task's result would be: a resumed run must agree on them.
 RESULT_FIELDS = (
     "benchmark", "split", "data", "model", "base_url", "model_args", "aux_model", "sampling",
-    "memory", "select", "memory_budget", "top_k", "embedder", "update", "update_every",
-    "update_signal", "memory_format", "attempts", "retries", "seed",
+    "memory", "selector", "update", "update_every", "write_signal", "memory_format", "sandbox",
+    "attempts", "retries", "seed",
 )  # fmt: skip

@@ -3,59 +3,23 @@
 After each batch, every task whose solution is confirmed by the run's write signal is
 abstracted into the memory, selection statistics are updated, and the memory is
 snapshotted in the run directory and saved (atomically) to ``--memory-out`` or
-``--memory``. Later batches, and retries (which reselect), read the grown memory.
-
-Write signals: ``train`` (a program that passes every train pair: ARC), ``consistency``
-(an answer given by a majority of the attempts: AIME), ``oracle`` (the hidden test labels,
-which leaks them: only for reproducing published numbers, and flagged as such).
+``--memory``. Later batches, and retries (which reselect), read the grown memory. The write
+signals are in :mod:`arcmemo.signals`.
 """
 
 from __future__ import annotations
 
-import json
-from collections import Counter
 from typing import Any
 
-from arcmemo.abstraction.base import AbstractionOutcome, Failure, SolvedItem, create_abstractor
-from arcmemo.benchmarks.base import Benchmark, Step, TaskResult
+from arcmemo.abstraction.base import ABSTRACTORS, AbstractionOutcome, Failure
+from arcmemo.benchmarks.base import Benchmark
 from arcmemo.config import RunConfig
-from arcmemo.files import atomic_write_text
 from arcmemo.memory.ontology import Memory, concept_id
 from arcmemo.memory.render import lesson_name
-from arcmemo.memory.store import dump_memory
 from arcmemo.models.client import ModelCallError, ModelClient
-from arcmemo.runner import Runner
-
-
-def confirmed_step(result: TaskResult, signal: str) -> Step | None:
-    """The step whose solution the write signal confirms, or None."""
-    finals = [a.steps[-1] for a in result.attempts if a.steps]
-    if signal == "train":
-        return next((s for s in finals if s.verified), None)
-    if signal == "oracle":
-        return next((s for s in finals if s.correct and all(s.correct)), None)
-    if signal == "consistency":
-        answers = [s.prediction for s in finals if s.prediction is not None]
-        if not answers:
-            return None
-        counts = Counter(json.dumps(a, sort_keys=True) for a in answers)
-        top, votes = counts.most_common(1)[0]
-        if votes * 2 <= len(result.attempts):
-            return None
-        return next(s for s in finals if json.dumps(s.prediction, sort_keys=True) == top)
-    raise ValueError(f"unknown write signal {signal!r}")
-
-
-def solved_item(benchmark: Benchmark[Any], task: Any, step: Step) -> SolvedItem:
-    """The abstraction input for a confirmed step: the program (ARC) or the worked answer."""
-    program = benchmark.domain == "arc" and step.candidate
-    return SolvedItem(
-        task_id=benchmark.task_id(task),
-        domain=benchmark.domain,
-        problem=benchmark.describe(task),
-        solution=step.candidate if program and step.candidate else step.completion,
-        reasoning=step.reasoning,
-    )
+from arcmemo.records import TaskResult
+from arcmemo.rundir import RunWriter
+from arcmemo.signals import WRITE_SIGNALS, WriteSignal
 
 
 def record_selection_stats(memory: Memory, result: TaskResult, confirmed: bool) -> None:
@@ -75,28 +39,29 @@ def record_selection_stats(memory: Memory, result: TaskResult, confirmed: bool) 
 
 
 class ContinualUpdater:
-    """The runner's after-batch hook for ``--update online``."""
+    """The runner's after-batch hook for ``--update online``.
+
+    It grows ``memory`` in place (the runner reads the same object) and records each batch
+    in the run directory.
+    """
 
     def __init__(
-        self, config: RunConfig, benchmark: Benchmark[Any], runner: Runner, model: ModelClient
+        self,
+        config: RunConfig,
+        benchmark: Benchmark[Any],
+        memory: Memory,
+        rundir: RunWriter,
+        model: ModelClient,
     ) -> None:
-        if runner.memory is None:
-            raise ValueError("online updates need a memory (--memory)")
         self.config = config
         self.benchmark = benchmark
-        self.runner = runner
+        self.memory = memory
+        self.rundir = rundir
         self.model = model
-        self.abstractor = create_abstractor(config.memory_format, actor=model.spec)
-        self.rundir = runner.rundir
-        self.processed_path = self.rundir.memory_dir / "processed.json"
-        self.processed: list[str] = (
-            json.loads(self.processed_path.read_text()) if self.processed_path.exists() else []
-        )
-
-    @property
-    def memory(self) -> Memory:
-        assert self.runner.memory is not None
-        return self.runner.memory
+        self.abstractor = ABSTRACTORS.create(config.memory_format, actor=model.spec)
+        signal = config.write_signal or WRITE_SIGNALS.spec(benchmark.defaults.write_signal)
+        self.signal: WriteSignal = WRITE_SIGNALS.create(signal)
+        self.processed: list[str] = rundir.read_processed()
 
     async def after_batch(self, done: list[tuple[Any, TaskResult]]) -> None:
         """Abstract confirmed solutions of ``done`` (skipping tasks already processed)."""
@@ -105,11 +70,11 @@ class ContinualUpdater:
             return
         outcomes: list[AbstractionOutcome] = []
         for task, result in fresh:
-            step = confirmed_step(result, self.config.update_signal)
+            step = self.signal.confirmed_step(result)
             record_selection_stats(self.memory, result, step is not None)
             if step is None:
                 continue
-            item = solved_item(self.benchmark, task, step)
+            item = self.benchmark.solved_item(task, step)
             try:
                 outcomes.append(await self.abstractor.abstract(self.memory, item, self.model))
             except ModelCallError as error:
@@ -126,14 +91,9 @@ class ContinualUpdater:
     def _persist(self, outcomes: list[AbstractionOutcome]) -> None:
         # Snapshot, then the processed list: a crash between the two redoes the batch's
         # abstraction from the previous snapshot, never skips it.
-        memory_dir = self.rundir.memory_dir
-        memory_dir.mkdir(parents=True, exist_ok=True)
-        number = len(list(memory_dir.glob("batch-*.json")))
-        atomic_write_text(memory_dir / f"batch-{number:04d}.json", dump_memory(self.memory))
+        self.rundir.write_snapshot(self.memory)
         target = self.config.memory_out or self.config.memory
         if target is not None:
             self.memory.save(target)
-        with open(self.rundir.path / "abstraction.jsonl", "a", encoding="utf-8") as handle:
-            for outcome in outcomes:
-                handle.write(outcome.model_dump_json() + "\n")
-        atomic_write_text(self.processed_path, json.dumps(self.processed) + "\n")
+        self.rundir.append_abstraction(outcomes)
+        self.rundir.write_processed(self.processed)

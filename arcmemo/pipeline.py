@@ -15,17 +15,54 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from arcmemo.benchmarks.base import Benchmark, TaskResult, create_benchmark
+from arcmemo.abstraction.base import ABSTRACTORS
+from arcmemo.attempt import prepare_prompt
+from arcmemo.benchmarks.base import BENCHMARKS, Benchmark, SharedSandbox
 from arcmemo.config import RunConfig
-from arcmemo.files import atomic_write_text
 from arcmemo.memory.ontology import Memory
-from arcmemo.memory.render import estimate_tokens
-from arcmemo.models.client import ModelClient, StatSummary, open_model
+from arcmemo.models.client import ModelClient, open_model
 from arcmemo.models.limiter import Limiter
 from arcmemo.models.prices import PriceTable
-from arcmemo.rundir import RunDirectory, usage_from_call_log
-from arcmemo.runner import Runner, build_summary, hide_own_concepts, order_tasks
-from arcmemo.selection.base import Selector, create_selector
+from arcmemo.records import TaskResult
+from arcmemo.rundir import RunDirectory, RunWriter
+from arcmemo.runner import Runner, build_summary, order_tasks
+from arcmemo.sandbox import SANDBOXES
+from arcmemo.selection.base import SELECTORS
+from arcmemo.signals import WRITE_SIGNALS
+from arcmemo.tokens import estimate_tokens
+
+
+def resolve_config(config: RunConfig) -> RunConfig:
+    """The config with every setting decided: what the user left to the benchmark (retries,
+    write signal, selector) filled in, and each component's options spelled out.
+
+    ``arcmemo run`` and :func:`run_benchmark` both go through here, so the same options give
+    the same run from the CLI and from Python.
+    """
+    benchmark = BENCHMARKS.get(config.benchmark.name)
+    defaults = benchmark.factory.defaults  # type: ignore[attr-defined]
+    if config.memory is None:
+        selector = SELECTORS.spec("none")  # nothing to select from
+    elif config.selector is None:
+        selector = SELECTORS.spec(defaults.selector)
+    else:
+        selector = SELECTORS.spec(config.selector.name, config.selector.options)
+    signal = config.write_signal or WRITE_SIGNALS.spec(defaults.write_signal)
+    fields = config.model_dump()
+    fields.update(
+        benchmark=BENCHMARKS.spec(config.benchmark.name, config.benchmark.options),
+        selector=selector,
+        write_signal=WRITE_SIGNALS.spec(signal.name, signal.options),
+        memory_format=ABSTRACTORS.spec(config.memory_format.name, config.memory_format.options),
+        sandbox=SANDBOXES.spec(config.sandbox.name, config.sandbox.options),
+        retries=defaults.retries if config.retries is None else config.retries,
+    )
+    return RunConfig.model_validate(fields)
+
+
+def create_run_benchmark(config: RunConfig) -> Benchmark[Any]:
+    """The configured benchmark, with the configured sandbox opened on first use."""
+    return BENCHMARKS.create(config.benchmark, sandbox=SharedSandbox(config.sandbox))
 
 
 def load_tasks(config: RunConfig, benchmark: Benchmark[Any]) -> list[Any]:
@@ -36,34 +73,12 @@ def load_tasks(config: RunConfig, benchmark: Benchmark[Any]) -> list[Any]:
     return order_tasks(tasks, config.seed)
 
 
-def load_run_memory(config: RunConfig) -> Memory | None:
+def load_run_memory(config: RunConfig, rundir: RunDirectory) -> Memory | None:
     """The memory the run starts from (a resumed online run continues its last snapshot)."""
     if config.memory is None:
         return None
-    snapshots = sorted((config.out / "memory").glob("batch-*.json"))
+    snapshots = rundir.snapshots()
     return Memory.load(snapshots[-1] if snapshots else config.memory)
-
-
-def build_selector(
-    name: str, *, memory_budget: int | None, top_k: int, embedder: str = "tfidf"
-) -> Selector:
-    """The selector ``name`` with the options that apply to it."""
-    options: dict[str, Any] = {}
-    if name == "llm":
-        options["budget_tokens"] = memory_budget
-    if name == "embedding":
-        options.update(top_k=top_k, embedder=embedder)
-    return create_selector(name, **options)
-
-
-def make_selector(config: RunConfig) -> Selector:
-    """The run's selector (``none`` when the run has no memory)."""
-    return build_selector(
-        config.select if config.memory is not None else "none",
-        memory_budget=config.memory_budget,
-        top_k=config.top_k,
-        embedder=config.embedder,
-    )
 
 
 def open_models(config: RunConfig, rundir: RunDirectory) -> tuple[ModelClient, ModelClient]:
@@ -116,41 +131,45 @@ async def run_benchmark(
     ``solver``/``aux`` override the models built from the config (tests pass scripted ones).
     """
     started = time.perf_counter()
-    rundir = RunDirectory(config.out)
-    benchmark = create_benchmark(config.benchmark)
+    config = resolve_config(config)
+    rundir = RunWriter(config.out)
+    benchmark = create_run_benchmark(config)
     progress = progress or ProgressSink()
     try:
         # Everything that can fail on user input (tasks, memory, keys) fails before the
         # run directory is claimed, so a corrected command can reuse the same --out.
         tasks = load_tasks(config, benchmark)
-        memory = load_run_memory(config)
+        memory = load_run_memory(config, rundir)
+        selector = SELECTORS.create(config.selector or "none")
+        if benchmark.uses_sandbox:
+            benchmark.sandbox.get()
         if solver is None:
             solver, built_aux = open_models(config, rundir)
             aux = aux or built_aux
         aux = aux or solver
         config = rundir.start(config)
+        after_batch = None
+        if config.update == "online" and memory is not None:
+            from arcmemo.continual import ContinualUpdater
+
+            after_batch = ContinualUpdater(config, benchmark, memory, rundir, aux).after_batch
         runner = Runner(
             config,
             benchmark,
             solver,
+            rundir=rundir,
+            selector=selector,
             memory=memory,
-            selector=make_selector(config),
             selector_model=aux,
+            after_batch=after_batch,
             on_task_done=progress.task_done,
         )
-        if config.update == "online" and memory is not None:
-            from arcmemo.continual import ContinualUpdater
-
-            runner.after_batch = ContinualUpdater(config, benchmark, runner, aux).after_batch
         progress.start(len(tasks), len(rundir.completed()))
         try:
             results = await runner.run(tasks)
         finally:
             progress.stop()
-        usage = usage_from_call_log(rundir.calls_path)
-        for client in _distinct(solver, aux):
-            for key, stat in client.usage_summary().total.provider_stats.items():
-                usage.total.provider_stats.setdefault(key, StatSummary()).merge(stat)
+        usage = rundir.usage()
         summary = build_summary(config, benchmark, results, usage, time.perf_counter() - started)
         rundir.write_summary(summary)
         return summary
@@ -175,33 +194,25 @@ async def dry_run(config: RunConfig) -> DryRunReport:
 
     Needs no API key: selectors that would call a model are shown by their prompt instead.
     """
-    rundir = RunDirectory(config.out)
-    rundir.path.mkdir(parents=True, exist_ok=True)
-    benchmark = create_benchmark(config.benchmark)
+    config = resolve_config(config)
+    rundir = RunWriter(config.out)
+    benchmark = create_run_benchmark(config)
     try:
         tasks = load_tasks(config, benchmark)
-        memory = load_run_memory(config)
-        selector = make_selector(config)
+        memory = load_run_memory(config, rundir)
+        selector = SELECTORS.create(config.selector or "none")
         calls = tokens = 0
         for task in tasks:
             task_id = benchmark.task_id(task)
-            concepts = ""
-            if memory is not None:
-                visible = hide_own_concepts(memory, task_id)
-                preview = selector.preview(visible, benchmark.describe(task))
-                if preview is not None:
-                    calls += 1
-                    tokens += estimate_tokens(preview)
-                    atomic_write_text(rundir.prompts_dir / f"{task_id}.select.txt", preview)
-                    concepts = "(concepts chosen by the selector at run time)"
-                else:
-                    selection = await selector.select(
-                        visible, benchmark.describe(task), task_id=task_id, model=None
-                    )
-                    concepts = selector.render(visible, selection)
-            messages = benchmark.prompt(task, concepts=concepts, previous=None)
-            text = "\n\n".join(f"[{m.role}]\n{m.content}" for m in messages)
-            atomic_write_text(rundir.prompts_dir / f"{task_id}.txt", text)
+            prepared = await prepare_prompt(
+                benchmark, task, memory=memory, selector=selector, model=None, preview=True
+            )
+            if prepared.selection_prompt is not None:
+                calls += 1
+                tokens += estimate_tokens(prepared.selection_prompt)
+                rundir.write_prompt(f"{task_id}.select", prepared.selection_prompt)
+            text = "\n\n".join(f"[{m.role}]\n{m.content}" for m in prepared.messages)
+            rundir.write_prompt(task_id, text)
             calls += config.attempts
             tokens += estimate_tokens(text) * config.attempts
         price = PriceTable.load(config.models.prices_path).price_for(config.model)

@@ -30,8 +30,3 @@ def render(name: str, **variables: Any) -> str:
     if not name.endswith(".j2"):
         name += ".j2"
     return _environment().get_template(name).render(**variables).strip() + "\n"
-
-
-def template_names() -> list[str]:
-    """All template names, for listing and tests."""
-    return sorted(_environment().list_templates(extensions=["j2"]))

@@ -66,6 +66,14 @@ class Entry(Generic[T]):
     options: type[BaseModel]
     summary: str
 
+    def describe(self) -> str:
+        """The summary and the options with their defaults, in one line."""
+        fields = ", ".join(
+            field if info.is_required() else f"{field}={info.default!r}"
+            for field, info in self.options.model_fields.items()
+        )
+        return self.summary + (f" [options: {fields}]" if fields else "")
+
 
 _plugins_lock = threading.Lock()
 _plugins_loaded = False
@@ -150,6 +158,11 @@ class Registry(Generic[T]):
 
         return decorate
 
+    def unregister(self, name: str) -> None:
+        """Remove ``name`` (tests that register a component for their own use)."""
+        with self._lock:
+            self._entries.pop(name, None)
+
     # -- looking up -----------------------------------------------------------------------
 
     def names(self) -> list[str]:
@@ -229,13 +242,5 @@ class Registry(Generic[T]):
         return entry.factory(self.options(spec.name, spec.options), **context)
 
     def help(self) -> str:
-        """One line per component: name, summary and options (for ``--help``)."""
-        lines = []
-        for entry in self.entries():
-            fields = ", ".join(
-                f"{field}={info.default!r}" if not info.is_required() else field
-                for field, info in entry.options.model_fields.items()
-            )
-            options = f" [options: {fields}]" if fields else ""
-            lines.append(f"{entry.name}: {entry.summary}{options}")
-        return "; ".join(lines)
+        """Every component in one line each: name, summary and options."""
+        return "\n".join(f"{entry.name}: {entry.describe()}" for entry in self.entries())

@@ -1,9 +1,15 @@
-"""A run directory: its files, and resuming an interrupted run.
+"""The run directory: the one place that knows its files.
 
 Files: ``config.json`` (the resolved :class:`~arcmemo.config.RunConfig`), ``results.jsonl``
 (one finished task per line, flushed and fsynced as it finishes), ``summary.json``,
-``calls.jsonl`` (the model layer's log), ``prompts/`` (dry runs) and ``memory/`` (snapshots
-of a continually updated memory).
+``calls.jsonl`` (the model layer's log of every call), ``task_order.json`` (the processing
+order), ``prompts/`` (dry runs), ``memory/batch-NNNN.json`` (snapshots of a continually
+updated memory) with ``memory/processed.json`` (the tasks already abstracted), and
+``abstraction.jsonl`` (what each abstraction wrote and what failed).
+
+:class:`RunDirectory` only reads (reports, bootstrapping, ``abstract --from``): a torn last
+line of a crashed run is skipped, never cut. :class:`RunWriter` is what a running run holds:
+it repairs the directory when the run starts and appends to it.
 """
 
 from __future__ import annotations
@@ -11,27 +17,48 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
-from arcmemo.benchmarks.base import TaskResult
+from arcmemo.abstraction.base import AbstractionOutcome, append_outcomes
 from arcmemo.config import RESULT_FIELDS, RunConfig
 from arcmemo.files import atomic_write_text
-from arcmemo.models.client import CallRecord, StageUsage, UsageSummary
+from arcmemo.memory.ontology import Memory
+from arcmemo.memory.store import dump_memory
+from arcmemo.models.client import CallRecord, UsageSummary, usage_from_records
+from arcmemo.records import TaskResult
+
+RecordT = TypeVar("RecordT", bound=BaseModel)
 
 
 class RunDirError(ValueError):
     """The run directory cannot be used as asked (e.g. it holds a different run)."""
 
 
+def _json_lines(path: Path, record: type[RecordT]) -> Iterator[tuple[int, RecordT | None]]:
+    """(line number, record or None if invalid) for each complete line of ``path``."""
+    if not path.exists():
+        return
+    with open(path, "rb") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.endswith(b"\n"):
+                return  # torn by a crash, even if it parses
+            try:
+                yield number, record.model_validate_json(line)
+            except ValidationError:
+                yield number, None
+
+
 class RunDirectory:
-    """Reads and writes the files of one run."""
+    """Reads the files of one run; never changes them."""
 
     def __init__(self, path: Path) -> None:
-        self.path = path
-        self._lock = threading.Lock()
+        self.path = Path(path)
+
+    # -- paths (the only place they are spelled) ---------------------------------------------
 
     @property
     def config_path(self) -> Path:
@@ -50,12 +77,26 @@ class RunDirectory:
         return self.path / "calls.jsonl"
 
     @property
+    def task_order_path(self) -> Path:
+        return self.path / "task_order.json"
+
+    @property
     def prompts_dir(self) -> Path:
         return self.path / "prompts"
 
     @property
     def memory_dir(self) -> Path:
         return self.path / "memory"
+
+    @property
+    def processed_path(self) -> Path:
+        return self.memory_dir / "processed.json"
+
+    @property
+    def abstraction_path(self) -> Path:
+        return self.path / "abstraction.jsonl"
+
+    # -- reading ------------------------------------------------------------------------------
 
     def read_config(self) -> RunConfig | None:
         """The saved configuration, or None for a new directory."""
@@ -66,12 +107,99 @@ class RunDirectory:
         except ValidationError as error:
             raise RunDirError(f"{self.config_path}: not a valid run config:\n{error}") from None
 
+    def require_config(self) -> RunConfig:
+        """The saved configuration; an error naming the folder when there is none."""
+        config = self.read_config()
+        if config is None:
+            raise RunDirError(f"{self.path}: no config.json; is this a run directory?")
+        return config
+
+    def finished(self) -> dict[str, TaskResult]:
+        """Results written so far, by task id (a torn last line is skipped)."""
+        results: dict[str, TaskResult] = {}
+        for number, result in _json_lines(self.results_path, TaskResult):
+            if result is None:
+                raise RunDirError(f"{self.results_path}, line {number}: not a valid task result")
+            results[result.task_id] = result
+        return results
+
+    def completed(self) -> dict[str, TaskResult]:
+        """Finished results that need no redo: those that did not end on a model error."""
+        return {task_id: r for task_id, r in self.finished().items() if r.error is None}
+
+    def read_summary(self) -> dict[str, Any] | None:
+        if not self.summary_path.exists():
+            return None
+        try:
+            summary = json.loads(self.summary_path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as error:
+            raise RunDirError(f"{self.summary_path}: not valid JSON ({error.msg})") from None
+        return summary if isinstance(summary, dict) else None
+
+    def read_task_order(self) -> list[str] | None:
+        """Task ids in processing order, or None when the run never started."""
+        if not self.task_order_path.exists():
+            return None
+        try:
+            order = json.loads(self.task_order_path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as error:
+            raise RunDirError(f"{self.task_order_path}: not valid JSON ({error.msg})") from None
+        if not isinstance(order, list) or not all(isinstance(i, str) for i in order):
+            raise RunDirError(f"{self.task_order_path}: expected a list of task ids")
+        return order
+
+    def ordered_results(self) -> list[TaskResult]:
+        """Finished results in processing order (then any others, by id)."""
+        results = self.finished()
+        order = self.read_task_order() or []
+        ranked = [results[i] for i in order if i in results]
+        return ranked + [results[i] for i in sorted(set(results) - set(order))]
+
+    def calls(self) -> list[CallRecord]:
+        """Every logged model call (lines torn or garbled by a crash are skipped)."""
+        return [record for _, record in _json_lines(self.calls_path, CallRecord) if record]
+
+    def usage(self) -> UsageSummary:
+        """Usage totals of every call the run made, across resumed sessions."""
+        return usage_from_records(self.calls())
+
+    def snapshots(self) -> list[Path]:
+        """Memory snapshots of an online run, oldest first."""
+        return sorted(self.memory_dir.glob("batch-*.json"))
+
+    def read_processed(self) -> list[str]:
+        """Task ids whose results were already abstracted into the memory (online runs)."""
+        if not self.processed_path.exists():
+            return []
+        try:
+            processed = json.loads(self.processed_path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as error:
+            raise RunDirError(f"{self.processed_path}: not valid JSON ({error.msg})") from None
+        if not isinstance(processed, list):
+            raise RunDirError(f"{self.processed_path}: expected a list of task ids")
+        return [str(i) for i in processed]
+
+    def abstraction_outcomes(self) -> list[AbstractionOutcome]:
+        """What each abstraction of the run wrote and what failed, in order."""
+        return [o for _, o in _json_lines(self.abstraction_path, AbstractionOutcome) if o]
+
+
+class RunWriter(RunDirectory):
+    """The run directory of a run in progress: starts (or resumes) it and appends to it."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self._lock = threading.Lock()
+
     def start(self, config: RunConfig) -> RunConfig:
         """Create the directory or check that it holds the same run; returns the config to use.
 
         Resuming keeps the first start's ``created_at``; any difference in a field that
-        changes results is an error naming the fields.
+        changes results is an error naming the fields. A results line torn by a crash is cut
+        off so that appending continues cleanly.
         """
+        if self.path.exists() and not self.path.is_dir():
+            raise RunDirError(f"{self.path}: exists and is not a directory")
         self.path.mkdir(parents=True, exist_ok=True)
         previous = self.read_config()
         if previous is not None:
@@ -87,74 +215,52 @@ class RunDirectory:
                 )
             config = config.model_copy(update={"created_at": previous.created_at})
         atomic_write_text(self.config_path, config.model_dump_json(indent=2) + "\n")
+        self._repair_results()
         return config
 
-    def finished(self) -> dict[str, TaskResult]:
-        """Results already written, by task id; a torn last line (crash) is cut off."""
+    def _repair_results(self) -> None:
         if not self.results_path.exists():
-            return {}
-        results: dict[str, TaskResult] = {}
+            return
         good_bytes = 0
         with open(self.results_path, "rb") as handle:
-            for number, line in enumerate(handle, 1):
+            for line in handle:
                 if not line.endswith(b"\n"):
-                    # Torn, even if it parses: appending after it would glue two results.
                     break
-                try:
-                    result = TaskResult.model_validate_json(line)
-                except ValidationError:
-                    raise RunDirError(
-                        f"{self.results_path}, line {number}: not a valid task result"
-                    ) from None
-                results[result.task_id] = result
                 good_bytes += len(line)
         if good_bytes != self.results_path.stat().st_size:
             os.truncate(self.results_path, good_bytes)
-        return results
 
-    def completed(self) -> dict[str, TaskResult]:
-        """Finished results that need no redo: those that did not end on a model error."""
-        return {task_id: r for task_id, r in self.finished().items() if r.error is None}
-
-    def append_result(self, result: TaskResult) -> None:
-        """Append one finished task durably (a crash loses at most tasks in flight)."""
-        line = result.model_dump_json() + "\n"
-        with self._lock, open(self.results_path, "a", encoding="utf-8") as handle:
+    def _append_line(self, path: Path, line: str) -> None:
+        with self._lock, open(path, "a", encoding="utf-8") as handle:
             handle.write(line)
             handle.flush()
             os.fsync(handle.fileno())
 
+    def append_result(self, result: TaskResult) -> None:
+        """Append one finished task durably (a crash loses at most tasks in flight)."""
+        self._append_line(self.results_path, result.model_dump_json() + "\n")
+
+    def write_task_order(self, ids: list[str]) -> None:
+        atomic_write_text(self.task_order_path, json.dumps(ids, indent=1) + "\n")
+
     def write_summary(self, summary: dict[str, Any]) -> None:
         atomic_write_text(self.summary_path, json.dumps(summary, indent=2, default=str) + "\n")
 
+    def write_prompt(self, name: str, text: str) -> Path:
+        """A rendered prompt of a dry run, as ``prompts/NAME.txt``."""
+        path = self.prompts_dir / f"{name}.txt"
+        atomic_write_text(path, text)
+        return path
 
-def usage_from_call_log(path: Path) -> UsageSummary:
-    """Usage totals of every call a run made, across resumed sessions (from ``calls.jsonl``)."""
-    summary = UsageSummary()
-    if not path.exists():
-        return summary
-    models: set[str] = set()
-    with open(path, encoding="utf-8") as handle:
-        for line in handle:
-            try:
-                record = CallRecord.model_validate_json(line)
-            except ValidationError:
-                continue  # a line torn by a crash carries no completed call
-            models.add(record.model)
-            stage = summary.stages.setdefault(record.stage, StageUsage())
-            stage.merge(
-                StageUsage(
-                    calls=1,
-                    samples=record.n if record.error is None else record.cache_hits,
-                    cache_hits=record.cache_hits,
-                    requests=record.attempts,
-                    errors=int(record.error is not None),
-                    tokens=record.tokens,
-                    cost_usd=record.cost_usd,
-                    latency_s=record.latency_s,
-                )
-            )
-    for stage in summary.stages.values():
-        summary.total.merge(stage)
-    summary.models = sorted(models)
-    return summary
+    def write_snapshot(self, memory: Memory) -> Path:
+        """The memory after a batch, as the next ``memory/batch-NNNN.json``."""
+        path = self.memory_dir / f"batch-{len(self.snapshots()):04d}.json"
+        atomic_write_text(path, dump_memory(memory))
+        return path
+
+    def write_processed(self, task_ids: list[str]) -> None:
+        atomic_write_text(self.processed_path, json.dumps(task_ids) + "\n")
+
+    def append_abstraction(self, outcomes: list[AbstractionOutcome]) -> None:
+        append_outcomes(self.abstraction_path, outcomes)
+

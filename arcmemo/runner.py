@@ -10,42 +10,21 @@ thanks to the response cache, never pays twice for a call it already made. With
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from arcmemo.benchmarks.base import Attempt, Benchmark, Selection, Step, TaskResult
+from arcmemo.attempt import PreparedPrompt, prepare_prompt
+from arcmemo.benchmarks.base import Benchmark
 from arcmemo.config import RunConfig
-from arcmemo.files import atomic_write_text
 from arcmemo.memory.ontology import Memory
 from arcmemo.models.base import Completion, Usage
 from arcmemo.models.client import ModelCallError, ModelClient, UsageSummary
-from arcmemo.rundir import RunDirectory
+from arcmemo.records import Attempt, Selection, Step, TaskResult
+from arcmemo.rundir import RunWriter
 from arcmemo.selection.base import Selector
 
 BatchHook = Callable[[list[tuple[Any, TaskResult]]], Awaitable[None]]
-
-
-def hide_own_concepts(memory: Memory, task_id: str) -> Memory:
-    """The memory without entries whose only source is ``task_id`` (leakage guard).
-
-    A memory built from the tasks being evaluated must not hand a task its own solution.
-    """
-
-    def own(sources: list[str]) -> bool:
-        return bool(sources) and set(sources) == {task_id}
-
-    if not any(own(c.provenance.sources) for c in memory.concepts) and not any(
-        own(les.provenance.sources) for les in memory.lessons
-    ):
-        return memory
-    return memory.model_copy(
-        update={
-            "concepts": [c for c in memory.concepts if not own(c.provenance.sources)],
-            "lessons": [les for les in memory.lessons if not own(les.provenance.sources)],
-        }
-    )
 
 
 def order_tasks(tasks: list[Any], seed: int | None) -> list[Any]:
@@ -57,8 +36,24 @@ def order_tasks(tasks: list[Any], seed: int | None) -> list[Any]:
     return shuffled
 
 
+def judge_attempts(benchmark: Benchmark[Any], task: Any, attempts: list[Attempt]) -> None:
+    """Record, from the hidden labels, which test inputs each step and attempt got right
+    (an attempt counts by its final step)."""
+    for attempt in attempts:
+        for step in attempt.steps:
+            step.correct = benchmark.judge(task, step.prediction)
+        attempt.correct = (
+            attempt.steps[-1].correct or [] if attempt.steps else benchmark.judge(task, None)
+        )
+
+
 class Runner:
-    """Runs one configured benchmark run in its run directory."""
+    """Runs one configured benchmark run in its run directory.
+
+    Collaborators come in through the constructor: the memory (shared with the
+    ``after_batch`` hook, which grows it in online runs), the selector and its model, and
+    the hook called after each batch with that batch's tasks and results.
+    """
 
     def __init__(
         self,
@@ -66,45 +61,32 @@ class Runner:
         benchmark: Benchmark[Any],
         model: ModelClient,
         *,
-        memory: Memory | None = None,
+        rundir: RunWriter,
         selector: Selector,
+        memory: Memory | None = None,
         selector_model: ModelClient | None = None,
+        after_batch: BatchHook | None = None,
         on_task_done: Callable[[TaskResult], None] | None = None,
     ) -> None:
         self.config = config
         self.benchmark = benchmark
         self.model = model
-        self.memory = memory
+        self.rundir = rundir
         self.selector = selector
+        self.memory = memory
         self.selector_model = selector_model or model
-        self.rundir = RunDirectory(config.out)
+        self.after_batch = after_batch
         self.on_task_done = on_task_done
-        self.after_batch: BatchHook | None = None
+        self.retries = config.retries if config.retries is not None else 0
 
     # -- one task --------------------------------------------------------------------------
 
-    async def _select(
-        self, task: Any, previous: Step | None = None
-    ) -> tuple[Selection | None, str]:
-        if self.memory is None:
-            return None, ""
-        task_id = self.benchmark.task_id(task)
-        memory = hide_own_concepts(self.memory, task_id)
-        selection = await self.selector.select(
-            memory,
-            self.benchmark.describe(task),
-            task_id=task_id,
-            model=self.selector_model,
-            previous_attempt=previous.completion if previous else None,
-        )
-        return selection, self.selector.render(memory, selection)
-
     async def _generate(
-        self, task: Any, concepts: str, previous: Step | None, n: int
+        self, task: Any, messages: list[Any], previous: Step | None, n: int
     ) -> list[Completion]:
         sampling = self.config.sampling
         return await self.model.generate(
-            self.benchmark.prompt(task, concepts=concepts, previous=previous),
+            messages,
             stage="solve" if previous is None else "retry",
             task_id=self.benchmark.task_id(task),
             n=n,
@@ -115,37 +97,61 @@ class Runner:
             seed=self.config.seed,
         )
 
-    async def _check(
+    async def _step(
         self, task: Any, completion: Completion, round_: int, selected: list[str]
     ) -> Step:
-        step = await asyncio.to_thread(self.benchmark.check, task, completion.text)
-        return step.model_copy(
-            update={
-                "round": round_,
-                "reasoning": completion.reasoning,
-                "usage": completion.usage,
-                "concepts": selected,
-            }
+        check = await asyncio.to_thread(self.benchmark.check, task, completion.text)
+        return Step(
+            **dict(check),
+            round=round_,
+            completion=completion.text,
+            reasoning=completion.reasoning,
+            usage=completion.usage,
+            concepts=selected,
         )
 
     async def _continue_attempt(
         self, task: Any, attempt: Attempt, concepts: str, selected: list[str]
     ) -> None:
         """Retry with feedback while the last step fails its visible examples."""
-        while attempt.steps[-1].verified is False and len(attempt.steps) <= self.config.retries:
+        while attempt.steps[-1].verified is False and len(attempt.steps) <= self.retries:
             previous = attempt.steps[-1]
             if self.config.update == "online" and self.memory is not None:
                 # Reselect: the memory may have grown since this task started.
-                selection, concepts = await self._select(task, previous)
-                selected = selection.selected if selection else []
+                prepared = await self._prepare(task, previous)
+                messages, concepts = prepared.messages, prepared.concepts
+                selected = prepared.selection.selected if prepared.selection else []
+            else:
+                messages = self.benchmark.prompt(task, concepts=concepts, previous=previous)
             try:
-                (completion,) = await self._generate(task, concepts, previous, 1)
+                (completion,) = await self._generate(task, messages, previous, 1)
             except ModelCallError as error:
                 attempt.steps.append(
                     Step(round=len(attempt.steps), completion="", error=str(error))
                 )
                 return
-            attempt.steps.append(await self._check(task, completion, len(attempt.steps), selected))
+            attempt.steps.append(await self._step(task, completion, len(attempt.steps), selected))
+
+    async def _prepare(self, task: Any, previous: Step | None = None) -> PreparedPrompt:
+        return await prepare_prompt(
+            self.benchmark,
+            task,
+            memory=self.memory,
+            selector=self.selector,
+            model=self.selector_model,
+            previous=previous,
+        )
+
+    def _judge(self, task: Any, attempts: list[Attempt]) -> None:
+        """Mark every step's and attempt's test correctness from the hidden labels."""
+        for attempt in attempts:
+            for step in attempt.steps:
+                step.correct = self.benchmark.judge(task, step.prediction)
+            attempt.correct = (
+                attempt.steps[-1].correct or []
+                if attempt.steps
+                else self.benchmark.judge(task, None)
+            )
 
     async def solve(self, task: Any) -> TaskResult:
         """Select, solve (``attempts`` samples, each with up to ``retries`` retries), grade."""
@@ -154,20 +160,22 @@ class Runner:
         error: str | None = None
         selection: Selection | None = None
         try:
-            selection, concepts = await self._select(task)
+            prepared = await self._prepare(task)
+            selection = prepared.selection
             selected = selection.selected if selection else []
-            completions = await self._generate(task, concepts, None, self.config.attempts)
+            completions = await self._generate(task, prepared.messages, None, self.config.attempts)
             first_steps = await asyncio.gather(
-                *(self._check(task, c, 0, selected) for c in completions)
+                *(self._step(task, c, 0, selected) for c in completions)
             )
             for attempt, step in zip(attempts, first_steps, strict=True):
                 attempt.steps.append(step)
             await asyncio.gather(
-                *(self._continue_attempt(task, a, concepts, selected) for a in attempts)
+                *(self._continue_attempt(task, a, prepared.concepts, selected) for a in attempts)
             )
         except ModelCallError as failure:
             error = str(failure)
         error = error or next((s.error for a in attempts for s in a.steps if s.error), None)
+        judge_attempts(self.benchmark, task, attempts)
         grade = self.benchmark.grade(task, attempts)
         tokens = sum((s.usage for a in attempts for s in a.steps), Usage())
         if selection is not None:
@@ -208,7 +216,7 @@ class Runner:
         :func:`order_tasks`); the order is recorded in ``task_order.json``.
         """
         ids = [self.benchmark.task_id(t) for t in tasks]
-        atomic_write_text(self.rundir.path / "task_order.json", json.dumps(ids, indent=1) + "\n")
+        self.rundir.write_task_order(ids)
         # A task that failed on a model error is tried again (its good calls are cached).
         finished = self.rundir.completed()
         if self.after_batch is not None and finished:
@@ -226,6 +234,13 @@ class Runner:
         return [results[i] for i in ids if i in results]
 
 
+def sandbox_isolation(name: str) -> str:
+    """How the sandbox ``name`` contains programs: ``kernel`` or ``process``."""
+    from arcmemo.sandbox import SANDBOXES
+
+    return str(getattr(SANDBOXES.get(name).factory, "isolation", "unknown"))
+
+
 def build_summary(
     config: RunConfig,
     benchmark: Benchmark[Any],
@@ -236,10 +251,10 @@ def build_summary(
     """The contents of ``summary.json``."""
     metrics = benchmark.summarize(results, config.attempts)
     summary: dict[str, Any] = {
-        "benchmark": config.benchmark,
+        "benchmark": config.benchmark.name,
         "split": config.split or config.data,
         "model": config.model,
-        "select": config.select if config.memory else "none",
+        "select": config.selector.name if config.selector and config.memory else "none",
         "memory": str(config.memory) if config.memory else None,
         "n_tasks": len(results),
         "n_solved": sum(r.solved for r in results),
@@ -258,7 +273,7 @@ def build_summary(
             "calls": usage.total.calls,
             "cache_hits": usage.total.cache_hits,
             "stages": {name: stage.model_dump(mode="json") for name, stage in usage.stages.items()},
-            # Provider statistics of this session's fresh completions (e.g. JetSpec's
+            # Provider statistics of the run's fresh completions (e.g. JetSpec's
             # tokens per verify round and tokens/s), as mean/min/max over completions.
             "provider_stats": {
                 key: {"mean": stat.mean, "min": stat.min, "max": stat.max, "count": stat.count}
@@ -266,6 +281,8 @@ def build_summary(
             },
             "wall_seconds": round(wall_seconds, 3),
             "leaks_test_labels": config.leaks_test_labels,
+            "sandbox": config.sandbox.name,
+            "isolation": sandbox_isolation(config.sandbox.name),
         }
     )
     return summary

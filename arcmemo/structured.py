@@ -21,6 +21,7 @@ from arcmemo.models.client import ModelClient
 T = TypeVar("T")
 
 _FENCE = re.compile(r"```[ \t]*([\w+-]*)[^\n]*\n(.*?)```", re.DOTALL)
+PYTHON_LANGUAGES = ("", "python", "py", "python3")
 
 
 class OutputError(ValueError):
@@ -39,9 +40,15 @@ class Structured(BaseModel, Generic[T]):
     usage: Usage = Field(default_factory=Usage)
 
 
+def fenced_blocks(text: str, languages: tuple[str, ...]) -> list[str]:
+    """The bodies of the fenced blocks of ``text`` tagged with one of ``languages``, in order
+    (an untagged block counts as language ``""``)."""
+    return [body for lang, body in _FENCE.findall(text) if lang.lower() in languages]
+
+
 def last_fenced_block(text: str, languages: tuple[str, ...] = ("yaml", "yml", "json", "")) -> str:
     """The body of the last fenced block in one of ``languages``; the text itself if none."""
-    blocks = [body for lang, body in _FENCE.findall(text) if lang.lower() in languages]
+    blocks = fenced_blocks(text, languages)
     return blocks[-1] if blocks else text
 
 

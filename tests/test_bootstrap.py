@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from arcmemo.abstraction import AbstractionOutcome
-from arcmemo.benchmarks.base import create_benchmark
+from arcmemo.benchmarks.arc import ArcTaskError
+from arcmemo.benchmarks.base import BENCHMARKS
 from arcmemo.bootstrap import abstract_into, items_from_programs, items_from_run, memory_summary
 from arcmemo.config import RunConfig
 from arcmemo.memory.ontology import Memory
@@ -48,7 +49,7 @@ def _private_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def program_items() -> tuple[list[Any], list[str]]:
-    benchmark = create_benchmark("arc-agi-1")
+    benchmark = BENCHMARKS.create("arc-agi-1")
     try:
         return items_from_programs(PROGRAMS, benchmark, split=None, data=None)
     finally:
@@ -71,12 +72,12 @@ def test_programs_that_pass_their_train_pairs_become_items(
 
 
 def test_program_folder_errors_name_the_folder_and_the_ids(tmp_path: Path) -> None:
-    benchmark = create_benchmark("arc-agi-1")
+    benchmark = BENCHMARKS.create("arc-agi-1")
     try:
         with pytest.raises(FileNotFoundError, match=r"no <task id>\.py program files"):
             items_from_programs(tmp_path, benchmark, split=None, data=None)
         (tmp_path / "not-a-task.py").write_text("def transform(grid):\n    return grid\n")
-        with pytest.raises(FileNotFoundError, match="no ARC-AGI-1 task for not-a-task"):
+        with pytest.raises(ArcTaskError, match="no ARC-AGI-1 task for not-a-task"):
             items_from_programs(tmp_path, benchmark, split=None, data=None)
     finally:
         benchmark.close()
@@ -110,9 +111,9 @@ def test_items_from_run_follow_the_write_signal(tmp_path: Path) -> None:
     )
     client = ModelClient(ScriptedProvider.from_script(model, model="solver"))
     asyncio.run(run_benchmark(config, solver=client))
-    _, train = items_from_run(tmp_path / "run", "train")
+    train = items_from_run(tmp_path / "run", "train")
     assert sorted(i.task_id for i in train) == ["66e6c45b", "e345f17b"]
-    _, oracle = items_from_run(tmp_path / "run", "oracle")
+    oracle = items_from_run(tmp_path / "run", "oracle")
     assert [i.task_id for i in oracle] == ["66e6c45b"]
     by_id = {i.task_id: i for i in train}
     assert "TABLE = " in by_id["e345f17b"].solution  # the extracted program, not the prose

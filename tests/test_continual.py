@@ -20,15 +20,16 @@ from typing import Any
 
 import pytest
 
-from arcmemo.benchmarks.base import Attempt, Step, TaskResult
 from arcmemo.bootstrap import abstract_into, items_from_run
 from arcmemo.config import RunConfig
-from arcmemo.continual import confirmed_step
 from arcmemo.memory.ontology import Memory
 from arcmemo.memory.seeds import load_seed
 from arcmemo.models.client import ModelClient
 from arcmemo.models.scripted import ScriptedProvider
 from arcmemo.pipeline import run_benchmark
+from arcmemo.records import Attempt, Step, TaskResult
+from arcmemo.registry import RegistryError
+from arcmemo.signals import WRITE_SIGNALS
 from arcmemo.structured import OutputError, load_yaml_block
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -189,7 +190,7 @@ def loop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimpleNamespace]:
         )
         memory_path = root / "memory.json"
         load_seed("arc").save(memory_path)
-        _, items = items_from_run(boot_run, "train")
+        items = items_from_run(boot_run, "train")
 
         async def abstract() -> Any:
             client = scripted(boot_model, "bootstrap")
@@ -231,7 +232,7 @@ def loop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimpleNamespace]:
             ONLINE_TASKS,
             memory=memory_path,
             memory_out=memory_out,
-            select="llm",
+            selector="llm",
             update="online",
             update_every=1,
             retries=1,
@@ -431,7 +432,7 @@ def test_summary_of_a_train_signal_run_does_not_leak(loop: SimpleNamespace) -> N
     assert loop.summary["leaks_test_labels"] is False
     assert loop.summary["n_tasks"] == 4 and loop.summary["n_solved"] == 2
     config = json.loads((loop.run_dir / "config.json").read_text())
-    assert config["update_signal"] == "train"
+    assert config["write_signal"]["name"] == "train"
 
 
 # -- the write signal --------------------------------------------------------------------------
@@ -461,10 +462,10 @@ def test_write_signal_train_keeps_test_failures_oracle_does_not(
         tmp_path / "run",
         tasks,
         memory=memory_path,
-        select="none",
+        selector="none",
         update="online",
         update_every=2,
-        update_signal=signal,
+        write_signal=signal,
     )
     summary = asyncio.run(run_benchmark(config, solver=scripted(model, "solver")))
     memory = Memory.load(memory_path)  # no --memory-out: the memory file itself grows
@@ -492,16 +493,16 @@ def _aime_result(*answers: int | None) -> TaskResult:
 
 
 def test_consistency_signal_needs_a_strict_majority() -> None:
-    step = confirmed_step(_aime_result(7, 5, 5), "consistency")
+    step = WRITE_SIGNALS.create("consistency").confirmed_step(_aime_result(7, 5, 5))
     assert step is not None and step.prediction == 5
-    assert confirmed_step(_aime_result(5, 7), "consistency") is None
-    assert confirmed_step(_aime_result(5, 7, 9), "consistency") is None
-    assert confirmed_step(_aime_result(5, None, None), "consistency") is None
-    assert confirmed_step(_aime_result(None, None), "consistency") is None
+    assert WRITE_SIGNALS.create("consistency").confirmed_step(_aime_result(5, 7)) is None
+    assert WRITE_SIGNALS.create("consistency").confirmed_step(_aime_result(5, 7, 9)) is None
+    assert WRITE_SIGNALS.create("consistency").confirmed_step(_aime_result(5, None, None)) is None
+    assert WRITE_SIGNALS.create("consistency").confirmed_step(_aime_result(None, None)) is None
     # AIME steps carry no train verification: the train signal never confirms them
-    assert confirmed_step(_aime_result(5, 5), "train") is None
-    with pytest.raises(ValueError, match="unknown write signal 'vibes'"):
-        confirmed_step(_aime_result(5), "vibes")
+    assert WRITE_SIGNALS.create("train").confirmed_step(_aime_result(5, 5)) is None
+    with pytest.raises(RegistryError, match="unknown write signal 'vibes'"):
+        WRITE_SIGNALS.create("vibes")
 
 
 def test_aime_online_run_writes_majority_answers_only(tmp_path: Path) -> None:
@@ -531,10 +532,10 @@ def test_aime_online_run_writes_majority_answers_only(tmp_path: Path) -> None:
         model="scripted:solver",
         attempts=2,
         memory=memory_path,
-        select="none",
+        selector="none",
         update="online",
         update_every=2,
-        update_signal="consistency",
+        write_signal="consistency",
         memory_format="oe",
         out=tmp_path / "run",
     )
@@ -580,7 +581,7 @@ def test_malformed_abstraction_output_is_recorded_and_the_run_goes_on(tmp_path: 
         tmp_path / "run",
         tasks,
         memory=memory_path,
-        select="none",
+        selector="none",
         update="online",
         update_every=1,
     )
@@ -630,8 +631,7 @@ def test_memory_budget_shows_most_used_concepts_in_full_and_notes_the_rest(
         tmp_path / "run",
         ["0c786b71"],
         memory=memory_path,
-        select="llm",
-        memory_budget=budget,
+        selector={"name": "llm", "options": {"budget_tokens": budget}},
     )
     asyncio.run(run_benchmark(config, solver=scripted(model, "solver")))
     (selection,) = model.of("select")
@@ -640,7 +640,7 @@ def test_memory_budget_shows_most_used_concepts_in_full_and_notes_the_rest(
     shown_in_full = prompt.count("- concept: ")
     assert shown_in_full == 1
     assert f"more concepts not shown: memory budget of {budget} tokens" in prompt
-    unlimited = arc_config(tmp_path / "run2", ["0c786b71"], memory=memory_path, select="llm")
+    unlimited = arc_config(tmp_path / "run2", ["0c786b71"], memory=memory_path, selector="llm")
     asyncio.run(run_benchmark(unlimited, solver=scripted(model, "solver")))
     full_prompt = model.of("select")[-1].prompt
     assert full_prompt.count("- concept: ") == len(memory.concepts)
@@ -675,6 +675,6 @@ def test_run_cli_online_aime_with_the_consistency_signal(
     assert lesson.provenance.sources == ["toy-1"]
     assert lesson.provenance.authors == [f"scripted:{script}"]
     config = json.loads((tmp_path / "run" / "config.json").read_text())
-    assert config["update_signal"] == "consistency"
+    assert config["write_signal"]["name"] == "consistency"
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["leaks_test_labels"] is False

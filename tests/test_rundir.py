@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from arcmemo.benchmarks.base import TaskResult
 from arcmemo.config import RunConfig
 from arcmemo.models.base import Usage
 from arcmemo.models.client import CallRecord
-from arcmemo.rundir import RunDirectory, RunDirError, usage_from_call_log
+from arcmemo.records import TaskResult
+from arcmemo.rundir import RunDirectory, RunDirError, RunWriter
 
 
 def config(out: Path, **changes: object) -> RunConfig:
@@ -32,7 +32,7 @@ def result(task_id: str, solved: bool = False) -> TaskResult:
 
 
 def test_start_writes_the_config(tmp_path: Path) -> None:
-    rundir = RunDirectory(tmp_path / "run")
+    rundir = RunWriter(tmp_path / "run")
     started = rundir.start(config(rundir.path))
     assert rundir.read_config() == started
     saved = json.loads(rundir.config_path.read_text())
@@ -41,7 +41,7 @@ def test_start_writes_the_config(tmp_path: Path) -> None:
 
 
 def test_resume_keeps_the_first_start_time(tmp_path: Path) -> None:
-    rundir = RunDirectory(tmp_path)
+    rundir = RunWriter(tmp_path)
     first = datetime(2025, 1, 1, tzinfo=timezone.utc)
     rundir.start(config(tmp_path, created_at=first))
     again = rundir.start(config(tmp_path, created_at=datetime.now(timezone.utc)))
@@ -50,7 +50,7 @@ def test_resume_keeps_the_first_start_time(tmp_path: Path) -> None:
 
 
 def test_a_different_config_is_refused_naming_the_field(tmp_path: Path) -> None:
-    rundir = RunDirectory(tmp_path)
+    rundir = RunWriter(tmp_path)
     rundir.start(config(tmp_path))
     with pytest.raises(RunDirError) as caught:
         rundir.start(config(tmp_path, attempts=3))
@@ -62,20 +62,20 @@ def test_a_different_config_is_refused_naming_the_field(tmp_path: Path) -> None:
 
 
 def test_fields_that_do_not_change_results_may_differ(tmp_path: Path) -> None:
-    rundir = RunDirectory(tmp_path)
+    rundir = RunWriter(tmp_path)
     rundir.start(config(tmp_path))
     rundir.start(config(tmp_path, limit=3, tasks=["00576224"]))
 
 
 def test_a_broken_config_file_is_named(tmp_path: Path) -> None:
-    rundir = RunDirectory(tmp_path)
+    rundir = RunWriter(tmp_path)
     rundir.config_path.write_text('{"benchmark": "arc-agi-1"}')
     with pytest.raises(RunDirError, match=r"config\.json"):
         rundir.start(config(tmp_path))
 
 
 def test_results_are_appended_and_read_back(tmp_path: Path) -> None:
-    rundir = RunDirectory(tmp_path)
+    rundir = RunWriter(tmp_path)
     assert rundir.finished() == {}
     rundir.append_result(result("a", solved=True))
     rundir.append_result(result("b"))
@@ -84,31 +84,38 @@ def test_results_are_appended_and_read_back(tmp_path: Path) -> None:
     assert rundir.results_path.read_text().count("\n") == 2
 
 
-def test_a_torn_last_line_is_cut(tmp_path: Path) -> None:
-    rundir = RunDirectory(tmp_path)
+def test_a_torn_last_line_is_skipped_by_readers_and_cut_when_the_run_resumes(
+    tmp_path: Path,
+) -> None:
+    rundir = RunWriter(tmp_path)
+    rundir.start(config(tmp_path))
     rundir.append_result(result("a"))
     intact = rundir.results_path.stat().st_size
     with open(rundir.results_path, "a") as handle:
         handle.write(result("b").model_dump_json()[:40])
-    assert sorted(rundir.finished()) == ["a"]
+    torn = rundir.results_path.stat().st_size
+    assert sorted(RunDirectory(tmp_path).finished()) == ["a"]
+    assert rundir.results_path.stat().st_size == torn  # reading changes nothing
+    rundir.start(config(tmp_path))
     assert rundir.results_path.stat().st_size == intact
     rundir.append_result(result("b"))
     assert sorted(rundir.finished()) == ["a", "b"]
 
 
 def test_a_complete_line_that_lost_its_newline_is_redone(tmp_path: Path) -> None:
-    rundir = RunDirectory(tmp_path)
+    rundir = RunWriter(tmp_path)
     rundir.append_result(result("a"))
     with open(rundir.results_path, "a") as handle:
         handle.write(result("b").model_dump_json())  # killed before the newline
     assert sorted(rundir.finished()) == ["a"]
+    rundir.start(config(tmp_path))
     rundir.append_result(result("b"))
     rundir.append_result(result("c"))
     assert sorted(rundir.finished()) == ["a", "b", "c"]
 
 
 def test_a_corrupt_line_in_the_middle_is_an_error_naming_the_line(tmp_path: Path) -> None:
-    rundir = RunDirectory(tmp_path)
+    rundir = RunWriter(tmp_path)
     rundir.append_result(result("a"))
     with open(rundir.results_path, "a") as handle:
         handle.write("not json\n")
@@ -118,7 +125,7 @@ def test_a_corrupt_line_in_the_middle_is_an_error_naming_the_line(tmp_path: Path
 
 
 def test_summary_is_written_as_json(tmp_path: Path) -> None:
-    rundir = RunDirectory(tmp_path)
+    rundir = RunWriter(tmp_path)
     rundir.write_summary({"score": 0.5, "path": tmp_path})
     assert json.loads(rundir.summary_path.read_text()) == {"score": 0.5, "path": str(tmp_path)}
 
@@ -150,7 +157,7 @@ def test_usage_from_call_log_sums_stages_and_skips_torn_lines(tmp_path: Path) ->
         + _record("solve", n=2, hits=2, prompt=0, cost=0.0)
         + '{"ts": "2025'
     )
-    usage = usage_from_call_log(log)
+    usage = RunDirectory(tmp_path).usage()
     assert usage.total.calls == 3
     assert usage.total.samples == 5
     assert usage.total.cache_hits == 2
@@ -160,7 +167,7 @@ def test_usage_from_call_log_sums_stages_and_skips_torn_lines(tmp_path: Path) ->
     assert sorted(usage.stages) == ["retry", "solve"]
     assert usage.stages["solve"].calls == 2
     assert usage.models == ["scripted:x"]
-    assert usage_from_call_log(tmp_path / "none.jsonl").total.calls == 0
+    assert RunDirectory(tmp_path / "none").usage().total.calls == 0
 
 
 def test_unknown_cost_makes_the_total_unknown(tmp_path: Path) -> None:
@@ -169,4 +176,4 @@ def test_unknown_cost_makes_the_total_unknown(tmp_path: Path) -> None:
         _record("solve", n=1, hits=0, prompt=1, cost=0.1)
         + _record("solve", n=1, hits=0, prompt=1, cost=None)
     )
-    assert usage_from_call_log(log).total.cost_usd is None
+    assert RunDirectory(tmp_path).usage().total.cost_usd is None

@@ -9,17 +9,18 @@ from typing import Any
 
 import pytest
 
-from arcmemo.benchmarks.aime import AimeBenchmark
-from arcmemo.benchmarks.aime_parts import load_problems
+from arcmemo.attempt import hide_own_concepts
+from arcmemo.benchmarks.aime import AimeBenchmark, load_problems
 from arcmemo.benchmarks.arc import ArcBenchmark, ArcTask, load_path
-from arcmemo.benchmarks.base import TaskResult
 from arcmemo.config import RunConfig
 from arcmemo.memory.ontology import Memory
 from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient, ModelConfig, UsageSummary
 from arcmemo.models.scripted import ScriptedProvider
-from arcmemo.runner import Runner, build_summary, hide_own_concepts, order_tasks
-from arcmemo.selection.base import create_selector
+from arcmemo.records import TaskResult
+from arcmemo.rundir import RunWriter
+from arcmemo.runner import Runner, build_summary, order_tasks
+from arcmemo.selection.base import SELECTORS
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 ARC_DIR = FIXTURES / "arc" / "eval"
@@ -67,7 +68,9 @@ def make_runner(out: Path, benchmark: Any, script: Any, **changes: Any) -> Runne
         config=ModelConfig(),
         call_log_path=out / "calls.jsonl",
     )
-    return Runner(config, benchmark, client, selector=create_selector("none"))
+    return Runner(
+        config, benchmark, client, rundir=RunWriter(out), selector=SELECTORS.create("none")
+    )
 
 
 def run(runner: Runner, tasks: list[Any]) -> list[TaskResult]:
@@ -225,9 +228,9 @@ def test_build_summary_marks_label_leaks(arc: ArcBenchmark, tmp_path: Path) -> N
         model="scripted:x",
         out=tmp_path,
         memory=tmp_path / "m.json",
-        select="all",
+        selector="all",
         update="online",
-        update_signal="oracle",
+        write_signal="oracle",
     )
     summary = build_summary(config, arc, [], UsageSummary(), wall_seconds=0.5)
     assert summary["leaks_test_labels"] is True

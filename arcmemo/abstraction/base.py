@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable
+import os
+from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
@@ -11,6 +12,7 @@ from pydantic import BaseModel, Field
 from arcmemo.memory.ontology import Memory
 from arcmemo.models.base import Usage
 from arcmemo.models.client import ModelClient
+from arcmemo.registry import Registry
 from arcmemo.structured import Structured
 
 
@@ -52,12 +54,24 @@ class AbstractionOutcome(BaseModel):
         return answer.ok
 
 
+def append_outcomes(path: Path, outcomes: list[AbstractionOutcome]) -> None:
+    """Append outcomes to an abstraction log (JSON Lines), durably."""
+    if not outcomes:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.writelines(outcome.model_dump_json() + "\n" for outcome in outcomes)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
 class Abstractor(abc.ABC):
     """Writes into a memory from one verified solution."""
 
     name: ClassVar[str]
 
-    def __init__(self, actor: str = "human") -> None:
+    def __init__(self, options: BaseModel | None = None, *, actor: str = "human") -> None:
+        self.options = options
         self.actor = actor
 
     @abc.abstractmethod
@@ -67,25 +81,11 @@ class Abstractor(abc.ABC):
         """Update ``memory`` in place from ``item``; never raises on bad model output."""
 
 
-_REGISTRY: dict[str, Callable[..., Abstractor]] = {}
-
-
-def register_abstractor(
-    name: str,
-) -> Callable[[Callable[..., Abstractor]], Callable[..., Abstractor]]:
-    """Make a memory format available as ``--format NAME``."""
-
-    def decorate(factory: Callable[..., Abstractor]) -> Callable[..., Abstractor]:
-        _REGISTRY[name] = factory
-        return factory
-
-    return decorate
-
-
-def create_abstractor(name: str, **options: Any) -> Abstractor:
-    """Build the abstractor of format ``name`` (ps, oe, cheatsheet)."""
-    import arcmemo.abstraction  # noqa: F401  (registers the built-in formats)
-
-    if name not in _REGISTRY:
-        raise KeyError(f"unknown memory format {name!r}; known: {', '.join(sorted(_REGISTRY))}")
-    return _REGISTRY[name](**options)
+ABSTRACTORS: Registry[Abstractor] = Registry(
+    "memory format",
+    modules={
+        "ps": "arcmemo.abstraction.ps",
+        "oe": "arcmemo.abstraction.oe",
+        "cheatsheet": "arcmemo.abstraction.cheatsheet",
+    },
+)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from arcmemo import prompting
 from arcmemo.abstraction.base import (
+    ABSTRACTORS,
     AbstractionOutcome,
     Abstractor,
     SolvedItem,
-    register_abstractor,
 )
 from arcmemo.memory.ontology import HistoryEntry, Memory, Solution
 from arcmemo.models.base import Message
@@ -19,7 +19,7 @@ from arcmemo.structured import OutputError, generate_structured, tagged
 MIN_KEPT_FRACTION = 0.2
 
 
-@register_abstractor("cheatsheet")
+@ABSTRACTORS.register("cheatsheet")
 class CheatsheetAbstractor(Abstractor):
     """A curator prompt rewrites the whole sheet with each verified solution."""
 

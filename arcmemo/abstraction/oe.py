@@ -6,10 +6,10 @@ from pydantic import ValidationError
 
 from arcmemo import prompting
 from arcmemo.abstraction.base import (
+    ABSTRACTORS,
     AbstractionOutcome,
     Abstractor,
     SolvedItem,
-    register_abstractor,
 )
 from arcmemo.memory.ontology import Lesson, Memory, Solution
 from arcmemo.models.base import Message
@@ -44,7 +44,7 @@ def parse_lessons(text: str) -> list[Lesson]:
     return lessons
 
 
-@register_abstractor("oe")
+@ABSTRACTORS.register("oe")
 class LessonAbstractor(Abstractor):
     """Writes two to four lessons per verified solution."""
 

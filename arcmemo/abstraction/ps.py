@@ -15,10 +15,10 @@ from pydantic import ValidationError
 
 from arcmemo import prompting
 from arcmemo.abstraction.base import (
+    ABSTRACTORS,
     AbstractionOutcome,
     Abstractor,
     SolvedItem,
-    register_abstractor,
 )
 from arcmemo.memory.merge import harvest_typedefs
 from arcmemo.memory.ontology import Concept, Memory, Solution
@@ -27,7 +27,7 @@ from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient
 from arcmemo.structured import OutputError, generate_structured, load_yaml_block, tagged
 
-_ALIASES = {
+_ALIASES: dict[str, str] = {
     "concept": "name", "title": "name", "typing": "type", "output_typing": "output_type",
     "output": "output_type", "relevance_cues": "cues", "notes": "implementation",
     "implementation_notes": "implementation", "subtype": "routine_subtype", "related": "relations",
@@ -45,7 +45,7 @@ def _as_text(item: Any) -> str:
 
 def _parameter(value: Any) -> dict[str, Any]:
     if isinstance(value, dict):
-        return {_ALIASES.get(k, k): v for k, v in value.items()}
+        return {_ALIASES.get(str(k), str(k)): v for k, v in value.items()}
     match = _PARAMETER_TEXT.match(str(value))
     if match is None:
         return {"name": str(value)}
@@ -140,7 +140,7 @@ def parse_concepts(text: str, memory: Memory) -> tuple[list[Concept], list[str]]
     return concepts, errors
 
 
-@register_abstractor("ps")
+@ABSTRACTORS.register("ps")
 class ProgramSynthesisAbstractor(Abstractor):
     """Pseudocode first, then typed concepts written into the memory."""
 

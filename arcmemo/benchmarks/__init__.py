@@ -1,6 +1,5 @@
-"""Benchmarks registered by name (``arcmemo run NAME``); each is one module of one shape."""
+"""Benchmarks registered by name in :data:`BENCHMARKS` (``arcmemo run NAME``)."""
 
-from arcmemo.benchmarks import aime, arc  # noqa: F401  (registers the built-in benchmarks)
-from arcmemo.benchmarks.base import Benchmark, benchmark_names, create_benchmark
+from arcmemo.benchmarks.base import BENCHMARKS, Benchmark, BenchmarkDataError
 
-__all__ = ["Benchmark", "benchmark_names", "create_benchmark"]
+__all__ = ["BENCHMARKS", "Benchmark", "BenchmarkDataError"]

@@ -1,100 +1,75 @@
-"""The benchmark interface and the records every benchmark's runs produce.
+"""The benchmark interface and its registry.
 
-A benchmark differs from another only in four pieces: how it loads tasks, how it renders a
-prompt, how it turns a completion into a checked candidate (extraction + train-pair
-verification where the benchmark has any), and how it grades attempts against the hidden
-labels. Everything else (attempts, retries, memory, concurrency, resume, run files) is the
-generic runner's job.
+A benchmark holds everything that is particular to one problem domain: how tasks load, how a
+prompt is rendered, how a completion becomes a checked candidate (extraction, and
+verification on the visible examples where the domain has any), how a prediction is judged
+against the hidden labels, what a run reports, what abstraction receives from a solved step,
+how the report draws a task, and the run settings that suit it. Everything else (attempts,
+retries, memory, concurrency, resume, run files) is the generic runner's job, so a new
+benchmark is one module (plus its prompt templates) registered in :data:`BENCHMARKS`.
 """
 
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable, Sequence
-from typing import Any, ClassVar, Generic, TypeVar
+import threading
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
-from arcmemo.models.base import Message, Usage
+from arcmemo.abstraction.base import SolvedItem
+from arcmemo.models.base import Message
+from arcmemo.records import Attempt, CheckResult, Step, TaskGrade, TaskResult
+from arcmemo.registry import ComponentSpec, NoOptions, Registry
 
-
-class PairCheck(BaseModel):
-    """The outcome of a candidate on one example whose answer the solver may see."""
-
-    index: int = Field(description="Index of the example (0-based).")
-    correct: bool = Field(description="Output equals the expected output.")
-    output: Any = Field(default=None, description="What the candidate produced (None on error).")
-    error: str | None = Field(default=None, description="Error text when it failed to run.")
-    error_kind: str | None = Field(default=None, description="timeout, memory, exception, ...")
+if TYPE_CHECKING:
+    from arcmemo.sandbox import Sandbox
 
 
-class Step(BaseModel):
-    """One model call of an attempt (the first try or a retry) and what came of it."""
-
-    round: int = Field(description="0 for the first try, r for the r-th retry.")
-    completion: str = Field(description="The model's answer text.")
-    reasoning: str | None = Field(default=None, description="Visible reasoning text, if any.")
-    candidate: str | None = Field(default=None, description="Extracted program or answer string.")
-    parse_error: str | None = Field(default=None, description="Why nothing could be extracted.")
-    checks: list[PairCheck] = Field(default_factory=list, description="Train-pair results.")
-    verified: bool | None = Field(
-        default=None,
-        description="True when the candidate passes every example the solver may see; None "
-        "when the benchmark has no such signal (AIME).",
-    )
-    prediction: Any = Field(
-        default=None,
-        description="What is graded: test output grids (ARC) or the integer answer (AIME).",
-    )
-    correct: list[bool] | None = Field(
-        default=None,
-        description="Per test input, whether this step's prediction is right (grading).",
-    )
-    concepts: list[str] = Field(default_factory=list, description="Concepts shown in the prompt.")
-    usage: Usage = Field(default_factory=Usage, description="Tokens of this call.")
-    error: str | None = Field(default=None, description="Model-call failure, if the call failed.")
+class BenchmarkDataError(ValueError):
+    """Task data that cannot be used; the message names the file and the place in it."""
 
 
-class Attempt(BaseModel):
-    """An independent sample: a chain of steps, each retry seeing the previous feedback."""
-
-    index: int
-    steps: list[Step] = Field(default_factory=list)
-    correct: list[bool] = Field(
-        default_factory=list,
-        description="Per test input, whether the final step's prediction is right (grading).",
-    )
+class TaskSelectionError(BenchmarkDataError):
+    """``--tasks`` named ids that the loaded data does not hold."""
 
 
-class TaskGrade(BaseModel):
-    """How a task scored (computed from hidden labels after solving)."""
+class RunDefaults(BaseModel):
+    """Run settings a benchmark suggests when the user gives none."""
 
-    solved: bool
-    score: float
-    metrics: dict[str, Any] = Field(default_factory=dict)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
-
-class Selection(BaseModel):
-    """What a selector chose for a task."""
-
-    selector: str
-    selected: list[str] = Field(default_factory=list, description="Concept or lesson names.")
-    unknown: list[str] = Field(default_factory=list, description="Names that matched nothing.")
-    trace: str | None = Field(default=None, description="The selector's reasoning or raw output.")
-    usage: Usage = Field(default_factory=Usage)
+    retries: int = Field(default=0, ge=0, description="Feedback rounds per attempt.")
+    write_signal: str = Field(default="train", description="What confirms a solution.")
+    selector: str = Field(default="llm", description="Selector when a memory is given.")
 
 
-class TaskResult(BaseModel):
-    """One line of ``results.jsonl``."""
+class SharedSandbox:
+    """One sandbox for all of a benchmark's checks, created on first use.
 
-    task_id: str
-    solved: bool = False
-    score: float = 0.0
-    attempts: list[Attempt] = Field(default_factory=list)
-    selection: Selection | None = None
-    metrics: dict[str, Any] = Field(default_factory=dict)
-    error: str | None = None
-    tokens: Usage = Field(default_factory=Usage)
+    Checks run on worker threads; the lock makes concurrent first checks share one sandbox
+    instead of each starting its own.
+    """
+
+    def __init__(self, spec: ComponentSpec | None = None) -> None:
+        self.spec = spec or ComponentSpec(name="bwrap")
+        self._sandbox: Sandbox | None = None
+        self._lock = threading.Lock()
+
+    def get(self) -> Sandbox:
+        with self._lock:
+            if self._sandbox is None:
+                from arcmemo.sandbox import SANDBOXES
+
+                self._sandbox = SANDBOXES.create(self.spec)
+            return self._sandbox
+
+    def close(self) -> None:
+        with self._lock:
+            sandbox, self._sandbox = self._sandbox, None
+        if sandbox is not None:
+            sandbox.close()
 
 
 TaskT = TypeVar("TaskT")
@@ -121,10 +96,6 @@ def solve_messages(domain_prompts: str, concepts: str, task_text: str) -> list[M
     return messages
 
 
-class TaskSelectionError(ValueError):
-    """``--tasks`` named ids that the loaded data does not hold."""
-
-
 def select_tasks(
     tasks: list[TaskT], task_ids: Sequence[str] | None, limit: int | None
 ) -> list[TaskT]:
@@ -142,13 +113,24 @@ def select_tasks(
 
 
 class Benchmark(abc.ABC, Generic[TaskT]):
-    """One problem domain: loader, prompt, candidate checker and grader."""
+    """One problem domain: loader, prompt, checker, judge, metrics and report view."""
 
     name: ClassVar[str]
+    # The prompt folder under prompts/ and the memory domain ("arc", "aime").
     domain: ClassVar[str]
-    default_retries: ClassVar[int] = 0
-    # What confirms a solution for memory writes when --update-signal is not given.
-    default_update_signal: ClassVar[str] = "train"
+    defaults: ClassVar[RunDefaults] = RunDefaults()
+    # Keys of summarize() that `arcmemo run` shows in its summary table, in order.
+    headline_metrics: ClassVar[tuple[str, ...]] = ("score",)
+    # True when check() runs model-written programs (the run then opens the sandbox first,
+    # so a missing isolation layer fails before any model call is paid for).
+    uses_sandbox: ClassVar[bool] = False
+
+    def __init__(
+        self, options: BaseModel | None = None, *, sandbox: SharedSandbox | None = None
+    ) -> None:
+        self.options = options or NoOptions()
+        # Benchmarks that run programs take them to this sandbox; the others never open it.
+        self.sandbox = sandbox or SharedSandbox()
 
     @abc.abstractmethod
     def load(
@@ -160,6 +142,10 @@ class Benchmark(abc.ABC, Generic[TaskT]):
         limit: int | None,
     ) -> list[TaskT]:
         """Load the tasks to run, in a stable order."""
+
+    def find_tasks(self, task_ids: Sequence[str]) -> list[TaskT]:
+        """The tasks with these ids from the benchmark's own data, wherever they are."""
+        return self.load(split=None, data=None, task_ids=task_ids, limit=None)
 
     @abc.abstractmethod
     def task_id(self, task: TaskT) -> str:
@@ -174,48 +160,59 @@ class Benchmark(abc.ABC, Generic[TaskT]):
         """The solve prompt; ``previous`` is the last failed step of this attempt, if any."""
 
     @abc.abstractmethod
-    def check(self, task: TaskT, completion: str) -> Step:
+    def check(self, task: TaskT, completion: str) -> CheckResult:
         """Extract a candidate and verify it on the visible examples (blocking call)."""
 
     @abc.abstractmethod
+    def judge(self, task: TaskT, prediction: Any) -> list[bool]:
+        """Per hidden test input, whether ``prediction`` is right (a missing one is wrong)."""
+
+    @abc.abstractmethod
     def grade(self, task: TaskT, attempts: list[Attempt]) -> TaskGrade:
-        """Mark ``attempt.correct`` from the hidden labels and score the task."""
+        """Score a task from its judged attempts (``Attempt.correct`` is filled in)."""
 
     @abc.abstractmethod
     def summarize(self, results: list[TaskResult], attempts: int) -> dict[str, Any]:
-        """Run-level metrics for ``summary.json`` (``n_tasks``, ``n_solved``, ``score``, ...)."""
+        """Run-level metrics for ``summary.json`` (``score`` and the domain's own)."""
+
+    def solved_item(self, task: TaskT, step: Step) -> SolvedItem:
+        """What abstraction receives from a confirmed step (default: the worked answer)."""
+        return SolvedItem(
+            task_id=self.task_id(task),
+            domain=self.domain,
+            problem=self.describe(task),
+            solution=step.completion,
+            reasoning=step.reasoning,
+        )
 
     def close(self) -> None:
-        """Release sandboxes or other resources."""
+        """Release the sandbox or other resources."""
+        self.sandbox.close()
+
+    # -- the run report (arcmemo report); without these, the report's generic task view -----
+
+    # Summary keys the report's overview shows, in order; None: score and headline_metrics.
+    report_metrics: ClassVar[tuple[str, ...] | None] = None
+
+    def report_template(self) -> str | None:
+        """Jinja source of this benchmark's report page, or None for the generic view.
+
+        It extends ``report.html.j2`` (in :mod:`arcmemo.report`) and overrides the task
+        blocks that template lists; the data of :meth:`report_task` is ``t.view`` there and
+        that of :meth:`report_step` is ``s.view``.
+        """
+        return None
+
+    def report_task(self, task: TaskT | None, result: TaskResult) -> dict[str, Any]:
+        """Plain data for this task's report section (``task`` None: it was not reloaded)."""
+        return {}
+
+    def report_step(self, task: TaskT | None, step: Step) -> dict[str, Any]:
+        """Plain data for one step of the task's report section."""
+        return {}
 
 
-_REGISTRY: dict[str, Callable[..., Benchmark[Any]]] = {}
-
-
-def register_benchmark(
-    name: str,
-) -> Callable[[Callable[..., Benchmark[Any]]], Callable[..., Benchmark[Any]]]:
-    """Make a benchmark available to ``arcmemo run NAME``."""
-
-    def decorate(factory: Callable[..., Benchmark[Any]]) -> Callable[..., Benchmark[Any]]:
-        _REGISTRY[name] = factory
-        return factory
-
-    return decorate
-
-
-def create_benchmark(name: str, **options: Any) -> Benchmark[Any]:
-    """Instantiate the benchmark registered as ``name``."""
-    # Importing the package registers the built-in benchmarks.
-    import arcmemo.benchmarks  # noqa: F401
-
-    if name not in _REGISTRY:
-        raise KeyError(f"unknown benchmark {name!r}; known: {', '.join(sorted(_REGISTRY))}")
-    return _REGISTRY[name](**options)
-
-
-def benchmark_names() -> list[str]:
-    """Registered benchmark names."""
-    import arcmemo.benchmarks  # noqa: F401
-
-    return sorted(_REGISTRY)
+BENCHMARKS: Registry[Benchmark[Any]] = Registry(
+    "benchmark",
+    modules={"arc-agi-1": "arcmemo.benchmarks.arc", "aime": "arcmemo.benchmarks.aime"},
+)

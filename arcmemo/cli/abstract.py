@@ -10,11 +10,21 @@ import click
 from rich.console import Console
 from rich.progress import Progress
 
+from arcmemo.abstraction.base import ABSTRACTORS
+from arcmemo.benchmarks.base import BENCHMARKS
 from arcmemo.cli.errors import user_errors
-from arcmemo.cli.options import model_options, open_cli_model
+from arcmemo.cli.options import (
+    ComponentChoice,
+    RegistryHelpCommand,
+    model_options,
+    open_cli_model,
+    parse_component_args,
+)
+from arcmemo.registry import ComponentSpec
+from arcmemo.signals import WRITE_SIGNALS
 
 
-@click.command("abstract")
+@click.command("abstract", cls=RegistryHelpCommand, registries=(ABSTRACTORS, WRITE_SIGNALS))
 @click.option(
     "--from",
     "run_dir",
@@ -37,18 +47,25 @@ from arcmemo.cli.options import model_options, open_cli_model
 @click.option(
     "--format",
     "memory_format",
-    type=click.Choice(["ps", "oe", "cheatsheet"]),
+    type=ComponentChoice(ABSTRACTORS),
     default="ps",
     show_default=True,
 )
+@click.option("--format-arg", "format_args", multiple=True, help="Memory-format option k=v.")
 @click.option(
     "--signal",
-    type=click.Choice(["train", "consistency", "oracle"]),
+    type=ComponentChoice(WRITE_SIGNALS),
     default="train",
     show_default=True,
     help="What confirms a run's solution (oracle uses test labels).",
 )
-@click.option("--benchmark", default="arc-agi-1", show_default=True, help="For --from-programs.")
+@click.option(
+    "--benchmark",
+    type=ComponentChoice(BENCHMARKS),
+    default="arc-agi-1",
+    show_default=True,
+    help="For --from-programs.",
+)
 @click.option("--split", help="For --from-programs: where the tasks are (default: ARC-AGI-1).")
 @click.option("--data", help="For --from-programs: task file or folder.")
 @model_options
@@ -57,6 +74,7 @@ def abstract(
     programs: Path | None,
     memory_path: Path,
     memory_format: str,
+    format_args: tuple[str, ...],
     signal: str,
     benchmark: str,
     split: str | None,
@@ -64,7 +82,6 @@ def abstract(
     **options: Any,
 ) -> None:
     """Abstract every confirmed solution into the memory (resumable: solved ids are skipped)."""
-    from arcmemo.benchmarks.base import create_benchmark
     from arcmemo.bootstrap import abstract_into, items_from_programs, items_from_run, memory_summary
     from arcmemo.memory.ontology import Memory
 
@@ -79,10 +96,10 @@ def abstract(
             )
         Memory.load(memory_path)  # fail early on a bad file
         if run_dir is not None:
-            _, items = items_from_run(run_dir, signal)
+            items = items_from_run(run_dir, signal)
         else:
             assert programs is not None
-            bench = create_benchmark(benchmark)
+            bench = BENCHMARKS.create(benchmark)
             try:
                 items, rejected = items_from_programs(programs, bench, split=split, data=data)
             finally:
@@ -95,17 +112,19 @@ def abstract(
         progress = Progress(console=console, transient=True)
         bar = progress.add_task("abstracting", total=len(items))
 
+        fmt = ComponentSpec(
+            name=memory_format, options=parse_component_args(format_args, "--format-arg")
+        )
+
         def done(outcome: Any) -> None:
             progress.advance(bar)
-            with open(log_path, "a", encoding="utf-8") as handle:
-                handle.write(outcome.model_dump_json() + "\n")
             for failure in outcome.failures:
                 console.print(f"[red]{outcome.task_id}: {failure.stage} failed: {failure.error}")
 
         async def go() -> list[Any]:
             try:
                 return await abstract_into(
-                    memory_path, items, model, memory_format=memory_format, on_done=done
+                    memory_path, items, model, memory_format=fmt, log_path=log_path, on_done=done
                 )
             finally:
                 await model.aclose()

@@ -1,4 +1,8 @@
-"""Turning expected failures (bad files, missing keys, bad options) into clean CLI errors."""
+"""Turning expected failures (bad files, missing keys, bad options) into clean CLI errors.
+
+Only the project's own error types (and a missing file) become one-line user errors; any
+other exception is a bug and keeps its traceback.
+"""
 
 from __future__ import annotations
 
@@ -9,24 +13,22 @@ import click
 
 
 def _user_error_types() -> tuple[type[BaseException], ...]:
-    from arcmemo.benchmarks.aime_parts import AimeDataError
-    from arcmemo.benchmarks.arc import ArcTaskError
-    from arcmemo.benchmarks.base import TaskSelectionError
+    from arcmemo.benchmarks.base import BenchmarkDataError
     from arcmemo.memory.store import MemoryFileError
     from arcmemo.models.base import ProviderError
     from arcmemo.models.client import ModelCallError
-    from arcmemo.models.registry import ProviderUnavailableError
+    from arcmemo.registry import RegistryError
     from arcmemo.rundir import RunDirError
+    from arcmemo.sandbox import SandboxUnavailableError
 
     return (
-        AimeDataError,
-        ArcTaskError,
+        BenchmarkDataError,
         MemoryFileError,
         ModelCallError,
         ProviderError,
-        ProviderUnavailableError,
+        RegistryError,
         RunDirError,
-        TaskSelectionError,
+        SandboxUnavailableError,
         FileNotFoundError,
     )
 
@@ -39,5 +41,3 @@ def user_errors() -> Iterator[None]:
         yield
     except types as error:
         raise click.ClickException(str(error)) from None
-    except KeyError as error:  # unknown registry names (benchmark, selector, sandbox)
-        raise click.ClickException(str(error.args[0]) if error.args else repr(error)) from None

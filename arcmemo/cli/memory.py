@@ -19,9 +19,10 @@ from rich.markup import escape
 
 from arcmemo.memory.diff import memory_diff
 from arcmemo.memory.ontology import Concept, Memory
-from arcmemo.memory.render import VIEWS, estimate_tokens
+from arcmemo.memory.render import VIEWS
 from arcmemo.memory.seeds import SeedFileError, available_domains, load_seed
 from arcmemo.memory.store import MemoryFileError
+from arcmemo.tokens import estimate_tokens
 
 _FILE = click.Path(dir_okay=False, path_type=Path)
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
 import click
 
 from arcmemo.models.client import ModelClient, ModelConfig, open_model
+from arcmemo.registry import Registry, RegistryError
 
 
 def parse_model_args(values: tuple[str, ...]) -> dict[str, str]:
@@ -45,3 +47,69 @@ def open_cli_model(options: dict[str, Any], call_log_path: Any = None) -> ModelC
         config=ModelConfig(concurrency=options["concurrency"], cache=not options["no_cache"]),
         call_log_path=call_log_path,
     )
+
+
+class ComponentChoice(click.ParamType):
+    """A registered component's name; the choices come from its registry.
+
+    Listing the names imports nothing; a wrong name fails with the registry's one-line
+    message (known names and the closest match).
+    """
+
+    def __init__(self, registry: Registry[Any]) -> None:
+        self.registry = registry
+        self.name = registry.kind
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
+        return "[" + "|".join(self.registry.names()) + "]"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        try:
+            self.registry.get(str(value))
+        except RegistryError as error:
+            self.fail(str(error), param, ctx)
+        return str(value)
+
+
+def parse_component_args(values: tuple[str, ...], option: str) -> dict[str, Any]:
+    """Options of a component from repeated ``--X-arg key=value``.
+
+    A dotted key sets a nested option (``limits.timeout_s=5``); a value starting with ``[``
+    or ``{`` is read as JSON; anything else stays a string for the options model to coerce.
+    """
+    parsed: dict[str, Any] = {}
+    for value in values:
+        key, sep, raw = value.partition("=")
+        if not sep or not key.strip():
+            raise click.BadParameter(f"expected key=value, got {value!r}", param_hint=option)
+        item: Any = raw.strip()
+        if item[:1] in "[{":
+            try:
+                item = json.loads(item)
+            except json.JSONDecodeError as error:
+                raise click.BadParameter(
+                    f"{key}: not valid JSON ({error.msg})", param_hint=option
+                ) from None
+        target = parsed
+        *parents, leaf = key.strip().split(".")
+        for parent in parents:
+            target = target.setdefault(parent, {})
+        target[leaf] = item
+    return parsed
+
+
+class RegistryHelpCommand(click.Command):
+    """A command whose help ends with the registered components it can use.
+
+    The list is built only when help is shown, so importing the command stays cheap.
+    """
+
+    def __init__(self, *args: Any, registries: tuple[Registry[Any], ...] = (), **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.registries = registries
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        super().format_epilog(ctx, formatter)
+        for registry in self.registries:
+            with formatter.section(f"{registry.kind.capitalize()}s"):
+                formatter.write_dl([(entry.name, entry.describe()) for entry in registry.entries()])

@@ -12,13 +12,24 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from arcmemo.benchmarks.base import TaskResult
+from arcmemo.abstraction.base import ABSTRACTORS
+from arcmemo.benchmarks.base import BENCHMARKS
 from arcmemo.cli.errors import user_errors
-from arcmemo.cli.options import parse_model_args
+from arcmemo.cli.options import (
+    ComponentChoice,
+    RegistryHelpCommand,
+    parse_component_args,
+    parse_model_args,
+)
 from arcmemo.config import RunConfig, SamplingConfig
 from arcmemo.models.client import ModelConfig
 from arcmemo.models.prices import ModelPrice, PriceTable
 from arcmemo.pipeline import ProgressSink, dry_run, run_benchmark
+from arcmemo.records import TaskResult
+from arcmemo.registry import ComponentSpec
+from arcmemo.sandbox import SANDBOXES
+from arcmemo.selection.base import SELECTORS
+from arcmemo.signals import WRITE_SIGNALS
 
 
 class RichProgress(ProgressSink):
@@ -64,20 +75,13 @@ class RichProgress(ProgressSink):
         self.progress.stop()
 
 
-def print_summary(console: Console, summary: dict[str, Any]) -> None:
-    """A readable table of the run's main numbers."""
+def print_summary(console: Console, summary: dict[str, Any], metrics: tuple[str, ...]) -> None:
+    """A readable table of the run's main numbers (``metrics``: the benchmark's headline)."""
     table = Table(title=f"{summary['benchmark']} · {summary['model']}", show_header=False)
     keys = [
         "n_tasks",
         "n_solved",
-        "score",
-        "strict_score",
-        "oracle",
-        "pass@1",
-        "avg@k",
-        "pass@k",
-        "maj@k",
-        "score_by_retry",
+        *metrics,
         "n_errors",
         "calls",
         "cache_hits",
@@ -93,11 +97,18 @@ def print_summary(console: Console, summary: dict[str, Any]) -> None:
             table.add_row(key, str(value))
     if summary.get("leaks_test_labels"):
         table.add_row("WARNING", "memory writes used test labels (--update-signal oracle)")
+    if summary.get("isolation") == "process":
+        table.add_row("NOTE", "programs ran with --sandbox process (no kernel isolation)")
     console.print(table)
 
 
-@click.command("run")
-@click.argument("benchmark")
+@click.command(
+    "run",
+    cls=RegistryHelpCommand,
+    registries=(BENCHMARKS, SELECTORS, ABSTRACTORS, WRITE_SIGNALS, SANDBOXES),
+)
+@click.argument("benchmark", type=ComponentChoice(BENCHMARKS))
+@click.option("--benchmark-arg", "benchmark_args", multiple=True, help="Benchmark option k=v.")
 @click.option("--split", help="training | evaluation | val100 (ARC); a year such as 2025 (AIME).")
 @click.option("--data", help="A task file or folder instead of a split.")
 @click.option("--tasks", help="Comma-separated task ids.")
@@ -109,32 +120,49 @@ def print_summary(console: Console, summary: dict[str, Any]) -> None:
 @click.option("--memory", type=click.Path(path_type=Path), help="Memory file to read.")
 @click.option("--memory-out", type=click.Path(path_type=Path), help="Final memory (online).")
 @click.option(
-    "--select", default="llm", show_default=True, help="Selector: llm | embedding | all | none."
+    "--select",
+    type=ComponentChoice(SELECTORS),
+    help="Selector (default: the benchmark's, llm; none without --memory).",
 )
-@click.option("--memory-budget", type=int, help="Token cap on the memory a selector sees.")
-@click.option("--top-k", type=int, default=8, show_default=True, help="For --select embedding.")
+@click.option("--select-arg", "select_args", multiple=True, help="Selector option k=v.")
 @click.option(
-    "--embedder",
-    default="tfidf",
-    show_default=True,
-    help="For --select embedding: tfidf (offline) or openai:MODEL.",
+    "--memory-budget", type=int, help="Token cap on the memory a selector sees (budget_tokens)."
+)
+@click.option("--top-k", type=int, help="Entries kept by --select embedding (top_k; default 8).")
+@click.option(
+    "--embedder", help="For --select embedding: tfidf (default, offline) or openai:MODEL."
 )
 @click.option("--update", type=click.Choice(["none", "online"]), default="none", show_default=True)
 @click.option("--update-every", type=int, default=10, show_default=True)
 @click.option(
     "--update-signal",
-    type=click.Choice(["train", "consistency", "oracle"]),
-    help="What confirms a solution for memory writes. Default: train (ARC: all train pairs "
-    "pass), consistency (AIME: a majority answer over attempts); oracle uses test labels "
-    "(reproduction only; leaks).",
+    type=ComponentChoice(WRITE_SIGNALS),
+    help="What confirms a solution for memory writes. Default: the benchmark's (ARC: train, "
+    "all train pairs pass; AIME: consistency, a majority answer over attempts); oracle uses "
+    "test labels (reproduction only; leaks).",
 )
 @click.option(
     "--format",
     "memory_format",
-    type=click.Choice(["ps", "oe", "cheatsheet"]),
+    type=ComponentChoice(ABSTRACTORS),
     default="ps",
     show_default=True,
     help="What online updates write.",
+)
+@click.option("--format-arg", "format_args", multiple=True, help="Memory-format option k=v.")
+@click.option(
+    "--sandbox",
+    type=ComponentChoice(SANDBOXES),
+    default="bwrap",
+    show_default=True,
+    help="Where model-written programs run: bwrap (kernel namespaces) or process (weaker; "
+    "recorded in config.json and summary.json).",
+)
+@click.option(
+    "--sandbox-arg",
+    "sandbox_args",
+    multiple=True,
+    help='Sandbox option k=v (e.g. limits.timeout_s=5, packages=["numpy"]).',
 )
 @click.option("--attempts", type=int, default=2, show_default=True)
 @click.option("--retries", type=int, help="Feedback rounds per attempt (default: 2 ARC, 0 AIME).")
@@ -153,23 +181,15 @@ def print_summary(console: Console, summary: dict[str, Any]) -> None:
 @click.option("--seed", type=int, help="Shuffle the task order with this seed.")
 @click.option("--dry-run", is_flag=True, help="Render prompts and estimate cost; call nothing.")
 def run(benchmark: str, **options: Any) -> None:
-    """Run BENCHMARK (arc-agi-1, aime) and write a run directory."""
-    from arcmemo.benchmarks.base import benchmark_names, create_benchmark
-
+    """Run BENCHMARK and write a run directory (re-running the same command resumes)."""
     console = Console(stderr=True)
     with user_errors():
-        if benchmark not in benchmark_names():
-            raise click.BadParameter(
-                f"unknown benchmark {benchmark!r}; choose from {', '.join(benchmark_names())}"
-            )
-        defaults = create_benchmark(benchmark)
-        retries = options["retries"]
-        if retries is None:
-            retries = defaults.default_retries
-        update_signal = options["update_signal"] or defaults.default_update_signal
         stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
         config = RunConfig(
-            benchmark=benchmark,
+            benchmark=ComponentSpec(
+                name=benchmark,
+                options=parse_component_args(options["benchmark_args"], "--benchmark-arg"),
+            ),
             split=options["split"],
             data=options["data"],
             tasks=[t.strip() for t in options["tasks"].split(",") if t.strip()]
@@ -188,16 +208,20 @@ def run(benchmark: str, **options: Any) -> None:
             ),
             memory=options["memory"],
             memory_out=options["memory_out"],
-            select=options["select"],
-            memory_budget=options["memory_budget"],
-            top_k=options["top_k"],
-            embedder=options["embedder"],
+            selector=_selector_spec(benchmark, options),
             update=options["update"],
             update_every=options["update_every"],
-            update_signal=update_signal,
-            memory_format=options["memory_format"],
+            write_signal=options["update_signal"],
+            memory_format=ComponentSpec(
+                name=options["memory_format"],
+                options=parse_component_args(options["format_args"], "--format-arg"),
+            ),
+            sandbox=ComponentSpec(
+                name=options["sandbox"],
+                options=parse_component_args(options["sandbox_args"], "--sandbox-arg"),
+            ),
             attempts=options["attempts"],
-            retries=retries,
+            retries=options["retries"],
             seed=options["seed"],
             models=ModelConfig(
                 concurrency=options["concurrency"],
@@ -223,5 +247,25 @@ def run(benchmark: str, **options: Any) -> None:
         price = PriceTable.load(config.models.prices_path).price_for(config.model)
         progress = RichProgress(console, price)
         summary = asyncio.run(run_benchmark(config, progress=progress))
-        print_summary(console, summary)
+        headline = BENCHMARKS.get(benchmark).factory.headline_metrics  # type: ignore[attr-defined]
+        print_summary(console, summary, headline)
         console.print(f"run directory: {config.out}")
+
+
+def _selector_spec(benchmark: str, options: dict[str, Any]) -> ComponentSpec | None:
+    """--select with --select-arg and the named shortcuts for common selector options
+    (which apply to the benchmark's default selector when --select is not given)."""
+    values = parse_component_args(options["select_args"], "--select-arg")
+    for flag, key in (
+        ("memory_budget", "budget_tokens"),
+        ("top_k", "top_k"),
+        ("embedder", "embedder"),
+    ):
+        if options[flag] is not None:
+            values[key] = options[flag]
+    name = options["select"]
+    if name is None:
+        if not values:
+            return None
+        name = BENCHMARKS.get(benchmark).factory.defaults.selector  # type: ignore[attr-defined]
+    return ComponentSpec(name=name, options=values)

@@ -9,11 +9,20 @@ from typing import Any
 import click
 from rich.console import Console
 
+from arcmemo.benchmarks.base import BENCHMARKS
 from arcmemo.cli.errors import user_errors
-from arcmemo.cli.options import model_options, open_cli_model
+from arcmemo.cli.options import (
+    ComponentChoice,
+    RegistryHelpCommand,
+    model_options,
+    open_cli_model,
+    parse_component_args,
+)
+from arcmemo.registry import ComponentSpec
+from arcmemo.selection.base import SELECTORS
 
 
-@click.command("select")
+@click.command("select", cls=RegistryHelpCommand, registries=(SELECTORS,))
 @click.argument("task_id")
 @click.option(
     "--memory",
@@ -21,19 +30,18 @@ from arcmemo.cli.options import model_options, open_cli_model
     type=click.Path(path_type=Path, exists=True, dir_okay=False),
     required=True,
 )
-@click.option("--benchmark", default="arc-agi-1", show_default=True)
+@click.option(
+    "--benchmark", type=ComponentChoice(BENCHMARKS), default="arc-agi-1", show_default=True
+)
 @click.option("--split", help="Where the task is (default: ARC-AGI-1 evaluation).")
 @click.option("--data", help="Task file or folder.")
 @click.option(
-    "--select",
-    "selector_name",
-    default="llm",
-    show_default=True,
-    help="llm | embedding | all | none.",
+    "--select", "selector_name", type=ComponentChoice(SELECTORS), default="llm", show_default=True
 )
+@click.option("--select-arg", "select_args", multiple=True, help="Selector option k=v.")
 @click.option("--memory-budget", type=int, help="Token cap on the memory the selector sees.")
-@click.option("--top-k", type=int, default=8, show_default=True)
-@click.option("--embedder", default="tfidf", show_default=True, help="tfidf or openai:MODEL.")
+@click.option("--top-k", type=int, help="For --select embedding (default 8).")
+@click.option("--embedder", help="For --select embedding: tfidf (default) or openai:MODEL.")
 @model_options
 def select(
     task_id: str,
@@ -42,40 +50,47 @@ def select(
     split: str | None,
     data: str | None,
     selector_name: str,
+    select_args: tuple[str, ...],
     memory_budget: int | None,
-    top_k: int,
-    embedder: str,
+    top_k: int | None,
+    embedder: str | None,
     **options: Any,
 ) -> None:
     """Print the entries selected for TASK_ID, the selector's reasoning and the solve view."""
-    from arcmemo.benchmarks.base import create_benchmark
+    from arcmemo.attempt import prepare_prompt
     from arcmemo.memory.ontology import Memory
-    from arcmemo.pipeline import build_selector
-    from arcmemo.runner import hide_own_concepts
 
     console = Console()
     with user_errors():
-        bench = create_benchmark(benchmark)
+        bench = BENCHMARKS.create(benchmark)
         try:
             (task,) = bench.load(split=split, data=data, task_ids=[task_id], limit=None)
         finally:
             bench.close()
-        memory = hide_own_concepts(Memory.load(memory_path), task_id)
-        selector = build_selector(
-            selector_name, memory_budget=memory_budget, top_k=top_k, embedder=embedder
-        )
-        model = open_cli_model(options) if selector_name == "llm" else None
+        memory = Memory.load(memory_path)
+        values = parse_component_args(select_args, "--select-arg")
+        for key, value in (
+            ("budget_tokens", memory_budget),
+            ("top_k", top_k),
+            ("embedder", embedder),
+        ):
+            if value is not None:
+                values[key] = value
+        selector = SELECTORS.create(ComponentSpec(name=selector_name, options=values))
+        model = open_cli_model(options) if selector.uses_model else None
 
         async def go() -> Any:
             try:
-                return await selector.select(
-                    memory, bench.describe(task), task_id=task_id, model=model
+                return await prepare_prompt(
+                    bench, task, memory=memory, selector=selector, model=model
                 )
             finally:
                 if model is not None:
                     await model.aclose()
 
-        selection = asyncio.run(go())
+        prepared = asyncio.run(go())
+        selection = prepared.selection
+        assert selection is not None
         console.rule(f"selected for {task_id} ({selector_name})")
         for name in selection.selected:
             console.print(f"- {name}")
@@ -87,4 +102,4 @@ def select(
             console.rule("why")
             console.print(selection.trace, markup=False)
         console.rule("solve-prompt concepts section")
-        console.print(selector.render(memory, selection), markup=False)
+        console.print(prepared.concepts, markup=False)

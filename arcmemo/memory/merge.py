@@ -181,7 +181,7 @@ def write_concept(
         )
     memory.history.append(
         HistoryEntry(
-            op=result.op,  # type: ignore[arg-type]
+            op=result.op,
             target=concept.id,
             task_id=task_id,
             actor=actor,

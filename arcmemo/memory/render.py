@@ -15,19 +15,14 @@ prompt prefixes stay cacheable at the provider.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 
 from arcmemo.memory.ontology import Concept, Lesson, Memory, concept_id
+from arcmemo.tokens import estimate_tokens
 
 VIEWS = ("full", "compressed", "selection", "solve")
 COMPRESSED_USAGE_THRESHOLD = 2
 GRID_MANIPULATION = "grid manipulation"
-
-
-def estimate_tokens(text: str) -> int:
-    """A provider-independent token estimate (about four characters per token)."""
-    return math.ceil(len(text) / 4)
 
 
 def lesson_name(index: int) -> str:

@@ -30,7 +30,6 @@ from arcmemo.models.limiter import Limiter
 from arcmemo.models.prices import PriceTable
 from arcmemo.models.registry import (
     PROVIDERS,
-    ProviderUnavailableError,
     create_provider,
     parse_spec,
     register_provider,
@@ -52,7 +51,6 @@ __all__ = [
     "Provider",
     "ProviderError",
     "ProviderOptions",
-    "ProviderUnavailableError",
     "ResponseCache",
     "RetryDecision",
     "ScriptError",

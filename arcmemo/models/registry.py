@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from arcmemo.models.base import Provider
-from arcmemo.registry import ComponentSpec, ComponentUnavailableError, Registry
+from arcmemo.registry import ComponentSpec, Registry
 
 JETSPEC_INSTALL_HINT = (
     "JetSpec is not on PyPI; install it from source next to arcmemo: "
@@ -47,9 +47,6 @@ register_provider = PROVIDERS.register
 ``register_provider(name, options=OptionsModel)`` on a class or factory called as
 ``factory(options, model=MODEL)`` with the validated options.
 """
-
-# Kept for callers that catch it by this name; the registry raises it.
-ProviderUnavailableError = ComponentUnavailableError
 
 _SPEC_EXAMPLES = "openai:o4-mini, anthropic:claude-sonnet-4-5, scripted:answers.yaml"
 

@@ -26,11 +26,10 @@ from arcmemo.models.base import Message
 from arcmemo.models.client import ModelCallError, ModelClient
 from arcmemo.puzzles.verify import PuzzleConfig, RoutineHints, VerifiedPuzzle, verify_module
 from arcmemo.sandbox.base import Sandbox
+from arcmemo.structured import PYTHON_LANGUAGES, fenced_blocks
 
 REQUIRED_FUNCTIONS = ("concept_routine", "generate_input", "transform")
 STAGE = "puzzles"
-_FENCE = re.compile(r"```[ \t]*([\w+-]*)[^\n]*\n(.*?)```", re.DOTALL)
-_PYTHON_LANGUAGES = ("python", "py", "python3", "")
 
 
 class PuzzleGenerationError(ValueError):
@@ -149,7 +148,7 @@ def build_messages(memory: Memory, concept: Concept, config: PuzzleConfig) -> li
 
 def extract_module(text: str) -> str:
     """The last ```python block of ``text``; raises ValueError saying what is missing."""
-    blocks = [body for lang, body in _FENCE.findall(text) if lang.lower() in _PYTHON_LANGUAGES]
+    blocks = fenced_blocks(text, PYTHON_LANGUAGES)
     if not blocks:
         raise ValueError("the answer has no ```python block")
     source = blocks[-1].strip() + "\n"

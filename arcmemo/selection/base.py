@@ -1,20 +1,26 @@
-"""The selector interface: which memory entries a task's solve prompt shows in full."""
+"""The selector interface: which memory entries a task's solve prompt shows in full.
+
+Selectors are registered in :data:`SELECTORS` (``--select NAME``, ``--select-arg k=v``);
+each declares its options model.
+"""
 
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from arcmemo.benchmarks.base import Selection
 from arcmemo.memory.ontology import Memory
 from arcmemo.models.client import ModelClient
+from arcmemo.records import Selection
+from arcmemo.registry import Registry
 
 
 class Selector(abc.ABC):
     """Picks memory entries for one task."""
 
     name: ClassVar[str]
+    # True when select() calls a model (the run then needs the selector's model).
+    uses_model: ClassVar[bool] = False
 
     @abc.abstractmethod
     async def select(
@@ -37,29 +43,12 @@ class Selector(abc.ABC):
         return memory.render("solve", selected=selection.selected)
 
 
-_REGISTRY: dict[str, Callable[..., Selector]] = {}
-
-
-def register_selector(name: str) -> Callable[[Callable[..., Selector]], Callable[..., Selector]]:
-    """Make a selector available as ``--select NAME``."""
-
-    def decorate(factory: Callable[..., Selector]) -> Callable[..., Selector]:
-        _REGISTRY[name] = factory
-        return factory
-
-    return decorate
-
-
-def create_selector(name: str, **options: Any) -> Selector:
-    """Build the selector registered as ``name``."""
-    import arcmemo.selection  # noqa: F401  (registers the built-in selectors)
-
-    if name not in _REGISTRY:
-        raise KeyError(f"unknown selector {name!r}; known: {', '.join(sorted(_REGISTRY))}")
-    return _REGISTRY[name](**options)
-
-
-def selector_names() -> list[str]:
-    import arcmemo.selection  # noqa: F401
-
-    return sorted(_REGISTRY)
+SELECTORS: Registry[Selector] = Registry(
+    "selector",
+    modules={
+        "llm": "arcmemo.selection.llm",
+        "embedding": "arcmemo.selection.embedding",
+        "all": "arcmemo.selection.simple",
+        "none": "arcmemo.selection.simple",
+    },
+)

@@ -15,13 +15,15 @@ import re
 from collections import Counter
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
 
-from arcmemo.benchmarks.base import Selection
 from arcmemo.memory.ontology import Memory
 from arcmemo.memory.render import lesson_name
 from arcmemo.models.base import MissingCredentialError
 from arcmemo.models.client import ModelClient
-from arcmemo.selection.base import Selector, register_selector
+from arcmemo.records import Selection
+from arcmemo.registry import RegistryError
+from arcmemo.selection.base import SELECTORS, Selector
 
 _TOKEN = re.compile(r"[a-z]+|\d+")
 
@@ -94,18 +96,28 @@ def create_embedder(spec: str) -> Embedder:
     provider, _, model = spec.partition(":")
     if provider == "openai" and model:
         return OpenAIEmbedder(model)
-    raise KeyError(f"unknown embedder {spec!r}; use 'tfidf' or 'openai:MODEL'")
+    raise RegistryError(f"unknown embedder {spec!r}; use 'tfidf' or 'openai:MODEL'")
 
 
-@register_selector("embedding")
+class EmbeddingSelectorOptions(BaseModel):
+    """Options of the ``embedding`` selector."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    top_k: int = Field(default=8, ge=1, description="Entries kept.")
+    embedder: str = Field(default="tfidf", description="tfidf (offline) or openai:MODEL.")
+
+
+@SELECTORS.register("embedding", options=EmbeddingSelectorOptions)
 class EmbeddingSelector(Selector):
     """The ``top_k`` entries most similar to the problem."""
 
     name = "embedding"
 
-    def __init__(self, top_k: int = 8, embedder: str = "tfidf") -> None:
-        self.top_k = top_k
-        self.embedder = create_embedder(embedder)
+    def __init__(self, options: EmbeddingSelectorOptions | None = None) -> None:
+        options = options or EmbeddingSelectorOptions()
+        self.top_k = options.top_k
+        self.embedder = create_embedder(options.embedder)
 
     async def select(
         self,

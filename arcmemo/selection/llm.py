@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import difflib
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from arcmemo import prompting
-from arcmemo.benchmarks.base import Selection
 from arcmemo.memory.ontology import Memory, concept_id
 from arcmemo.memory.render import lesson_name
 from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient
-from arcmemo.selection.base import Selector, register_selector
+from arcmemo.records import Selection
+from arcmemo.selection.base import SELECTORS, Selector
 from arcmemo.structured import OutputError, generate_structured, load_yaml_block
 
 # High enough that only misspellings match: "fill region centre" must not become
@@ -74,14 +76,25 @@ def parse_names(text: str) -> list[str]:
     return [n for n in names if n]
 
 
-@register_selector("llm")
+class LLMSelectorOptions(BaseModel):
+    """Options of the ``llm`` selector."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    budget_tokens: int | None = Field(
+        default=None, ge=1, description="Token cap on the memory text the model reads."
+    )
+
+
+@SELECTORS.register("llm", options=LLMSelectorOptions)
 class LLMSelector(Selector):
     """The model explores the problem against the memory's selection view."""
 
     name = "llm"
+    uses_model = True
 
-    def __init__(self, budget_tokens: int | None = None) -> None:
-        self.budget_tokens = budget_tokens
+    def __init__(self, options: LLMSelectorOptions | None = None) -> None:
+        self.budget_tokens = (options or LLMSelectorOptions()).budget_tokens
 
     def _prompt(self, memory: Memory, problem: str, previous: str | None) -> str:
         return prompting.render(

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
-from arcmemo.benchmarks.base import Selection
 from arcmemo.memory.ontology import Memory
 from arcmemo.memory.render import lesson_name
 from arcmemo.models.client import ModelClient
-from arcmemo.selection.base import Selector, register_selector
+from arcmemo.records import Selection
+from arcmemo.registry import NoOptions
+from arcmemo.selection.base import SELECTORS, Selector
 
 
-@register_selector("all")
+@SELECTORS.register("all")
 class AllSelector(Selector):
     """Every entry in full: the paper's "no selection" ablation."""
 
     name = "all"
+
+    def __init__(self, options: NoOptions | None = None) -> None:
+        self.options = options or NoOptions()
 
     async def select(
         self,
@@ -32,11 +36,14 @@ class AllSelector(Selector):
         return memory.render("full")
 
 
-@register_selector("none")
+@SELECTORS.register("none")
 class NoSelector(Selector):
     """No memory in the prompt (the baseline)."""
 
     name = "none"
+
+    def __init__(self, options: NoOptions | None = None) -> None:
+        self.options = options or NoOptions()
 
     async def select(
         self,

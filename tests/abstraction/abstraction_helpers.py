@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from arcmemo.abstraction import AbstractionOutcome, SolvedItem, create_abstractor
+from arcmemo.abstraction import ABSTRACTORS, AbstractionOutcome, SolvedItem
 from arcmemo.memory.ontology import Concept, Memory, Parameter, TypeDef
 from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient
@@ -80,7 +80,7 @@ def abstract(
 ) -> AbstractionOutcome:
     """Run one abstraction of ``item`` with the scripted ``recorder``."""
     client = ModelClient(ScriptedProvider.from_script(recorder, model=MODEL_NAME))
-    abstractor = create_abstractor(memory_format, actor=client.spec)
+    abstractor = ABSTRACTORS.create(memory_format, actor=client.spec)
     return asyncio.run(abstractor.abstract(memory, item, client))
 
 

@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 from abstraction_helpers import ACTOR, ITEM, PSEUDOCODE, Recorder, abstract, fenced, small_memory
 
-from arcmemo.abstraction import create_abstractor
+from arcmemo.abstraction import ABSTRACTORS
 from arcmemo.abstraction.ps import normalize_item, parse_concepts
 from arcmemo.memory.ontology import Memory
+from arcmemo.registry import RegistryError
 from arcmemo.structured import OutputError
 
 GOOD = fenced(
@@ -250,5 +251,7 @@ def test_parse_concepts_accepts_json_and_a_concepts_key() -> None:
 
 
 def test_unknown_format_is_a_clear_error() -> None:
-    with pytest.raises(KeyError, match="unknown memory format 'yaml'; known: cheatsheet, oe, ps"):
-        create_abstractor("yaml")
+    with pytest.raises(
+        RegistryError, match=r"unknown memory format 'yaml'.*known: cheatsheet, oe, ps"
+    ):
+        ABSTRACTORS.create("yaml")

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from arcmemo.benchmarks.base import TaskResult
 from arcmemo.cli.main import cli
+from arcmemo.records import TaskResult
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 ARC_DIR = FIXTURES / "arc" / "eval"

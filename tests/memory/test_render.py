@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from arcmemo import Memory
-from arcmemo.memory.render import VIEWS, estimate_tokens
+from arcmemo.memory.render import VIEWS
+from arcmemo.tokens import estimate_tokens
 
 SOLVE_SELECTION = ["Recolor Objects", "lesson 1"]
 

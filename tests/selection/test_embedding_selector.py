@@ -10,9 +10,11 @@ from selection_helpers import selection_memory
 
 from arcmemo.memory.ontology import Memory
 from arcmemo.models.base import MissingCredentialError
-from arcmemo.selection import create_selector
+from arcmemo.registry import ComponentSpec, RegistryError
+from arcmemo.selection import SELECTORS
 from arcmemo.selection.embedding import (
     EmbeddingSelector,
+    EmbeddingSelectorOptions,
     OpenAIEmbedder,
     TfidfEmbedder,
     create_embedder,
@@ -40,7 +42,7 @@ def test_tfidf_vectors_are_unit_length_and_zero_for_unknown_words() -> None:
 
 
 def test_top_k_by_similarity() -> None:
-    selection = select(EmbeddingSelector(top_k=2), selection_memory())
+    selection = select(EmbeddingSelector(EmbeddingSelectorOptions(top_k=2)), selection_memory())
     assert selection.selector == "embedding"
     assert selection.selected == ["fill region right", "fill region left"]
     lines = (selection.trace or "").splitlines()
@@ -51,16 +53,17 @@ def test_top_k_by_similarity() -> None:
 
 def test_selection_is_deterministic_and_ties_break_by_name() -> None:
     memory = selection_memory()
-    first = select(EmbeddingSelector(top_k=8), memory, "nothing in common")
-    again = select(EmbeddingSelector(top_k=8), memory, "nothing in common")
+    selector = EmbeddingSelector(EmbeddingSelectorOptions(top_k=8))
+    first = select(selector, memory, "nothing in common")
+    again = select(selector, memory, "nothing in common")
     assert first == again
     # every score is zero: the order is alphabetical
     assert first.selected == sorted(first.selected)
     assert len(first.selected) == 7  # six concepts and one lesson
 
 
-def test_selector_options_come_through_create_selector() -> None:
-    selector = create_selector("embedding", top_k=1)
+def test_selector_options_come_through_the_registry() -> None:
+    selector = SELECTORS.create(ComponentSpec(name="embedding", options={"top_k": 1}))
     selection = select(selector, selection_memory(), "turn the grid by ninety degrees: rotate")
     assert selection.selected == ["rotate grid"]
 
@@ -72,7 +75,7 @@ def test_an_empty_memory_selects_nothing() -> None:
 
 def test_openai_embedder_without_key_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    selector = EmbeddingSelector(embedder="openai:text-embedding-3-small")
+    selector = EmbeddingSelector(EmbeddingSelectorOptions(embedder="openai:text-embedding-3-small"))
     assert isinstance(selector.embedder, OpenAIEmbedder)
     with pytest.raises(MissingCredentialError, match="OPENAI_API_KEY") as caught:
         select(selector, selection_memory())
@@ -80,7 +83,7 @@ def test_openai_embedder_without_key_names_the_variable(monkeypatch: pytest.Monk
 
 
 def test_unknown_embedder_is_a_clear_error() -> None:
-    with pytest.raises(KeyError, match="unknown embedder 'word2vec'"):
+    with pytest.raises(RegistryError, match="unknown embedder 'word2vec'"):
         create_embedder("word2vec")
-    with pytest.raises(KeyError, match="use 'tfidf' or 'openai:MODEL'"):
+    with pytest.raises(RegistryError, match="use 'tfidf' or 'openai:MODEL'"):
         create_embedder("openai:")

@@ -7,12 +7,12 @@ import asyncio
 import pytest
 from selection_helpers import Recorder, selection_memory
 
-from arcmemo.benchmarks.base import Selection
 from arcmemo.memory.ontology import Concept, Memory
-from arcmemo.memory.render import estimate_tokens
-from arcmemo.selection import create_selector
-from arcmemo.selection.llm import LLMSelector, parse_names, resolve_names
+from arcmemo.records import Selection
+from arcmemo.selection import SELECTORS
+from arcmemo.selection.llm import LLMSelector, LLMSelectorOptions, parse_names, resolve_names
 from arcmemo.structured import OutputError
+from arcmemo.tokens import estimate_tokens
 
 PROBLEM = "Example 1 input (2x2):\n12\n34\n\nExample 1 output (2x2):\n31\n42\n"
 
@@ -138,7 +138,7 @@ def test_memory_budget_keeps_the_most_used_concepts_in_full() -> None:
     unlimited = LLMSelector().preview(memory, PROBLEM)
     assert unlimited is not None and unlimited.count("- concept: ") == len(memory.concepts)
     budget = 110
-    prompt = LLMSelector(budget_tokens=budget).preview(memory, PROBLEM)
+    prompt = LLMSelector(LLMSelectorOptions(budget_tokens=budget)).preview(memory, PROBLEM)
     assert prompt is not None
     assert "- concept: rotate grid" in prompt and "- concept: reflect grid" in prompt
     assert prompt.count("- concept: ") == 2
@@ -147,13 +147,13 @@ def test_memory_budget_keeps_the_most_used_concepts_in_full() -> None:
     assert estimate_tokens(section) < estimate_tokens(unlimited.split("### Memory")[1])
     # the selector sends exactly the previewed prompt
     recorder = Recorder("```yaml\n- rotate grid\n```")
-    select(LLMSelector(budget_tokens=budget), memory, recorder)
+    select(LLMSelector(LLMSelectorOptions(budget_tokens=budget)), memory, recorder)
     assert recorder.received[0][0].content == prompt
 
 
 def test_render_shows_selected_in_full_and_the_rest_by_title() -> None:
     memory = selection_memory()
-    selector = create_selector("llm")
+    selector = SELECTORS.create("llm")
     text = selector.render(memory, Selection(selector="llm", selected=["rotate grid", "lesson 1"]))
     assert "- concept: rotate grid" in text and "np.rot90(grid, k)" in text
     assert "- concept: reflect grid" not in text

@@ -7,18 +7,19 @@ import asyncio
 import pytest
 from selection_helpers import selection_memory
 
-from arcmemo.selection import create_selector, selector_names
+from arcmemo.registry import RegistryError
+from arcmemo.selection import SELECTORS
 
 
 def test_registry_lists_every_selector() -> None:
-    assert selector_names() == ["all", "embedding", "llm", "none"]
-    with pytest.raises(KeyError, match="unknown selector 'best'; known: all, embedding"):
-        create_selector("best")
+    assert SELECTORS.names() == ["all", "embedding", "llm", "none"]
+    with pytest.raises(RegistryError, match=r"unknown selector 'best'.*; known: all, embedding"):
+        SELECTORS.create("best")
 
 
 def test_all_selects_every_entry_and_renders_the_full_memory() -> None:
     memory = selection_memory()
-    selector = create_selector("all")
+    selector = SELECTORS.create("all")
     selection = asyncio.run(selector.select(memory, "p", task_id="t", model=None))
     assert selection.selected == [c.name for c in memory.concepts] + ["lesson 1"]
     text = selector.render(memory, selection)
@@ -29,7 +30,7 @@ def test_all_selects_every_entry_and_renders_the_full_memory() -> None:
 
 def test_none_selects_and_renders_nothing() -> None:
     memory = selection_memory()
-    selector = create_selector("none")
+    selector = SELECTORS.create("none")
     selection = asyncio.run(selector.select(memory, "p", task_id="t", model=None))
     assert selection.selected == [] and selection.selector == "none"
     assert selector.render(memory, selection) == ""

@@ -1,8 +1,6 @@
-"""AIME: integer answers, extracted from ``\\boxed{}``; pass@k and maj@k scoring.
+"""AIME as a benchmark: the data, extraction and metrics modules fitted to the interface.
 
-The pure pieces (loader, extractor, metrics) are in :mod:`arcmemo.benchmarks.aime_parts`;
-this module fits them to the benchmark interface. AIME has no visible examples, so there is
-no verification signal and no retry with feedback.
+AIME has no visible examples, so there is no verification signal and no retry with feedback.
 """
 
 from __future__ import annotations
@@ -12,35 +10,23 @@ from pathlib import Path
 from typing import Any
 
 from arcmemo import prompting
-from arcmemo.benchmarks.aime_parts import (
-    AimeDataError,
-    AimeProblem,
-    aime_metrics,
-    extract_answer,
-    load_problems,
-    split_path,
-)
-from arcmemo.benchmarks.base import (
-    Attempt,
-    Benchmark,
-    Step,
-    TaskGrade,
-    TaskResult,
-    register_benchmark,
-    select_tasks,
-    solve_messages,
-)
+from arcmemo.benchmarks.aime.answers import extract_answer
+from arcmemo.benchmarks.aime.data import AimeDataError, AimeProblem, load_problems, split_path
+from arcmemo.benchmarks.aime.metrics import aime_metrics
+from arcmemo.benchmarks.base import BENCHMARKS, Benchmark, RunDefaults, select_tasks, solve_messages
 from arcmemo.models.base import Message
+from arcmemo.records import Attempt, CheckResult, Step, TaskGrade, TaskResult
 
 
-@register_benchmark("aime")
+@BENCHMARKS.register("aime")
 class AimeBenchmark(Benchmark[AimeProblem]):
     """AIME problems with integer answers 0..999."""
 
     name = "aime"
     domain = "aime"
-    default_retries = 0
-    default_update_signal = "consistency"  # no visible examples to verify against
+    # No visible examples to verify against: no retries, and agreement confirms a write.
+    defaults = RunDefaults(retries=0, write_signal="consistency", selector="llm")
+    headline_metrics = ("pass@1", "avg@k", "pass@k", "maj@k")
 
     def load(
         self,
@@ -69,11 +55,9 @@ class AimeBenchmark(Benchmark[AimeProblem]):
             "aime", concepts, prompting.render("aime/solve", problem=task.problem)
         )
 
-    def check(self, task: AimeProblem, completion: str) -> Step:
+    def check(self, task: AimeProblem, completion: str) -> CheckResult:
         extracted = extract_answer(completion)
-        return Step(
-            round=0,
-            completion=completion,
+        return CheckResult(
             candidate=extracted.raw,
             parse_error=None
             if extracted.value is not None
@@ -86,14 +70,11 @@ class AimeBenchmark(Benchmark[AimeProblem]):
             prediction=extracted.value,
         )
 
+    def judge(self, task: AimeProblem, prediction: Any) -> list[bool]:
+        return [prediction is not None and prediction == task.answer]
+
     def grade(self, task: AimeProblem, attempts: list[Attempt]) -> TaskGrade:
-        answers: list[int | None] = []
-        for attempt in attempts:
-            for step in attempt.steps:
-                step.correct = [step.prediction is not None and step.prediction == task.answer]
-            final = attempt.steps[-1] if attempt.steps else None
-            attempt.correct = final.correct or [False] if final else [False]
-            answers.append(final.prediction if final else None)
+        answers = [a.steps[-1].prediction if a.steps else None for a in attempts]
         metrics = aime_metrics([(task.answer, answers)])
         return TaskGrade(
             solved=bool(metrics["pass@k"]),
@@ -110,3 +91,17 @@ class AimeBenchmark(Benchmark[AimeProblem]):
             (r.metrics["answer"], r.metrics["answers"]) for r in results if "answer" in r.metrics
         ]
         return aime_metrics(per_task)
+
+    # -- the run report: answers (arcmemo.benchmarks.aime.report and its template) ------------
+
+    report_metrics = ("score", "pass@1", "avg@k", "pass@k", "maj@k", "no_answer_rate")
+
+    def report_template(self) -> str | None:
+        from arcmemo.benchmarks.aime import report
+
+        return report.template()
+
+    def report_task(self, task: AimeProblem | None, result: TaskResult) -> dict[str, Any]:
+        from arcmemo.benchmarks.aime import report
+
+        return report.task_view(task, result)

@@ -1,7 +1,4 @@
-"""AIME-specific pieces: problem loading, answer extraction and scoring.
-
-Everything here is pure (no model calls, no run state); the AIME benchmark class wraps these
-functions. AIME answers are integers 0..999, graded by exact integer match.
+"""AIME problem files: loading with field aliases and located errors.
 
 Data files
     JSON Lines (one object a line; blank lines skipped) or JSON (a list of objects, or an object
@@ -25,15 +22,15 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-MIN_ANSWER = 0
-MAX_ANSWER = 999
+from arcmemo.benchmarks.aime.answers import MAX_ANSWER, MIN_ANSWER
+from arcmemo.benchmarks.base import BenchmarkDataError
+
 DATA_DIR_ENV = "ARCMEMO_DATA_DIR"
 
 ID_FIELDS = ("id", "ID", "problem_id", "idx", "name")
@@ -42,10 +39,6 @@ ANSWER_FIELDS = ("answer", "Answer", "final_answer", "solution")
 YEAR_FIELDS = ("year", "Year")
 CONTEST_FIELDS = ("contest", "Part")
 NUMBER_FIELDS = ("number", "Problem Number")
-
-
-# --------------------------------------------------------------------------------------------
-# Problems and loading
 
 
 class AimeProblem(BaseModel):
@@ -64,7 +57,7 @@ class AimeProblem(BaseModel):
     )
 
 
-class AimeDataError(ValueError):
+class AimeDataError(BenchmarkDataError):
     """A problem file is malformed; the message names the file, the record and the field."""
 
 
@@ -266,233 +259,10 @@ def _optional_text(place: str, record: Mapping[str, Any], names: Sequence[str]) 
 
 
 def _describe_json(value: Any) -> str:
-    return {dict: "an object", list: "a list", str: "a string"}.get(type(value), repr(value))
+    names: dict[type, str] = {dict: "an object", list: "a list", str: "a string"}
+    return names.get(type(value), repr(value))
 
 
 def _shorten(value: Any, limit: int = 60) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-# --------------------------------------------------------------------------------------------
-# Answer extraction
-
-
-class ExtractedAnswer(BaseModel):
-    """The final answer found in a model's output."""
-
-    model_config = ConfigDict(frozen=True)
-
-    raw: str | None = Field(description="The extracted answer text, before normalisation.")
-    value: int | None = Field(
-        description="The answer as an integer 0..999; None if absent, non-integer or out of range."
-    )
-    method: Literal["boxed", "phrase", "none"] = Field(
-        description="Where it came from: the last \\boxed{}, a final-answer phrase, or nowhere."
-    )
-
-
-_BOXED = re.compile(r"\\(?:boxed|fbox)(?![A-Za-z])\s*")
-_BARE_BOXED_ARGUMENT = re.compile(r"[+-]?\d[\d,]*")
-# "final answer" may be followed directly by the number (e.g. a heading); a bare "answer" needs
-# "is", ":" or "=" so that prose such as "answer 3 questions" is not taken as an answer.
-_PHRASE = re.compile(
-    r"(?:\bfinal\s+answer\b[\s*_#:]*(?:is\b|=)?|\banswer\b[\s*_]*(?:is\b|:|=))[\s*_:$]*",
-    re.IGNORECASE,
-)
-_PHRASE_TOKEN = re.compile(r"[^\s$*]+")
-# Sentence punctuation after the answer, but not the ")" of a "\)" math delimiter.
-_TRAILING_PUNCTUATION = re.compile(r"(?:(?<!\\)[.,;:!?)])+$")
-_TEXT_COMMANDS = re.compile(
-    r"\\(?:text|textbf|textrm|textit|textnormal|mathrm|mathbf|mathit|mbox|boldsymbol|"
-    r"operatorname|boxed|fbox)\s*\{([^{}]*)\}"
-)
-_TRAILING_UNIT = re.compile(
-    r"(?<=[\d}])\s*\\(?:text|textrm|mbox|mathrm)\s*\{\s*[A-Za-z][A-Za-z .]*\}\s*$"
-)
-_DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|°|\\degree(?![A-Za-z])")
-_LATEX_NOISE = re.compile(r"\\[$%]|\$|\\[()\[\]]|\\(?:displaystyle|left|right)(?![A-Za-z])")
-_LATEX_SPACES = re.compile(r"\\[,;:! ]|~|\\quad|\\qquad")
-_THOUSANDS_SEPARATOR = re.compile(r"(?<=\d)[ ,](?=\d{3}(?!\d))")
-_INTEGER = re.compile(r"[+-]?\d+(?:\.0*)?")
-
-
-def extract_answer(text: str) -> ExtractedAnswer:
-    """Find the final integer answer in ``text``.
-
-    Order: the last complete ``\\boxed{...}`` / ``\\fbox{...}`` (nested braces handled; an
-    unclosed one from a truncated output is skipped); else the last explicit answer phrase
-    ("final answer: 016", "**Final Answer:** 73", "the answer is 73", "Answer: 42") followed
-    by something containing a digit; else nothing (``method="none"``). There is deliberately no
-    "last number in the text" fallback, so a missing answer is never counted as a wrong one.
-
-    The found text is kept as ``raw``; ``value`` is its integer after :func:`normalize_answer`,
-    or None when that is not an integer in 0..999. The last box counts even when its content is
-    not an integer (an earlier box is not consulted).
-    """
-    boxed = _last_boxed(text)
-    if boxed is not None:
-        return ExtractedAnswer(raw=boxed, value=normalize_answer(boxed), method="boxed")
-    phrase = _last_phrase(text)
-    if phrase is not None:
-        return ExtractedAnswer(raw=phrase, value=normalize_answer(phrase), method="phrase")
-    return ExtractedAnswer(raw=None, value=None, method="none")
-
-
-def normalize_answer(raw: str) -> int | None:
-    """Turn an extracted answer string into an integer 0..999, or None.
-
-    :func:`parse_integer` followed by the AIME range check (negative numbers and values above
-    999 give None).
-    """
-    value = parse_integer(raw)
-    return value if value is not None and MIN_ANSWER <= value <= MAX_ANSWER else None
-
-
-def parse_integer(raw: str) -> int | None:
-    """Read an answer string written in LaTeX or plain text as an integer (no range check).
-
-    Removes ``$``/``\\(``/``\\)`` delimiters, ``\\text{}``-style wrappers and bare braces
-    (``{16}``, ``1{,}000``), a trailing ``\\text{unit}``, degree marks (``^\\circ``, ``°``),
-    ``\\%``, LaTeX spaces, thousands separators (``1,000``, ``1\\,000``) and a trailing
-    period; keeps only what follows a single ``=`` (``m+n=73`` -> 73); accepts leading zeros
-    (``016``), a sign, and an integral decimal (``16.0``). Fractions, other decimals, lists and
-    expressions give None.
-    """
-    text = _TRAILING_UNIT.sub("", raw.strip())
-    previous = None
-    while previous != text:
-        previous, text = text, _TEXT_COMMANDS.sub(r"\1", text)
-    text = _DEGREES.sub("", text)
-    text = _LATEX_NOISE.sub("", text)
-    text = _LATEX_SPACES.sub(" ", text)
-    text = text.replace("{", "").replace("}", "")
-    if text.count("=") == 1:  # "m+n=73": the value is the right-hand side
-        text = text.split("=", 1)[1]
-    text = re.sub(r"\s+", " ", text).strip().rstrip(".").strip()
-    text = _THOUSANDS_SEPARATOR.sub("", text)
-    text = re.sub(r"^([+-])\s+", r"\1", text)
-    if not _INTEGER.fullmatch(text):
-        return None
-    return int(text.split(".", 1)[0])
-
-
-def _last_boxed(text: str) -> str | None:
-    found: str | None = None
-    for match in _BOXED.finditer(text):
-        start = match.end()
-        if start < len(text) and text[start] == "{":
-            content = _braced_content(text, start)
-        else:
-            bare = _BARE_BOXED_ARGUMENT.match(text, start)
-            content = bare.group(0) if bare else None
-        if content is not None:
-            found = content.strip()
-    return found
-
-
-def _braced_content(text: str, open_at: int) -> str | None:
-    """Content of the brace group opening at ``open_at``; None when it never closes."""
-    depth = 0
-    for index in range(open_at, len(text)):
-        char = text[index]
-        if char == "{" and text[index - 1] != "\\":
-            depth += 1
-        elif char == "}" and text[index - 1] != "\\":
-            depth -= 1
-            if depth == 0:
-                return text[open_at + 1 : index]
-    return None
-
-
-def _last_phrase(text: str) -> str | None:
-    found: str | None = None
-    for match in _PHRASE.finditer(text):
-        token = _PHRASE_TOKEN.match(text, match.end())
-        if token is None:
-            continue
-        candidate = _TRAILING_PUNCTUATION.sub("", token.group(0))
-        if any(char.isdigit() for char in candidate):
-            found = candidate
-    return found
-
-
-# --------------------------------------------------------------------------------------------
-# Grading and metrics
-
-
-class AttemptGrade(BaseModel):
-    """One attempt's parsed answer and whether it matches the reference."""
-
-    model_config = ConfigDict(frozen=True)
-
-    answer: int | None = Field(description="The parsed integer answer; None when none was found.")
-    correct: bool = Field(description="True when the answer equals the reference answer.")
-
-
-def grade_answer(extracted: ExtractedAnswer, reference: int) -> AttemptGrade:
-    """Grade one attempt by exact integer match; no answer is never correct."""
-    return AttemptGrade(
-        answer=extracted.value, correct=extracted.value is not None and extracted.value == reference
-    )
-
-
-def majority_answer(answers: Sequence[int | None]) -> int | None:
-    """The most frequent non-None answer; ties go to the one that appeared first."""
-    counts = Counter(answer for answer in answers if answer is not None)
-    if not counts:
-        return None
-    # Counter keeps first-insertion order and max() returns the first maximal item.
-    return max(counts, key=lambda answer: counts[answer])
-
-
-def aime_metrics(
-    per_task_answers: Sequence[tuple[int, Sequence[int | None]]],
-) -> dict[str, float | int]:
-    """Score AIME runs from ``(reference answer, attempt answers in order)`` per task.
-
-    Keys (rates are fractions 0..1; tasks weigh equally; a task with no attempts is wrong):
-
-    - ``n_tasks``: number of tasks.
-    - ``k``: the largest number of attempts of any task.
-    - ``pass@1``: fraction of tasks whose first attempt is right.
-    - ``avg@k``: per task, the fraction of its attempts that are right, averaged over tasks
-      (pass@1 averaged over the k samples).
-    - ``pass@k``: fraction of tasks with at least one right attempt.
-    - ``maj@k``: fraction of tasks whose majority answer (among attempts that gave an answer;
-      ties broken by first occurrence) is right; a task with no answers is wrong.
-    - ``n_solved``: number of tasks with at least one right attempt (pass@k as a count).
-    - ``score``: the headline number, equal to ``avg@k``.
-    - ``no_answer_rate``: fraction of all attempts that produced no integer answer, so that
-      extraction failures can be told apart from wrong answers.
-    """
-    n_tasks = len(per_task_answers)
-    first_right = any_right = majority_right = 0
-    mean_sum = 0.0
-    n_attempts = n_missing = k = 0
-    for reference, answers in per_task_answers:
-        right = [answer is not None and answer == reference for answer in answers]
-        k = max(k, len(answers))
-        n_attempts += len(answers)
-        n_missing += sum(answer is None for answer in answers)
-        if right:
-            first_right += right[0]
-            any_right += any(right)
-            mean_sum += sum(right) / len(right)
-        majority = majority_answer(answers)
-        majority_right += majority is not None and majority == reference
-
-    def rate(count: float) -> float:
-        return count / n_tasks if n_tasks else 0.0
-
-    return {
-        "n_tasks": n_tasks,
-        "k": k,
-        "pass@1": rate(first_right),
-        "avg@k": rate(mean_sum),
-        "pass@k": rate(any_right),
-        "maj@k": rate(majority_right),
-        "n_solved": any_right,
-        "score": rate(mean_sum),
-        "no_answer_rate": n_missing / n_attempts if n_attempts else 0.0,
-    }

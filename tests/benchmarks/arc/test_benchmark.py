@@ -18,9 +18,11 @@ from arcmemo.benchmarks.arc import (
     load_split,
     named_splits,
 )
-from arcmemo.benchmarks.base import Attempt, Step, TaskSelectionError
+from arcmemo.benchmarks.base import TaskSelectionError
+from arcmemo.records import Attempt, Step, TaskGrade
+from arcmemo.runner import judge_attempts
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "arc"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "arc"
 EVAL_DIR = FIXTURES / "eval"
 BAD_DIR = FIXTURES / "bad"
 FIXTURE_IDS = sorted(p.stem for p in EVAL_DIR.glob("*.json"))
@@ -296,6 +298,11 @@ def _attempt(index: int, *predictions: list | None) -> Attempt:
     return Attempt(index=index, steps=steps)
 
 
+def graded(arc: ArcBenchmark, task: ArcTask, attempts: list[Attempt]) -> TaskGrade:
+    judge_attempts(arc, task, attempts)
+    return arc.grade(task, attempts)
+
+
 def test_grade_uses_the_last_step_and_gives_half_points(
     arc: ArcBenchmark, tasks: dict[str, ArcTask]
 ) -> None:
@@ -306,6 +313,7 @@ def test_grade_uses_the_last_step_and_gives_half_points(
         _attempt(0, [right_1, right_2], [right_1, wrong]),  # the retry broke test 2
         _attempt(1, None),  # no program: no prediction
     ]
+    judge_attempts(arc, task, attempts)
     grade = arc.grade(task, attempts)
     assert attempts[0].steps[0].correct == [True, True]
     assert attempts[0].correct == [True, False]
@@ -319,7 +327,7 @@ def test_grade_only_counts_the_first_two_attempts(
 ) -> None:
     task = tasks["66e6c45b"]
     right = task.test_outputs
-    grade = arc.grade(task, [_attempt(0, None), _attempt(1, None), _attempt(2, right)])
+    grade = graded(arc, task, [_attempt(0, None), _attempt(1, None), _attempt(2, right)])
     assert grade.score == 0.0 and not grade.solved
-    grade = arc.grade(task, [_attempt(0, None), _attempt(1, right), _attempt(2, None)])
+    grade = graded(arc, task, [_attempt(0, None), _attempt(1, right), _attempt(2, None)])
     assert grade.score == 1.0 and grade.solved and grade.metrics["strict"]

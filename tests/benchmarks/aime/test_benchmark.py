@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from arcmemo.benchmarks.aime import AimeBenchmark
-from arcmemo.benchmarks.aime_parts import AimeDataError, AimeProblem, load_problems
-from arcmemo.benchmarks.base import Attempt, Step, TaskResult, TaskSelectionError
+from arcmemo.benchmarks.aime import AimeBenchmark, AimeDataError, AimeProblem, load_problems
+from arcmemo.benchmarks.base import TaskSelectionError
+from arcmemo.records import Attempt, Step, TaskGrade, TaskResult
+from arcmemo.runner import judge_attempts
 
-PROBLEMS = Path(__file__).resolve().parents[1] / "fixtures" / "aime" / "problems.jsonl"
+PROBLEMS = Path(__file__).resolve().parents[2] / "fixtures" / "aime" / "problems.jsonl"
 
 
 @pytest.fixture
@@ -93,7 +94,6 @@ def test_check_records_raw_and_parsed_answers(
     aime: AimeBenchmark, divisors: AimeProblem, completion: str, raw: str, value: int
 ) -> None:
     step = aime.check(divisors, completion)
-    assert step.completion == completion
     assert step.candidate == raw and step.prediction == value
     assert step.parse_error is None and step.verified is None
 
@@ -121,16 +121,21 @@ def _attempts(*answers: int | None) -> list[Attempt]:
     ]
 
 
+def graded(aime: AimeBenchmark, problem: AimeProblem, attempts: list[Attempt]) -> TaskGrade:
+    judge_attempts(aime, problem, attempts)
+    return aime.grade(problem, attempts)
+
+
 def test_grade_marks_attempts_and_scores_the_task(
     aime: AimeBenchmark, divisors: AimeProblem
 ) -> None:
     attempts = _attempts(None, 15, 16, 15)
-    grade = aime.grade(divisors, attempts)
+    grade = graded(aime, divisors, attempts)
     assert [a.correct for a in attempts] == [[False], [False], [True], [False]]
     assert attempts[2].steps[0].correct == [True]
     assert grade.solved is True and grade.score == 0.25
     assert grade.metrics == {"answers": [None, 15, 16, 15], "answer": 16, "majority_correct": False}
-    grade = aime.grade(divisors, _attempts(None, None))
+    grade = graded(aime, divisors, _attempts(None, None))
     assert grade.solved is False and grade.score == 0.0
 
 
@@ -140,7 +145,7 @@ def test_summarize_hand_computed(aime: AimeBenchmark) -> None:
     results = []
     for problem, answers in zip(problems, answer_sets, strict=True):
         attempts = _attempts(*answers)
-        grade = aime.grade(problem, attempts)
+        grade = graded(aime, problem, attempts)
         results.append(
             TaskResult(
                 task_id=problem.id,

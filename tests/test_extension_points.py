@@ -1,0 +1,221 @@
+"""A component registered from outside the package is usable from the CLI and recorded.
+
+The toy benchmark below lives only in this module: registering it is all it takes to run
+it with ``arcmemo run``, write memory from it with ``arcmemo abstract`` and draw it with
+``arcmemo report``. A toy selector with an option shows the same for selectors.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+from pydantic import BaseModel, ConfigDict
+
+from arcmemo.benchmarks.base import (
+    BENCHMARKS,
+    Benchmark,
+    BenchmarkDataError,
+    RunDefaults,
+    select_tasks,
+)
+from arcmemo.cli.main import cli
+from arcmemo.memory.ontology import Memory
+from arcmemo.models.base import Message
+from arcmemo.records import Attempt, CheckResult, Selection, Step, TaskGrade, TaskResult
+from arcmemo.selection.base import SELECTORS, Selector
+
+
+class Sum(BaseModel):
+    id: str
+    a: int
+    b: int
+    total: int  # the hidden label
+
+
+class SumsBenchmark(Benchmark[Sum]):
+    """Add two numbers (a test benchmark)."""
+
+    name = "toy-sums"
+    domain = "toy"
+    defaults = RunDefaults(retries=0, write_signal="consistency", selector="all")
+    headline_metrics = ("score", "exact")
+
+    def load(
+        self,
+        *,
+        split: str | None,
+        data: str | None,
+        task_ids: Sequence[str] | None,
+        limit: int | None,
+    ) -> list[Sum]:
+        if data is None:
+            raise BenchmarkDataError("toy-sums needs --data FILE")
+        records = json.loads(Path(data).read_text())
+        return select_tasks([Sum.model_validate(r) for r in records], task_ids, limit)
+
+    def task_id(self, task: Sum) -> str:
+        return task.id
+
+    def describe(self, task: Sum) -> str:
+        return f"What is {task.a} + {task.b}?"
+
+    def prompt(self, task: Sum, *, concepts: str, previous: Step | None) -> list[Message]:
+        text = (concepts + "\n\n" if concepts else "") + self.describe(task)
+        return [Message(role="user", content=text)]
+
+    def check(self, task: Sum, completion: str) -> CheckResult:
+        words = completion.split()
+        value = int(words[-1]) if words and words[-1].lstrip("-").isdigit() else None
+        return CheckResult(candidate=completion.strip(), prediction=value)
+
+    def judge(self, task: Sum, prediction: Any) -> list[bool]:
+        return [prediction == task.total]
+
+    def grade(self, task: Sum, attempts: list[Attempt]) -> TaskGrade:
+        right = sum(all(a.correct) for a in attempts)
+        return TaskGrade(solved=right > 0, score=right / max(len(attempts), 1))
+
+    def summarize(self, results: list[TaskResult], attempts: int) -> dict[str, Any]:
+        scores = [r.score for r in results]
+        return {
+            "score": sum(scores) / len(scores) if scores else 0.0,
+            "exact": sum(r.solved for r in results),
+        }
+
+
+class EveryNth(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    every: int = 1
+
+
+class EveryNthSelector(Selector):
+    """Every n-th lesson (a test selector)."""
+
+    name = "toy-every"
+
+    def __init__(self, options: EveryNth) -> None:
+        self.every = options.every
+
+    async def select(
+        self,
+        memory: Memory,
+        problem: str,
+        *,
+        task_id: str,
+        model: Any,
+        previous_attempt: str | None = None,
+    ) -> Selection:
+        names = [f"lesson {i}" for i in range(0, len(memory.lessons), self.every)]
+        return Selection(selector=self.name, selected=names)
+
+
+SCRIPT = """\
+"situation/suggestion pairs": "```yaml\\n- situation: adding\\n  suggestion: count on\\n```"
+"What is 2 + 3?":
+  - "It is 5"
+  - "It is 5"
+"What is 4 + 4?":
+  - "It is 8"
+  - "I think 9"
+"What is 1 + 1?":
+  - "It is 3"
+  - "It is 3"
+"""
+
+
+@pytest.fixture(autouse=True)
+def _registered() -> Iterator[None]:
+    BENCHMARKS.register("toy-sums")(SumsBenchmark)
+    SELECTORS.register("toy-every", options=EveryNth)(EveryNthSelector)
+    yield
+    BENCHMARKS.unregister("toy-sums")
+    SELECTORS.unregister("toy-every")
+
+
+@pytest.fixture
+def toy_files(tmp_path: Path) -> tuple[Path, Path]:
+    data = tmp_path / "sums.json"
+    data.write_text(
+        json.dumps(
+            [
+                {"id": "s1", "a": 2, "b": 3, "total": 5},
+                {"id": "s2", "a": 4, "b": 4, "total": 8},
+                {"id": "s3", "a": 1, "b": 1, "total": 2},
+            ]
+        )
+    )
+    script = tmp_path / "script.yaml"
+    script.write_text(SCRIPT)
+    return data, script
+
+
+def invoke(*args: str | Path) -> Result:
+    return CliRunner().invoke(cli, [str(a) for a in args], env={"COLUMNS": "300"})
+
+
+def test_a_registered_benchmark_runs_abstracts_and_reports(
+    tmp_path: Path, toy_files: tuple[Path, Path]
+) -> None:
+    data, script = toy_files
+    memory = tmp_path / "memory.json"
+    Memory(domain="toy").save(memory)
+    run = tmp_path / "run"
+    result = invoke(
+        "run", "toy-sums", "--data", data, "--model", f"scripted:{script}",
+        "--memory", memory, "--out", run, "--format", "oe",
+        "--select", "toy-every", "--select-arg", "every=2",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["n_tasks"] == 3 and summary["exact"] == 2
+    assert summary["score"] == pytest.approx((1.0 + 0.5 + 0.0) / 3)
+    assert "exact" in result.output  # the benchmark's headline metric is shown
+    config = json.loads((run / "config.json").read_text())
+    assert config["benchmark"] == {"name": "toy-sums", "options": {}}
+    assert config["selector"] == {"name": "toy-every", "options": {"every": 2}}
+    # The benchmark's own defaults were resolved and saved.
+    assert config["retries"] == 0 and config["write_signal"]["name"] == "consistency"
+
+    written = invoke(
+        "abstract", "--from", run, "--memory", memory, "--format", "oe",
+        "--signal", "consistency", "--model", f"scripted:{script}",
+    )  # fmt: skip
+    assert written.exit_code == 0, written.output
+    grown = Memory.load(memory)
+    # The consistency signal confirms a strict majority, right or wrong: s1 (5, 5) and
+    # s3 (3, 3), not s2 (8, 9).
+    assert set(grown.solutions) == {"s1", "s3"} and grown.lessons
+
+    page = tmp_path / "report.html"
+    drawn = invoke("report", run, "--out", page)
+    assert drawn.exit_code == 0, drawn.output
+    html = page.read_text()
+    assert "s1" in html and "What is 2 + 3?" in html and "It is 5" in html
+
+
+def test_unknown_names_and_options_are_one_line_errors(
+    tmp_path: Path, toy_files: tuple[Path, Path]
+) -> None:
+    data, script = toy_files
+    memory = tmp_path / "memory.json"
+    Memory(domain="toy").save(memory)
+    base = ["run", "toy-sums", "--data", str(data), "--model", f"scripted:{script}"]
+    wrong = invoke(*base, "--select", "toy-evry")
+    assert wrong.exit_code != 0
+    assert "did you mean 'toy-every'" in wrong.output
+    bad = invoke(*base, "--select", "toy-every", "--select-arg", "often=3", "--memory", memory)
+    assert bad.exit_code == 1
+    assert "selector 'toy-every': often: Extra inputs are not permitted" in bad.output
+    assert "Traceback" not in bad.output
+
+
+def test_run_help_lists_registered_components() -> None:
+    result = invoke("run", "--help")
+    assert result.exit_code == 0
+    assert "toy-sums" in result.output and "Add two numbers" in result.output
+    assert "toy-every" in result.output and "every=1" in result.output
