@@ -19,6 +19,7 @@ threads at once. Zygotes start lazily.
 from __future__ import annotations
 
 import abc
+import concurrent.futures
 import contextlib
 import json
 import os
@@ -213,6 +214,12 @@ class ZygoteSandbox(Sandbox):
         self._idle: list[Zygote] = []
         self._started = 0
         self._closed = False
+        # Zygotes are started from these long-lived threads: bubblewrap's --die-with-parent
+        # (PR_SET_PDEATHSIG) fires when the *thread* that started it ends, and callers often
+        # run programs from short-lived threads.
+        self._launcher = concurrent.futures.ThreadPoolExecutor(
+            max_workers=self.max_workers, thread_name_prefix="arcmemo-sandbox"
+        )
 
     @abc.abstractmethod
     def _command(self) -> tuple[list[str], str, dict[str, str]]:
@@ -233,7 +240,7 @@ class ZygoteSandbox(Sandbox):
                     break
                 self._lock.wait()
         try:
-            return Zygote(*self._command())
+            return self._launcher.submit(Zygote, *self._command()).result()
         except BaseException:
             with self._lock:
                 self._started -= 1
@@ -286,6 +293,7 @@ class ZygoteSandbox(Sandbox):
             self._lock.notify_all()
         for zygote in idle:
             zygote.stop()
+        self._launcher.shutdown(wait=False)
         self._cleanup()
 
     def __del__(self) -> None:

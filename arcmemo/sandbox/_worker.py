@@ -383,8 +383,8 @@ def _child_main(request: dict[str, Any], start: int, out_fd: int, workdir: str) 
             result["duration_s"] = time.perf_counter() - began
             try:
                 encoded = json.dumps(_to_jsonable(value), allow_nan=False)
-            except ValueError as error:
-                raise _NotJsonable(str(error)) from None
+            except ValueError:
+                raise _NotJsonable("it holds NaN or an infinite float (not JSON)") from None
             if len(encoded) > _MAX_VALUE_BYTES:
                 raise _NotJsonable(f"the return value is {len(encoded)} bytes as JSON, too large")
             result.update(ok=True, value=json.loads(encoded))

@@ -42,11 +42,12 @@ class SandboxUnavailableError(RuntimeError):
 def clean_text(text: str, limit: int) -> str:
     """``text`` safe to store and send: unencodable characters replaced, at most ``limit``
     characters (the middle is dropped, so both the start and the final error line stay)."""
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
     if len(text) > limit:
         keep = max(1, limit - 40) // 2
         dropped = len(text) - 2 * keep
         text = f"{text[:keep]}\n[... {dropped} characters dropped ...]\n{text[-keep:]}"
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
 
 
 def clean_json(value: Any, depth: int = 0) -> Any:

@@ -1,12 +1,43 @@
+"""Sandboxes for the tests: every test that takes ``sandbox`` runs under each kind.
+
+``bwrap`` is skipped, with the reason, where bubblewrap or user namespaces are unavailable
+(CI installs bubblewrap, so there it runs). ``kernel_only`` is the bwrap sandbox with the
+audit hook switched off: attacks run against it show what the kernel layer holds by itself.
+"""
+
+from __future__ import annotations
+
 from collections.abc import Iterator
 
 import pytest
 
-from arcmemo.sandbox import Sandbox, get_sandbox
+from arcmemo.sandbox import SANDBOXES, Sandbox, SandboxUnavailableError
+
+
+def make(name: str, **options: object) -> Sandbox:
+    """A sandbox of kind ``name``; skips the test when the kind cannot run here."""
+    try:
+        return SANDBOXES.create(SANDBOXES.spec(name, options))
+    except SandboxUnavailableError as error:
+        pytest.skip(f"{name} sandbox unavailable here: {error}")
+
+
+@pytest.fixture(scope="module", params=["bwrap", "process"])
+def sandbox(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
+    box = make(request.param, max_workers=2)
+    yield box
+    box.close()
 
 
 @pytest.fixture(scope="module")
-def sandbox() -> Iterator[Sandbox]:
-    box = get_sandbox("local", max_workers=2)
+def kernel_only() -> Iterator[Sandbox]:
+    box = make("bwrap", max_workers=1, audit_hook=False)
+    yield box
+    box.close()
+
+
+@pytest.fixture(scope="module")
+def bwrap() -> Iterator[Sandbox]:
+    box = make("bwrap", max_workers=2)
     yield box
     box.close()
