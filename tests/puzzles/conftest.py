@@ -7,7 +7,8 @@ import pytest
 
 from arcmemo.memory.ontology import Memory
 from arcmemo.memory.seeds import load_seed
-from arcmemo.sandbox import Sandbox, get_sandbox
+from arcmemo.registry import ComponentSpec
+from arcmemo.sandbox import SANDBOXES, Sandbox
 
 REPO = Path(__file__).resolve().parents[2]
 HANDWRITTEN = REPO / "puzzles" / "handwritten"
@@ -16,7 +17,7 @@ SAMPLES = REPO / "puzzles" / "samples"
 
 @pytest.fixture(scope="module")
 def sandbox() -> Iterator[Sandbox]:
-    box = get_sandbox("local", max_workers=2)
+    box = SANDBOXES.create(ComponentSpec(name="bwrap", options={"max_workers": 2}))
     yield box
     box.close()
 

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from arcmemo.puzzles.verify import harness_source, with_harness
+from arcmemo.puzzles.verify import harness_source
 
 
 @pytest.fixture(scope="module")
@@ -101,6 +101,5 @@ def test_grid_problem_matches_the_sandbox_grid_rules(
 
 
 def test_the_harness_appends_cleanly_to_a_module() -> None:
-    program = with_harness("def transform(grid):\n    return grid\n")
+    program = "def transform(grid):\n    return grid\n" + harness_source()
     compile(program, "<program>", "exec")  # e.g. no __future__ import after module code
-    assert program.startswith("def transform(grid):\n")

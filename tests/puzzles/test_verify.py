@@ -9,7 +9,6 @@ from arcmemo.puzzles.verify import (
     PuzzleConfig,
     RoutineHints,
     VerifiedPuzzle,
-    clean_traceback,
     verify_module,
 )
 from arcmemo.sandbox import Sandbox
@@ -159,20 +158,3 @@ def test_an_exception_is_reported_with_the_module_frames_only(sandbox: Sandbox) 
 def test_a_missing_function_is_named(sandbox: Sandbox) -> None:
     puzzle = run(sandbox, modules.MISSING_FUNCTION)
     assert "defines no function generate_input()" in details(puzzle, "runs")
-
-
-def test_clean_traceback_drops_frames_past_the_module() -> None:
-    error = (
-        "Traceback (most recent call last):\n"
-        '  File "<program>", line 40, in _arcmemo_build_puzzle\n'
-        "    raw = namespace['generate_input'](rng)\n"
-        '  File "<program>", line 3, in generate_input\n'
-        "    1 / 0\n"
-        "ZeroDivisionError: division by zero"
-    )
-    assert clean_traceback(error, module_lines=10) == (
-        "Traceback (most recent call last):\n"
-        '  File "<program>", line 3, in generate_input\n'
-        "    1 / 0\n"
-        "ZeroDivisionError: division by zero"
-    )
