@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from arcmemo.models.client import ModelClient, ModelConfig, open_model
-from arcmemo.registry import Registry, RegistryError
+from arcmemo.registry import ComponentSpec, Registry, RegistryError
 
 
 def parse_model_args(values: tuple[str, ...]) -> dict[str, str]:
@@ -113,3 +113,37 @@ class RegistryHelpCommand(click.Command):
         for registry in self.registries:
             with formatter.section(f"{registry.kind.capitalize()}s"):
                 formatter.write_dl([(entry.name, entry.describe()) for entry in registry.entries()])
+
+
+def sandbox_options(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``--sandbox NAME`` and ``--sandbox-arg k=v`` (where model-written programs run)."""
+    from arcmemo.sandbox import SANDBOXES
+
+    for option in reversed(
+        [
+            click.option(
+                "--sandbox",
+                type=ComponentChoice(SANDBOXES),
+                default="bwrap",
+                show_default=True,
+                help="Where model-written programs run: bwrap (kernel namespaces) or process "
+                "(weaker; recorded in config.json and summary.json).",
+            ),
+            click.option(
+                "--sandbox-arg",
+                "sandbox_args",
+                multiple=True,
+                help='Sandbox option k=v (e.g. limits.timeout_s=5, packages=["numpy"]).',
+            ),
+        ]
+    ):
+        function = option(function)
+    return function
+
+
+def sandbox_spec(options: dict[str, Any]) -> ComponentSpec:
+    """The sandbox chosen by :func:`sandbox_options` values."""
+    return ComponentSpec(
+        name=options["sandbox"],
+        options=parse_component_args(options["sandbox_args"], "--sandbox-arg"),
+    )

@@ -12,7 +12,7 @@ import click
 from rich.console import Console
 
 from arcmemo.cli.errors import user_errors
-from arcmemo.cli.options import model_options, open_cli_model
+from arcmemo.cli.options import model_options, open_cli_model, sandbox_options, sandbox_spec
 
 
 @contextlib.contextmanager
@@ -60,6 +60,7 @@ def puzzles() -> None:
     help="Puzzle folder to write (created if needed).",
 )
 @model_options
+@sandbox_options
 def generate(
     memory_path: Path,
     concepts: str,
@@ -138,7 +139,7 @@ def generate(
             finally:
                 await model.aclose()
 
-        sandbox = SANDBOXES.create("bwrap")
+        sandbox = SANDBOXES.create(sandbox_spec(options))
         try:
             asyncio.run(go())
         finally:
@@ -150,7 +151,8 @@ def generate(
 
 @puzzles.command("verify")
 @click.argument("folder", type=click.Path(path_type=Path, file_okay=False))
-def verify(folder: Path) -> None:
+@sandbox_options
+def verify(folder: Path, **options: Any) -> None:
     """Rebuild every puzzle of FOLDER from its generator and seed and re-run every check.
 
     Exits with status 1 when any puzzle fails a check or differs from its file.
@@ -162,7 +164,7 @@ def verify(folder: Path) -> None:
     console = Console()
     with _puzzle_errors():
         paths = task_paths(folder)
-        sandbox = SANDBOXES.create("bwrap")
+        sandbox = SANDBOXES.create(sandbox_spec(options))
         try:
             results = recheck_folder(sandbox, paths)
         finally:

@@ -20,6 +20,8 @@ from arcmemo.cli.options import (
     RegistryHelpCommand,
     parse_component_args,
     parse_model_args,
+    sandbox_options,
+    sandbox_spec,
 )
 from arcmemo.config import RunConfig, SamplingConfig
 from arcmemo.models.client import ModelConfig
@@ -150,20 +152,7 @@ def print_summary(console: Console, summary: dict[str, Any], metrics: tuple[str,
     help="What online updates write.",
 )
 @click.option("--format-arg", "format_args", multiple=True, help="Memory-format option k=v.")
-@click.option(
-    "--sandbox",
-    type=ComponentChoice(SANDBOXES),
-    default="bwrap",
-    show_default=True,
-    help="Where model-written programs run: bwrap (kernel namespaces) or process (weaker; "
-    "recorded in config.json and summary.json).",
-)
-@click.option(
-    "--sandbox-arg",
-    "sandbox_args",
-    multiple=True,
-    help='Sandbox option k=v (e.g. limits.timeout_s=5, packages=["numpy"]).',
-)
+@sandbox_options
 @click.option("--attempts", type=int, default=2, show_default=True)
 @click.option("--retries", type=int, help="Feedback rounds per attempt (default: 2 ARC, 0 AIME).")
 @click.option("--concurrency", type=int, default=16, show_default=True)
@@ -216,10 +205,7 @@ def run(benchmark: str, **options: Any) -> None:
                 name=options["memory_format"],
                 options=parse_component_args(options["format_args"], "--format-arg"),
             ),
-            sandbox=ComponentSpec(
-                name=options["sandbox"],
-                options=parse_component_args(options["sandbox_args"], "--sandbox-arg"),
-            ),
+            sandbox=sandbox_spec(options),
             attempts=options["attempts"],
             retries=options["retries"],
             seed=options["seed"],

@@ -112,7 +112,7 @@ def _arcmemo_grid_argument(
     return None
 
 
-def _arcmemo_neutral(real_routine, real_returns, hints):  # type: ignore[no-untyped-def]
+def _arcmemo_neutral(real_routine, real_returns, hints):
     """The neutral substitute for ``concept_routine`` in the ablated run.
 
     Its k-th call answers like the k-th real call of the same example (the last one when
@@ -126,7 +126,7 @@ def _arcmemo_neutral(real_routine, real_returns, hints):  # type: ignore[no-unty
     grid_params = list(hints.get("grid_params", []))
     returns_grid = hints.get("returns_grid")
 
-    def substitute(*args, **kwargs):  # type: ignore[no-untyped-def]
+    def substitute(*args, **kwargs):
         index = min(state["calls"], len(real_returns) - 1)
         state["calls"] += 1
         real = real_returns[index] if real_returns else None
@@ -137,15 +137,15 @@ def _arcmemo_neutral(real_routine, real_returns, hints):  # type: ignore[no-unty
                 return _arcmemo_copy_grid(grid)
             if isinstance(real, _arcmemo_np.ndarray):
                 return _arcmemo_np.zeros_like(real)
-            if real_is_grid:
+            if real_is_grid and real is not None:
                 return [[0 for _ in row] for row in real]
         return _arcmemo_blank(real)
 
     return substitute
 
 
-def _arcmemo_traced(real_routine, log):  # type: ignore[no-untyped-def]
-    def traced(*args, **kwargs):  # type: ignore[no-untyped-def]
+def _arcmemo_traced(real_routine, log):
+    def traced(*args, **kwargs):
         value = real_routine(*args, **kwargs)
         log.append(value)
         return value
@@ -198,7 +198,7 @@ def _arcmemo_build_puzzle(request: dict) -> dict:
     return {"examples": examples, "draws": draws, "input_error": None}
 
 
-def _arcmemo_example(grid: list, real_routine, hints: dict, repeats: int) -> dict:  # type: ignore[no-untyped-def]
+def _arcmemo_example(grid: list, real_routine, hints: dict, repeats: int) -> dict:
     log: list = []
     output = _arcmemo_run_transform(grid, _arcmemo_traced(real_routine, log))
     record: dict = {"input": grid, "calls": len(log), "output": None, "output_error": None}

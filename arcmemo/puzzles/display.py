@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -51,7 +53,9 @@ def pair_table(title: str, grid_in: Grid, grid_out: Grid | None) -> RenderableTy
     return table
 
 
-def task_view(train: list[tuple[Grid, Grid]], test: list[tuple[Grid, Grid | None]]) -> Group:
+def task_view(
+    train: Sequence[tuple[Grid, Grid]], test: Sequence[tuple[Grid, Grid | None]]
+) -> Group:
     """Every pair of a task, train first."""
     parts: list[RenderableType] = [
         pair_table(f"train {index}", grid_in, grid_out)
