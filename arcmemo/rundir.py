@@ -38,8 +38,10 @@ class RunDirError(ValueError):
     """The run directory cannot be used as asked (e.g. it holds a different run)."""
 
 
-def _json_lines(path: Path, record: type[RecordT]) -> Iterator[tuple[int, RecordT | None]]:
-    """(line number, record or None if invalid) for each complete line of ``path``."""
+def _json_lines(
+    path: Path, record: type[RecordT]
+) -> Iterator[tuple[int, RecordT | None, str | None]]:
+    """(line number, record, None) or (line number, None, why) for each complete line."""
     if not path.exists():
         return
     with open(path, "rb") as handle:
@@ -47,9 +49,20 @@ def _json_lines(path: Path, record: type[RecordT]) -> Iterator[tuple[int, Record
             if not line.endswith(b"\n"):
                 return  # torn by a crash, even if it parses
             try:
-                yield number, record.model_validate_json(line)
-            except ValidationError:
-                yield number, None
+                yield number, record.model_validate_json(line), None
+            except ValidationError as error:
+                first = error.errors()[0]
+                where = ".".join(str(part) for part in first["loc"])
+                yield number, None, f"{where + ': ' if where else ''}{first['msg']}"
+
+
+def _read_json(path: Path) -> object:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise RunDirError(
+            f"{path}: not valid JSON at line {error.lineno} column {error.colno}: {error.msg}"
+        ) from None
 
 
 class RunDirectory:
@@ -117,9 +130,11 @@ class RunDirectory:
     def finished(self) -> dict[str, TaskResult]:
         """Results written so far, by task id (a torn last line is skipped)."""
         results: dict[str, TaskResult] = {}
-        for number, result in _json_lines(self.results_path, TaskResult):
+        for number, result, why in _json_lines(self.results_path, TaskResult):
             if result is None:
-                raise RunDirError(f"{self.results_path}, line {number}: not a valid task result")
+                raise RunDirError(
+                    f"{self.results_path}, line {number}: not a valid task result ({why})"
+                )
             results[result.task_id] = result
         return results
 
@@ -130,20 +145,16 @@ class RunDirectory:
     def read_summary(self) -> dict[str, Any] | None:
         if not self.summary_path.exists():
             return None
-        try:
-            summary = json.loads(self.summary_path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as error:
-            raise RunDirError(f"{self.summary_path}: not valid JSON ({error.msg})") from None
-        return summary if isinstance(summary, dict) else None
+        summary = _read_json(self.summary_path)
+        if not isinstance(summary, dict):
+            raise RunDirError(f"{self.summary_path}: expected a JSON object")
+        return summary
 
     def read_task_order(self) -> list[str] | None:
         """Task ids in processing order, or None when the run never started."""
         if not self.task_order_path.exists():
             return None
-        try:
-            order = json.loads(self.task_order_path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as error:
-            raise RunDirError(f"{self.task_order_path}: not valid JSON ({error.msg})") from None
+        order = _read_json(self.task_order_path)
         if not isinstance(order, list) or not all(isinstance(i, str) for i in order):
             raise RunDirError(f"{self.task_order_path}: expected a list of task ids")
         return order
@@ -157,7 +168,7 @@ class RunDirectory:
 
     def calls(self) -> list[CallRecord]:
         """Every logged model call (lines torn or garbled by a crash are skipped)."""
-        return [record for _, record in _json_lines(self.calls_path, CallRecord) if record]
+        return [record for _, record, _ in _json_lines(self.calls_path, CallRecord) if record]
 
     def usage(self) -> UsageSummary:
         """Usage totals of every call the run made, across resumed sessions."""
@@ -171,17 +182,14 @@ class RunDirectory:
         """Task ids whose results were already abstracted into the memory (online runs)."""
         if not self.processed_path.exists():
             return []
-        try:
-            processed = json.loads(self.processed_path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as error:
-            raise RunDirError(f"{self.processed_path}: not valid JSON ({error.msg})") from None
+        processed = _read_json(self.processed_path)
         if not isinstance(processed, list):
             raise RunDirError(f"{self.processed_path}: expected a list of task ids")
         return [str(i) for i in processed]
 
     def abstraction_outcomes(self) -> list[AbstractionOutcome]:
         """What each abstraction of the run wrote and what failed, in order."""
-        return [o for _, o in _json_lines(self.abstraction_path, AbstractionOutcome) if o]
+        return [o for _, o, _ in _json_lines(self.abstraction_path, AbstractionOutcome) if o]
 
 
 class RunWriter(RunDirectory):
@@ -230,15 +238,13 @@ class RunWriter(RunDirectory):
         if good_bytes != self.results_path.stat().st_size:
             os.truncate(self.results_path, good_bytes)
 
-    def _append_line(self, path: Path, line: str) -> None:
-        with self._lock, open(path, "a", encoding="utf-8") as handle:
+    def append_result(self, result: TaskResult) -> None:
+        """Append one finished task durably (a crash loses at most tasks in flight)."""
+        line = result.model_dump_json() + "\n"
+        with self._lock, open(self.results_path, "a", encoding="utf-8") as handle:
             handle.write(line)
             handle.flush()
             os.fsync(handle.fileno())
-
-    def append_result(self, result: TaskResult) -> None:
-        """Append one finished task durably (a crash loses at most tasks in flight)."""
-        self._append_line(self.results_path, result.model_dump_json() + "\n")
 
     def write_task_order(self, ids: list[str]) -> None:
         atomic_write_text(self.task_order_path, json.dumps(ids, indent=1) + "\n")
@@ -263,4 +269,3 @@ class RunWriter(RunDirectory):
 
     def append_abstraction(self, outcomes: list[AbstractionOutcome]) -> None:
         append_outcomes(self.abstraction_path, outcomes)
-

@@ -7,6 +7,7 @@ it with ``arcmemo run``, write memory from it with ``arcmemo abstract`` and draw
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -219,3 +220,18 @@ def test_run_help_lists_registered_components() -> None:
     assert result.exit_code == 0
     assert "toy-sums" in result.output and "Add two numbers" in result.output
     assert "toy-every" in result.output and "every=1" in result.output
+
+
+def test_the_readme_example_registers_a_selector_the_cli_accepts(tmp_path: Path) -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    section = readme.split("### Extension points", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    exec(compile(code, "README.md", "exec"), {})
+    try:
+        spec = SELECTORS.spec("first", {"n": "5"})
+        assert spec.options == {"n": 5}
+        memory = Memory(domain="toy")
+        selection = asyncio.run(SELECTORS.create(spec).select(memory, "p", task_id="t", model=None))
+        assert selection.selector == "first" and selection.selected == []
+    finally:
+        SELECTORS.unregister("first")
