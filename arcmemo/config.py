@@ -110,7 +110,21 @@ class RunConfig(BaseModel):
         ge=0,
         description="Feedback rounds per attempt while train fails; None = the benchmark's.",
     )
-    seed: int | None = Field(default=None, description="Shuffles the task order when set.")
+    order_seed: int | None = Field(
+        default=None, description="Shuffles the task order when set (None: the data's order)."
+    )
+    sampling_seed: int | None = Field(
+        default=None,
+        description="Sampling seed sent to providers that honour one; sample i of a request "
+        "answered one sample at a time gets seed + i. None: the provider's own randomness.",
+    )
+    replicate: int = Field(
+        default=0,
+        ge=0,
+        description="Which independent repetition of the experiment this run is: each "
+        "replicate has its own response-cache namespace (and sampling seed offset), so a new "
+        "replicate pays for new samples and rerunning the same one replays them.",
+    )
     leaks_test_labels: bool = Field(
         default=False,
         description="Derived: True when memory writes are confirmed with test labels "
@@ -129,6 +143,13 @@ class RunConfig(BaseModel):
         # A component given by name alone means its default options.
         return {"name": value} if isinstance(value, str) else value
 
+    @property
+    def request_seed(self) -> int | None:
+        """The sampling seed sent with this run's requests (offset per replicate)."""
+        if self.sampling_seed is None:
+            return None
+        return self.sampling_seed + REPLICATE_SEED_STRIDE * self.replicate
+
     @model_validator(mode="after")
     def _derive_leak_flag(self) -> RunConfig:
         from arcmemo.signals import WRITE_SIGNALS
@@ -142,9 +163,21 @@ class RunConfig(BaseModel):
         return self
 
 
+# Replicate r samples with seed sampling_seed + r * stride; sample i of a request adds i, so
+# replicates never share a seed while there are fewer than this many attempts.
+REPLICATE_SEED_STRIDE = 1000
+# What a provider that would decode greedily samples at when a run asks for several attempts.
+DEFAULT_SAMPLING_TEMPERATURE = 0.7
+
+
+def replicate_namespace(replicate: int) -> str:
+    """The response-cache namespace of a replicate ("" for replicate 0: plain runs)."""
+    return f"replicate-{replicate}" if replicate else ""
+
+
 # Fields that change what a task's result would be: a resumed run must agree on them.
 RESULT_FIELDS = (
     "benchmark", "split", "data", "model", "base_url", "model_args", "aux_model", "sampling",
     "memory", "selector", "update", "update_every", "write_signal", "memory_format", "sandbox",
-    "attempts", "retries", "seed",
+    "attempts", "retries", "order_seed", "sampling_seed", "replicate",
 )  # fmt: skip

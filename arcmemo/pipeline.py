@@ -2,7 +2,12 @@
 
 This is the Python entry point behind ``arcmemo run``::
 
-    from arcmemo.config import RunConfig
+    from arcmemo.config import (
+    DEFAULT_SAMPLING_TEMPERATURE,
+    RunConfig,
+    SamplingConfig,
+    replicate_namespace,
+)
     from arcmemo.pipeline import run_benchmark
     summary = asyncio.run(run_benchmark(RunConfig(benchmark="arc-agi-1", ...)))
 """
@@ -18,14 +23,20 @@ from pydantic import BaseModel, Field
 from arcmemo.abstraction.base import ABSTRACTORS
 from arcmemo.attempt import prepare_prompt
 from arcmemo.benchmarks.base import BENCHMARKS, Benchmark, SharedSandbox
-from arcmemo.config import RunConfig
+from arcmemo.config import (
+    DEFAULT_SAMPLING_TEMPERATURE,
+    RunConfig,
+    SamplingConfig,
+    replicate_namespace,
+)
 from arcmemo.memory.ontology import Memory
-from arcmemo.models.client import ModelClient, open_model
+from arcmemo.models.client import ModelClient, ModelUnreachableError, open_model
 from arcmemo.models.limiter import Limiter
 from arcmemo.models.prices import PriceTable
+from arcmemo.models.registry import PROVIDERS, parse_spec
 from arcmemo.records import TaskResult
 from arcmemo.rundir import RunDirectory, RunWriter
-from arcmemo.runner import Runner, build_summary, order_tasks
+from arcmemo.runner import Runner, build_summary, order_tasks, sandbox_isolation
 from arcmemo.sandbox import SANDBOXES
 from arcmemo.selection.base import SELECTORS
 from arcmemo.signals import WRITE_SIGNALS
@@ -49,6 +60,8 @@ def resolve_config(config: RunConfig) -> RunConfig:
         selector = SELECTORS.spec(config.selector.name, config.selector.options)
     signal = config.write_signal or WRITE_SIGNALS.spec(defaults.write_signal)
     fields = config.model_dump()
+    fields["models"]["cache_namespace"] = replicate_namespace(config.replicate)
+    fields["sampling"] = _sampling_for_attempts(config).model_dump()
     fields.update(
         benchmark=BENCHMARKS.spec(config.benchmark.name, config.benchmark.options),
         selector=selector,
@@ -58,6 +71,36 @@ def resolve_config(config: RunConfig) -> RunConfig:
         retries=defaults.retries if config.retries is None else config.retries,
     )
     return RunConfig.model_validate(fields)
+
+
+def _sampling_for_attempts(config: RunConfig) -> SamplingConfig:
+    """The solver's sampling, made to sample when several attempts would otherwise all be
+    the same greedy decode (a provider that is greedy unless given a temperature)."""
+    sampling = config.sampling
+    if config.attempts > 1 and sampling.temperature is None:
+        provider = PROVIDERS.get(parse_spec(config.model)[0]).factory
+        if getattr(provider, "greedy_by_default", False):
+            return sampling.model_copy(update={"temperature": DEFAULT_SAMPLING_TEMPERATURE})
+    return sampling
+
+
+def run_warnings(config: RunConfig) -> list[str]:
+    """What a reader of the run's numbers must know (also printed by ``arcmemo run``)."""
+    warnings = []
+    if config.attempts > 1 and config.sampling.temperature == 0:
+        warnings.append(
+            f"--attempts {config.attempts} with --temperature 0: greedy decoding makes every "
+            "attempt the same completion, so attempts beyond the first add no solves"
+        )
+    if config.leaks_test_labels:
+        warnings.append("memory writes used test labels (--update-signal oracle)")
+    if benchmark_uses_sandbox(config) and sandbox_isolation(config.sandbox.name) != "kernel":
+        warnings.append(f"programs ran with --sandbox {config.sandbox.name} (no kernel isolation)")
+    return warnings
+
+
+def benchmark_uses_sandbox(config: RunConfig) -> bool:
+    return bool(getattr(BENCHMARKS.get(config.benchmark.name).factory, "uses_sandbox", False))
 
 
 def create_run_benchmark(config: RunConfig) -> Benchmark[Any]:
@@ -70,7 +113,7 @@ def load_tasks(config: RunConfig, benchmark: Benchmark[Any]) -> list[Any]:
     tasks = benchmark.load(
         split=config.split, data=config.data, task_ids=config.tasks, limit=config.limit
     )
-    return order_tasks(tasks, config.seed)
+    return order_tasks(tasks, config.order_seed)
 
 
 def load_run_memory(config: RunConfig, rundir: RunDirectory) -> Memory | None:
@@ -165,13 +208,28 @@ async def run_benchmark(
             on_task_done=progress.task_done,
         )
         progress.start(len(tasks), len(rundir.completed()))
+        aborted: ModelUnreachableError | None = None
         try:
-            results = await runner.run(tasks)
+            await runner.run(tasks)
+        except ModelUnreachableError as error:
+            aborted = error
         finally:
             progress.stop()
-        usage = rundir.usage()
-        summary = build_summary(config, benchmark, results, usage, time.perf_counter() - started)
+        by_id = rundir.finished()
+        results = [by_id[i] for i in (benchmark.task_id(t) for t in tasks) if i in by_id]
+        summary = build_summary(
+            config,
+            benchmark,
+            results,
+            rundir.usage(),
+            time.perf_counter() - started,
+            n_planned=len(tasks),
+            aborted=str(aborted) if aborted else None,
+            warnings=run_warnings(config),
+        )
         rundir.write_summary(summary)
+        if aborted is not None:
+            raise aborted
         return summary
     finally:
         benchmark.close()

@@ -54,6 +54,7 @@ class Step(CheckResult):
     concepts: list[str] = Field(default_factory=list, description="Concepts shown in the prompt.")
     usage: Usage = Field(default_factory=Usage, description="Tokens of this call.")
     error: str | None = Field(default=None, description="Model-call failure, if the call failed.")
+    error_kind: str | None = Field(default=None, description="Its class (see TaskResult).")
 
 
 class Attempt(BaseModel):
@@ -94,5 +95,8 @@ class TaskResult(BaseModel):
     attempts: list[Attempt] = Field(default_factory=list)
     selection: Selection | None = None
     metrics: dict[str, Any] = Field(default_factory=dict)
-    error: str | None = None
+    error: str | None = Field(default=None, description="The model-call failure that ended it.")
+    error_kind: str | None = Field(
+        default=None, description="Its class: HTTP <status>, connection, timeout or error."
+    )
     tokens: Usage = Field(default_factory=Usage)

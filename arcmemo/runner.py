@@ -94,7 +94,7 @@ class Runner:
             max_tokens=sampling.max_tokens,
             reasoning_effort=sampling.reasoning_effort,
             thinking_budget=sampling.thinking_budget,
-            seed=self.config.seed,
+            seed=self.config.request_seed,
         )
 
     async def _step(
@@ -127,7 +127,12 @@ class Runner:
                 (completion,) = await self._generate(task, messages, previous, 1)
             except ModelCallError as error:
                 attempt.steps.append(
-                    Step(round=len(attempt.steps), completion="", error=str(error))
+                    Step(
+                        round=len(attempt.steps),
+                        completion="",
+                        error=str(error),
+                        error_kind=error.kind,
+                    )
                 )
                 return
             attempt.steps.append(await self._step(task, completion, len(attempt.steps), selected))
@@ -158,6 +163,7 @@ class Runner:
         task_id = self.benchmark.task_id(task)
         attempts = [Attempt(index=i) for i in range(self.config.attempts)]
         error: str | None = None
+        error_kind: str | None = None
         selection: Selection | None = None
         try:
             prepared = await self._prepare(task)
@@ -173,8 +179,10 @@ class Runner:
                 *(self._continue_attempt(task, a, prepared.concepts, selected) for a in attempts)
             )
         except ModelCallError as failure:
-            error = str(failure)
-        error = error or next((s.error for a in attempts for s in a.steps if s.error), None)
+            error, error_kind = str(failure), failure.kind
+        failed_step = next((s for a in attempts for s in a.steps if s.error), None)
+        if error is None and failed_step is not None:
+            error, error_kind = failed_step.error, failed_step.error_kind
         judge_attempts(self.benchmark, task, attempts)
         grade = self.benchmark.grade(task, attempts)
         tokens = sum((s.usage for a in attempts for s in a.steps), Usage())
@@ -188,6 +196,7 @@ class Runner:
             selection=selection,
             metrics=grade.metrics,
             error=error,
+            error_kind=error_kind,
             tokens=tokens,
         )
 
@@ -241,14 +250,38 @@ def sandbox_isolation(name: str) -> str:
     return str(getattr(SANDBOXES.get(name).factory, "isolation", "unknown"))
 
 
+def error_summary(results: list[TaskResult]) -> dict[str, dict[str, Any]]:
+    """Tasks that ended on a model-call failure, by kind: the count and the first message."""
+    kinds: dict[str, dict[str, Any]] = {}
+    for result in results:
+        if result.error is None:
+            continue
+        entry = kinds.setdefault(
+            result.error_kind or "error",
+            {"count": 0, "first": result.error, "task": result.task_id},
+        )
+        entry["count"] += 1
+    return kinds
+
+
 def build_summary(
     config: RunConfig,
     benchmark: Benchmark[Any],
     results: list[TaskResult],
     usage: UsageSummary,
     wall_seconds: float,
+    *,
+    n_planned: int | None = None,
+    aborted: str | None = None,
+    warnings: list[str] | None = None,
 ) -> dict[str, Any]:
-    """The contents of ``summary.json``."""
+    """The contents of ``summary.json``.
+
+    ``complete`` is False when a task ended on a model error, when fewer than ``n_planned``
+    tasks have a result, or when the run was ``aborted`` (the reason is kept): such numbers
+    are not a result.
+    """
+    n_planned = len(results) if n_planned is None else n_planned
     metrics = benchmark.summarize(results, config.attempts)
     summary: dict[str, Any] = {
         "benchmark": config.benchmark.name,
@@ -260,6 +293,7 @@ def build_summary(
         "n_solved": sum(r.solved for r in results),
         "n_errors": sum(r.error is not None for r in results),
     }
+    summary["complete"] = summary["n_errors"] == 0 and len(results) >= n_planned and aborted is None
     summary.update(metrics)
     summary.update(
         {
@@ -283,6 +317,9 @@ def build_summary(
             "leaks_test_labels": config.leaks_test_labels,
             "sandbox": config.sandbox.name,
             "isolation": sandbox_isolation(config.sandbox.name),
+            "errors": error_summary(results),
+            "aborted": aborted,
+            "warnings": list(warnings or []),
         }
     )
     return summary

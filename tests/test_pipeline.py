@@ -498,3 +498,29 @@ def test_provider_statistics_of_solver_and_aux_models_are_merged(tmp_path: Path)
     summary = asyncio.run(run_benchmark(config, solver=client(10.0), aux=client(30.0)))
     stats = summary["provider_stats"]["tokens_per_second"]
     assert stats == {"mean": 20.0, "min": 10.0, "max": 30.0, "count": 2}
+
+
+def test_a_greedy_provider_samples_when_a_run_asks_for_several_attempts(tmp_path: Path) -> None:
+    from arcmemo.config import DEFAULT_SAMPLING_TEMPERATURE
+    from arcmemo.models.registry import PROVIDERS
+    from arcmemo.models.scripted import ScriptedProvider as Base
+
+    class Greedy(Base):
+        """Greedy unless given a temperature (a test provider)."""
+
+        name = "greedy-test"
+        greedy_by_default = True
+
+    PROVIDERS.register("greedy-test")(Greedy)
+    try:
+        base = {"benchmark": "arc-agi-1", "model": "greedy-test:m", "out": tmp_path}
+        several = resolve_config(RunConfig.model_validate({**base, "attempts": 2}))
+        assert several.sampling.temperature == DEFAULT_SAMPLING_TEMPERATURE
+        one = resolve_config(RunConfig.model_validate({**base, "attempts": 1}))
+        assert one.sampling.temperature is None
+        asked = RunConfig.model_validate({**base, "attempts": 2, "sampling": {"temperature": 0}})
+        assert resolve_config(asked).sampling.temperature == 0  # greedy on request, warned
+        plain = RunConfig.model_validate({**base, "model": "scripted:x", "attempts": 2})
+        assert resolve_config(plain).sampling.temperature is None  # a sampling provider
+    finally:
+        PROVIDERS.unregister("greedy-test")

@@ -267,7 +267,7 @@ def test_seed_reaches_the_providers_sampling_parameters(tmp_path: Path) -> None:
         model="recording:x",
         attempts=1,
         retries=0,
-        seed=7,
+        sampling_seed=7,
         out=tmp_path / "run",
     )
     client = ModelClient(Recording("x"), config=ModelConfig(cache=False, cache_write=False))

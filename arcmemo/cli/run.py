@@ -24,9 +24,9 @@ from arcmemo.cli.options import (
     sandbox_spec,
 )
 from arcmemo.config import RunConfig, SamplingConfig
-from arcmemo.models.client import ModelConfig
+from arcmemo.models.client import ModelConfig, ModelUnreachableError
 from arcmemo.models.prices import ModelPrice, PriceTable
-from arcmemo.pipeline import ProgressSink, dry_run, run_benchmark
+from arcmemo.pipeline import ProgressSink, dry_run, resolve_config, run_benchmark, run_warnings
 from arcmemo.records import TaskResult
 from arcmemo.registry import ComponentSpec
 from arcmemo.sandbox import SANDBOXES
@@ -97,11 +97,29 @@ def print_summary(console: Console, summary: dict[str, Any], metrics: tuple[str,
             if isinstance(value, float):
                 value = f"{value:.4f}"
             table.add_row(key, str(value))
-    if summary.get("leaks_test_labels"):
-        table.add_row("WARNING", "memory writes used test labels (--update-signal oracle)")
-    if summary.get("isolation") == "process":
-        table.add_row("NOTE", "programs ran with --sandbox process (no kernel isolation)")
+    for warning in summary.get("warnings", []):
+        table.add_row("WARNING", warning)
     console.print(table)
+    print_errors(console, summary)
+
+
+def print_errors(console: Console, summary: dict[str, Any]) -> None:
+    """Under the table: what ended tasks in error, by kind, with the first message of each."""
+    errors = summary.get("errors") or {}
+    if not errors and summary.get("complete", True):
+        return
+    console.print(
+        f"[red]INCOMPLETE RUN: {summary.get('n_errors', 0)} of {summary.get('n_tasks', 0)} "
+        "tasks ended on a model error; the numbers above are not a result. Re-run the same "
+        "command to retry them (answered calls come from the cache).",
+        highlight=False,
+    )
+    for kind, entry in errors.items():
+        console.print(
+            f"  {kind}: {entry['count']} task(s); first (task {entry['task']}): {entry['first']}",
+            markup=False,
+            highlight=False,
+        )
 
 
 @click.command(
@@ -167,7 +185,30 @@ def print_summary(console: Console, summary: dict[str, Any], metrics: tuple[str,
 @click.option(
     "--out", type=click.Path(path_type=Path), help="Run directory (resumes if it exists)."
 )
-@click.option("--seed", type=int, help="Shuffle the task order with this seed.")
+@click.option("--order-seed", type=int, help="Shuffle the task order with this seed.")
+@click.option(
+    "--sampling-seed",
+    type=int,
+    help="Seed sent to providers that honour one (sample i of a request: seed + i).",
+)
+@click.option(
+    "--replicate",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Which independent repetition this run is: each replicate has its own cache "
+    "namespace and seeds, so replicates 0, 1, 2 give the paper's three runs.",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    help="Per-request timeout in seconds (default 600).",
+)
+@click.option(
+    "--max-retries",
+    type=click.IntRange(min=0),
+    help="Retries of a failed request (default 6).",
+)
 @click.option("--dry-run", is_flag=True, help="Render prompts and estimate cost; call nothing.")
 def run(benchmark: str, **options: Any) -> None:
     """Run BENCHMARK and write a run directory (re-running the same command resumes)."""
@@ -208,8 +249,18 @@ def run(benchmark: str, **options: Any) -> None:
             sandbox=sandbox_spec(options),
             attempts=options["attempts"],
             retries=options["retries"],
-            seed=options["seed"],
+            order_seed=options["order_seed"],
+            sampling_seed=options["sampling_seed"],
+            replicate=options["replicate"],
             models=ModelConfig(
+                **{
+                    key: value
+                    for key, value in (
+                        ("timeout_s", options["timeout"]),
+                        ("max_retries", options["max_retries"]),
+                    )
+                    if value is not None
+                },
                 concurrency=options["concurrency"],
                 rpm=options["rpm"],
                 tpm=options["tpm"],
@@ -230,12 +281,30 @@ def run(benchmark: str, **options: Any) -> None:
                 f"prompts written to {report.prompts_dir}"
             )
             return
+        for warning in run_warnings(resolve_config(config)):
+            console.print(f"[yellow]warning: {warning}", highlight=False)
         price = PriceTable.load(config.models.prices_path).price_for(config.model)
         progress = RichProgress(console, price)
-        summary = asyncio.run(run_benchmark(config, progress=progress))
+        try:
+            summary = asyncio.run(run_benchmark(config, progress=progress))
+        except ModelUnreachableError as error:
+            raise RunIncomplete(
+                f"{error} (partial summary: {config.out / 'summary.json'})"
+            ) from None
         headline = BENCHMARKS.get(benchmark).factory.headline_metrics  # type: ignore[attr-defined]
         print_summary(console, summary, headline)
         console.print(f"run directory: {config.out}")
+        if not summary["complete"]:
+            raise SystemExit(EXIT_INCOMPLETE)
+
+
+# Exit status of a run that finished with tasks in error, or was stopped because its model
+# could not be reached (1 is a user error, 2 a usage error).
+EXIT_INCOMPLETE = 3
+
+
+class RunIncomplete(click.ClickException):
+    exit_code = EXIT_INCOMPLETE
 
 
 def _selector_spec(benchmark: str, options: dict[str, Any]) -> ComponentSpec | None:

@@ -119,7 +119,9 @@ class RetryDecision(str, Enum):
 class ProviderError(Exception):
     """A provider failure, classified for the retry loop.
 
-    ``retry_after`` is the server's requested wait in seconds, when it sent one.
+    ``retry_after`` is the server's requested wait in seconds, when it sent one. ``kind``
+    groups failures for error summaries and the client's circuit breaker: ``HTTP <status>``,
+    ``connection``, ``timeout`` or ``error``.
     """
 
     def __init__(
@@ -129,11 +131,13 @@ class ProviderError(Exception):
         decision: RetryDecision = RetryDecision.NO,
         retry_after: float | None = None,
         status: int | None = None,
+        kind: str | None = None,
     ) -> None:
         super().__init__(message)
         self.decision = decision
         self.retry_after = retry_after
         self.status = status
+        self.kind = kind or (f"HTTP {status}" if status is not None else "error")
 
 
 class MissingCredentialError(ProviderError):
@@ -169,6 +173,9 @@ class Provider(abc.ABC):
     # False when the API samples one answer per request: the client then sends n single
     # requests, each retried and cached on its own.
     supports_n: ClassVar[bool] = True
+    # True when the provider decodes greedily unless told a temperature (local engines):
+    # a run with several attempts then samples, so that attempts can differ.
+    greedy_by_default: ClassVar[bool] = False
     # Numeric keys of Completion.stats that identify rather than measure (an engine index):
     # never aggregated into usage statistics.
     stat_labels: ClassVar[frozenset[str]] = frozenset()

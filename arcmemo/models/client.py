@@ -14,6 +14,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -29,7 +30,7 @@ from arcmemo.models.base import (
 from arcmemo.models.cache import ResponseCache, cache_key
 from arcmemo.models.limiter import Limiter
 from arcmemo.models.prices import PriceTable
-from arcmemo.models.redact import redact
+from arcmemo.models.redact import public_url, redact
 from arcmemo.models.registry import create_provider
 
 Sleep = Callable[[float], Awaitable[None]]
@@ -65,6 +66,11 @@ class ModelConfig(BaseModel):
     prices_path: Path | None = Field(
         default=None, description="Price override file; None = ARCMEMO_PRICES."
     )
+    cache_namespace: str = Field(
+        default="",
+        description="Part of every cache key: runs in different namespaces (replicates of an "
+        "experiment) never share cached answers; the same namespace replays them.",
+    )
 
 
 class ModelCallError(Exception):
@@ -78,6 +84,7 @@ class ModelCallError(Exception):
         task_id: str | None,
         status: int | None = None,
         attempts: int = 0,
+        kind: str | None = None,
     ) -> None:
         where = f"stage {stage}" + (f", task {task_id}" if task_id else "")
         super().__init__(f"model call failed ({where}) after {attempts} attempt(s): {cause}")
@@ -86,6 +93,18 @@ class ModelCallError(Exception):
         self.task_id = task_id
         self.status = status
         self.attempts = attempts
+        self.kind = kind or (f"HTTP {status}" if status is not None else "error")
+
+
+class ModelUnreachableError(Exception):
+    """The first calls to a model all failed the same way (no server, a bad key, an unknown
+    model): the run stops instead of failing every task one by one. A rerun resumes."""
+
+
+# Failures that retrying or more tasks will not fix while nothing has ever been answered.
+_FATAL_EARLY_KINDS = frozenset({"connection", "HTTP 401", "HTTP 403", "HTTP 404"})
+# How many calls must fail that way, with no call answered yet, before the breaker opens.
+BREAKER_THRESHOLD = 3
 
 
 class StatSummary(BaseModel):
@@ -214,6 +233,16 @@ def usage_from_records(records: Iterable[CallRecord]) -> UsageSummary:
     return summary
 
 
+def _group_params(params: GenerateParams, group: list[int]) -> GenerateParams:
+    """The request for the samples ``group``: a single sample gets its own seed (seed +
+    sample index), so that providers answering one sample per request, seeded or greedy-
+    by-seed, do not return the same completion for every sample."""
+    update: dict[str, Any] = {"n": len(group)}
+    if len(group) == 1 and params.seed is not None and params.n > 1:
+        update["seed"] = params.seed + group[0]
+    return params.model_copy(update=update)
+
+
 def _add_cost(left: float | None, right: float | None) -> float | None:
     return None if left is None or right is None else left + right
 
@@ -247,6 +276,9 @@ class ModelClient:
         self._rng = rng or random.Random()
         self._usage = UsageSummary(models=[provider.spec])
         self._log_lock = threading.Lock()
+        # Circuit breaker: fatal-looking failures counted until the first answer arrives.
+        self._answered = False
+        self._early_failures: dict[str, int] = {}
 
     @property
     def spec(self) -> str:
@@ -284,6 +316,8 @@ class ModelClient:
         )
         started = self._clock()
         identity = self.provider.cache_identity()
+        if self.config.cache_namespace:
+            identity = {**identity, "namespace": self.config.cache_namespace}
         keys = [cache_key(identity, messages, params, index) for index in range(n)]
         results: list[Completion | None] = [
             self.cache.get(key) if self.cache is not None else None for key in keys
@@ -298,10 +332,7 @@ class ModelClient:
         outcomes = await asyncio.gather(
             *(
                 self._request_with_retries(
-                    messages,
-                    params.model_copy(update={"n": len(group)}),
-                    stage=stage,
-                    task_id=task_id,
+                    messages, _group_params(params, group), stage=stage, task_id=task_id
                 )
                 for group in groups
             ),
@@ -338,9 +369,28 @@ class ModelClient:
         )
         if unexpected is not None:
             raise unexpected
+        if fresh:
+            self._answered = True
         if error is not None:
+            self._trip_breaker(error)
             raise error
         return [result for result in results if result is not None]
+
+    def _trip_breaker(self, error: ModelCallError) -> None:
+        if self._answered or error.kind not in _FATAL_EARLY_KINDS:
+            return
+        count = self._early_failures.get(error.kind, 0) + 1
+        self._early_failures[error.kind] = count
+        if count >= BREAKER_THRESHOLD:
+            where = self._endpoint()
+            raise ModelUnreachableError(
+                f"{self.spec}{where}: the first {count} calls all failed ({error.kind}) and "
+                f"none was answered; stopping the run. Last error: {error.cause}"
+            ) from error
+
+    def _endpoint(self) -> str:
+        base_url = public_url(getattr(self.provider, "base_url", None))
+        return f" at {base_url}" if base_url else ""
 
     async def _request_with_retries(
         self, messages: list[Message], params: GenerateParams, *, stage: str, task_id: str | None
@@ -367,7 +417,9 @@ class ModelClient:
                     Limiter.record_tokens(record, spent)
             except asyncio.TimeoutError:
                 failure = ProviderError(
-                    f"no answer within {config.timeout_s:g} s", decision=RetryDecision.TRANSIENT
+                    f"no answer within {config.timeout_s:g} s",
+                    decision=RetryDecision.TRANSIENT,
+                    kind="timeout",
                 )
             except ProviderError as provider_error:
                 failure = provider_error
@@ -392,15 +444,26 @@ class ModelClient:
             cause = redact(str(failure))
             if failure.decision is RetryDecision.NO:
                 raise ModelCallError(
-                    cause, stage=stage, task_id=task_id, status=failure.status, attempts=attempt
-                ) from failure
-            if attempt > config.max_retries:
-                raise ModelCallError(
-                    f"gave up after {config.max_retries} retries; last error: {cause}",
+                    cause,
                     stage=stage,
                     task_id=task_id,
                     status=failure.status,
                     attempts=attempt,
+                    kind=failure.kind,
+                ) from failure
+            # While nothing has ever been answered, a refused connection is retried once, not
+            # for minutes: a dead endpoint must end the run in seconds (the breaker).
+            retries = config.max_retries
+            if not self._answered and failure.kind == "connection":
+                retries = min(retries, 1)
+            if attempt > retries:
+                raise ModelCallError(
+                    f"gave up after {retries} retries; last error: {cause}",
+                    stage=stage,
+                    task_id=task_id,
+                    status=failure.status,
+                    attempts=attempt,
+                    kind=failure.kind,
                 ) from failure
             delay = self.backoff_delay(attempt, failure.retry_after)
             if self._clock() - started + delay > config.retry_budget_s:
@@ -410,6 +473,7 @@ class ModelClient:
                     task_id=task_id,
                     status=failure.status,
                     attempts=attempt,
+                    kind=failure.kind,
                 ) from failure
             await self._sleep(delay)
 

@@ -14,7 +14,7 @@ import time
 from collections.abc import Mapping
 from email.utils import parsedate_to_datetime
 from types import ModuleType
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from pydantic import Field
 
@@ -52,16 +52,6 @@ def is_local_url(url: str | None) -> bool:
     if not url:
         return False
     return (urlsplit(url).hostname or "") in LOCAL_HOSTS
-
-
-def public_url(url: str | None) -> str | None:
-    """``url`` without user:password, safe to log or put in a cache identity."""
-    if not url:
-        return url
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    netloc = f"{host}:{parts.port}" if parts.port else host
-    return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), parts.query, ""))
 
 
 def read_api_key(variable: str, provider: str, base_url: str | None) -> str:
@@ -120,11 +110,14 @@ def map_sdk_error(
             status=status,
         )
     if isinstance(error, sdk.APITimeoutError):
-        return ProviderError(f"{provider}: request timed out", decision=RetryDecision.TRANSIENT)
+        return ProviderError(
+            f"{provider}: request timed out", decision=RetryDecision.TRANSIENT, kind="timeout"
+        )
     if isinstance(error, sdk.APIConnectionError):
         return ProviderError(
             redact(f"{provider}: connection failed: {error}", [secret]),
             decision=RetryDecision.TRANSIENT,
+            kind="connection",
         )
     if isinstance(error, sdk.APIResponseValidationError | json.JSONDecodeError):
         # A truncated or garbled body is usually a proxy or server hiccup: try again.

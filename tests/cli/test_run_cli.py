@@ -312,3 +312,75 @@ def test_progress_bar_shows_solved_tokens_and_cost() -> None:
     unpriced.task_done(TaskResult(task_id="a", tokens=tokens))
     assert unpriced.progress.tasks[0].fields["status"].endswith("cost unknown")
     unpriced.stop()
+
+
+# -- runs a reviewer can trust -------------------------------------------------------------------
+
+
+def test_a_new_replicate_pays_for_new_samples_and_rerunning_it_is_free(tmp_path: Path) -> None:
+    env = script_env(tmp_path)
+    one = ["--tasks", "66e6c45b", "--attempts", "2", "--retries", "0"]
+    assert invoke(*arc_args(tmp_path / "r0", *one), **env).exit_code == 0
+    first = len(provider_calls(tmp_path))
+    assert first > 0
+    again = invoke(*arc_args(tmp_path / "r0-again", *one), **env)
+    assert again.exit_code == 0 and len(provider_calls(tmp_path)) == first  # same replicate
+    other = invoke(*arc_args(tmp_path / "r1", *one, "--replicate", "1"), **env)
+    assert other.exit_code == 0 and len(provider_calls(tmp_path)) == 2 * first
+    replay = invoke(*arc_args(tmp_path / "r1-again", *one, "--replicate", "1"), **env)
+    assert replay.exit_code == 0 and len(provider_calls(tmp_path)) == 2 * first
+    saved = json.loads((tmp_path / "r1" / "config.json").read_text())
+    assert saved["replicate"] == 1 and saved["models"]["cache_namespace"] == "replicate-1"
+
+
+def test_a_dead_endpoint_ends_the_run_at_once_non_zero_with_one_line(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    result = invoke(
+        "arc-agi-1", "--data", str(ARC_DIR), "--model", "openai:some-model",
+        "--base-url", "http://127.0.0.1:9/v1", "--out", str(out),
+    )  # fmt: skip
+    assert result.exit_code == 3, result.output
+    assert "Traceback" not in result.output
+    assert "openai:some-model at http://127.0.0.1:9/v1: the first 3 calls all failed" in (
+        result.output
+    )
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["complete"] is False and "none was answered" in summary["aborted"]
+    # Refused connections are retried once while nothing answers: a handful of requests.
+    assert sum(c["attempts"] for c in calls(out)) <= 2 * len(calls(out)) <= 2 * len(ARC_IDS)
+
+
+def test_tasks_that_end_on_a_model_error_make_the_run_exit_3_with_a_summary(
+    tmp_path: Path,
+) -> None:
+    script = tmp_path / "flaky.py"
+    script.write_text(
+        "from arcmemo.models.base import ProviderError\n"
+        "PROGRAM = '```python\\ndef transform(grid):\\n    return grid\\n```'\n"
+        "def respond(messages):\n"
+        "    if '[[8, 6], [6, 4]]' in messages[-1].content or '86\\n64' in messages[-1].content:\n"
+        "        raise ProviderError('scripted: HTTP 400: prompt rejected', status=400)\n"
+        "    return PROGRAM\n"
+    )
+    out = tmp_path / "run"
+    result = invoke(
+        "arc-agi-1", "--data", str(ARC_DIR), "--tasks", "00576224,66e6c45b",
+        "--model", f"scripted:{script}", "--retries", "0", "--out", str(out),
+    )  # fmt: skip
+    assert result.exit_code == 3, result.output
+    assert "INCOMPLETE RUN: 1 of 2 tasks ended on a model error" in result.output
+    assert "HTTP 400: 1 task(s); first (task 00576224)" in result.output
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["complete"] is False and summary["n_errors"] == 1
+    assert summary["errors"]["HTTP 400"]["count"] == 1
+    assert results(out)["00576224"]["error_kind"] == "HTTP 400"
+
+
+def test_greedy_attempts_are_never_silently_identical(tmp_path: Path) -> None:
+    env = script_env(tmp_path)
+    extra = ["--tasks", "66e6c45b", "--attempts", "2", "--temperature", "0", "--retries", "0"]
+    result = invoke(*arc_args(tmp_path / "run", *extra), **env)
+    assert result.exit_code == 0, result.output
+    assert "greedy decoding makes every attempt the same completion" in result.output
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert any("greedy decoding" in w for w in summary["warnings"])

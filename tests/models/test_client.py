@@ -26,7 +26,12 @@ from arcmemo.models import (
     Usage,
     open_model,
 )
-from arcmemo.models.client import CallRecord, usage_from_records
+from arcmemo.models.client import (
+    BREAKER_THRESHOLD,
+    CallRecord,
+    ModelUnreachableError,
+    usage_from_records,
+)
 from arcmemo.models.prices import ModelPrice, PriceTable
 
 MESSAGES = [Message(role="user", content="what is two plus two")]
@@ -368,3 +373,75 @@ def test_tpm_limit_uses_real_counts_once_known() -> None:
 
     asyncio.run(run())
     assert waits == [60.0]
+
+
+class SeedRecordingProvider(SingleSampleProvider):
+    def __init__(self) -> None:
+        super().__init__()
+        self.seeds: list[int | None] = []
+
+    async def generate(self, messages: list[Message], params: GenerateParams) -> list[Completion]:
+        self.seeds.append(params.seed)
+        return await super().generate(messages, params)
+
+
+def test_single_sample_requests_each_get_their_own_seed(tmp_path: Path) -> None:
+    provider = SeedRecordingProvider()
+    client = _client(provider, tmp_path, config=ModelConfig(cache=False, cache_write=False))
+    asyncio.run(client.generate(MESSAGES, stage="solve", n=3, seed=40))
+    assert sorted(s for s in provider.seeds if s is not None) == [40, 41, 42]
+    provider.seeds.clear()
+    asyncio.run(client.generate(MESSAGES, stage="solve", n=1, seed=40))
+    assert provider.seeds == [40]  # a lone sample keeps the seed it was given
+
+
+def test_a_cache_namespace_separates_replicates_and_replays_its_own(tmp_path: Path) -> None:
+    provider = CountingProvider()
+
+    def client(namespace: str) -> ModelClient:
+        return _client(provider, tmp_path, config=ModelConfig(cache_namespace=namespace))
+
+    first = asyncio.run(client("").generate(MESSAGES, stage="solve", n=2))
+    other = asyncio.run(client("replicate-1").generate(MESSAGES, stage="solve", n=2))
+    again = asyncio.run(client("replicate-1").generate(MESSAGES, stage="solve", n=2))
+    assert provider.requests == [2, 2]  # the second replicate paid; its rerun did not
+    assert [c.text for c in first] != [c.text for c in other]
+    assert [c.text for c in again] == [c.text for c in other] and all(c.cache_hit for c in again)
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        ProviderError("counting: HTTP 401: bad key", status=401),
+        ProviderError("counting: HTTP 404: no such model", status=404),
+        ProviderError(
+            "counting: connection failed", decision=RetryDecision.TRANSIENT, kind="connection"
+        ),
+    ],
+)
+def test_the_breaker_stops_after_the_first_calls_all_fail_the_same_way(
+    tmp_path: Path, failure: ProviderError
+) -> None:
+    provider = CountingProvider([failure] * 20)
+    sleep = RecordingSleep()
+    client = _client(provider, tmp_path, config=ModelConfig(cache=False), sleep=sleep)
+    for _ in range(BREAKER_THRESHOLD - 1):
+        with pytest.raises(ModelCallError):
+            asyncio.run(client.generate(MESSAGES, stage="solve", task_id="t"))
+    with pytest.raises(ModelUnreachableError, match=rf"first {BREAKER_THRESHOLD} calls all fail"):
+        asyncio.run(client.generate(MESSAGES, stage="solve", task_id="t"))
+    # A refused connection is retried once while nothing has been answered, not six times.
+    assert len(provider.requests) <= 2 * BREAKER_THRESHOLD
+    assert sum(sleep.delays) < 10
+
+
+def test_the_breaker_stays_closed_once_a_call_was_answered(tmp_path: Path) -> None:
+    failure = ProviderError("counting: HTTP 401: bad key", status=401)
+    provider = CountingProvider()
+    client = _client(provider, tmp_path, config=ModelConfig(cache=False))
+    asyncio.run(client.generate(MESSAGES, stage="solve"))
+    provider.failures = [failure] * 10
+    for _ in range(BREAKER_THRESHOLD + 2):
+        with pytest.raises(ModelCallError) as caught:
+            asyncio.run(client.generate(MESSAGES, stage="solve"))
+        assert caught.value.kind == "HTTP 401"
