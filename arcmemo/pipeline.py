@@ -2,7 +2,15 @@
 
 This is the Python entry point behind ``arcmemo run``::
 
-    from arcmemo.config import (
+    from arcmemo.estimate import (
+    ABSTRACTION_CALLS,
+    ABSTRACTION_INPUT_TOKENS,
+    RETRY_EXTRA_TOKENS,
+    RunEstimate,
+    Span,
+    output_range,
+)
+from arcmemo.config import (
     DEFAULT_SAMPLING_TEMPERATURE,
     RunConfig,
     SamplingConfig,
@@ -18,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from arcmemo.abstraction.base import ABSTRACTORS
 from arcmemo.attempt import prepare_prompt
@@ -28,6 +36,14 @@ from arcmemo.config import (
     RunConfig,
     SamplingConfig,
     replicate_namespace,
+)
+from arcmemo.estimate import (
+    ABSTRACTION_CALLS,
+    ABSTRACTION_INPUT_TOKENS,
+    RETRY_EXTRA_TOKENS,
+    RunEstimate,
+    Span,
+    output_range,
 )
 from arcmemo.memory.ontology import Memory
 from arcmemo.models.client import ModelClient, ModelUnreachableError, open_model
@@ -238,17 +254,15 @@ async def run_benchmark(
 
 
 class DryRunReport(BaseModel):
-    """What a run would send in its first round."""
+    """What a run would send: every stage's calls, tokens and cost as a range."""
 
     n_tasks: int
-    calls: int = Field(description="Model calls of the first round (selection + samples).")
-    prompt_tokens: int = Field(description="Estimated prompt tokens of those calls.")
-    cost_usd: float | None = Field(description="Estimated prompt-side cost; None if unknown.")
+    estimate: RunEstimate
     prompts_dir: Path
 
 
 async def dry_run(config: RunConfig) -> DryRunReport:
-    """Render every first-round prompt into ``prompts/`` and estimate calls, tokens and cost.
+    """Render every first-round prompt into ``prompts/`` and estimate the whole run.
 
     Needs no API key: selectors that would call a model are shown by their prompt instead.
     """
@@ -259,28 +273,53 @@ async def dry_run(config: RunConfig) -> DryRunReport:
         tasks = load_tasks(config, benchmark)
         memory = load_run_memory(config, rundir)
         selector = SELECTORS.create(config.selector or "none")
-        calls = tokens = 0
+        sampling = config.sampling
+        aux = config.aux_model or config.model
+        solver_out = output_range(config.model, sampling.max_tokens, sampling.thinking_budget)
+        aux_out = output_range(aux, None, None)
+        retries = config.retries or 0
+        online = config.update == "online" and memory is not None
+        estimate = RunEstimate(n_tasks=len(tasks))
         for task in tasks:
             task_id = benchmark.task_id(task)
             prepared = await prepare_prompt(
                 benchmark, task, memory=memory, selector=selector, model=None, preview=True
             )
-            if prepared.selection_prompt is not None:
-                calls += 1
-                tokens += estimate_tokens(prepared.selection_prompt)
-                rundir.write_prompt(f"{task_id}.select", prepared.selection_prompt)
             text = "\n\n".join(f"[{m.role}]\n{m.content}" for m in prepared.messages)
             rundir.write_prompt(task_id, text)
-            calls += config.attempts
-            tokens += estimate_tokens(text) * config.attempts
-        price = PriceTable.load(config.models.prices_path).price_for(config.model)
-        cost = tokens * price.input / 1_000_000 if price and price.input is not None else None
-        return DryRunReport(
-            n_tasks=len(tasks),
-            calls=calls,
-            prompt_tokens=tokens,
-            cost_usd=cost,
-            prompts_dir=rundir.prompts_dir,
-        )
+            prompt = estimate_tokens(text)
+            attempts = config.attempts
+            estimate.stage("solve", config.model).add_calls(
+                Span(low=attempts, high=attempts), prompt, solver_out
+            )
+            if retries:
+                estimate.stage("retry", config.model).add_calls(
+                    Span(high=attempts * retries), prompt + RETRY_EXTRA_TOKENS, solver_out
+                )
+            if prepared.selection_prompt is not None:
+                rundir.write_prompt(f"{task_id}.select", prepared.selection_prompt)
+                select = estimate_tokens(prepared.selection_prompt)
+                estimate.stage("select", aux).add_calls(Span(low=1, high=1), select, aux_out)
+                if online and retries:  # online retries select again from the grown memory
+                    estimate.stage("select", aux).add_calls(
+                        Span(high=attempts * retries), select, aux_out
+                    )
+            if online:
+                calls = ABSTRACTION_CALLS.get(config.memory_format.name, 1)
+                estimate.stage("abstract", aux).add_calls(
+                    Span(high=calls), ABSTRACTION_INPUT_TOKENS, aux_out
+                )
+        prices = PriceTable.load(config.models.prices_path)
+        for stage in estimate.stages.values():
+            stage.price(prices.price_for(stage.model))
+        estimate.assumptions = [
+            f"output tokens per call: {config.model} {solver_out[0]:,}-{solver_out[1]:,}"
+            + (f", {aux} {aux_out[0]:,}-{aux_out[1]:,}" if aux != config.model else ""),
+            "low: every task solved at the first try, nothing written to memory; high: every "
+            f"retry used (+{RETRY_EXTRA_TOKENS:,} prompt tokens each), every task abstracted",
+            "prompt tokens are estimated at 4 characters a token; provider prompt caching "
+            "(cheaper repeated prefixes) is not subtracted",
+        ]
+        return DryRunReport(n_tasks=len(tasks), estimate=estimate, prompts_dir=rundir.prompts_dir)
     finally:
         benchmark.close()

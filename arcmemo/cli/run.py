@@ -24,6 +24,7 @@ from arcmemo.cli.options import (
     sandbox_spec,
 )
 from arcmemo.config import RunConfig, SamplingConfig
+from arcmemo.estimate import RunEstimate, Span
 from arcmemo.models.client import ModelConfig, ModelUnreachableError
 from arcmemo.models.prices import ModelPrice, PriceTable
 from arcmemo.pipeline import ProgressSink, dry_run, resolve_config, run_benchmark, run_warnings
@@ -101,6 +102,41 @@ def print_summary(console: Console, summary: dict[str, Any], metrics: tuple[str,
         table.add_row("WARNING", warning)
     console.print(table)
     print_errors(console, summary)
+
+
+def _span(span: Span | None, money: bool = False) -> str:
+    if span is None:
+        return "unknown (no price)"
+    if money:
+        return f"${span.low:,.2f} - ${span.high:,.2f}"
+    return f"{span.low:,.0f}" if span.low == span.high else f"{span.low:,.0f} - {span.high:,.0f}"
+
+
+def print_estimate(console: Console, estimate: RunEstimate) -> None:
+    """The dry run's estimate: every stage as a range, then the assumptions."""
+    table = Table(title=f"dry run: {estimate.n_tasks} tasks (estimate, low - high)")
+    for column in ("stage", "model", "calls", "prompt tokens", "output tokens", "cost"):
+        table.add_column(column)
+    for name, stage in estimate.stages.items():
+        table.add_row(
+            name,
+            stage.model,
+            _span(stage.calls),
+            _span(stage.input_tokens),
+            _span(stage.output_tokens),
+            _span(stage.cost_usd, money=True),
+        )
+    table.add_row(
+        "total",
+        "",
+        _span(estimate.calls),
+        _span(estimate.input_tokens),
+        _span(estimate.output_tokens),
+        _span(estimate.cost_usd, money=True),
+    )
+    console.print(table)
+    for assumption in estimate.assumptions:
+        console.print(f"  assumed: {assumption}", highlight=False)
 
 
 def print_errors(console: Console, summary: dict[str, Any]) -> None:
@@ -272,14 +308,8 @@ def run(benchmark: str, **options: Any) -> None:
         )
         if options["dry_run"]:
             report = asyncio.run(dry_run(config))
-            cost = (
-                f"${report.cost_usd:.4f}" if report.cost_usd is not None else "unknown (no price)"
-            )
-            console.print(
-                f"dry run: {report.n_tasks} tasks, {report.calls} calls, "
-                f"~{report.prompt_tokens:,} prompt tokens, estimated prompt cost {cost}\n"
-                f"prompts written to {report.prompts_dir}"
-            )
+            print_estimate(console, report.estimate)
+            console.print(f"prompts written to {report.prompts_dir}")
             return
         for warning in run_warnings(resolve_config(config)):
             console.print(f"[yellow]warning: {warning}", highlight=False)

@@ -205,7 +205,9 @@ def test_dry_run_val100_needs_no_key(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     assert len(list((out / "prompts").glob("*.txt"))) == 100
-    assert "100 tasks, 200 calls" in result.output
+    assert "dry run: 100 tasks" in result.output
+    # no memory: no selection; 200 first-round samples, up to 400 retries (2 per attempt)
+    assert "200 - 600" in result.output and "0 - 400" in result.output
     assert "prompt tokens" in result.output and "$" in result.output
     assert not (out / "calls.jsonl").exists()
 
@@ -288,7 +290,9 @@ def test_aime_dry_run(tmp_path: Path, aime_data: Path) -> None:
         ARCMEMO_DATA_DIR=str(aime_data),
     )
     assert result.exit_code == 0, result.output
-    assert "3 tasks, 12 calls" in result.output
+    assert "dry run: 3 tasks" in result.output
+    assert "solve" in result.output and "12" in result.output  # 3 tasks x 4 attempts
+    assert "assumed: output tokens per call" in result.output
     prompt = (out / "prompts" / "toy-1.txt").read_text()
     assert "Find $2 + 3$." in prompt and "\\boxed{}" in prompt
 
