@@ -16,6 +16,7 @@ import os
 import signal
 import socket
 import sqlite3
+import sysconfig
 import threading
 import uuid
 from collections.abc import Iterator
@@ -226,6 +227,17 @@ def test_package_data_holding_the_answers_is_invisible(box: Sandbox) -> None:
     listing = run(box, "import os, sys\nreturn sorted(os.listdir(sys.path[-1]))")
     assert listing.ok, listing
     assert set(listing.value) <= {"numpy", "numpy.libs", "scipy", "scipy.libs"}
+
+
+def test_the_interpreters_own_site_packages_are_hidden(box: Sandbox) -> None:
+    # Inside the standard library's folder, so visible unless explicitly hidden.
+    folder = Path(sysconfig.get_paths()["stdlib"]) / "site-packages"
+    readme = folder / "README.txt"
+    if not readme.exists():
+        pytest.skip(f"{readme} does not exist here")
+    assert _failed(run(box, f"return open({str(readme)!r}).read()"))
+    listing = run(box, f"import os\nreturn os.listdir({str(folder)!r})")
+    assert _failed(listing) or listing.value == [], listing
 
 
 # ----------------------------------------------------------------------------- secrets
