@@ -603,6 +603,10 @@ def main() -> None:
     # Objects that exist now are never collected; this keeps the children's pages shared.
     gc.freeze()
     _framing.write_frame(1, {"hello": os.getpid(), "read_roots": _READ_ROOTS})
+    # Startup errors went to the parent; from now on nothing reads this process' stderr.
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 2)
+    os.close(null)
     _serve(base_dir)
 
 

@@ -60,6 +60,12 @@ def find_bwrap() -> str:
     return path
 
 
+def interpreter() -> str:
+    """The real interpreter binary (a venv's python is a link to it, or a copy of it that
+    would need the venv's ``pyvenv.cfg``)."""
+    return os.path.realpath(getattr(sys, "_base_executable", None) or sys.executable)
+
+
 def _within(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
@@ -114,7 +120,7 @@ def layout(packages: dict[str, str], disk_bytes: int) -> tuple[list[str], list[s
         bind("/etc/ld.so.cache")
     for folder in stdlib_dirs():
         bind(folder)
-    for path in [os.path.realpath(sys.executable), *_libpython()]:
+    for path in [interpreter(), *_libpython()]:
         bind(path)
     hidden = [folder for folder in site_dirs(bound) if any(_within(folder, r) for r in bound)]
     for folder in hidden:
@@ -131,7 +137,7 @@ def layout(packages: dict[str, str], disk_bytes: int) -> tuple[list[str], list[s
 
 
 def _probe(bwrap: str, args: list[str]) -> None:
-    command = [bwrap, *args, os.path.realpath(sys.executable), "-I", "-S", "-c", "pass"]
+    command = [bwrap, *args, interpreter(), "-I", "-S", "-c", "pass"]
     try:
         probe = subprocess.run(command, capture_output=True, timeout=_PROBE_TIMEOUT_S, env={})
     except (OSError, subprocess.SubprocessError) as error:
@@ -179,6 +185,6 @@ class BwrapSandbox(ZygoteSandbox):
             write_budget=False,
         )
         worker = f"{INSIDE}/worker/{WORKER_FILES[0].name}"
-        python = os.path.realpath(sys.executable)
+        python = interpreter()
         command = [*self._argv, python, "-I", "-B", worker, config]
         return command, "/", {"LANG": "C.UTF-8"}
