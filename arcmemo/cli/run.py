@@ -168,11 +168,21 @@ def print_errors(console: Console, summary: dict[str, Any]) -> None:
 @click.option("--split", help="training | evaluation | val100 (ARC); a year such as 2025 (AIME).")
 @click.option("--data", help="A task file or folder instead of a split.")
 @click.option("--tasks", help="Comma-separated task ids.")
-@click.option("--limit", type=int, help="Only the first N tasks.")
+@click.option("--limit", type=click.IntRange(min=1), help="Only the first N tasks.")
 @click.option("--model", required=True, help="Solver model, provider:model (e.g. openai:o4-mini).")
 @click.option("--base-url", help="OpenAI-compatible endpoint (vLLM, SGLang, llama.cpp, Ollama).")
 @click.option("--model-arg", "model_args", multiple=True, help="Provider option key=value.")
-@click.option("--aux-model", help="Model for selection and abstraction (default: --model).")
+@click.option(
+    "--aux-model",
+    help="Model for selection, description and abstraction (default: --model). It has its "
+    "own endpoint and options: --base-url and --model-arg apply to the solver only.",
+)
+@click.option("--aux-base-url", help="Endpoint of --aux-model (default: its provider's host).")
+@click.option("--aux-model-arg", "aux_model_args", multiple=True, help="Aux provider option k=v.")
+@click.option("--aux-temperature", type=float, help="Temperature of every aux-model call.")
+@click.option(
+    "--aux-max-tokens", type=click.IntRange(min=1), help="Token cap of every aux-model call."
+)
 @click.option("--memory", type=click.Path(path_type=Path), help="Memory file to read.")
 @click.option("--memory-out", type=click.Path(path_type=Path), help="Final memory (online).")
 @click.option(
@@ -182,14 +192,20 @@ def print_errors(console: Console, summary: dict[str, Any]) -> None:
 )
 @click.option("--select-arg", "select_args", multiple=True, help="Selector option k=v.")
 @click.option(
-    "--memory-budget", type=int, help="Token cap on the memory a selector sees (budget_tokens)."
+    "--memory-budget",
+    type=click.IntRange(min=1),
+    help="Token cap on the memory a selector sees (budget_tokens).",
 )
-@click.option("--top-k", type=int, help="Entries kept by --select embedding (top_k; default 8).")
+@click.option(
+    "--top-k",
+    type=click.IntRange(min=1),
+    help="Entries kept by --select embedding (top_k; default 8).",
+)
 @click.option(
     "--embedder", help="For --select embedding: tfidf (default, offline) or openai:MODEL."
 )
 @click.option("--update", type=click.Choice(["none", "online"]), default="none", show_default=True)
-@click.option("--update-every", type=int, default=10, show_default=True)
+@click.option("--update-every", type=click.IntRange(min=1), default=10, show_default=True)
 @click.option(
     "--update-signal",
     type=ComponentChoice(WRITE_SIGNALS),
@@ -207,15 +223,19 @@ def print_errors(console: Console, summary: dict[str, Any]) -> None:
 )
 @click.option("--format-arg", "format_args", multiple=True, help="Memory-format option k=v.")
 @sandbox_options
-@click.option("--attempts", type=int, default=2, show_default=True)
-@click.option("--retries", type=int, help="Feedback rounds per attempt (default: 2 ARC, 0 AIME).")
-@click.option("--concurrency", type=int, default=16, show_default=True)
-@click.option("--rpm", type=int, help="Requests-per-minute limit.")
-@click.option("--tpm", type=int, help="Tokens-per-minute limit.")
+@click.option("--attempts", type=click.IntRange(min=1), default=2, show_default=True)
+@click.option(
+    "--retries",
+    type=click.IntRange(min=0),
+    help="Feedback rounds per attempt (default: 2 ARC, 0 AIME).",
+)
+@click.option("--concurrency", type=click.IntRange(min=1), default=16, show_default=True)
+@click.option("--rpm", type=click.IntRange(min=1), help="Requests-per-minute limit.")
+@click.option("--tpm", type=click.IntRange(min=1), help="Tokens-per-minute limit.")
 @click.option("--temperature", type=float)
-@click.option("--max-tokens", type=int)
+@click.option("--max-tokens", type=click.IntRange(min=1))
 @click.option("--reasoning-effort", type=click.Choice(["low", "medium", "high"]))
-@click.option("--thinking-budget", type=int)
+@click.option("--thinking-budget", type=click.IntRange(min=1))
 @click.option("--no-cache", is_flag=True, help="Do not read the response cache (still writes).")
 @click.option("--cache-dir", type=click.Path(path_type=Path))
 @click.option(
@@ -266,6 +286,11 @@ def run(benchmark: str, **options: Any) -> None:
             base_url=options["base_url"],
             model_args=parse_model_args(options["model_args"]),
             aux_model=options["aux_model"],
+            aux_base_url=options["aux_base_url"],
+            aux_model_args=parse_model_args(options["aux_model_args"]),
+            aux_sampling=SamplingConfig(
+                temperature=options["aux_temperature"], max_tokens=options["aux_max_tokens"]
+            ),
             sampling=SamplingConfig(
                 temperature=options["temperature"],
                 max_tokens=options["max_tokens"],

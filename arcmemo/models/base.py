@@ -108,6 +108,21 @@ class GenerateParams(BaseModel):
     )
 
 
+class SamplingConfig(BaseModel):
+    """Sampling parameters of one model role (solver, aux); None = the provider's default."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    temperature: float | None = Field(default=None, description="None = provider default.")
+    max_tokens: int | None = Field(default=None, description="Cap on generated tokens.")
+    reasoning_effort: str | None = Field(
+        default=None, description="low | medium | high (reasoning models)."
+    )
+    thinking_budget: int | None = Field(
+        default=None, description="Anthropic extended-thinking budget."
+    )
+
+
 class RetryDecision(str, Enum):
     """How the client should treat a failed request."""
 

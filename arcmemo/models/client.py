@@ -8,6 +8,7 @@ accounting, and an append-only ``calls.jsonl`` log. Providers only speak their w
 from __future__ import annotations
 
 import asyncio
+import copy
 import random
 import threading
 import time
@@ -25,6 +26,7 @@ from arcmemo.models.base import (
     Provider,
     ProviderError,
     RetryDecision,
+    SamplingConfig,
     Usage,
 )
 from arcmemo.models.cache import ResponseCache, cache_key
@@ -279,6 +281,18 @@ class ModelClient:
         # Circuit breaker: fatal-looking failures counted until the first answer arrives.
         self._answered = False
         self._early_failures: dict[str, int] = {}
+        # Sampling used where a call leaves a parameter unset (a role's settings).
+        self.defaults = SamplingConfig()
+        self._owner: ModelClient | None = None
+
+    def with_defaults(self, defaults: SamplingConfig) -> ModelClient:
+        """A view of this client (same provider, cache, limits, accounting and log) whose
+        calls default to ``defaults``: one model serving two roles with their own settings.
+        Closing the view closes nothing; close the client."""
+        view = copy.copy(self)
+        view.defaults = defaults
+        view._owner = self
+        return view
 
     @property
     def spec(self) -> str:
@@ -304,13 +318,16 @@ class ModelClient:
 
         Raises :class:`ModelCallError` on a non-retryable error or when retries run out.
         """
+        defaults = self.defaults
         params = GenerateParams(
             n=n,
-            temperature=temperature,
-            max_tokens=max_tokens,
+            temperature=defaults.temperature if temperature is None else temperature,
+            max_tokens=defaults.max_tokens if max_tokens is None else max_tokens,
             stop=tuple(stop) if stop else None,
-            reasoning_effort=reasoning_effort,
-            thinking_budget=thinking_budget,
+            reasoning_effort=reasoning_effort or defaults.reasoning_effort,
+            thinking_budget=defaults.thinking_budget
+            if thinking_budget is None
+            else thinking_budget,
             response_format=response_format,
             seed=seed,
         )
@@ -534,7 +551,9 @@ class ModelClient:
         return self._usage.model_copy(deep=True)
 
     async def aclose(self) -> None:
-        """Close the provider and the cache."""
+        """Close the provider and the cache (a view from :meth:`with_defaults`: nothing)."""
+        if self._owner is not None:
+            return
         await self.provider.aclose()
         if self.cache is not None:
             self.cache.close()

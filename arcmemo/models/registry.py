@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from arcmemo.models.base import Provider
-from arcmemo.registry import ComponentSpec, Registry
+from arcmemo.registry import ComponentSpec, Registry, RegistryError
 
 JETSPEC_INSTALL_HINT = (
     "JetSpec is not on PyPI; install it from source next to arcmemo: "
@@ -52,10 +52,19 @@ _SPEC_EXAMPLES = "openai:o4-mini, anthropic:claude-sonnet-4-5, scripted:answers.
 
 
 def parse_spec(spec: str) -> tuple[str, str]:
-    """Split ``provider:model`` at the first colon; the model part may hold ``:`` and ``/``."""
+    """Split ``provider:model`` at the first colon; the model part may hold ``:`` and ``/``.
+
+    ``provider/model`` (the form LiteLLM and other tools use) is accepted when the part
+    before the first slash is a known provider (``openai/gpt-4o``); ``openai:Qwen/Qwen3-8B``
+    keeps its slash in the model name.
+    """
     provider, separator, model = spec.partition(":")
+    if not separator:
+        head, slash, tail = spec.partition("/")
+        if slash and head.strip().lower() in PROVIDERS.names():
+            provider, separator, model = head, ":", tail
     if not separator or not provider or not model:
-        raise ValueError(
+        raise RegistryError(
             f"model spec {spec!r} is not of the form provider:model (e.g. {_SPEC_EXAMPLES})"
         )
     return provider.strip().lower(), model

@@ -54,8 +54,8 @@ _WILDCARD = "*"
 _REGEX_PREFIX = "re:"
 
 
-class ScriptError(ValueError):
-    """A script file or object is malformed."""
+class ScriptError(ProviderError, ValueError):
+    """A script file or object is malformed (a user error, reported in one line)."""
 
 
 def count_tokens_roughly(text: str) -> int:
