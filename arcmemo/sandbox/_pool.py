@@ -102,9 +102,9 @@ def parse_reply(reply: object, expected: int) -> list[CallResult] | None:
     return [parse_result(item) for item in results]
 
 
-def session_members(session: int) -> list[int]:
-    """Pids of the processes in ``session`` (Linux /proc; empty elsewhere)."""
-    members = []
+def process_table() -> dict[int, tuple[int, int, int]]:
+    """pid -> (parent pid, process group, session) of every process (Linux /proc)."""
+    table = {}
     with contextlib.suppress(OSError):
         for entry in os.listdir("/proc"):
             if not entry.isdigit():
@@ -114,9 +114,14 @@ def session_members(session: int) -> list[int]:
                     fields = stat.read().rsplit(")", 1)[1].split()
             except OSError:
                 continue
-            if int(fields[3]) == session:  # fields after the name: state ppid pgrp session
-                members.append(int(entry))
-    return members
+            # the fields after the name: state ppid pgrp session ...
+            table[int(entry)] = (int(fields[1]), int(fields[2]), int(fields[3]))
+    return table
+
+
+def session_members(session: int) -> list[int]:
+    """Pids of the processes in ``session``."""
+    return [pid for pid, (_, _, sid) in process_table().items() if sid == session]
 
 
 class Zygote:

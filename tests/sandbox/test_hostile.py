@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from arcmemo.sandbox import Program, Sandbox, SandboxLimits
+from arcmemo.sandbox._pool import process_table
 from arcmemo.sandbox.base import MAX_ERROR_CHARS, MAX_STDOUT_CHARS
 from tests.sandbox.conftest import make
 from tests.sandbox.helpers import QUICK, call, run, still_works
@@ -690,15 +691,8 @@ def test_deep_recursion_is_an_exception_with_a_folded_traceback(box: Sandbox) ->
 
 def _descendants(pid: int) -> set[int]:
     children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        children.setdefault(int(fields[1]), []).append(int(entry))
+    for child, (parent, _, _) in process_table().items():
+        children.setdefault(parent, []).append(child)
     found: set[int] = set()
     pending = [pid]
     while pending:
