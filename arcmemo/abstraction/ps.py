@@ -122,7 +122,7 @@ def parse_concepts(text: str, memory: Memory) -> tuple[list[Concept], list[str]]
             continue
         # Check types against a scratch vocabulary, but return the concept with its inline
         # typedefs intact: Memory.add harvests them into the real vocabulary.
-        harvested = harvest_typedefs(scratch, concept)
+        harvested = harvest_typedefs(scratch, concept).concept
         missing = sorted(
             {
                 n

@@ -13,7 +13,7 @@ from arcmemo.memory.ontology import (
     TypeDef,
     concept_id,
 )
-from arcmemo.memory.store import MemoryFileError
+from arcmemo.memory.store import MemoryFileError, MemorySaveError
 
 __all__ = [
     "Concept",
@@ -22,6 +22,7 @@ __all__ = [
     "Lesson",
     "Memory",
     "MemoryFileError",
+    "MemorySaveError",
     "Parameter",
     "Provenance",
     "Solution",

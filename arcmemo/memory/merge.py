@@ -10,7 +10,11 @@ dropped conflicting kinds):
 * parameters merge by name, filling only missing type/description fields;
 * cues, implementation notes and relations are de-duplicated in order (case and spacing
   insensitive);
-* provenance (sources, authors) and stats accumulate.
+* provenance (sources, authors) and stats accumulate;
+* inline typedefs (``name := definition``, at any depth) move into the vocabulary; a name
+  that is already a type keeps its definition and the redefinition is a conflict;
+* a type used but never defined is declared as ``Any`` with a note, so that every memory
+  a write produces can be saved and loaded again.
 """
 
 from __future__ import annotations
@@ -26,9 +30,9 @@ from arcmemo.memory.ontology import (
     Memory,
     Parameter,
     TypeDef,
-    parse_typedef,
     utc_now,
 )
+from arcmemo.memory.types import OPAQUE_DEFINITION, split_inline_typedefs, unresolved
 
 
 class WriteResult(BaseModel):
@@ -56,30 +60,68 @@ def merge_unique(existing: list[str], new: list[str]) -> list[str]:
     return merged
 
 
-def harvest_typedefs(memory: Memory, concept: Concept) -> Concept:
+class TypeHarvest(BaseModel):
+    """What moving a concept's inline typedefs into the vocabulary did."""
+
+    concept: Concept = Field(
+        description="The concept with each inline definition replaced by its name."
+    )
+    changes: list[str] = Field(default_factory=list, description="Types added to the vocabulary.")
+    conflicts: list[str] = Field(
+        default_factory=list, description="Redefinitions of existing types that were not applied."
+    )
+
+
+def harvest_typedefs(memory: Memory, concept: Concept) -> TypeHarvest:
     """Move inline ``name := definition`` annotations of ``concept`` into the vocabulary.
 
     The parameter or output keeps just the type name, so the definition lives in one place.
+    Definitions nested in an annotation (``list[symmetry := ...]``) are harvested too. A
+    name that is already a type keeps its definition; a different one is a conflict (the
+    meaning of a type never changes silently).
     """
     known = {t.name.lower(): t for t in memory.types}
+    harvest = TypeHarvest(concept=concept)
 
-    def harvest(annotation: str | None) -> str | None:
+    def move(annotation: str | None, where: str) -> str | None:
         if annotation is None:
             return None
-        parsed = parse_typedef(annotation)
-        if parsed is None:
-            return annotation
-        name, definition = parsed
-        if name.lower() not in known:
-            typedef = TypeDef(name=name, definition=definition)
-            memory.types.append(typedef)
-            known[name.lower()] = typedef
-        return name
+        text, typedefs = split_inline_typedefs(annotation)
+        for name, definition in typedefs:
+            existing = known.get(name.lower())
+            if existing is None:
+                typedef = TypeDef(name=name, definition=definition)
+                memory.types.append(typedef)
+                known[name.lower()] = typedef
+                harvest.changes.append(f"type {name!r} defined as {definition!r}")
+            elif _key(existing.definition) != _key(definition):
+                harvest.conflicts.append(
+                    f"type {existing.name!r} ({where}): kept {existing.definition!r}, "
+                    f"ignored redefinition {definition!r}"
+                )
+        return text
 
-    parameters = [p.model_copy(update={"type": harvest(p.type)}) for p in concept.parameters]
-    return concept.model_copy(
-        update={"parameters": parameters, "output_type": harvest(concept.output_type)}
+    parameters = [
+        p.model_copy(update={"type": move(p.type, f"parameter {p.name!r}")})
+        for p in concept.parameters
+    ]
+    harvest.concept = concept.model_copy(
+        update={"parameters": parameters, "output_type": move(concept.output_type, "output")}
     )
+    return harvest
+
+
+def declare_undeclared_types(memory: Memory, concept: Concept) -> list[str]:
+    """Declare as ``Any`` each type ``concept`` (or the vocabulary) uses but never defines,
+    so that the memory stays loadable; one note per declared type."""
+    notes: list[str] = []
+    for annotation in [*concept.type_references(), *(t.definition for t in memory.types)]:
+        for name in unresolved(annotation, memory.type_names()):
+            memory.types.append(TypeDef(name=name, definition=OPAQUE_DEFINITION))
+            notes.append(
+                f"type {name!r} was used without a definition: declared as {OPAQUE_DEFINITION!r}"
+            )
+    return notes
 
 
 def _merge_parameters(
@@ -157,10 +199,18 @@ def write_concept(
     actor: str = "human",
     why: str | None = None,
     now: datetime | None = None,
+    declare: bool = True,
 ) -> WriteResult:
-    """Add ``concept`` to ``memory`` or merge it into the entry with the same id."""
+    """Add ``concept`` to ``memory`` or merge it into the entry with the same id.
+
+    Inline typedefs go into the vocabulary (a redefinition is a conflict); with
+    ``declare``, types used but never defined are declared as ``Any`` with a note, so a
+    saved memory always loads. Seed files pass ``declare=False`` and reject such types.
+    """
     now = now or utc_now()
-    concept = harvest_typedefs(memory, concept)
+    harvest = harvest_typedefs(memory, concept)
+    concept = harvest.concept
+    type_notes = harvest.changes + (declare_undeclared_types(memory, concept) if declare else [])
     provenance = concept.provenance.model_copy(
         update={
             "sources": merge_unique(concept.provenance.sources, [task_id] if task_id else []),
@@ -179,6 +229,8 @@ def write_concept(
         result = WriteResult(
             op="merge", concept_id=concept.id, changes=changes, conflicts=conflicts
         )
+    result.changes = type_notes + result.changes
+    result.conflicts = harvest.conflicts + result.conflicts
     memory.history.append(
         HistoryEntry(
             op=result.op,

@@ -201,6 +201,7 @@ def load_seed(domain: str, path: Path | None = None) -> Memory:
             actor=SEED_AUTHOR,
             why=f"seed ontology {domain!r}",
             now=created,
+            declare=False,
         )
     issues = memory.integrity_issues()
     if issues:

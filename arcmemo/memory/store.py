@@ -24,12 +24,20 @@ from arcmemo.memory.types import unresolved
 class MemoryFileError(ValueError):
     """A memory file that cannot be used; the message names the file and each bad place."""
 
+    headline = "invalid memory file"
+
     def __init__(self, path: Path, problems: list[tuple[str, str]]) -> None:
         self.path = path
         self.problems = problems
-        lines = [f"{path}: invalid memory file"]
+        lines = [f"{path}: {self.headline}"]
         lines += [f"  at {where}: {what}" for where, what in problems]
         super().__init__("\n".join(lines))
+
+
+class MemorySaveError(MemoryFileError):
+    """A memory that was not saved because the file would not load again."""
+
+    headline = "not saved: the memory would not load again (the file is unchanged)"
 
 
 def _json_path(location: tuple[Any, ...]) -> str:
@@ -249,9 +257,20 @@ def dump_memory(memory: Memory) -> str:
     return memory.model_dump_json(indent=2) + "\n"
 
 
+def checked_dump(memory: Memory, path: Path) -> str:
+    """:func:`dump_memory`, refused with :class:`MemorySaveError` when the text would not
+    load again (so a save can never write a file that ``load`` rejects)."""
+    text = dump_memory(memory)
+    try:
+        parse_memory(text, path)
+    except MemoryFileError as error:
+        raise MemorySaveError(path, error.problems) from None
+    return text
+
+
 def save_memory(memory: Memory, path: Path) -> None:
     """Save ``memory`` atomically under the file lock, keeping ``NAME.bak``."""
-    text = dump_memory(memory)
+    text = checked_dump(memory, path)
     with file_lock(path):
         atomic_write_text(path, text, backup=True)
 
@@ -266,4 +285,4 @@ def editing(path: Path) -> Iterator[Memory]:
     with file_lock(path):
         memory = load_memory(path)
         yield memory
-        atomic_write_text(path, dump_memory(memory), backup=True)
+        atomic_write_text(path, checked_dump(memory, path), backup=True)

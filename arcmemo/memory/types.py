@@ -13,10 +13,15 @@ BUILTIN_TYPES = frozenset(
         "mapping", "type", "object", "number",
     }
 )  # fmt: skip
+# What a type declared only because it was used without a definition stands for.
+OPAQUE_DEFINITION = "Any"
 
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
 _SEPARATORS = re.compile(r"->|[\[\],|()]")
 _NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
+_NAME_BEFORE = re.compile(r"([A-Za-z_][\w ]*?)\s*$")
+_OPENING = "[("
+_CLOSING = "])"
 
 
 def type_names(annotation: str) -> list[str]:
@@ -38,3 +43,54 @@ def unresolved(annotation: str, known: Iterable[str]) -> list[str]:
     """Type names in ``annotation`` that are neither built in nor in ``known``."""
     vocabulary = {k.lower() for k in known} | BUILTIN_TYPES
     return [n for n in type_names(annotation) if n.lower() not in vocabulary]
+
+
+def _definition_end(text: str, start: int) -> int:
+    """Where an inline definition starting at ``start`` ends: at the first ``,`` or closing
+    bracket that is not nested inside the definition itself (or at the end of ``text``)."""
+    depth = 0
+    quote = ""
+    for index in range(start, len(text)):
+        char = text[index]
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char in _OPENING:
+            depth += 1
+        elif char in _CLOSING:
+            if depth == 0:
+                return index
+            depth -= 1
+        elif char == "," and depth == 0:
+            return index
+    return len(text)
+
+
+def split_inline_typedefs(annotation: str) -> tuple[str, list[tuple[str, str]]]:
+    """Replace every inline ``name := definition`` of an annotation by its name.
+
+    Works at any depth: ``list[symmetry := Callable[[position], position]]`` gives
+    ``("list[symmetry]", [("symmetry", "Callable[[position], position]")])``; a top-level
+    ``color scheme := dict[color, color]`` gives ``("color scheme", [...])``. Definitions
+    that define further types inline are split too (inner ones first).
+    """
+    found: list[tuple[str, str]] = []
+    text = annotation
+    while True:
+        marker = text.find(":=")
+        if marker < 0:
+            return " ".join(text.split()), found
+        match = _NAME_BEFORE.search(text[:marker])
+        if match is None:  # ":=" with no name before it: leave the rest as written
+            return " ".join(text.split()), found
+        name = " ".join(match.group(1).split())
+        start = marker + 2
+        head = _QUOTED.sub("", text[: match.start()])
+        nested = sum(head.count(c) for c in _OPENING) > sum(head.count(c) for c in _CLOSING)
+        end = _definition_end(text, start) if nested else len(text)
+        inner, deeper = split_inline_typedefs(text[start:end])
+        found += deeper
+        if inner:
+            found.append((name, inner))
+        text = text[: match.start()] + name + text[end:]

@@ -1,13 +1,15 @@
 """Reasoning-guided selection (ArcMemo-PS): the model reads the memory and names concepts.
 
 Returned names are resolved against the memory: exact ids first (case, spacing and
-plural-insensitive), then the closest id when that match is unambiguous; the rest are
-reported as unknown in the selection record, never silently dropped.
+plural-insensitive), then the closest id when that match is unambiguous and has the same
+numbers (``lesson 20`` is never ``lesson 2``, ``rotate 90`` never ``rotate 180``); the rest
+are reported as unknown in the selection record, never silently dropped.
 """
 
 from __future__ import annotations
 
 import difflib
+import re
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -24,6 +26,11 @@ from arcmemo.structured import OutputError, generate_structured, load_yaml_block
 # "fill region left" (0.82).
 FUZZY_CUTOFF = 0.9
 AMBIGUITY_MARGIN = 0.05
+_NUMBER = re.compile(r"\d+")
+
+
+def _numbers(name: str) -> list[int]:
+    return [int(n) for n in _NUMBER.findall(name)]
 
 
 def selectable_names(memory: Memory) -> dict[str, str]:
@@ -44,8 +51,13 @@ def resolve_names(names: list[str], memory: Memory) -> tuple[list[str], list[str
         if wanted in known:
             match = known[wanted]
         else:
+            numbers = _numbers(wanted)
             scored = sorted(
-                ((difflib.SequenceMatcher(None, wanted, cid).ratio(), cid) for cid in known),
+                (
+                    (difflib.SequenceMatcher(None, wanted, cid).ratio(), cid)
+                    for cid in known
+                    if _numbers(cid) == numbers
+                ),
                 reverse=True,
             )
             best = scored[0] if scored else (0.0, "")

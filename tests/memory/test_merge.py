@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from arcmemo import Concept, Lesson, Memory, Parameter
-from arcmemo.memory.ontology import ConceptStats
+from arcmemo.memory.merge import write_concept
+from arcmemo.memory.ontology import ConceptStats, TypeDef
 
 
 def _routine(name: str = "recolor object", **fields: object) -> Concept:
@@ -128,12 +131,71 @@ def test_typedefs_are_harvested_including_multi_word_names() -> None:
     assert memory.integrity_issues() == []
 
 
-def test_harvesting_keeps_the_first_definition() -> None:
+def test_harvesting_keeps_the_first_definition_and_records_the_redefinition() -> None:
     memory = Memory()
     memory.add(_routine(parameters=[Parameter(name="s", type="scheme := dict[int, int]")]))
-    memory.add(_routine("other", parameters=[Parameter(name="s", type="Scheme := int")]))
+    memory.add(_routine(parameters=[Parameter(name="t", type="scheme :=  dict[int,  int]")]))
+    result = memory.add(
+        _routine("other", parameters=[Parameter(name="s", type="Scheme := int")]), task_id="t9"
+    )
     assert [(t.name, t.definition) for t in memory.types] == [("scheme", "dict[int, int]")]
     assert memory.concepts[1].parameters[0].type == "Scheme"
+    expected = "type 'scheme' (parameter 's'): kept 'dict[int, int]', ignored redefinition 'int'"
+    assert result.conflicts == [expected]
+    # Only the real redefinition is a conflict (spacing differences are the same type) ...
+    assert [h.changes for h in memory.history if any("conflict" in c for c in h.changes)] == [
+        [f"conflict: {expected}"]
+    ]
+    # ... and the history entry says which task wrote it.
+    assert memory.history[-1].task_id == "t9"
+
+
+def test_typedefs_nested_in_an_annotation_are_harvested() -> None:
+    memory = Memory(types=[TypeDef(name="position", definition="tuple[int, int]")])
+    memory.add(
+        _routine(
+            "find symmetries",
+            output_type="list[symmetry := Callable[[position], position]]",
+        )
+    )
+    assert memory.concepts[0].output_type == "list[symmetry]"
+    assert {t.name: t.definition for t in memory.types}["symmetry"] == (
+        "Callable[[position], position]"
+    )
+    assert memory.integrity_issues() == []
+
+
+def test_undeclared_types_are_declared_as_any_with_a_note(tmp_path: Path) -> None:
+    memory = Memory()
+    result = memory.add(
+        _routine(
+            parameters=[Parameter(name="g", type="grid"), Parameter(name="c", type="hue")],
+            output_type="palette := dict[hue, shade]",
+        ),
+        task_id="t1",
+    )
+    assert {t.name: t.definition for t in memory.types} == {
+        "palette": "dict[hue, shade]",
+        "grid": "Any",
+        "hue": "Any",
+        "shade": "Any",
+    }
+    assert "type 'grid' was used without a definition: declared as 'Any'" in result.changes
+    assert "type 'grid' was used without a definition: declared as 'Any'" in (
+        memory.history[-1].changes
+    )
+    # The point of declaring: the saved file loads again.
+    memory.save(tmp_path / "m.json")
+    assert Memory.load(tmp_path / "m.json").type_names() == memory.type_names()
+
+
+def test_declare_false_leaves_undeclared_types_to_the_caller() -> None:
+    memory = Memory()
+    write_concept(memory, _routine(parameters=[Parameter(name="g", type="grid")]), declare=False)
+    assert memory.types == []
+    assert [m for _, m in memory.integrity_issues()] == [
+        "type 'grid' (in 'recolor object') is not defined in 'types'"
+    ]
 
 
 def test_delete_logs_and_rejects_unknown_names() -> None:

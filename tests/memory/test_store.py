@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from arcmemo import Concept, Memory, MemoryFileError
+from arcmemo.memory import MemorySaveError, TypeDef
 from arcmemo.memory.store import dump_memory, editing
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "memory"
@@ -213,3 +214,21 @@ def test_nonsense_versions_are_rejected(tmp_path: Path, version: object) -> None
     path.write_text(json.dumps({"schema_version": version}))
     with pytest.raises(MemoryFileError, match=r"at \$\.schema_version: schema_version"):
         Memory.load(path)
+
+
+def test_save_refuses_a_memory_that_would_not_load(tmp_path: Path) -> None:
+    path = tmp_path / "m.json"
+    memory = Memory()
+    memory.add(Concept(name="recolor object", kind="routine"))
+    memory.save(path)
+    before = path.read_bytes()
+    # Bypass the write rules: a second entry with the same id.
+    memory.concepts.append(Concept(name="Recolor Objects", kind="routine"))
+    with pytest.raises(MemorySaveError) as caught:
+        memory.save(path)
+    assert "not saved: the memory would not load again" in str(caught.value)
+    assert "duplicate concept id 'recolor-object'" in str(caught.value)
+    assert path.read_bytes() == before
+    with pytest.raises(MemorySaveError), editing(path) as edited:
+        edited.types.append(TypeDef(name="scheme", definition="dict[color, color]"))
+    assert path.read_bytes() == before

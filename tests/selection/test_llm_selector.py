@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from selection_helpers import Recorder, selection_memory
+from selection_helpers import Recorder, concept, selection_memory
 
-from arcmemo.memory.ontology import Concept, Memory
+from arcmemo.memory.ontology import Concept, Lesson, Memory
 from arcmemo.records import Selection
 from arcmemo.selection import SELECTORS
 from arcmemo.selection.llm import LLMSelector, LLMSelectorOptions, parse_names, resolve_names
@@ -47,6 +47,21 @@ def test_resolve_fuzzy_match_only_when_unambiguous() -> None:
         "'enclosre' matched to 'enclosure'",
         "'fill region rite' matched to 'fill region right'",
     ]
+
+
+def test_fuzzy_matching_never_changes_a_number() -> None:
+    memory = selection_memory()
+    for index in range(14):
+        memory.add_lesson(Lesson(situation=f"case {index}", suggestion="try it"))
+    memory.add(concept("rotate 90", description="quarter turn"))
+    memory.add(concept("rotate 180", description="half turn"))
+    assert len(memory.lessons) == 15
+    resolved, unknown, notes = resolve_names(
+        ["lesson 20", "lesson 2", "lessons 12", "lesson 0", "rotate 900", "rotat 180"], memory
+    )
+    assert resolved == ["lesson 2", "lesson 12", "rotate 180"]
+    assert unknown == ["lesson 20", "lesson 0", "rotate 900"]
+    assert [note.split(" (")[0] for note in notes] == ["'rotat 180' matched to 'rotate 180'"]
 
 
 def test_parse_names_reads_lists_mappings_and_reason_items() -> None:
