@@ -21,6 +21,7 @@ from arcmemo.models.jetspec.bench import (
     DEFAULT_PROMPTS,
     BenchError,
     format_result,
+    read_prompt_file,
     repeat_prompts,
     run_generation_bench,
 )
@@ -39,7 +40,8 @@ def bench() -> None:
 @click.option(
     "--prompt-file",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="One prompt per line instead of the built-in ones.",
+    help='Prompts instead of the built-in ones: JSON Lines (.jsonl, a "prompt" field per '
+    "line; prompts may span lines) or plain text (one prompt per line).",
 )
 @click.option("--max-tokens", type=click.IntRange(1), default=256, show_default=True)
 @click.option("--warmup/--no-warmup", default=True, help="One untimed request per mode first.")
@@ -59,7 +61,10 @@ def generation(
         raise click.BadParameter("expected jetspec:MODEL_DIR", param_hint="--model")
     pool: list[str] | tuple[str, ...] = DEFAULT_PROMPTS
     if prompt_file is not None:
-        pool = [line.strip() for line in prompt_file.read_text().splitlines() if line.strip()]
+        try:
+            pool = read_prompt_file(prompt_file)
+        except BenchError as error:
+            raise click.BadParameter(str(error), param_hint="--prompt-file") from error
         if not pool:
             raise click.BadParameter(f"{prompt_file} holds no prompt", param_hint="--prompt-file")
     try:

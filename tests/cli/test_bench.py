@@ -84,6 +84,34 @@ def test_bench_generation_needs_a_draft_and_a_jetspec_model(
     assert bad_option.exit_code == 1 and "budget: " in bad_option.output
 
 
+def test_bench_generation_reads_multi_line_prompts_from_json_lines(
+    fake: ModuleType, tmp_path: Path
+) -> None:
+    model = write_model(tmp_path / "m", reply="one two")
+    prompts = tmp_path / "prompts.jsonl"
+    records = [{"prompt": "Grid:\n1 2\n3 4\nWhat next?", "id": "a"}, {"prompt": "second"}]
+    prompts.write_text("\n".join(json.dumps(r) for r in records) + "\n\n")
+    args = ["bench", "generation", "--model", f"jetspec:{model}", "--model-arg", "draft=echo"]
+    args += ["--prompt-file", str(prompts), "--prompts", "3", "--no-warmup"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    assert "greedy outputs identical: yes (3/3)" in result.output
+    engine = fake.instances[0]
+    tokenizer = engine.tokenizer
+    seen = [" ".join(tokenizer.decode(c["prompt_ids"]).split()) for c in engine.calls]
+    assert "Grid: 1 2 3 4 What next?" in seen[0] and "second" in seen[1]
+    assert "Grid:" in seen[2]  # the pool starts over
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"prompt": "ok"}\n{"text": "no prompt field"}\n')
+    refused = CliRunner().invoke(cli, [*args[:6], "--prompt-file", str(bad)])
+    assert refused.exit_code == 2 and "bad.jsonl:2" in refused.output and "prompt" in refused.output
+    plain = tmp_path / "prompts.txt"
+    plain.write_text("first line\n\nsecond line\n")
+    lines = CliRunner().invoke(cli, [*args[:6], "--prompt-file", str(plain), "--prompts", "2"])
+    assert lines.exit_code == 0 and "(2/2)" in lines.output
+
+
 def test_parse_model_args() -> None:
     assert parse_model_args(["a=1", " b = x=y "]) == {"a": "1", "b": "x=y"}
     with pytest.raises(click.BadParameter, match="expected key=value"):

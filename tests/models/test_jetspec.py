@@ -15,6 +15,8 @@ import json
 import subprocess
 import sys
 import threading
+import time
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -25,6 +27,7 @@ import pytest
 from arcmemo.models.base import GenerateParams, Message, ProviderError
 from arcmemo.models.jetspec import (
     KNOWN_ATTN_BACKENDS,
+    SAMPLING_TEMPERATURE,
     JetSpecOptions,
     JetSpecProvider,
     apply_stop,
@@ -279,11 +282,44 @@ def test_sampling_parameters_and_seed(fake: ModuleType, tmp_path: Path) -> None:
     assert sys.modules["torch"].seeds == [5]  # no seed, no reseeding
 
 
-def test_n_completions_run_one_after_another(fake: ModuleType, tmp_path: Path) -> None:
+def test_several_samples_sample_with_a_seed_each(fake: ModuleType, tmp_path: Path) -> None:
+    """No temperature and n > 1: the default temperature, sample i seeded with seed + i."""
     model = write_model(tmp_path / "m", reply="x y")
-    completions = generate(JetSpecProvider.open(model), GenerateParams(n=3))
-    assert [c.text for c in completions] == ["x y"] * 3
-    assert len(engine_of(fake).calls) == 3
+    params = GenerateParams(n=3, seed=10)
+    first = generate(JetSpecProvider.open(model), params)
+    assert len({c.text for c in first}) == 3 and all(c.text.endswith(" x y") for c in first)
+    calls = engine_of(fake).calls
+    assert len(calls) == 3
+    assert {c["sampling"].temperature for c in calls} == {SAMPLING_TEMPERATURE}
+    assert sys.modules["torch"].seeds == [10, 11, 12]
+    assert [(c.stats["sample"], c.stats["seed"]) for c in first] == [(0, 10), (1, 11), (2, 12)]
+    again = generate(JetSpecProvider.open(model), params)
+    assert [c.text for c in again] == [c.text for c in first]  # a sample is its seed's
+    # sample 1 asked for alone (the client's seed + 1) is the same sample 1
+    [alone] = generate(JetSpecProvider.open(model), GenerateParams(temperature=0.7, seed=11))
+    assert alone.text == first[1].text
+    # no seed: torch's generator runs on, the samples still differ
+    unseeded = generate(JetSpecProvider.open(model), GenerateParams(n=2))
+    assert unseeded[0].text != unseeded[1].text
+    assert sys.modules["torch"].seeds == [10, 11, 12] * 2 + [11]
+
+
+def test_one_sample_without_temperature_is_greedy(fake: ModuleType, tmp_path: Path) -> None:
+    model = write_model(tmp_path / "m", reply="x y")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        [one] = generate(JetSpecProvider.open(model), GenerateParams(seed=3))
+    assert one.text == "x y" and one.stats["temperature"] == 0.0 and one.stats["seed"] is None
+    assert sys.modules["torch"].seeds == []  # greedy: nothing to seed
+
+
+def test_greedy_samples_repeat_with_a_warning(fake: ModuleType, tmp_path: Path) -> None:
+    model = write_model(tmp_path / "m", reply="x y")
+    with pytest.warns(UserWarning, match="2 copies of one greedy decode"):
+        completions = generate(JetSpecProvider.open(model), GenerateParams(n=2, temperature=0))
+    assert [c.text for c in completions] == ["x y"] * 2
+    with pytest.warns(UserWarning, match="copies of one greedy decode"):
+        generate(JetSpecProvider.open(model, temperature="0"), GenerateParams(n=2))
 
 
 def test_concurrent_requests_are_serialized_on_one_thread(fake: ModuleType, tmp_path: Path) -> None:
@@ -302,6 +338,108 @@ def test_concurrent_requests_are_serialized_on_one_thread(fake: ModuleType, tmp_
     assert [r[0].text for r in results] == ["same answer"] * 30
     assert len(engine.calls) == 30
     assert len(engine.threads) == 1 and threading.get_ident() not in engine.threads
+
+
+def test_timeout_counts_from_the_engine_start_and_queue_wait_is_reported(
+    fake: ModuleType, tmp_path: Path
+) -> None:
+    """Three requests of ~0.15 s each on one engine, 0.3 s timeout: the last one waits
+    ~0.3 s in the queue and still succeeds, because the queue does not count."""
+    model = write_model(tmp_path / "m", reply=" ".join(["w"] * 15), step_delay_s=0.01)
+    provider = JetSpecProvider.open(model, timeout="0.3")
+
+    async def three() -> list[Any]:
+        try:
+            return await asyncio.gather(*(provider.generate(USER, GenerateParams()) for _ in "abc"))
+        finally:
+            await provider.aclose()
+
+    results = [completion for [completion] in asyncio.run(three())]
+    queued = sorted(c.stats["queue_s"] for c in results)
+    assert queued[-1] > 0.25 and queued[-1] > results[-1].stats["generation_s"]
+    assert all(c.stats["generation_s"] < 0.3 for c in results)
+    stats = provider.statistics(results[0])
+    assert {"queue_s", "temperature", "tokens_per_s"} <= stats.keys()
+    assert not {"engine", "sample", "seed"} & stats.keys()  # labels are not statistics
+
+
+@pytest.mark.parametrize("draft", [None, "echo"])
+def test_a_decode_past_its_timeout_is_stopped_and_retryable(
+    fake: ModuleType, tmp_path: Path, draft: str | None
+) -> None:
+    model = write_model(tmp_path / "m", reply=" ".join(["w"] * 40), step_delay_s=0.02)
+    provider = JetSpecProvider.open(model, **({"draft": draft, "tree_depth": "1"} if draft else {}))
+    provider.request_timeout_s = 0.1  # what a client hands over
+
+    async def late_then_quick() -> tuple[float, Any]:
+        try:
+            started = time.monotonic()
+            with pytest.raises(ProviderError, match=r"timeout: decoding took longer than 0\.1 s"):
+                await provider.generate(USER, GenerateParams())
+            stopped = time.monotonic() - started
+            [quick] = await provider.generate(USER, GenerateParams(max_tokens=2))
+            return stopped, quick
+        finally:
+            await provider.aclose()
+
+    stopped, quick = asyncio.run(late_then_quick())
+    assert stopped < 0.5  # stopped at the next step, not after all 40 (0.8 s)
+    assert quick.usage.completion_tokens == 2
+
+
+def test_an_abandoned_request_stops_its_decode(fake: ModuleType, tmp_path: Path) -> None:
+    model = write_model(tmp_path / "m", reply=" ".join(["w"] * 50), step_delay_s=0.02)
+    provider = JetSpecProvider.open(model)
+
+    async def abandon() -> float:
+        try:
+            task = asyncio.ensure_future(provider.generate(USER, GenerateParams()))
+            await asyncio.sleep(0.1)
+            task.cancel()
+            started = time.monotonic()
+            await provider.generate(USER, GenerateParams(max_tokens=1))
+            return time.monotonic() - started
+        finally:
+            await provider.aclose()
+
+    assert asyncio.run(abandon()) < 0.5  # the engine was freed, not busy for 1 s more
+
+
+def test_the_checkpoint_wraps_the_engine_sampler(fake: ModuleType, tmp_path: Path) -> None:
+    from jetspec.inference_engine import engine as steps
+
+    generate(JetSpecProvider.open(write_model(tmp_path / "m", reply="x")))
+    assert steps.sample._arcmemo_checkpointed
+    assert jetspec_options({"kv_pool": "upstream"}).kv_pool == "upstream"
+    with pytest.raises(RegistryError, match="kv_pool"):
+        jetspec_options({"kv_pool": "half"})
+
+
+def test_arc_run_fills_per_stage_provider_statistics(fake: ModuleType, tmp_path: Path) -> None:
+    """``arcmemo run`` with the provider: every stage of summary.json has numeric JetSpec
+    statistics (labels left out), and the two attempts are different samples."""
+    from click.testing import CliRunner
+
+    from arcmemo.cli.main import cli
+
+    model = write_model(tmp_path / "m", reply="no program here")
+    out = tmp_path / "run"
+    args = ["run", "arc-agi-1", "--data", str(REPO / "tests" / "fixtures" / "arc" / "eval")]
+    args += ["--tasks", "66e6c45b", "--model", f"jetspec:{model}", "--model-arg", "draft=echo"]
+    args += ["--attempts", "2", "--out", str(out)]
+    result = CliRunner().invoke(cli, args, env={"ARCMEMO_CACHE_DIR": str(tmp_path / "cache")})
+    assert (out / "summary.json").is_file(), result.output
+    summary = json.loads((out / "summary.json").read_text())
+    assert set(summary["stages"]) == {"solve", "retry"}
+    for name, stage in summary["stages"].items():
+        stats = stage["provider_stats"]
+        assert {"tokens_per_s", "mean_accept_length", "queue_s", "generation_s"} <= set(stats)
+        assert not {"engine", "sample", "seed", "mode", "device"} & set(stats), name
+        assert all(isinstance(s["total"], float) for s in stats.values())
+    assert "engine" not in summary["provider_stats"]
+    [task] = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    first_steps = [attempt["steps"][0]["completion"] for attempt in task["attempts"]]
+    assert len(set(first_steps)) == 2, first_steps
 
 
 def test_fake_engine_detects_concurrent_entry(fake: ModuleType, tmp_path: Path) -> None:
@@ -448,7 +586,8 @@ def test_model_without_chat_template(fake: ModuleType, tmp_path: Path) -> None:
 def test_summarize_stats_aggregates_completions(fake: ModuleType, tmp_path: Path) -> None:
     model = write_model(tmp_path / "m", reply="w1 w2 w3 w4 w5 w6")
     head = write_head(tmp_path / "head")
-    spec = generate(JetSpecProvider.open(model, draft=head), GenerateParams(n=2))
+    with pytest.warns(UserWarning, match="greedy"):
+        spec = generate(JetSpecProvider.open(model, draft=head), GenerateParams(n=2, temperature=0))
     plain = generate(JetSpecProvider.open(model))
     summary = summarize_stats([c.stats for c in [*spec, *plain]] + [{"other": 1}])
     assert summary.generated_tokens == 21

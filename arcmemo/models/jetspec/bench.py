@@ -9,7 +9,9 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from pathlib import Path
 
 from pydantic import BaseModel, Field
 
@@ -61,6 +63,27 @@ class GenerationBenchResult(BaseModel):
     mismatches: list[int] = Field(
         default_factory=list, description="Indexes of prompts that differ."
     )
+
+
+def read_prompt_file(path: Path) -> list[str]:
+    """The prompts of ``path``: JSON Lines (``.jsonl``: one object per line with a string
+    ``prompt``, which may span several lines) or plain text (one prompt per line)."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix != ".jsonl":
+        return [line.strip() for line in text.splitlines() if line.strip()]
+    prompts = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise BenchError(f"{path}:{number}: not JSON ({error.msg})") from None
+        prompt = record.get("prompt") if isinstance(record, dict) else None
+        if not isinstance(prompt, str) or not prompt.strip():
+            raise BenchError(f'{path}:{number}: expected an object with a "prompt" string')
+        prompts.append(prompt)
+    return prompts
 
 
 def repeat_prompts(pool: Sequence[str], count: int) -> list[str]:

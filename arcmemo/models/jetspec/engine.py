@@ -6,11 +6,14 @@ jetspec are imported when it is built, never at module import.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from arcmemo.models.base import Completion, GenerateParams, Message, ProviderError, Usage
+from arcmemo.models.jetspec import hooks
 from arcmemo.models.jetspec.options import STUB_TREE_DEPTH, JetSpecOptions
 from arcmemo.models.jetspec.stats import GenerationStats
 from arcmemo.models.registry import JETSPEC_INSTALL_HINT
@@ -32,6 +35,15 @@ def split_thinking(text: str) -> tuple[str | None, str]:
     return reasoning.replace(_THINK_OPEN, "", 1).strip(), answer.lstrip()
 
 
+@dataclass(frozen=True)
+class JobContext:
+    """What the worker tells the engine about the job it runs now."""
+
+    queue_s: float = 0.0
+    timeout_s: float | None = None
+    abort: threading.Event = field(default_factory=threading.Event)
+
+
 class LoadedEngine:
     """A JetSpecEngine with its tokenizer and drafter; used only on its worker's thread."""
 
@@ -45,6 +57,13 @@ class LoadedEngine:
             ) from error
         self.torch = torch
         self.sampling_params_class = SamplingParams
+        self.job: JobContext | None = None
+        try:
+            from jetspec.inference_engine import engine as engine_module
+        except ImportError:  # a JetSpec laid out otherwise: no step checkpoints, upstream KV
+            engine_module = None
+        if engine_module is not None:
+            hooks.install(engine_module)
         self.options = options
         self.index = index
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
@@ -139,9 +158,9 @@ class LoadedEngine:
 
     def sampling_params(self, params: GenerateParams) -> Any:
         """JetSpec's SamplingParams for a request (temperature and max_new_tokens only)."""
-        temperature = self.options.temperature if params.temperature is None else params.temperature
+        temperature = self.options.temperature_for(params.temperature, params.n)
         max_new = params.max_tokens or self.options.max_tokens
-        return self.sampling_params_class(temperature=float(temperature), max_new_tokens=max_new)
+        return self.sampling_params_class(temperature=temperature, max_new_tokens=max_new)
 
     def tree_kwargs(self, prompt_len: int, max_new_tokens: int) -> dict[str, Any]:
         """Keyword arguments of ``generate_tree`` (except prompt, drafter, sampling_params)."""
@@ -182,7 +201,7 @@ class LoadedEngine:
         if speculative:
             result = self.engine.generate_tree(
                 input_ids,
-                self.drafter,
+                hooks.DeadlineDrafter(self.drafter),
                 sampling_params=sampling_params,
                 **self.tree_kwargs(int(input_ids.shape[1]), sampling_params.max_new_tokens),
             )
@@ -194,19 +213,50 @@ class LoadedEngine:
     def complete(
         self, messages: list[Message], params: GenerateParams, speculative: bool
     ) -> list[Completion]:
-        """``params.n`` completions, decoded one after another."""
+        """``params.n`` completions, decoded one after another.
+
+        When sampling, sample ``i`` is seeded with ``params.seed + i`` (with no seed, torch's
+        generator simply runs on, so the samples still differ). Each sample's decode must
+        finish within the job's timeout, counted from its own start.
+        """
+        job = self.job or JobContext()
         input_ids = self.encode(self.render_prompt(messages))
         prompt_tokens = int(input_ids.shape[1])
         sampling_params = self.sampling_params(params)
-        if params.seed is not None:
-            self.torch.manual_seed(params.seed)
+        sampling = sampling_params.temperature > 0
         completions = []
-        for _ in range(params.n):
-            result, seconds = self.decode(input_ids, sampling_params, speculative)
-            completions.append(
-                self._completion(result, seconds, prompt_tokens, params, speculative)
+        for index in range(params.n):
+            seed = params.seed + index if sampling and params.seed is not None else None
+            if seed is not None:
+                self.torch.manual_seed(seed)
+            hooks.set_checkpoint(self._deadline_check(job))
+            try:
+                result, seconds = self.decode(input_ids, sampling_params, speculative)
+            finally:
+                hooks.set_checkpoint(None)
+            completion = self._completion(result, seconds, prompt_tokens, params, speculative)
+            completion.stats.update(
+                queue_s=job.queue_s,
+                temperature=float(sampling_params.temperature),
+                sample=index,
+                seed=seed,
             )
+            completions.append(completion)
         return completions
+
+    @staticmethod
+    def _deadline_check(job: JobContext) -> Any:
+        deadline = None if job.timeout_s is None else time.monotonic() + job.timeout_s
+
+        def check() -> None:
+            if job.abort.is_set():
+                raise hooks.EngineTimeout("the request was abandoned by its caller")
+            if deadline is not None and time.monotonic() > deadline:
+                raise hooks.EngineTimeout(
+                    f"decoding took longer than {job.timeout_s:g} s after the engine started it"
+                )
+
+        return check
 
     def _completion(
         self,

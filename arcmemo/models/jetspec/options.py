@@ -20,6 +20,9 @@ KNOWN_ATTN_BACKENDS: tuple[str, ...] = (
 CUDAGRAPH_BUDGET_LIMIT = 256  # JetSpec captures tree-verify graphs for buckets up to 256 nodes
 STUB_DRAFTERS: tuple[str, ...] = ("random", "echo")
 STUB_TREE_DEPTH = 7  # tree depth used with a stub drafter when none is given
+# What a request for several samples that names no temperature is sampled at (Qwen3's
+# recommended temperature without thinking); one sample with none is decoded greedily.
+SAMPLING_TEMPERATURE = 0.7
 _DTYPE_ALIASES = {
     "bf16": "bfloat16",
     "bfloat16": "bfloat16",
@@ -86,8 +89,23 @@ class JetSpecOptions(ProviderOptions):
     max_tokens: int = Field(
         default=2048, ge=1, description="max_new_tokens when a request sets none."
     )
-    temperature: float = Field(
-        default=0.0, ge=0.0, description="Temperature when a request sets none."
+    temperature: float | None = Field(
+        default=None,
+        ge=0.0,
+        description=f"Temperature when a request sets none; None: {SAMPLING_TEMPERATURE} for a "
+        "request of several samples (so they differ), greedy (0) for one.",
+    )
+    timeout: float | None = Field(
+        default=None,
+        gt=0,
+        description="Seconds one sample may decode, counted from when the engine starts it "
+        "(queue wait excluded); None: the client's request timeout, when it hands one over.",
+    )
+    kv_pool: Literal["shared", "upstream"] = Field(
+        default="shared",
+        description="shared: one key and one value tensor serve every layer's blocks (memory "
+        "= layers x tokens); upstream: JetSpec's own pool, which gives each layer a tensor "
+        "spanning all layers' blocks (layers^2 x tokens).",
     )
     fuse_gemms: bool = Field(
         default=False, description="Fuse QKV and gate/up GEMMs (compiled backends)."
@@ -149,6 +167,14 @@ class JetSpecOptions(ProviderOptions):
     def speculates(self) -> bool:
         """Whether requests use tree speculation by default."""
         return self.draft is not None and self.speculative is not False
+
+    def temperature_for(self, temperature: float | None, n: int) -> float:
+        """The temperature a request of ``n`` samples decodes at (its own, else the default)."""
+        if temperature is not None:
+            return float(temperature)
+        if self.temperature is not None:
+            return float(self.temperature)
+        return SAMPLING_TEMPERATURE if n > 1 else 0.0
 
     def engine_devices(self) -> list[str | None]:
         """One entry per engine to build; None means 'cuda if available, else cpu'."""

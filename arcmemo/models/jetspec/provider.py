@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import time
+import warnings
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from arcmemo.models.base import (
     Completion,
@@ -17,6 +18,7 @@ from arcmemo.models.base import (
     RetryDecision,
 )
 from arcmemo.models.jetspec.engine import LoadedEngine
+from arcmemo.models.jetspec.hooks import EngineTimeout
 from arcmemo.models.jetspec.options import JetSpecOptions
 from arcmemo.models.jetspec.stats import STAT_LABELS
 from arcmemo.models.jetspec.worker import EngineWorker
@@ -46,10 +48,17 @@ class JetSpecProvider(Provider):
 
     name = "jetspec"
     stat_labels = STAT_LABELS
+    # One sample without a temperature is a greedy decode (several sample at 0.7).
+    greedy_by_default: ClassVar[bool] = True
+    # Requests wait in a queue for the engine; the timeout counts from when it starts one,
+    # so a client hands its timeout over (request_timeout_s) instead of imposing its own.
+    timeout_excludes_queue: ClassVar[bool] = True
 
     def __init__(self, options: JetSpecOptions, *, model: str) -> None:
         super().__init__(model)
         self.settings = options
+        self.request_timeout_s: float | None = None
+        self._warned_greedy = False
         missing = missing_runtime()
         if missing is not None:
             raise ProviderError(
@@ -81,11 +90,18 @@ class JetSpecProvider(Provider):
         """Like :meth:`generate` with the decoding mode chosen by the caller (benchmarks)."""
         if speculative and self.settings.draft is None:
             raise ProviderError("jetspec provider: speculative decoding needs draft=...")
+        self._warn_if_greedy_repeats(params)
         start = time.perf_counter()
+        timeout = self.timeout_s
         try:
             completions = await self.run_on_engine(
-                lambda engine: engine.complete(messages, params, speculative)
+                lambda engine: engine.complete(messages, params, speculative), timeout_s=timeout
             )
+        except EngineTimeout as error:
+            raise ProviderError(
+                f"jetspec provider ({self.model}): timeout: {error}",
+                decision=RetryDecision.TRANSIENT,
+            ) from error
         except ProviderError:
             raise
         except Exception as error:
@@ -96,23 +112,56 @@ class JetSpecProvider(Provider):
         latency = time.perf_counter() - start
         return [c.model_copy(update={"latency_s": latency}) for c in completions]
 
+    @property
+    def timeout_s(self) -> float | None:
+        """Seconds each sample may decode once started: the ``timeout`` option, else the
+        client's request timeout (``request_timeout_s``), else none."""
+        return self.settings.timeout or self.request_timeout_s
+
+    def _warn_if_greedy_repeats(self, params: GenerateParams) -> None:
+        if params.n < 2 or self.settings.temperature_for(params.temperature, params.n) > 0:
+            return
+        if not self._warned_greedy:
+            self._warned_greedy = True
+            warnings.warn(
+                f"jetspec provider: {params.n} samples at temperature 0 are {params.n} copies "
+                "of one greedy decode; give a temperature > 0 (or none: several samples "
+                "then sample at the default) for samples that differ",
+                stacklevel=3,
+            )
+
     async def run_on_engine(
-        self, run: Callable[[LoadedEngine], T], *, engine: int | None = None
+        self,
+        run: Callable[[LoadedEngine], T],
+        *,
+        engine: int | None = None,
+        timeout_s: float | None = None,
     ) -> T:
-        """Run ``run(loaded_engine)`` on a worker thread (the least busy, or ``engine``)."""
+        """Run ``run(loaded_engine)`` on a worker thread (the least busy, or ``engine``).
+
+        A caller that stops waiting (cancellation) stops the decode at its next step.
+        """
         worker = self._least_busy() if engine is None else self._workers[engine]
-        return await asyncio.wrap_future(worker.submit(run))
+        job = worker.submit(run, timeout_s=timeout_s)
+        try:
+            return await asyncio.wrap_future(job.future)
+        except asyncio.CancelledError:
+            job.abort.set()
+            raise
 
     def cache_identity(self) -> dict[str, Any]:
         """Greedy outputs depend on the model, dtype and template; not on the drafter."""
         settings = self.settings
-        return {
+        identity: dict[str, Any] = {
             "provider": self.name,
             "model": self.model,
             "dtype": settings.dtype,
             "thinking": settings.thinking,
             "speculative": settings.speculates,
         }
+        if settings.temperature is not None:  # decides requests that give no temperature
+            identity["temperature"] = settings.temperature
+        return identity
 
     async def aclose(self) -> None:
         """Stop the workers and free their engines."""

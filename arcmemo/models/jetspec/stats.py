@@ -24,10 +24,20 @@ class GenerationStats(BaseModel):
     mean_tree_size: float | None = Field(default=None, description="Mean tree nodes per round.")
     generation_s: float = Field(description="Decode wall time, synchronized on CUDA.")
     tokens_per_s: float
+    queue_s: float = Field(
+        default=0.0,
+        description="Wait before the engine started the request: queued behind other "
+        "requests (and, for the first ones, the model load). Not part of generation_s.",
+    )
+    temperature: float = Field(default=0.0, description="Temperature it was decoded at.")
+    sample: int = Field(default=0, description="Index of this sample within its request.")
+    seed: int | None = Field(
+        default=None, description="torch seed set before this sample; None: not reseeded."
+    )
 
 
 # Numeric fields of GenerationStats that identify rather than measure: never aggregated.
-STAT_LABELS = frozenset({"engine"})
+STAT_LABELS = frozenset({"engine", "sample", "seed"})
 
 
 class StatsSummary(BaseModel):

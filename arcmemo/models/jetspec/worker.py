@@ -1,27 +1,38 @@
-"""One thread per engine: a JetSpecEngine is not thread-safe, so its jobs are queued."""
+"""One thread per engine: a JetSpecEngine is not thread-safe, so its jobs are queued.
+
+A job's clock starts when the engine starts it: the time it waited in the queue (behind
+other requests, or the model load) is reported as ``queue_s`` and never counts towards its
+timeout (:class:`~arcmemo.models.jetspec.engine.JobContext`).
+"""
 
 from __future__ import annotations
 
 import concurrent.futures
 import queue
 import threading
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
 
 from arcmemo.models.base import ProviderError
-from arcmemo.models.jetspec.engine import LoadedEngine
+from arcmemo.models.jetspec import hooks
+from arcmemo.models.jetspec.engine import JobContext, LoadedEngine
 from arcmemo.models.jetspec.options import JetSpecOptions
 
 T = TypeVar("T")
 
 
 @dataclass(frozen=True)
-class _Job:
-    """One request to a worker: a function of the loaded engine and its result future."""
+class Job(Generic[T]):
+    """One request to a worker: a function of the loaded engine, its result future, and
+    ``abort``, which stops its decode at the next step once set (a caller gave up)."""
 
-    run: Callable[[LoadedEngine], Any]
-    future: concurrent.futures.Future[Any]
+    run: Callable[[LoadedEngine], T]
+    future: concurrent.futures.Future[T]
+    timeout_s: float | None = None
+    submitted: float = field(default_factory=time.monotonic)
+    abort: threading.Event = field(default_factory=threading.Event)
 
 
 class EngineWorker:
@@ -36,7 +47,7 @@ class EngineWorker:
         self.options = options
         self.device = device
         self.index = index
-        self._jobs: queue.Queue[_Job | None] = queue.Queue()
+        self._jobs: queue.Queue[Job[Any] | None] = queue.Queue()
         self._pending = 0
         self._pending_lock = threading.Lock()
         self._engine: LoadedEngine | None = None
@@ -51,15 +62,18 @@ class EngineWorker:
         """Jobs queued or running on this worker."""
         return self._pending
 
-    def submit(self, run: Callable[[LoadedEngine], T]) -> concurrent.futures.Future[T]:
-        """Queue ``run(engine)``; its result or exception arrives in the returned future."""
+    def submit(self, run: Callable[[LoadedEngine], T], *, timeout_s: float | None = None) -> Job[T]:
+        """Queue ``run(engine)``; its result or exception arrives in the job's future.
+
+        ``timeout_s`` bounds each sample's decode, counted from when it starts.
+        """
         if not self._thread.is_alive():
             raise ProviderError("jetspec provider: the engine worker is closed")
-        future: concurrent.futures.Future[T] = concurrent.futures.Future()
+        job: Job[T] = Job(run, concurrent.futures.Future(), timeout_s)
         with self._pending_lock:
             self._pending += 1
-        self._jobs.put(_Job(run, future))
-        return future
+        self._jobs.put(job)
+        return job
 
     def close(self) -> None:
         """Finish queued jobs, then stop the thread and free the engine."""
@@ -85,10 +99,21 @@ class EngineWorker:
         return self._engine
 
     def _loop(self) -> None:
+        hooks.configure_thread(kv_pool=self.options.kv_pool)
         while (job := self._jobs.get()) is not None:
             if job.future.set_running_or_notify_cancel():
                 try:
-                    job.future.set_result(job.run(self._loaded()))
+                    engine = self._loaded()
+                    engine.job = JobContext(
+                        queue_s=time.monotonic() - job.submitted,
+                        timeout_s=job.timeout_s,
+                        abort=job.abort,
+                    )
+                    try:
+                        result = job.run(engine)
+                    finally:
+                        engine.job = None
+                    job.future.set_result(result)
                 except BaseException as error:
                     job.future.set_exception(error)
             with self._pending_lock:

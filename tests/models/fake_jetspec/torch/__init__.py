@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import random
 import threading
 
 float32 = "torch.float32"
@@ -12,6 +13,7 @@ long = "torch.int64"
 
 seeds: list[int] = []  # every manual_seed call, for tests
 _lock = threading.Lock()
+_generator = random.Random(0)  # the "global generator" that manual_seed reseeds
 
 
 class Tensor:
@@ -38,6 +40,13 @@ def tensor(rows: list[list[int]], dtype: object = None, device: object = None) -
 def manual_seed(seed: int) -> None:
     with _lock:
         seeds.append(int(seed))
+        _generator.seed(int(seed))
+
+
+def fake_draw() -> int:
+    """One draw from the global generator (what torch.multinomial would consume)."""
+    with _lock:
+        return _generator.randrange(10**6)
 
 
 class _Cuda:

@@ -13,6 +13,8 @@ from typing import Any
 
 import torch
 
+from jetspec.inference_engine import engine as _steps
+
 EOS, BOS, THINK_OPEN, THINK_CLOSE, UNK = "<|im_end|>", "<s>", "<think>", "</think>", "<unk>"
 CHAT_TEMPLATE = "{% for m in messages %}<|im_start|>{{ m.role }} {{ m.content }}{% endfor %}"
 
@@ -157,8 +159,8 @@ class JetSpecEngine:
             raise ValueError("prompt must be a str or a (1, T) input_ids tensor (batch size 1)")
         return prompt.tolist()[0]
 
-    def _reply_ids(self, max_new_tokens: int, tree: bool = False) -> list[int]:
-        words = []
+    def _reply_ids(self, max_new_tokens: int, tree: bool = False, draw: int = 0) -> list[int]:
+        words = [f"s{draw}"] if draw else []  # a sampled decode starts with what it drew
         reply = self.config.get("tree_reply") if tree else None  # simulate a lossy engine
         if self.config.get("thinking"):
             words += [THINK_OPEN, *self.config["thinking"].split(), THINK_CLOSE]
@@ -170,12 +172,20 @@ class JetSpecEngine:
     def _result(self, ids: list[int]) -> dict[str, Any]:
         return {"token_ids": ids, "text": self.tokenizer.decode(ids, skip_special_tokens=True)}
 
+    def _step(self) -> None:
+        time.sleep(self.config.get("step_delay_s", 0))
+
     def generate(self, prompt: Any, sampling_params: SamplingParams | None = None) -> dict:
         sp = sampling_params or SamplingParams()
         with self._exclusive():
             prompt_ids = self._prompt_ids(prompt)
             self.calls.append({"mode": "plain", "prompt_ids": prompt_ids, "sampling": sp})
-            return self._result(self._reply_ids(sp.max_new_tokens))
+            draw = _steps.sample(None, sp.temperature)  # prefill samples the first token
+            ids = self._reply_ids(sp.max_new_tokens, draw=draw)
+            for _ in ids[1:]:  # one sampler call per decoding step, as in the real loop
+                self._step()
+                _steps.sample(None, sp.temperature)
+            return self._result(ids)
 
     def generate_tree(
         self,
@@ -239,13 +249,16 @@ class JetSpecEngine:
                     "session_prompt_capacity": session_prompt_capacity,
                 }
             )
-            ids = self._reply_ids(sp.max_new_tokens, tree=True)
+            draw = _steps.sample(None, sp.temperature)  # prefill samples the first token
+            ids = self._reply_ids(sp.max_new_tokens, tree=True, draw=draw)
             out = self._result(ids)
             if ids and ids[0] in self.eos_token_ids:  # EOS at prefill: no stats keys
                 return {**out, "tpf": 0.0}
             per_round = tree_drafter.acceptance or block_size
             accept_lengths, remaining = [], len(ids) - 1  # the first token comes from prefill
             while remaining > 0:
+                tree_drafter.propose_logits(None, block_size - 1)  # one draft per round
+                self._step()
                 accept_lengths.append(min(per_round, remaining))
                 remaining -= accept_lengths[-1]
             rounds = len(accept_lengths)
