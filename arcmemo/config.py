@@ -129,6 +129,17 @@ class RunConfig(BaseModel):
         description="Derived: True when memory writes are confirmed with test labels "
         "(--update online --update-signal oracle), which makes scores optimistic.",
     )
+    fingerprints: dict[str, str] = Field(
+        default_factory=dict,
+        description="Derived: sha256 of what a path or a template stands for (memory: the "
+        "memory file's content at the first start; prompts: every prompt template), so a "
+        "resume compares meaning, not spelling.",
+    )
+    forced_resume: list[str] = Field(
+        default_factory=list,
+        description="Differences a resume was forced past (--force-resume): the run mixes "
+        "settings, and says so.",
+    )
     models: ModelConfig = Field(default_factory=ModelConfig, description="Limits, retries, cache.")
     out: Path = Field(description="Run directory.")
     created_at: datetime | None = Field(default=None, description="When the run was first started.")
@@ -175,9 +186,11 @@ def replicate_namespace(replicate: int) -> str:
 
 
 # Fields that change what a task's result would be: a resumed run must agree on them.
+# Endpoint URLs are not among them (a moved vLLM server still serves the same model), and
+# paths are compared resolved; the memory and the prompts by content (``fingerprints``).
 RESULT_FIELDS = (
-    "benchmark", "split", "data", "model", "base_url", "model_args", "aux_model", "sampling",
-    "aux_base_url", "aux_model_args", "aux_sampling",
-    "memory", "selector", "update", "update_every", "write_signal", "memory_format", "sandbox",
-    "attempts", "retries", "order_seed", "sampling_seed", "replicate",
+    "benchmark", "split", "data", "model", "model_args", "aux_model", "sampling",
+    "aux_model_args", "aux_sampling", "selector", "update", "update_every", "write_signal",
+    "memory_format", "sandbox", "attempts", "retries", "order_seed", "sampling_seed",
+    "replicate",
 )  # fmt: skip

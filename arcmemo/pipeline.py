@@ -22,6 +22,7 @@ from arcmemo.config import (
 
 from __future__ import annotations
 
+import hashlib
 import time
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,7 @@ from arcmemo.models.limiter import Limiter
 from arcmemo.models.prices import PriceTable
 from arcmemo.models.registry import PROVIDERS, parse_spec
 from arcmemo.records import TaskResult
+from arcmemo.resources import data_dir
 from arcmemo.rundir import RunDirectory, RunWriter
 from arcmemo.runner import Runner, build_summary, order_tasks, sandbox_isolation
 from arcmemo.sandbox import SANDBOXES
@@ -79,6 +81,10 @@ def resolve_config(config: RunConfig) -> RunConfig:
     fields["models"]["cache_namespace"] = replicate_namespace(config.replicate)
     fields["sampling"] = _sampling_for_attempts(config).model_dump()
     fields.update(
+        data=_resolved(config.data),
+        memory=_resolved(config.memory),
+        memory_out=_resolved(config.memory_out),
+        fingerprints=fingerprints(config),
         benchmark=BENCHMARKS.spec(config.benchmark.name, config.benchmark.options),
         selector=selector,
         write_signal=WRITE_SIGNALS.spec(signal.name, signal.options),
@@ -87,6 +93,33 @@ def resolve_config(config: RunConfig) -> RunConfig:
         retries=defaults.retries if config.retries is None else config.retries,
     )
     return RunConfig.model_validate(fields)
+
+
+def _resolved(path: str | Path | None) -> str | None:
+    """An absolute path where ``path`` names a file or folder (so a resume from another
+    directory, or the same file spelled another way, is the same run)."""
+    if path is None:
+        return None
+    candidate = Path(path).expanduser()
+    return str(candidate.resolve()) if candidate.exists() else str(path)
+
+
+def _sha256_file(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def fingerprints(config: RunConfig) -> dict[str, str]:
+    """sha256 of the memory file's content and of every prompt template."""
+    prints = dict(config.fingerprints)  # a resumed config keeps its first memory print
+    if config.memory is not None and "memory" not in prints and Path(config.memory).is_file():
+        prints["memory"] = _sha256_file(Path(config.memory))
+    templates = sorted(data_dir("prompts").rglob("*.j2"))
+    digest = hashlib.sha256()
+    for template in templates:
+        digest.update(str(template.relative_to(data_dir("prompts"))).encode())
+        digest.update(template.read_bytes())
+    prints["prompts"] = digest.hexdigest()
+    return prints
 
 
 def _sampling_for_attempts(config: RunConfig) -> SamplingConfig:
@@ -189,10 +222,12 @@ async def run_benchmark(
     progress: ProgressSink | None = None,
     solver: ModelClient | None = None,
     aux: ModelClient | None = None,
+    force_resume: bool = False,
 ) -> dict[str, Any]:
     """Run (or resume) the configured run; returns and writes ``summary.json``.
 
-    ``solver``/``aux`` override the models built from the config (tests pass scripted ones).
+    ``solver``/``aux`` override the models built from the config (tests pass scripted ones);
+    ``force_resume`` continues a run whose settings differ (recorded in ``config.json``).
     """
     started = time.perf_counter()
     config = resolve_config(config)
@@ -211,7 +246,7 @@ async def run_benchmark(
             solver, built_aux = open_models(config, rundir)
             aux = aux or built_aux
         aux = aux or solver
-        config = rundir.start(config)
+        config = rundir.start(config, force=force_resume)
         after_batch = None
         if config.update == "online" and memory is not None:
             from arcmemo.continual import ContinualUpdater

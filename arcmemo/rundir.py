@@ -14,6 +14,7 @@ it repairs the directory when the run starts and appends to it.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import threading
@@ -192,6 +193,11 @@ class RunDirectory:
         return [o for _, o, _ in _json_lines(self.abstraction_path, AbstractionOutcome) if o]
 
 
+def _kept(fingerprints: dict[str, str]) -> dict[str, str]:
+    # The memory a run started from stays its identity while the run grows the file.
+    return {key: value for key, value in fingerprints.items() if key == "memory"}
+
+
 class RunWriter(RunDirectory):
     """The run directory of a run in progress: starts (or resumes) it and appends to it."""
 
@@ -199,32 +205,57 @@ class RunWriter(RunDirectory):
         super().__init__(path)
         self._lock = threading.Lock()
 
-    def start(self, config: RunConfig) -> RunConfig:
+    def start(self, config: RunConfig, *, force: bool = False) -> RunConfig:
         """Create the directory or check that it holds the same run; returns the config to use.
 
-        Resuming keeps the first start's ``created_at``; any difference in a field that
-        changes results is an error naming the fields. A results line torn by a crash is cut
-        off so that appending continues cleanly.
+        Resuming keeps the first start's ``created_at`` and memory fingerprint; a difference
+        in what changes results (a field of ``RESULT_FIELDS``, the prompts, the memory's
+        content) is an error naming each one, unless ``force``, which goes on and records
+        the differences in ``forced_resume``. A results line torn by a crash is cut off so
+        that appending continues cleanly.
         """
         if self.path.exists() and not self.path.is_dir():
             raise RunDirError(f"{self.path}: exists and is not a directory")
         self.path.mkdir(parents=True, exist_ok=True)
         previous = self.read_config()
         if previous is not None:
-            differences = [
-                f"{name}: {getattr(previous, name)!r} -> {getattr(config, name)!r}"
-                for name in RESULT_FIELDS
-                if getattr(previous, name) != getattr(config, name)
-            ]
-            if differences:
+            differences = self._differences(previous, config)
+            if differences and not force:
                 raise RunDirError(
                     f"{self.path} holds a run with a different configuration "
-                    f"({'; '.join(differences)}); use another --out to start a new run"
+                    f"({'; '.join(differences)}); use another --out to start a new run, or "
+                    "--force-resume to continue it anyway (recorded in config.json)"
                 )
-            config = config.model_copy(update={"created_at": previous.created_at})
+            config = config.model_copy(
+                update={
+                    "created_at": previous.created_at,
+                    "fingerprints": {**config.fingerprints, **_kept(previous.fingerprints)},
+                    "forced_resume": [*previous.forced_resume, *differences],
+                }
+            )
         atomic_write_text(self.config_path, config.model_dump_json(indent=2) + "\n")
         self._repair_results()
         return config
+
+    def _differences(self, previous: RunConfig, config: RunConfig) -> list[str]:
+        differences = [
+            f"{name}: {getattr(previous, name)!r} -> {getattr(config, name)!r}"
+            for name in RESULT_FIELDS
+            if getattr(previous, name) != getattr(config, name)
+        ]
+        before, now = previous.fingerprints, config.fingerprints
+        if before.get("prompts") != now.get("prompts"):
+            differences.append("prompts: the prompt templates changed")
+        if before.get("memory") != now.get("memory") and not self._memory_written_here(now):
+            differences.append(f"memory: the content of {config.memory} changed")
+        return differences
+
+    def _memory_written_here(self, now: dict[str, str]) -> bool:
+        """True when the memory file holds what this (online) run last saved to it."""
+        snapshots = self.snapshots()
+        if not snapshots or "memory" not in now:
+            return False
+        return hashlib.sha256(snapshots[-1].read_bytes()).hexdigest() == now["memory"]
 
     def _repair_results(self) -> None:
         if not self.results_path.exists():

@@ -67,6 +67,22 @@ def test_fields_that_do_not_change_results_may_differ(tmp_path: Path) -> None:
     rundir.start(config(tmp_path, limit=3, tasks=["00576224"]))
 
 
+def test_a_moved_endpoint_is_the_same_run(tmp_path: Path) -> None:
+    rundir = RunWriter(tmp_path)
+    rundir.start(config(tmp_path, base_url="http://localhost:8000/v1"))
+    rundir.start(config(tmp_path, base_url="http://127.0.0.1:8001/v1"))  # no error
+
+
+def test_changed_prompts_are_refused_and_a_forced_resume_is_recorded(tmp_path: Path) -> None:
+    rundir = RunWriter(tmp_path)
+    rundir.start(config(tmp_path, fingerprints={"prompts": "a"}))
+    with pytest.raises(RunDirError, match="prompts: the prompt templates changed"):
+        rundir.start(config(tmp_path, fingerprints={"prompts": "b"}))
+    forced = rundir.start(config(tmp_path, fingerprints={"prompts": "b"}), force=True)
+    assert forced.forced_resume == ["prompts: the prompt templates changed"]
+    assert rundir.read_config().forced_resume == forced.forced_resume  # type: ignore[union-attr]
+
+
 def test_a_broken_config_file_is_named(tmp_path: Path) -> None:
     rundir = RunWriter(tmp_path)
     rundir.config_path.write_text('{"benchmark": "arc-agi-1"}')

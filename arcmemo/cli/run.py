@@ -265,6 +265,12 @@ def print_errors(console: Console, summary: dict[str, Any]) -> None:
     type=click.IntRange(min=0),
     help="Retries of a failed request (default 6).",
 )
+@click.option(
+    "--force-resume",
+    is_flag=True,
+    help="Continue the run in --out although settings that change results differ "
+    "(each difference is recorded in config.json under forced_resume).",
+)
 @click.option("--dry-run", is_flag=True, help="Render prompts and estimate cost; call nothing.")
 def run(benchmark: str, **options: Any) -> None:
     """Run BENCHMARK and write a run directory (re-running the same command resumes)."""
@@ -341,7 +347,9 @@ def run(benchmark: str, **options: Any) -> None:
         price = PriceTable.load(config.models.prices_path).price_for(config.model)
         progress = RichProgress(console, price)
         try:
-            summary = asyncio.run(run_benchmark(config, progress=progress))
+            summary = asyncio.run(
+                run_benchmark(config, progress=progress, force_resume=options["force_resume"])
+            )
         except ModelUnreachableError as error:
             raise RunIncomplete(
                 f"{error} (partial summary: {config.out / 'summary.json'})"

@@ -388,3 +388,35 @@ def test_greedy_attempts_are_never_silently_identical(tmp_path: Path) -> None:
     assert "greedy decoding makes every attempt the same completion" in result.output
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert any("greedy decoding" in w for w in summary["warnings"])
+
+
+# -- resume identity by meaning --------------------------------------------------------------
+
+
+def test_resume_ignores_spelling_and_refuses_a_changed_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from arcmemo.memory.seeds import load_seed
+
+    monkeypatch.chdir(tmp_path)
+    load_seed("arc").save(tmp_path / "memory.json")
+    env = script_env(tmp_path)
+    one = ["--tasks", "66e6c45b", "--attempts", "1", "--select", "all"]
+    first = invoke(*arc_args(tmp_path / "run", *one, "--memory", "memory.json"), **env)
+    assert first.exit_code == 0, first.output
+    # The same file by another spelling: the same run.
+    absolute = str(tmp_path / "memory.json")
+    again = invoke(*arc_args(tmp_path / "run", *one, "--memory", absolute), **env)
+    assert again.exit_code == 0, again.output
+    # Another memory under the same name changes results: refused, naming it.
+    memory = load_seed("arc")
+    memory.concepts = memory.concepts[:3]
+    memory.save(tmp_path / "memory.json")
+    changed = invoke(*arc_args(tmp_path / "run", *one, "--memory", absolute), **env)
+    assert_clean_failure(changed, "memory: the content of", "--force-resume")
+    forced = invoke(
+        *arc_args(tmp_path / "run", *one, "--memory", absolute, "--force-resume"), **env
+    )
+    assert forced.exit_code == 0, forced.output
+    saved = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert any("memory: the content" in d for d in saved["forced_resume"])
