@@ -171,7 +171,13 @@ def print_errors(console: Console, summary: dict[str, Any]) -> None:
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N tasks.")
 @click.option("--model", required=True, help="Solver model, provider:model (e.g. openai:o4-mini).")
 @click.option("--base-url", help="OpenAI-compatible endpoint (vLLM, SGLang, llama.cpp, Ollama).")
-@click.option("--model-arg", "model_args", multiple=True, help="Provider option key=value.")
+@click.option(
+    "--model-arg",
+    "model_args",
+    multiple=True,
+    help="Solver provider option key=value; `arcmemo models` lists each provider's options "
+    "(openai: top_p, top_k, seed, stop, chat_template_kwargs, extra_body, timeout_s, ...).",
+)
 @click.option(
     "--aux-model",
     help="Model for selection, description and abstraction (default: --model). It has its "

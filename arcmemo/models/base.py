@@ -77,6 +77,11 @@ class Completion(BaseModel):
     cache_hit: bool = Field(
         default=False, description="True when served from arcmemo's response cache."
     )
+    cost_usd: float | None = Field(
+        default=None,
+        description="What the provider or gateway says this completion cost (OpenRouter, "
+        "LiteLLM); None = priced from the price table.",
+    )
     stats: dict[str, Any] = Field(
         default_factory=dict,
         description="Provider-specific statistics (e.g. JetSpec acceptance lengths, tokens/s).",

@@ -526,7 +526,7 @@ class ModelClient:
             cache_hits=cache_hits,
             cache_hit=cache_hits == n,
             tokens=tokens,
-            cost_usd=self.prices.cost_usd(self.spec, tokens) if fresh else 0.0,
+            cost_usd=self._cost(tokens, fresh),
             latency_s=round(latency_s, 4),
             attempts=attempts,
             error=None if error is None else redact(error.cause),
@@ -535,6 +535,14 @@ class ModelClient:
         self._usage.add(record)
         if self.call_log_path is not None:
             self._log(record)
+
+    def _cost(self, tokens: Usage, fresh: list[Completion]) -> float | None:
+        """The gateway's own figure where it reports one (on the first completion of each
+        response), else the price table's."""
+        if not fresh:
+            return 0.0
+        reported = [c.cost_usd for c in fresh if c.cost_usd is not None]
+        return sum(reported) if reported else self.prices.cost_usd(self.spec, tokens)
 
     def _log(self, record: CallRecord) -> None:
         assert self.call_log_path is not None

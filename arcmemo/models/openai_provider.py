@@ -19,12 +19,13 @@ SDK retries are disabled (``max_retries=0``); the client's retry loop is the onl
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 from typing import Any
 
 import openai
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from arcmemo.models.base import (
     Completion,
@@ -62,6 +63,36 @@ class OpenAIOptions(SdkOptions):
         description="Force the reasoning-model request shape (max_completion_tokens, no "
         "temperature) on or off; default: on for o-series and gpt-5 models.",
     )
+    top_p: float | None = Field(default=None, ge=0, le=1, description="Nucleus sampling.")
+    top_k: int | None = Field(
+        default=None, ge=1, description="Top-k sampling (vLLM, SGLang, llama.cpp, Ollama)."
+    )
+    seed: int | None = Field(
+        default=None, description="Sampling seed when the run gives none (--sampling-seed)."
+    )
+    stop: list[str] | None = Field(
+        default=None, description='Stop strings, as JSON (stop=["###"]).'
+    )
+    chat_template_kwargs: dict[str, Any] | None = Field(
+        default=None,
+        description="Chat-template arguments for vLLM/SGLang, as JSON (chat_template_kwargs="
+        '{"enable_thinking": false} turns Qwen3 thinking off).',
+    )
+    extra_body: dict[str, Any] | None = Field(
+        default=None,
+        description="Any further JSON fields of the request body (server-specific options).",
+    )
+
+    @field_validator("stop", "chat_template_kwargs", "extra_body", mode="before")
+    @classmethod
+    def _json_text(cls, value: Any) -> Any:
+        # --model-arg values arrive as text; these options are JSON.
+        if isinstance(value, str):
+            try:
+                return json.loads(value)
+            except json.JSONDecodeError as error:
+                raise ValueError(f"not valid JSON ({error.msg})") from None
+        return value
 
 
 @register_provider(
@@ -76,6 +107,7 @@ class OpenAIProvider(Provider):
         super().__init__(model)
         self.base_url = options.base_url or os.environ.get(BASE_URL_ENV) or None
         self._api_key = read_api_key(options.api_key_env, self.name, self.base_url)
+        self.options = options
         self.reasoning_model = (
             is_reasoning_model(model)
             if options.reasoning_model is None
@@ -104,14 +136,26 @@ class OpenAIProvider(Provider):
             )
         if params.temperature is not None and not self.reasoning_model:
             body["temperature"] = params.temperature
-        if params.stop:
-            body["stop"] = list(params.stop)
+        options = self.options
+        stop = list(params.stop) if params.stop else options.stop
+        if stop:
+            body["stop"] = stop
         if params.reasoning_effort is not None:
             body["reasoning_effort"] = params.reasoning_effort
         if params.response_format is not None:
             body["response_format"] = params.response_format
-        if params.seed is not None:
-            body["seed"] = params.seed
+        seed = params.seed if params.seed is not None else options.seed
+        if seed is not None:
+            body["seed"] = seed
+        if options.top_p is not None and not self.reasoning_model:
+            body["top_p"] = options.top_p
+        extra = dict(options.extra_body or {})
+        if options.top_k is not None:
+            extra["top_k"] = options.top_k
+        if options.chat_template_kwargs is not None:
+            extra["chat_template_kwargs"] = options.chat_template_kwargs
+        if extra:
+            body["extra_body"] = extra
         return body
 
     async def generate(self, messages: list[Message], params: GenerateParams) -> list[Completion]:
@@ -139,12 +183,17 @@ class OpenAIProvider(Provider):
 
     async def _call(self, messages: list[Message], params: GenerateParams) -> list[Completion]:
         try:
-            response = await self._client.chat.completions.create(
+            raw = await self._client.chat.completions.with_raw_response.create(
                 **self.request_body(messages, params)
             )
+            response = raw.parse()
         except Exception as error:
             raise map_sdk_error(error, openai, self.name, self._api_key) from error
-        return self._completions(response)
+        completions = self._completions(response)
+        cost = gateway_cost(getattr(response, "usage", None), getattr(raw, "headers", {}))
+        if cost is not None and completions:
+            completions[0].cost_usd = cost  # like usage: once per response
+        return completions
 
     def _completions(self, response: Any) -> list[Completion]:
         choices = getattr(response, "choices", None)
@@ -174,6 +223,20 @@ class OpenAIProvider(Provider):
 
     async def aclose(self) -> None:
         await self._client.close()
+
+
+def gateway_cost(usage: Any, headers: Any) -> float | None:
+    """The request's cost in USD where a gateway reports it: OpenRouter's ``usage.cost``,
+    LiteLLM's ``x-litellm-response-cost`` header; None elsewhere."""
+    cost = getattr(usage, "cost", None)
+    if cost is None and usage is not None:
+        cost = (getattr(usage, "model_extra", None) or {}).get("cost")
+    if cost is None:
+        cost = headers.get("x-litellm-response-cost") if hasattr(headers, "get") else None
+    try:
+        return float(cost) if cost is not None else None
+    except (TypeError, ValueError):
+        return None
 
 
 def _usage(usage: Any) -> Usage:

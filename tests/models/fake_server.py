@@ -40,6 +40,9 @@ class ServerState:
     in_flight: int = 0
     max_in_flight: int = 0
     anthropic_cached_prefixes: set[str] = field(default_factory=set)
+    # Gateways' own cost reports: OpenRouter's usage.cost, LiteLLM's response header.
+    usage_cost: float | None = None
+    cost_header: str | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
     gate_open: threading.Event = field(default_factory=threading.Event)
     release: threading.Event = field(default_factory=threading.Event)
@@ -152,7 +155,11 @@ class _Handler(BaseHTTPRequestHandler):
                 "completion_tokens_details": {"reasoning_tokens": 0},
             },
         }
-        self._send(200, json.dumps(payload).encode(), {})
+        state = self.server.state
+        if state.usage_cost is not None:
+            payload["usage"]["cost"] = state.usage_cost
+        headers = {"x-litellm-response-cost": state.cost_header} if state.cost_header else {}
+        self._send(200, json.dumps(payload).encode(), headers)
 
     def _messages(self, body: dict[str, Any]) -> None:
         state = self.server.state

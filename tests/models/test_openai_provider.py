@@ -172,3 +172,46 @@ def test_options_arrive_as_strings_and_typos_are_errors() -> None:
     assert provider.reasoning_model
     with pytest.raises(ValueError, match="reasoning_modle"):
         create_provider("openai:m", base_url="http://localhost:1/v1", reasoning_modle="true")
+
+
+def test_sampling_and_server_options_reach_the_request_body(
+    fake_server: FakeLLMServer, tmp_path: Path
+) -> None:
+    client = server_client(
+        "openai:Qwen/Qwen3-8B",
+        fake_server,
+        tmp_path,
+        top_p="0.9",
+        top_k="20",
+        seed="5",
+        stop='["###"]',
+        chat_template_kwargs='{"enable_thinking": false}',
+        extra_body='{"min_p": 0.05}',
+    )
+    asyncio.run(client.generate(_ask("hi"), stage="solve"))
+    (request,) = fake_server.requests
+    body = request.body
+    assert body["top_p"] == 0.9 and body["seed"] == 5 and body["stop"] == ["###"]
+    # vLLM/SGLang extensions travel in the body as the server expects them
+    assert body["top_k"] == 20 and body["min_p"] == 0.05
+    assert body["chat_template_kwargs"] == {"enable_thinking": False}
+
+
+def test_a_bad_json_option_is_a_one_line_error() -> None:
+    from arcmemo.registry import RegistryError
+
+    with pytest.raises(RegistryError, match="extra_body: Value error, not valid JSON"):
+        create_provider("openai:m", base_url="http://127.0.0.1:1/v1", extra_body="{oops")
+
+
+@pytest.mark.parametrize("where", ["usage", "header"])
+def test_a_gateways_own_cost_is_used(
+    fake_server: FakeLLMServer, tmp_path: Path, where: str
+) -> None:
+    if where == "usage":
+        fake_server.state.usage_cost = 0.0123  # OpenRouter
+    else:
+        fake_server.state.cost_header = "0.0123"  # LiteLLM proxy
+    client = server_client("openai:some/unpriced-model", fake_server, tmp_path)
+    asyncio.run(client.generate(_ask("hi"), stage="solve", n=2))
+    assert client.usage_summary().total.cost_usd == pytest.approx(0.0123)
