@@ -73,7 +73,9 @@ class ArcBenchmark(Benchmark[ArcTask]):
     name = "arc-agi-1"
     domain = "arc"
     defaults = RunDefaults(retries=2, write_signal="train", selector="llm")
-    headline_metrics = ("score", "strict_score", "oracle", "score_by_retry")
+    # `arcmemo run` shows those present (oracle@k for k <= attempts, at the final retry
+    # depth); summary.json has every k and every depth under by_retry / strict_by_retry.
+    headline_metrics = ("score", "strict_score", *(f"oracle@{k}" for k in range(1, 9)))
     uses_sandbox = True
 
     def load(
@@ -157,33 +159,20 @@ class ArcBenchmark(Benchmark[ArcTask]):
         return [p == e for p, e in zip(predictions, task.test_outputs, strict=True)]
 
     def grade(self, task: ArcTask, attempts: list[Attempt]) -> TaskGrade:
+        # score: the task's oracle@min(2, n), so the run's score is the mean of these;
+        # solved: every test input is right in some attempt.
         matrix = [a.correct for a in attempts]
-        score = scoring.official_score(matrix)
         return TaskGrade(
-            solved=score == 1.0,
-            score=score,
-            metrics={"strict": scoring.strict_solved(matrix), "n_tests": len(task.test_outputs)},
+            solved=scoring.task_solved(matrix),
+            score=scoring.task_score(matrix),
+            metrics={
+                "strict_score": scoring.task_score(matrix, strict=True),
+                "n_tests": len(task.test_outputs),
+            },
         )
 
     def summarize(self, results: list[TaskResult], attempts: int) -> dict[str, Any]:
-        matrices = [[a.correct for a in r.attempts] for r in results]
-        summary = scoring.run_scores(matrices, attempts)
-        depth = max((len(a.steps) for r in results for a in r.attempts), default=1)
-        summary["score_by_retry"] = {
-            str(r): scoring.run_scores(
-                [
-                    [
-                        a.steps[min(r, len(a.steps) - 1)].correct or []
-                        for a in res.attempts
-                        if a.steps
-                    ]
-                    for res in results
-                ],
-                attempts,
-            )["score"]
-            for r in range(depth)
-        }
-        return summary
+        return scoring.run_scores(results, attempts)
 
     def solved_item(self, task: ArcTask, step: Step) -> SolvedItem:
         # ARC memories are written from the verified program, not the whole completion.
@@ -192,7 +181,7 @@ class ArcBenchmark(Benchmark[ArcTask]):
 
     # -- the run report: grids (arcmemo.benchmarks.arc.report and its template) ---------------
 
-    report_metrics = ("score", "strict_score", "oracle")
+    report_metrics = headline_metrics
 
     def report_template(self) -> str | None:
         from arcmemo.benchmarks.arc import report

@@ -1,23 +1,44 @@
-"""ARC scores from a task's correctness matrix.
+"""ARC scores as the ArcMemo paper defines them: oracle@k over attempts, at every retry
+depth, and its strict variant (paper App. B; ``shared/reference/arcmemo-method.md`` 5.5).
 
-``correct[a][t]`` says whether attempt ``a``'s final prediction for test input ``t`` is
-exactly right. Conventions (see ``shared/reference/peers.md`` section 4.1):
+A run's attempts are the paper's runs: attempt ``j`` of every task is run ``j``. For a set
+``C`` of attempts, a task's credit is the mean over its test inputs of "some attempt in
+``C`` is right on it" (half points on a two-test task); under **strict** scoring it is 1
+when one attempt in ``C`` is right on every test input and 0 otherwise. The run-level
+score of ``C`` is the mean credit over tasks (per-task averaging, as the ARC Prize code
+does). **oracle@k** is the mean over all k-subsets of the attempts of that run-level score,
+with the sample standard deviation over those subsets: oracle@1 is the mean and std over the
+single attempts, oracle@2 over the pairs, oracle@n is one subset and has no std.
 
-* official: per test input, solved when one of the first two attempts is right; task score
-  = mean over its test inputs; run score = mean over tasks (per-task averaging, as the ARC
-  Prize benchmarking code does);
-* strict: a task counts only when one attempt (of the first two) is right on every test input;
-* oracle@k (ArcMemo paper, App. B): the mean over all k-subsets of the attempts of the
-  per-test "any attempt in the subset is right" credit.
+The mean is computed in closed form: per test input with ``c`` of ``n`` attempts right, the
+mean credit over k-subsets is ``1 - C(n-c, k) / C(n, k)`` (per task under strict scoring,
+with ``c`` the attempts right on every test input); a run's mean is the mean of its tasks'.
+The std needs every subset's run-level score, so subsets are enumerated when there are at
+most :data:`MAX_SUBSETS` of them; above that the std and the subset list are None.
+
+At retry depth ``r`` an attempt counts by its program after at most ``r`` retries
+(``steps[min(r, len(steps) - 1)]``), so an attempt that stopped early keeps its last program.
+
+A run's ``score`` is oracle@2 at the final retry depth (oracle@1 when there is one attempt):
+the official ARC metric as the paper reports it. A task's score is its own oracle@min(2, n),
+so the run's ``score`` is the mean of its tasks' scores.
 """
 
 from __future__ import annotations
 
-import statistics
+from collections import Counter
 from itertools import combinations
+from math import comb
+from typing import Any
 
-OFFICIAL_ATTEMPTS = 2
-Matrix = list[list[bool]]
+from arcmemo.records import Attempt, TaskResult
+from arcmemo.stats import any_of_k, mean_std
+
+SCORE_K = 2  # the official ARC metric: two attempts per test input
+MAX_SUBSETS = 2000  # subsets enumerated for a std; above this the std is None
+Matrix = list[list[bool]]  # correct[attempt][test input]
+Signature = tuple[int, ...]  # per credited unit (a test input, or the task when strict), the
+# bitmask of the attempts that are right on it
 
 
 def _width(correct: Matrix) -> int:
@@ -27,49 +48,129 @@ def _width(correct: Matrix) -> int:
     return widths.pop() if widths else 0
 
 
-def any_credit(correct: Matrix) -> float:
-    """Mean over test inputs of "some attempt in ``correct`` is right" (0 with no attempts)."""
+def _signature(correct: Matrix, *, strict: bool) -> Signature:
+    """The bitmasks of right attempts: one per test input, or one for the whole task when
+    ``strict`` (the attempts right on every test input; none on a task without tests)."""
     tests = _width(correct)
-    if not correct or tests == 0:
+    if strict:
+        return (sum(1 << a for a, row in enumerate(correct) if tests and all(row)),)
+    return tuple(sum(1 << a for a, row in enumerate(correct) if row[t]) for t in range(tests))
+
+
+def _mean_credit(signature: Signature, n: int, k: int) -> float:
+    """A task's credit averaged over all k-subsets of its n attempts (closed form)."""
+    if not signature:
         return 0.0
-    return sum(any(row[t] for row in correct) for t in range(tests)) / tests
+    return sum(any_of_k(n, mask.bit_count(), k) for mask in signature) / len(signature)
 
 
-def official_score(correct: Matrix, attempts_allowed: int = OFFICIAL_ATTEMPTS) -> float:
-    """The official per-task score: credit of the first ``attempts_allowed`` attempts."""
-    return any_credit(correct[:attempts_allowed])
-
-
-def strict_solved(correct: Matrix, attempts_allowed: int = OFFICIAL_ATTEMPTS) -> bool:
-    """True when one of the first attempts is right on every test input."""
-    return any(row and all(row) for row in correct[:attempts_allowed])
-
-
-def oracle_at_k(correct: Matrix, k: int) -> float:
-    """Mean credit over all k-subsets of the attempts (k is capped at their number)."""
-    if not correct:
-        return 0.0
-    k = min(k, len(correct))
-    subsets = list(combinations(correct, k))
-    return sum(any_credit(list(subset)) for subset in subsets) / len(subsets)
-
-
-def run_scores(matrices: list[Matrix], attempts: int) -> dict[str, object]:
-    """Run-level ARC scores over tasks: ``score``, ``strict_score`` and ``oracle``."""
-    n = len(matrices)
+def oracle_at_k(correct: Matrix, k: int, *, strict: bool = False) -> float:
+    """A task's oracle@k: its credit averaged over the k-subsets of its attempts (k capped at
+    their number; 0 with no attempts)."""
+    n = len(correct)
     if n == 0:
-        return {"score": 0.0, "strict_score": 0.0, "oracle": {}}
+        return 0.0
+    return _mean_credit(_signature(correct, strict=strict), n, min(k, n))
+
+
+def task_score(correct: Matrix, *, strict: bool = False) -> float:
+    """A task's score: its oracle@min(2, n) (the run's ``score`` is the mean of these)."""
+    return oracle_at_k(correct, SCORE_K, strict=strict)
+
+
+def task_solved(correct: Matrix, *, strict: bool = False) -> bool:
+    """Every test input is right in some attempt (strict: one attempt is right on all)."""
+    return oracle_at_k(correct, len(correct), strict=strict) == 1.0
+
+
+def attempt_row(attempt: Attempt, depth: int | None) -> list[bool]:
+    """Per test input, whether the attempt's program after at most ``depth`` retries (None:
+    its final one) is right; an attempt without steps, or a step never judged, is wrong."""
+    if depth is None or not attempt.steps:
+        return list(attempt.correct)
+    step = attempt.steps[min(depth, len(attempt.steps) - 1)]
+    return list(step.correct) if step.correct is not None else [False] * len(attempt.correct)
+
+
+def task_matrix(result: TaskResult, depth: int | None, attempts: int) -> Matrix:
+    """The task's correctness at retry ``depth`` (None: the final one), with missing
+    attempts (fewer than ``attempts``) counted as wrong everywhere."""
+    rows = [attempt_row(a, depth) for a in result.attempts]
+    width = _width(rows)
+    return rows + [[False] * width for _ in range(attempts - len(rows))]
+
+
+def _unit_weights(signatures: Counter[Signature], n_tasks: int) -> dict[int, float]:
+    """Each bitmask of right attempts with the share of the run-level score it carries (a
+    task weighs 1 / n_tasks, split evenly over its credited units)."""
+    weights: dict[int, float] = {}
+    for signature, count in signatures.items():
+        for mask in signature:
+            weights[mask] = weights.get(mask, 0.0) + count / (len(signature) * n_tasks)
+    return weights
+
+
+def _subset_scores(weights: dict[int, float], n: int, k: int) -> list[float]:
+    """The run-level score of every k-subset of the n attempts, in ``combinations`` order:
+    the weight of the units that some attempt of the subset gets right."""
+    import numpy as np
+
+    if not weights:
+        return [0.0] * comb(n, k)
+    dtype = np.int64 if n < 63 else object  # masks of many attempts stay Python ints
+    masks = np.array(list(weights), dtype=dtype)
+    shares = np.array(list(weights.values()), dtype=float)
+    subsets = np.array([sum(1 << a for a in s) for s in combinations(range(n), k)], dtype=dtype)
+    hit = (subsets[:, None] & masks[None, :]) != 0
+    return [float(v) for v in hit.astype(float) @ shares]
+
+
+def oracle_cells(matrices: list[Matrix], n: int, *, strict: bool) -> dict[str, dict[str, Any]]:
+    """``{"oracle@k": {"mean", "std", "subsets"}}`` for k = 1..n over the tasks' matrices.
+
+    ``subsets`` lists the run-level score of each k-subset of attempt indices in
+    :func:`itertools.combinations` order (for k = 1: attempt 0, 1, ...; for k = 2: (0, 1),
+    (0, 2), (1, 2), ...); ``std`` is their sample std (None for one subset). Both are None
+    when there are more than :data:`MAX_SUBSETS` subsets.
+    """
+    signatures = Counter(_signature(m, strict=strict) for m in matrices)
+    weights = _unit_weights(signatures, len(matrices))
+    cells: dict[str, dict[str, Any]] = {}
+    for k in range(1, n + 1):
+        mean = sum(c * _mean_credit(s, n, k) for s, c in signatures.items()) / len(matrices)
+        subsets = _subset_scores(weights, n, k) if comb(n, k) <= MAX_SUBSETS else None
+        std = mean_std(subsets)[1] if subsets else None
+        cells[f"oracle@{k}"] = {"mean": mean, "std": std, "subsets": subsets}
+    return cells
+
+
+def run_scores(results: list[TaskResult], attempts: int) -> dict[str, Any]:
+    """The ARC part of ``summary.json``.
+
+    Keys: ``score`` and ``strict_score`` (oracle@min(2, n) at the final retry depth, plain
+    and strict), ``score_metric`` (that oracle@k), ``score_retry_depth`` (the final depth),
+    ``n_attempts``, ``oracle@k`` for k = 1..n (means at the final depth, flat for tables),
+    and ``by_retry`` / ``strict_by_retry``: per retry depth reached (``"0"``, ``"1"``, ...),
+    :func:`oracle_cells`.
+    """
+    n = max([attempts, *(len(r.attempts) for r in results)])
+    depths = max((len(a.steps) for r in results for a in r.attempts), default=1)
+    by_retry: dict[str, dict[str, dict[str, Any]]] = {}
+    strict_by_retry: dict[str, dict[str, dict[str, Any]]] = {}
+    if results:
+        for depth in range(depths):
+            matrices = [task_matrix(r, depth, n) for r in results]
+            by_retry[str(depth)] = oracle_cells(matrices, n, strict=False)
+            strict_by_retry[str(depth)] = oracle_cells(matrices, n, strict=True)
+    final, strict_final = by_retry.get(str(depths - 1), {}), strict_by_retry.get(str(depths - 1))
+    metric = f"oracle@{min(SCORE_K, n)}"
     return {
-        "score": sum(official_score(m) for m in matrices) / n,
-        "strict_score": sum(strict_solved(m) for m in matrices) / n,
-        "oracle": {
-            str(k): sum(oracle_at_k(m, k) for m in matrices) / n for k in range(1, attempts + 1)
-        },
+        "score": final[metric]["mean"] if final else 0.0,
+        "strict_score": strict_final[metric]["mean"] if strict_final else 0.0,
+        "score_metric": metric,
+        "score_retry_depth": depths - 1,
+        "n_attempts": n,
+        **{key: cell["mean"] for key, cell in final.items()},
+        "by_retry": by_retry,
+        "strict_by_retry": strict_by_retry,
     }
-
-
-def mean_and_std(values: list[float]) -> tuple[float, float | None]:
-    """Mean and sample standard deviation (None for fewer than two values), as the paper
-    reports runs (46.00, 45.50, 47.50 -> 46.33, 1.04)."""
-    mean = statistics.fmean(values)
-    return mean, (statistics.stdev(values) if len(values) > 1 else None)

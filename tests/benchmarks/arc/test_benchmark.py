@@ -313,21 +313,42 @@ def test_grade_uses_the_last_step_and_gives_half_points(
         _attempt(0, [right_1, right_2], [right_1, wrong]),  # the retry broke test 2
         _attempt(1, None),  # no program: no prediction
     ]
-    judge_attempts(arc, task, attempts)
-    grade = arc.grade(task, attempts)
+    grade = graded(arc, task, attempts)
     assert attempts[0].steps[0].correct == [True, True]
     assert attempts[0].correct == [True, False]
     assert attempts[1].correct == [False, False]
     assert grade.score == 0.5 and grade.solved is False
-    assert grade.metrics == {"strict": False, "n_tests": 2}
+    assert grade.metrics == {"strict_score": 0.0, "n_tests": 2}
+    # Strict needs one program right on every test input; each input right somewhere is
+    # enough for the plain score.
+    grade = graded(arc, task, [_attempt(0, [right_1, wrong]), _attempt(1, [wrong, right_2])])
+    assert grade.score == 1.0 and grade.solved
+    assert grade.metrics["strict_score"] == 0.0
 
 
-def test_grade_only_counts_the_first_two_attempts(
+def test_grade_scores_oracle_at_2_over_all_attempts(
     arc: ArcBenchmark, tasks: dict[str, ArcTask]
 ) -> None:
     task = tasks["66e6c45b"]
     right = task.test_outputs
-    grade = graded(arc, task, [_attempt(0, None), _attempt(1, None), _attempt(2, right)])
+    # One right attempt of three: two of the three pairs hold it, wherever it stands.
+    for position in range(3):
+        attempts = [_attempt(i, right if i == position else None) for i in range(3)]
+        grade = graded(arc, task, attempts)
+        assert grade.score == pytest.approx(2 / 3) and grade.solved
+        assert grade.metrics["strict_score"] == pytest.approx(2 / 3)
+    grade = graded(arc, task, [_attempt(0, right), _attempt(1, right), _attempt(2, None)])
+    assert grade.score == 1.0
+    grade = graded(arc, task, [_attempt(i, None) for i in range(3)])
     assert grade.score == 0.0 and not grade.solved
-    grade = graded(arc, task, [_attempt(0, None), _attempt(1, right), _attempt(2, None)])
-    assert grade.score == 1.0 and grade.solved and grade.metrics["strict"]
+
+
+def test_undecodable_or_deeply_nested_task_files_are_one_line_errors(tmp_path: Path) -> None:
+    binary = tmp_path / "binary.json"
+    binary.write_bytes(b"\xff\xfe{}")
+    with pytest.raises(ArcTaskError, match=r"binary\.json: not UTF-8 text \(byte 0\)"):
+        load_path(binary)
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 200_000 + "]" * 200_000)
+    with pytest.raises(ArcTaskError, match=r"deep\.json: JSON nested too deeply"):
+        load_path(deep)
