@@ -12,7 +12,7 @@ from typing import Any
 from arcmemo import prompting
 from arcmemo.benchmarks.aime.answers import extract_answer
 from arcmemo.benchmarks.aime.data import AimeDataError, AimeProblem, load_problems, split_path
-from arcmemo.benchmarks.aime.metrics import aime_metrics
+from arcmemo.benchmarks.aime.metrics import aime_metrics, problem_metrics
 from arcmemo.benchmarks.base import BENCHMARKS, Benchmark, RunDefaults, select_tasks, solve_messages
 from arcmemo.models.base import Message
 from arcmemo.records import Attempt, CheckResult, Step, TaskGrade, TaskResult
@@ -26,7 +26,13 @@ class AimeBenchmark(Benchmark[AimeProblem]):
     domain = "aime"
     # No visible examples to verify against: no retries, and agreement confirms a write.
     defaults = RunDefaults(retries=0, write_signal="consistency", selector="llm")
-    headline_metrics = ("pass@1", "avg@k", "pass@k", "maj@k")
+    # `arcmemo run` shows those present (k <= the number of samples; score is pass@1);
+    # summary.json has every pass@k and, under by_metric, each metric's std over problems.
+    headline_metrics = (
+        "n_samples",
+        *(f"pass@{k}" for k in range(1, 9)),
+        *(f"maj@{k}" for k in range(1, 9)),
+    )
 
     def load(
         self,
@@ -75,14 +81,14 @@ class AimeBenchmark(Benchmark[AimeProblem]):
 
     def grade(self, task: AimeProblem, attempts: list[Attempt]) -> TaskGrade:
         answers = [a.steps[-1].prediction if a.steps else None for a in attempts]
-        metrics = aime_metrics([(task.answer, answers)])
+        values = problem_metrics(task.answer, answers, len(answers)) if answers else {}
         return TaskGrade(
-            solved=bool(metrics["pass@k"]),
-            score=float(metrics["avg@k"]),
+            solved=any(a is not None and a == task.answer for a in answers),
+            score=values.get("pass@1", 0.0),
             metrics={
                 "answers": answers,
                 "answer": task.answer,
-                "majority_correct": bool(metrics["maj@k"]),
+                "majority_correct": bool(values.get(f"maj@{len(answers)}", 0.0)),
             },
         )
 
@@ -94,7 +100,7 @@ class AimeBenchmark(Benchmark[AimeProblem]):
 
     # -- the run report: answers (arcmemo.benchmarks.aime.report and its template) ------------
 
-    report_metrics = ("score", "pass@1", "avg@k", "pass@k", "maj@k", "no_answer_rate")
+    report_metrics = (*headline_metrics, "no_answer_rate")
 
     def report_template(self) -> str | None:
         from arcmemo.benchmarks.aime import report

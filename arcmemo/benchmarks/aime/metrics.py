@@ -1,13 +1,16 @@
-"""AIME grading and run metrics (exact integer match)."""
+"""AIME grading (exact integer match) and run metrics: pass@1 (mean over samples), unbiased
+pass@k for every k, maj@n, each with its std over problems."""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from arcmemo.benchmarks.aime.answers import ExtractedAnswer
+from arcmemo.stats import any_of_k, mean_std
 
 
 class AttemptGrade(BaseModel):
@@ -35,53 +38,61 @@ def majority_answer(answers: Sequence[int | None]) -> int | None:
     return max(counts, key=lambda answer: counts[answer])
 
 
+def problem_metrics(reference: int, answers: Sequence[int | None], n: int) -> dict[str, float]:
+    """One problem's ``pass@k`` (k = 1..n) and ``maj@n`` from its answers, the samples
+    beyond ``len(answers)`` counted as giving no answer.
+
+    ``pass@k`` is the unbiased estimator of Chen et al. (2021), ``1 - C(n-c, k) / C(n, k)``
+    with ``c`` of the ``n`` samples right (``pass@1`` = c / n); ``maj@n`` is 1 when the
+    majority answer of the samples (ties to the first seen) is right.
+    """
+    right = sum(answer is not None and answer == reference for answer in answers)
+    values = {f"pass@{k}": any_of_k(n, right, k) for k in range(1, n + 1)}
+    majority = majority_answer(answers)
+    values[f"maj@{n}"] = float(majority is not None and majority == reference)
+    return values
+
+
 def aime_metrics(
     per_task_answers: Sequence[tuple[int, Sequence[int | None]]],
-) -> dict[str, float | int]:
-    """Score AIME runs from ``(reference answer, attempt answers in order)`` per task.
+) -> dict[str, Any]:
+    """Score an AIME run from ``(reference answer, sample answers in order)`` per problem.
 
-    Keys (rates are fractions 0..1; tasks weigh equally; a task with no attempts is wrong):
+    Keys (rates are fractions 0..1; problems weigh equally; ``n`` is the largest number of
+    samples of any problem, and a problem with fewer counts the missing ones as no answer):
 
-    - ``n_tasks``: number of tasks.
-    - ``k``: the largest number of attempts of any task.
-    - ``pass@1``: fraction of tasks whose first attempt is right.
-    - ``avg@k``: per task, the fraction of its attempts that are right, averaged over tasks
-      (pass@1 averaged over the k samples).
-    - ``pass@k``: fraction of tasks with at least one right attempt.
-    - ``maj@k``: fraction of tasks whose majority answer (among attempts that gave an answer;
-      ties broken by first occurrence) is right; a task with no answers is wrong.
-    - ``n_solved``: number of tasks with at least one right attempt (pass@k as a count).
-    - ``score``: the headline number, equal to ``avg@k``.
-    - ``no_answer_rate``: fraction of all attempts that produced no integer answer, so that
+    - ``n_tasks``: number of problems; ``n_samples``: n.
+    - ``pass@1``: the fraction of samples that are right, averaged over problems (the mean
+      accuracy of one sample; what some papers call avg@n).
+    - ``pass@k`` for every k = 2..n: the chance that some of k samples is right, estimated
+      without bias from all n (Chen et al. 2021), averaged over problems.
+    - ``maj@n`` (e.g. ``maj@4``): fraction of problems whose majority answer over the n
+      samples (among samples that gave one; ties to the first seen) is right.
+    - ``score``: the headline number, equal to ``pass@1``.
+    - ``n_solved``: problems with at least one right sample.
+    - ``no_answer_rate``: fraction of all samples without an integer answer, so that
       extraction failures can be told apart from wrong answers.
+    - ``by_metric``: ``{"pass@1": {"mean", "std"}, ..., "maj@n": {...}}``, the std being the
+      sample std of the per-problem values over problems (None for fewer than two).
     """
-    n_tasks = len(per_task_answers)
-    first_right = any_right = majority_right = 0
-    mean_sum = 0.0
-    n_attempts = n_missing = k = 0
-    for reference, answers in per_task_answers:
-        right = [answer is not None and answer == reference for answer in answers]
-        k = max(k, len(answers))
-        n_attempts += len(answers)
-        n_missing += sum(answer is None for answer in answers)
-        if right:
-            first_right += right[0]
-            any_right += any(right)
-            mean_sum += sum(right) / len(right)
-        majority = majority_answer(answers)
-        majority_right += majority is not None and majority == reference
-
-    def rate(count: float) -> float:
-        return count / n_tasks if n_tasks else 0.0
-
+    n = max((len(answers) for _, answers in per_task_answers), default=0)
+    per_problem = [problem_metrics(ref, answers, n) for ref, answers in per_task_answers]
+    by_metric: dict[str, dict[str, float | None]] = {}
+    if n:
+        for name in per_problem[0]:
+            mean, std = mean_std([values[name] for values in per_problem])
+            by_metric[name] = {"mean": mean, "std": std}
+    n_missing = sum(
+        n - len(answers) + sum(a is None for a in answers) for _, answers in per_task_answers
+    )
     return {
-        "n_tasks": n_tasks,
-        "k": k,
-        "pass@1": rate(first_right),
-        "avg@k": rate(mean_sum),
-        "pass@k": rate(any_right),
-        "maj@k": rate(majority_right),
-        "n_solved": any_right,
-        "score": rate(mean_sum),
-        "no_answer_rate": n_missing / n_attempts if n_attempts else 0.0,
+        "n_tasks": len(per_task_answers),
+        "n_samples": n,
+        **{name: cell["mean"] for name, cell in by_metric.items()},
+        "score": by_metric["pass@1"]["mean"] if n else 0.0,
+        "n_solved": sum(
+            any(a is not None and a == ref for a in answers) for ref, answers in per_task_answers
+        ),
+        "no_answer_rate": n_missing / (n * len(per_task_answers)) if n else 0.0,
+        "by_metric": by_metric,
     }

@@ -157,9 +157,12 @@ def test_summarize_hand_computed(aime: AimeBenchmark) -> None:
         )
     summary = aime.summarize(results, attempts=3)
     assert summary["n_tasks"] == 3 and summary["n_solved"] == 3
-    assert summary["pass@1"] == pytest.approx(2 / 3)
-    assert summary["avg@k"] == pytest.approx((2 / 3 + 2 / 3 + 1 / 3) / 3)
-    assert summary["pass@k"] == 1.0
-    assert summary["maj@k"] == pytest.approx(2 / 3)  # 37 and 73 tie; 37 came first
-    assert summary["score"] == summary["avg@k"]
+    assert summary["n_samples"] == 3
+    assert summary["pass@1"] == pytest.approx((2 / 3 + 2 / 3 + 1 / 3) / 3)  # mean over samples
+    assert summary["pass@2"] == pytest.approx((1 + 1 + 2 / 3) / 3)  # unbiased, from 3 samples
+    assert summary["pass@3"] == 1.0
+    assert summary["maj@3"] == pytest.approx(2 / 3)  # 37 and 73 tie; 37 came first
+    assert summary["score"] == summary["pass@1"]
+    # the run's score is the mean of the task scores
+    assert summary["score"] == pytest.approx(sum(r.score for r in results) / 3)
     assert summary["no_answer_rate"] == pytest.approx(1 / 9)
