@@ -8,6 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+# Longer digit strings are no AIME answer (and Python refuses int() past 4,300 digits).
+_MAX_DIGITS = 18
 MIN_ANSWER = 0
 MAX_ANSWER = 999
 
@@ -108,7 +110,10 @@ def parse_integer(raw: str) -> int | None:
     text = re.sub(r"^([+-])\s+", r"\1", text)
     if not _INTEGER.fullmatch(text):
         return None
-    return int(text.split(".", 1)[0])
+    digits = text.split(".", 1)[0]
+    if len(digits.lstrip("+-").lstrip("0")) > _MAX_DIGITS:
+        return None  # far out of range anyway; int() of thousands of digits raises
+    return int(digits)
 
 
 def _last_boxed(text: str) -> str | None:

@@ -62,37 +62,88 @@ class AimeDataError(BenchmarkDataError):
 
 
 def load_problems(path: Path) -> list[AimeProblem]:
-    """Load AIME problems from a ``.jsonl`` or ``.json`` file (see the module docstring).
+    """Load AIME problems from a file or a folder of files (see the module docstring).
 
-    Raises :class:`AimeDataError` naming the file, the line (JSONL) or index (JSON) and the
-    field for malformed content, missing fields, bad answers, duplicate ids or an empty file;
-    ``FileNotFoundError`` when the file does not exist.
+    A file holds JSON Lines or JSON whatever its suffix (``Dataset.to_json`` writes JSON
+    Lines to ``.json``), or Parquet (needs ``pyarrow``). A folder: every ``.jsonl``,
+    ``.json`` and ``.parquet`` file in it, in name order. Raises :class:`AimeDataError`
+    naming the file, the line (JSONL) or index (JSON) and the field for malformed content,
+    missing fields, bad answers, duplicate ids or no problems; ``FileNotFoundError`` when the
+    path does not exist.
     """
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"AIME data file {path} does not exist")
-    suffix = path.suffix.lower()
-    text = path.read_text(encoding="utf-8-sig")
-    if suffix == ".jsonl":
-        records = _jsonl_records(path, text)
-    elif suffix == ".json":
-        records = _json_records(path, text)
+    if path.is_dir():
+        files = sorted(f for f in path.iterdir() if f.suffix.lower() in _DATA_SUFFIXES)
+        if not files:
+            raise AimeDataError(f"{path}: no .jsonl, .json or .parquet files in this folder")
+        records = [(f, where, record) for f in files for where, record in _file_records(f)]
+    elif path.is_file():
+        records = [(path, where, record) for where, record in _file_records(path)]
     else:
-        raise AimeDataError(f"{path}: unsupported file type {path.suffix!r}; use .jsonl or .json")
+        raise FileNotFoundError(f"AIME data file {path} does not exist")
     if not records:
         raise AimeDataError(f"{path}: contains no problems")
 
     problems: list[AimeProblem] = []
-    first_seen: dict[str, str] = {}
-    for position, (where, record) in enumerate(records, start=1):
-        problem = _problem_from_record(path, where, position, record)
+    first_seen: dict[str, tuple[Path, str]] = {}
+    positions: dict[Path, int] = {}
+    for source, where, record in records:
+        positions[source] = positions.get(source, 0) + 1
+        problem = _problem_from_record(source, where, positions[source], record)
         if problem.id in first_seen:
+            first_source, first_where = first_seen[problem.id]
+            first = first_where if first_source == source else f"{first_source}, {first_where}"
             raise AimeDataError(
-                f"{path}, {where}: duplicate id {problem.id!r} (first at {first_seen[problem.id]})"
+                f"{source}, {where}: duplicate id {problem.id!r} (first at {first})"
             )
-        first_seen[problem.id] = where
+        first_seen[problem.id] = (source, where)
         problems.append(problem)
     return problems
+
+
+_DATA_SUFFIXES = (".jsonl", ".json", ".parquet")
+
+
+def _file_records(path: Path) -> list[tuple[str, Any]]:
+    """(where, record) for each record of one file, JSON, JSON Lines or Parquet."""
+    data = path.read_bytes()
+    if data[:4] == b"PAR1" or path.suffix.lower() == ".parquet":
+        return _parquet_records(path)
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise AimeDataError(
+            f"{path}: not UTF-8 text (byte {error.start}); expected JSON, JSON Lines or Parquet"
+        ) from None
+    suffix = path.suffix.lower()
+    if suffix in (".jsonl", ".ndjson"):
+        return _jsonl_records(path, text)
+    if suffix not in (".json", ".txt", ""):
+        raise AimeDataError(
+            f"{path}: unsupported file type {path.suffix!r}; use JSON Lines, JSON or Parquet"
+        )
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as error:
+        if error.msg == "Extra data":  # several JSON values: JSON Lines (Dataset.to_json)
+            return _jsonl_records(path, text)
+    except RecursionError:
+        pass  # reported with its place by _json_records
+    return _json_records(path, text)
+
+
+def _parquet_records(path: Path) -> list[tuple[str, Any]]:
+    try:
+        import pyarrow.parquet as parquet  # type: ignore[import-not-found,unused-ignore]
+    except ModuleNotFoundError:
+        raise AimeDataError(
+            f"{path}: reading Parquet needs the pyarrow package: pip install pyarrow"
+        ) from None
+    try:
+        rows = parquet.read_table(path).to_pylist()
+    except Exception as error:  # pyarrow raises its own types for broken files
+        raise AimeDataError(f"{path}: not a readable Parquet file ({error})") from None
+    return [(f"row {index}", row) for index, row in enumerate(rows)]
 
 
 def split_path(split: str, data_dir: Path | None = None) -> Path:
@@ -137,6 +188,8 @@ def _jsonl_records(path: Path, text: str) -> list[tuple[str, Any]]:
             records.append((f"line {line_number}", json.loads(line)))
         except json.JSONDecodeError as error:
             raise AimeDataError(f"{path}, line {line_number}: invalid JSON ({error})") from None
+        except RecursionError:
+            raise AimeDataError(f"{path}, line {line_number}: JSON nested too deeply") from None
     return records
 
 
@@ -145,6 +198,8 @@ def _json_records(path: Path, text: str) -> list[tuple[str, Any]]:
         data = json.loads(text)
     except json.JSONDecodeError as error:
         raise AimeDataError(f"{path}: invalid JSON ({error})") from None
+    except RecursionError:
+        raise AimeDataError(f"{path}: JSON nested too deeply") from None
     if isinstance(data, list):
         return [(f"item [{index}]", item) for index, item in enumerate(data)]
     if isinstance(data, dict) and isinstance(data.get("problems"), list):
@@ -234,7 +289,7 @@ def _record_integer(value: Any) -> int | None:
         return value
     if isinstance(value, float):
         return int(value) if value.is_integer() else None
-    if isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+\s*", value):
+    if isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d{1,18}\s*", value):
         return int(value)
     return None
 

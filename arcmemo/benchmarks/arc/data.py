@@ -75,6 +75,10 @@ def _read_json(path: Path) -> Any:
         raise ArcTaskError(
             f"{path}: not valid JSON at line {error.lineno} column {error.colno}: {error.msg}"
         ) from None
+    except UnicodeDecodeError as error:
+        raise ArcTaskError(f"{path}: not UTF-8 text (byte {error.start})") from None
+    except RecursionError:
+        raise ArcTaskError(f"{path}: JSON nested too deeply to be a task file") from None
 
 
 def load_path(path: Path) -> list[ArcTask]:

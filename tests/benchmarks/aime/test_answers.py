@@ -118,3 +118,8 @@ def test_real_answers_survive_boxing_and_loading() -> None:
             for formatted in (f"{problem.answer}", f"{problem.answer:03d}"):
                 extracted = extract_answer(f"Therefore $\\boxed{{{formatted}}}$.")
                 assert extracted.value == problem.answer, (problem.id, extracted)
+
+
+def test_a_completion_with_thousands_of_digits_is_no_answer_not_a_crash() -> None:
+    extracted = extract_answer("\\boxed{" + "7" * 5000 + "}")
+    assert extracted.value is None and extracted.raw is not None

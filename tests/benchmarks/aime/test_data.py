@@ -197,3 +197,63 @@ def test_split_path_missing_folder_and_bad_name(
         split_path("2024")
     with pytest.raises(AimeDataError, match="bad AIME split name"):
         split_path("../2024", data_dir=tmp_path)
+
+
+def _write_jsonl(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+ROWS = [
+    {"id": "a", "problem": "p1", "answer": 1},
+    {"id": "b", "problem": "p2", "answer": "002"},
+]
+
+
+def test_json_lines_in_a_json_file_as_dataset_to_json_writes_them(tmp_path: Path) -> None:
+    problems = load_problems(_write_jsonl(tmp_path / "data.json", ROWS))
+    assert [(p.id, p.answer) for p in problems] == [("a", 1), ("b", 2)]
+
+
+def test_a_folder_of_files_loads_in_name_order_and_catches_duplicates_across_files(
+    tmp_path: Path,
+) -> None:
+    _write_jsonl(tmp_path / "b.jsonl", ROWS[1:])
+    (tmp_path / "a.json").write_text(json.dumps(ROWS[:1]))
+    (tmp_path / "notes.md").write_text("ignored")
+    assert [p.id for p in load_problems(tmp_path)] == ["a", "b"]
+    _write_jsonl(tmp_path / "c.jsonl", ROWS[:1])
+    with pytest.raises(
+        AimeDataError, match=r"c\.jsonl, line 1: duplicate id 'a' \(first at .*a\.json"
+    ):
+        load_problems(tmp_path)
+
+
+def test_parquet_is_read_or_names_the_missing_package(tmp_path: Path) -> None:
+    path = tmp_path / "data.parquet"
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ModuleNotFoundError:
+        path.write_bytes(b"PAR1" + b"\0" * 16)
+        with pytest.raises(AimeDataError, match="needs the pyarrow package: pip install pyarrow"):
+            load_problems(path)
+        return
+    pq.write_table(pa.Table.from_pylist(ROWS), path)
+    assert [p.id for p in load_problems(path)] == ["a", "b"]
+
+
+def test_undecodable_deep_or_huge_input_is_a_one_line_error(tmp_path: Path) -> None:
+    binary = tmp_path / "binary.json"
+    binary.write_bytes(b"\xff\xfe{}")
+    with pytest.raises(AimeDataError, match=r"not UTF-8 text \(byte 0\)"):
+        load_problems(binary)
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(AimeDataError, match="nested too deeply"):
+        load_problems(deep)
+    huge = _write_jsonl(
+        tmp_path / "huge.jsonl", [{"id": "x", "problem": "p", "answer": "9" * 5000}]
+    )
+    with pytest.raises(AimeDataError, match=r"must be an integer 0\.\.999"):
+        load_problems(huge)
