@@ -1,0 +1,87 @@
+"""``arcmemo table RUN [RUN...]``: runs side by side in the layout of the paper's tables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import cast
+
+import click
+
+from arcmemo.cli.errors import user_errors
+
+_RUN_DIR = click.Path(exists=True, file_okay=False, path_type=Path)
+
+
+@click.command("table")
+@click.argument("runs", nargs=-1, required=True, type=_RUN_DIR)
+@click.option(
+    "--label",
+    "labels",
+    multiple=True,
+    help="Row label of each RUN, in order (repeatable; default: the folder name).",
+)
+@click.option("--strict", is_flag=True, help="Strict scores (the paper's Table 5).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["md", "csv", "latex"]),
+    default="md",
+    show_default=True,
+)
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="File to write.")
+@click.option(
+    "--compare",
+    nargs=2,
+    type=_RUN_DIR,
+    default=None,
+    help="A B: paired comparison of run A against run B (per-task differences, bootstrap CI, "
+    "sign and McNemar tests), printed under the table.",
+)
+@click.option("--paired", is_flag=True, help="Paired comparison of the first two RUNs.")
+def table(
+    runs: tuple[Path, ...],
+    labels: tuple[str, ...],
+    strict: bool,
+    fmt: str,
+    out: Path | None,
+    compare: tuple[Path, Path] | None,
+    paired: bool,
+) -> None:
+    """Lay out RUNs as the paper's tables: rows = setting x retry depth, columns = each
+    attempt's score and oracle@1..n with their std (ARC); pass@k and maj@n (AIME)."""
+    from arcmemo import tables
+
+    if len(labels) > len(runs):
+        raise click.UsageError(f"{len(labels)} --label for {len(runs)} runs")
+    if paired and compare:
+        raise click.UsageError("give --paired or --compare A B, not both")
+    if paired and len(runs) != 2:
+        raise click.UsageError(f"--paired compares two runs; {len(runs)} were given")
+    with user_errors():
+        try:
+            loaded = [
+                tables.load_run(path, labels[i] if i < len(labels) else None)
+                for i, path in enumerate(runs)
+            ]
+            by_path = {path.resolve(): run for path, run in zip(runs, loaded, strict=True)}
+            pair = (runs[0], runs[1]) if paired else compare
+            comparison = None
+            if pair is not None:
+                first, second = (by_path.get(p.resolve()) or tables.load_run(p) for p in pair)
+                tables.check_comparable([*loaded, first, second])
+                comparison = tables.paired(first, second, strict=strict)
+            text = tables.render(
+                tables.build_table(loaded, strict=strict),
+                cast(tables.Format, fmt),
+                comparison=comparison,
+            )
+        except tables.TableError as error:
+            raise click.ClickException(str(error)) from None
+    if out is None:
+        click.echo(text, nl=False)
+        return
+    try:
+        out.write_text(text, encoding="utf-8")
+    except OSError as error:
+        raise click.ClickException(f"cannot write {out}: {error}") from None
+    click.echo(f"wrote {out}", err=True)
