@@ -214,5 +214,9 @@ class Benchmark(abc.ABC, Generic[TaskT]):
 
 BENCHMARKS: Registry[Benchmark[Any]] = Registry(
     "benchmark",
-    modules={"arc-agi-1": "arcmemo.benchmarks.arc", "aime": "arcmemo.benchmarks.aime"},
+    modules={
+        "arc-agi-1": "arcmemo.benchmarks.arc",
+        "arc-agi-2": "arcmemo.benchmarks.arc",
+        "aime": "arcmemo.benchmarks.aime",
+    },
 )

