@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The exact GPU recipe for the JetSpec hook (run from the repository root on a CUDA machine
-# whose image has torch + triton but transformers 5: the pinned wheels go first on the path).
+# The GPU recipe for the JetSpec provider, in one call of a CUDA machine whose image has torch
+# and triton but transformers 5 (the pinned wheels go first on the path). It prints, last, a
+# summary: greedy equality and tokens/s plain vs speculative per backend, the hook overhead
+# with its spread, and peak KV memory per prompt length with JetSpec's and arcmemo's pool.
 #
 # Prepare here (the machine itself reaches no registry):
 #   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 \
@@ -9,41 +11,67 @@
 #     pydantic==2.13.4 pydantic_core==2.46.4 annotated-types==0.7.0 typing-inspection==0.4.2
 #   mkdir -p .external/jetspec_pkg && cp -r <JetSpec checkout at 2c7b3fa>/jetspec .external/jetspec_pkg/
 # Then, on the device machine (carry .whl and .external/jetspec_pkg):
-#   bash experiments/jetspec_gpu.sh        # writes logs and results.json under $OUT
+#   OUT=$OUT bash experiments/jetspec_gpu.sh      # logs and JSON results under $OUT
 set -o pipefail
 OUT=${OUT:-/tmp/jetspec_gpu_out}
 mkdir -p "$OUT"
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
   --target /tmp/site .whl/*.whl || exit 1
 export PYTHONPATH=/tmp/site:$PWD:$PWD/.external/jetspec_pkg HF_HUB_OFFLINE=1 PYTHONUNBUFFERED=1
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
-python3 -c "import torch, transformers, triton; print('torch', torch.__version__, \
-'transformers', transformers.__version__, 'triton', triton.__version__)"
+nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm --format=csv
 MODELS=/tmp/jetspec_models
+X="python3 experiments/jetspec_gpu.py --out $OUT --models-dir $MODELS"
+step() { echo; echo "== $1 ($(date +%T))"; }
 
-echo "== 1. tests: fake-JetSpec contract, real CPU opt-in, GPU (fp32, triton_paged_tree)"
-timeout 170 python3 -m pytest tests/models/test_jetspec.py tests/cli/test_bench.py \
-  -q -rs -p no:cacheprovider 2>&1 | tee "$OUT/pytest.log"
+step "1. KV memory: Qwen3-0.6B shape, fp32, eager triton backend, plain and head-speculative"
+timeout "${T_MEMORY:-110}" $X memory --model qwen3-0.6b-shape --configs eager-head \
+  --lengths 1000,4000,7000 --max-tokens 16 2>&1 | tee "$OUT/memory.log"
 
-echo "== 2. plain vs speculative and hook overhead, triton_paged_tree, fp32"
-timeout 210 python3 experiments/jetspec_gpu.py --out "$OUT" --models-dir $MODELS \
-  --models small,qwen3-0.6b-shape --backends triton_paged_tree --drafts echo,head \
-  --prompts 3 --max-tokens 48 2>&1 | tee "$OUT/experiment.log"
+step "2. hook overhead: small model, triton_paged_tree, echo drafter, interleaved pairs"
+timeout "${T_OVERHEAD:-80}" $X overhead --model small --configs eager-echo --reps 40 \
+  --max-tokens 32 2>&1 | tee "$OUT/overhead.log"
 
-echo "== 3. the CLI as a user runs it"
-timeout 50 python3 -m arcmemo.cli.bench generation --model jetspec:$MODELS/small \
+step "3. Qwen3-0.6B shape: the head path (eager drafter, triton_paged_tree)"
+timeout "${T_HEAD:-60}" $X compare --model qwen3-0.6b-shape --configs eager-head \
+  --prompts 3 --max-tokens 32 2>&1 | tee "$OUT/compare-head.log"
+
+step "4. Qwen3-0.6B shape: triton_paged_tree_cudagraph_nogather, session, graphed drafter"
+timeout "${T_GRAPHED:-170}" $X compare --model qwen3-0.6b-shape --configs nogather-graphed \
+  --prompts 3 --max-tokens 32 2>&1 | tee "$OUT/compare-graphed.log"
+
+step "5. tests: fake-JetSpec contract, GPU opt-in (triton, compiled, CUDA-graph backends)"
+timeout "${T_TESTS:-150}" python3 -m pytest tests/models/test_jetspec.py tests/cli/test_bench.py \
+  -q -rs -p no:cacheprovider -k "not on_cpu and not session_survives" 2>&1 | tee "$OUT/pytest.log"
+
+step "6. the CLI as a user runs it: bench generation on JSON Lines prompts, arcmemo run"
+python3 - "$OUT/prompts.jsonl" <<'EOF'
+import json, sys
+prompts = ["Grid:\n1 2\n3 4\nWhat is the sum of the first 20 positive odd numbers?",
+           "Solve for x: 3x + 7 = 2x - 5.\nShow your work.", "How many ways can 4 books be arranged?"]
+open(sys.argv[1], "w").write("".join(json.dumps({"prompt": p}) + "\n" for p in prompts))
+EOF
+timeout 40 python3 -m arcmemo.cli.bench generation --model jetspec:$MODELS/small \
   --model-arg draft=echo --model-arg dtype=fp32 --model-arg attn_backend=triton_paged_tree \
   --model-arg tree_depth=7 --model-arg budget=32 --model-arg width=3 \
-  --prompts 4 --max-tokens 64 --json "$OUT/cli.json" 2>&1 | tee "$OUT/cli.log"
+  --prompt-file "$OUT/prompts.jsonl" --prompts 3 --max-tokens 48 --json "$OUT/cli.json" 2>&1 |
+  tee "$OUT/cli.log"
+echo "exit of bench generation: $?"
+timeout 60 python3 -c "from arcmemo.cli.main import cli; cli()" run arc-agi-1 --data tests/fixtures/arc/eval \
+  --tasks 66e6c45b --model jetspec:$MODELS/small --model-arg draft=echo \
+  --model-arg attn_backend=triton_paged_tree --model-arg dtype=fp32 --model-arg budget=32 \
+  --model-arg tree_depth=7 --max-tokens 48 --attempts 2 --retries 1 --sandbox process \
+  --cache-dir /tmp/arcmemo-cache --out /tmp/arc-run > "$OUT/run.log" 2>&1
+echo "exit of arcmemo run: $?"
+python3 - <<'EOF'
+import json
+summary = json.load(open("/tmp/arc-run/summary.json"))
+for name, stage in summary["stages"].items():
+    stats = stage["provider_stats"]
+    print(f"stage {name}: {stage['calls']} calls; provider_stats: "
+          + ", ".join(f"{k} mean {v['total'] / v['count']:.3g}" for k, v in sorted(stats.items())))
+[task] = [json.loads(line) for line in open("/tmp/arc-run/results.jsonl")]
+first = [a["steps"][0]["completion"] for a in task["attempts"]]
+print("attempts differ:", len(set(first)) == len(first), [f[:40] for f in first])
+EOF
 
-echo "== 4. sdpa reference backend (small model, echo drafter)"
-mkdir -p "$OUT/sdpa"
-timeout 80 python3 experiments/jetspec_gpu.py --out "$OUT/sdpa" --models-dir $MODELS \
-  --models small --backends sdpa --drafts echo --prompts 3 --max-tokens 48 2>&1 | tail -n 12
-
-echo "== 5. try the CUDA-graph backend (compile + capture may not finish in time)"
-mkdir -p "$OUT/cudagraph"
-timeout "${CUDAGRAPH_TIMEOUT:-90}" python3 experiments/jetspec_gpu.py --out "$OUT/cudagraph" \
-  --models-dir $MODELS --models small --backends triton_paged_tree_cudagraph --drafts echo \
-  --prompts 2 --max-tokens 32 2>&1 | tail -n 12
-echo "exit of step 5: $?"
+$X summary

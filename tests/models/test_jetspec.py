@@ -629,14 +629,21 @@ def _real_runtime_or_skip() -> ModuleType:
     return _load(REPO / "experiments" / "jetspec_gpu.py", "_jetspec_gpu_experiment")
 
 
-def _lossless_check(tmp_path: Path, device: str, backend: str, monkeypatch: Any) -> None:
+def _lossless_check(
+    tmp_path: Path,
+    device: str,
+    backend: str,
+    monkeypatch: Any,
+    extra: dict[str, str] | None = None,
+    drafts: tuple[str, ...] = ("echo", "random", "head"),
+) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     helper = _real_runtime_or_skip()
     model_dir = helper.write_tiny_qwen3(tmp_path / "target", layers=2, hidden=64, vocab=128)
     head_dir = helper.write_random_draft_head(tmp_path / "head", model_dir, block_size=5)
-    for draft in ("echo", "random", head_dir):
+    for draft in (head_dir if d == "head" else d for d in drafts):
         options = {"draft": draft, "dtype": "fp32", "device": device, "attn_backend": backend}
-        options |= {"budget": "16", "width": "3", "tree_depth": "4"}
+        options |= {"budget": "16", "width": "3", "tree_depth": "4", **(extra or {})}
         provider = JetSpecProvider.open(model_dir, **options)
         params = GenerateParams(max_tokens=24, temperature=0.0)
 
@@ -702,21 +709,50 @@ def test_real_jetspec_session_survives_changing_requests(
         assert tree_text == plain_text
 
 
-@pytest.mark.gpu
-def test_real_jetspec_lossless_on_gpu_triton(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _cuda_or_skip() -> None:
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
         pytest.skip("no CUDA device")
-    _lossless_check(tmp_path, "cuda", "triton_paged_tree", monkeypatch)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kv_pool", ["shared", "upstream"])
+def test_real_jetspec_lossless_on_gpu_triton(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kv_pool: str
+) -> None:
+    _cuda_or_skip()
+    _lossless_check(tmp_path, "cuda", "triton_paged_tree", monkeypatch, {"kv_pool": kv_pool})
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(
+    ("backend", "extra", "drafts"),
+    [
+        ("triton_paged_tree_compiled", {}, ("echo", "head")),
+        ("triton_paged_tree_cudagraph", {"session": "true"}, ("head",)),
+        (
+            "triton_paged_tree_cudagraph_nogather",
+            {"session": "true", "drafter": "graphed"},
+            ("head",),
+        ),
+    ],
+)
+def test_real_jetspec_lossless_on_gpu_graphed_backends(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    backend: str,
+    extra: dict[str, str],
+    drafts: tuple[str, ...],
+) -> None:
+    """The compiled and CUDA-graph backends (sessions, the graphed drafter) are lossless
+    through the provider, with arcmemo's shared KV pool."""
+    _cuda_or_skip()
+    _lossless_check(tmp_path, "cuda", backend, monkeypatch, extra, drafts)
 
 
 @pytest.mark.gpu
 def test_generation_benchmark_on_gpu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("no CUDA device")
+    _cuda_or_skip()
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     helper = _real_runtime_or_skip()
     from arcmemo.models.jetspec.bench import DEFAULT_PROMPTS, run_generation_bench
