@@ -44,6 +44,14 @@ def _grid(value: Any, where: str) -> Grid:
         raise ArcTaskError(f"{where}: grid {message}") from None
 
 
+def as_grid_or_none(value: Any) -> Grid | None:
+    """``value`` as a valid grid, or None when it is not one."""
+    try:
+        return validate_grid(value)
+    except InvalidGridError:
+        return None
+
+
 def parse_task(task_id: str, raw: Any, where: str) -> ArcTask:
     """Validate one task in the standard ARC JSON shape (``train``/``test`` pairs)."""
     if not isinstance(raw, dict) or "train" not in raw or "test" not in raw:

@@ -1,0 +1,69 @@
+"""A finished ARC run as an ARC Prize / Kaggle ``submission.json``.
+
+The format: ``{task_id: [{"attempt_1": grid, "attempt_2": grid}, ...]}``, one entry per test
+input in order. A run may hold more than two attempts per task: the two submitted are chosen
+without looking at any label: attempts whose program passed every train pair first, then
+the others, each in attempt order, identical grids counted once. A test input with fewer
+than two distinct predictions is padded with ``[[0]]`` (the format requires both keys).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from arcmemo.benchmarks.arc.data import as_grid_or_none
+from arcmemo.files import atomic_write_text
+from arcmemo.records import TaskResult
+from arcmemo.rundir import RunDirectory, RunDirError
+
+PLACEHOLDER: list[list[int]] = [[0]]
+
+
+def _candidates(result: TaskResult, test_index: int) -> list[list[list[int]]]:
+    finals = [a.steps[-1] for a in result.attempts if a.steps]
+    ranked = [s for s in finals if s.verified] + [s for s in finals if not s.verified]
+    grids: list[list[list[int]]] = []
+    for step in ranked:
+        predictions = step.prediction if isinstance(step.prediction, list) else []
+        grid = as_grid_or_none(predictions[test_index]) if test_index < len(predictions) else None
+        if grid is not None and grid not in grids:
+            grids.append(grid)
+    return grids
+
+
+def n_test_inputs(result: TaskResult) -> int:
+    """How many test inputs the task has, from what its attempts predicted or were judged."""
+    counts = [len(a.correct) for a in result.attempts if a.correct]
+    counts += [
+        len(a.steps[-1].prediction)
+        for a in result.attempts
+        if a.steps and isinstance(a.steps[-1].prediction, list)
+    ]
+    return max(counts, default=1)
+
+
+def submission(results: list[TaskResult]) -> dict[str, list[dict[str, Any]]]:
+    """The submission object for ``results`` (every task, even ones that produced nothing)."""
+    entries: dict[str, list[dict[str, Any]]] = {}
+    for result in results:
+        tests = []
+        for index in range(n_test_inputs(result)):
+            chosen = [*_candidates(result, index), PLACEHOLDER, PLACEHOLDER][:2]
+            tests.append({"attempt_1": chosen[0], "attempt_2": chosen[1]})
+        entries[result.task_id] = tests
+    return entries
+
+
+def export_submission(run: Path, out: Path) -> int:
+    """Write ``run``'s submission to ``out``; returns the number of tasks."""
+    rundir = RunDirectory(run)
+    config = rundir.require_config()
+    if not config.benchmark.name.startswith("arc-agi"):
+        raise RunDirError(
+            f"{run}: a {config.benchmark.name} run; ARC Prize submissions are for arc-agi runs"
+        )
+    results = rundir.ordered_results()
+    atomic_write_text(out, json.dumps(submission(results)) + "\n")
+    return len(results)
