@@ -380,11 +380,19 @@ class Memory(BaseModel):
         *,
         selected: list[str] | None = None,
         budget_tokens: int | None = None,
+        usage_threshold: int | None = None,
     ) -> str:
-        """Render for a prompt: ``full``, ``compressed``, ``selection`` or ``solve`` view."""
-        from arcmemo.memory.render import render_memory
+        """Render for a prompt: ``full``, ``compressed``, ``selection`` or ``solve`` view
+        (see :mod:`arcmemo.memory.render`)."""
+        from arcmemo.memory.render import USAGE_THRESHOLD, render_memory
 
-        return render_memory(self, view, selected=selected, budget_tokens=budget_tokens)
+        return render_memory(
+            self,
+            view,
+            selected=selected,
+            budget_tokens=budget_tokens,
+            usage_threshold=USAGE_THRESHOLD if usage_threshold is None else usage_threshold,
+        )
 
     @classmethod
     def load(cls, path: str | Path) -> Memory:

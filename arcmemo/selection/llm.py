@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from arcmemo import prompting
 from arcmemo.memory.ontology import Memory, concept_id
-from arcmemo.memory.render import lesson_name
+from arcmemo.memory.render import USAGE_THRESHOLD, lesson_name
 from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient
 from arcmemo.records import Selection
@@ -94,7 +94,14 @@ class LLMSelectorOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     budget_tokens: int | None = Field(
-        default=None, ge=1, description="Token cap on the memory text the model reads."
+        default=None,
+        ge=1,
+        description="Exact cap (estimated tokens) on the memory text the model reads.",
+    )
+    usage_threshold: int = Field(
+        default=USAGE_THRESHOLD,
+        ge=0,
+        description="Concepts used at least this often are shown in full, the rest by name.",
     )
 
 
@@ -106,13 +113,17 @@ class LLMSelector(Selector):
     uses_model = True
 
     def __init__(self, options: LLMSelectorOptions | None = None) -> None:
-        self.budget_tokens = (options or LLMSelectorOptions()).budget_tokens
+        options = options or LLMSelectorOptions()
+        self.budget_tokens = options.budget_tokens
+        self.usage_threshold = options.usage_threshold
 
     def _prompt(self, memory: Memory, problem: str, previous: str | None) -> str:
         return prompting.render(
             "selection/select",
             domain=memory.domain,
-            memory=memory.render("selection", budget_tokens=self.budget_tokens),
+            memory=memory.render(
+                "selection", budget_tokens=self.budget_tokens, usage_threshold=self.usage_threshold
+            ),
             problem=problem,
             previous=previous or "",
         )

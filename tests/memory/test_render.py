@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from arcmemo import Memory
+from arcmemo import Concept, Memory, Parameter
+from arcmemo.memory.ontology import TypeDef
 from arcmemo.memory.render import VIEWS
 from arcmemo.tokens import estimate_tokens
 
@@ -43,7 +44,41 @@ def test_compressed_view_lists_rarely_used_concepts_by_name(small_memory: Memory
     assert "- concept: recolor object" in text  # used by two tasks
     assert "- concept: extract objects" not in text
     assert "- lower-usage concepts: extract objects" in text
-    assert "write the new color" not in text  # no implementation notes
+    assert "write the new color at each pixel" in text  # implementation notes are kept
+    assert "Old to new colors" not in text  # parameter descriptions are not
+
+
+def test_selection_view_applies_the_usage_threshold_per_section(small_memory: Memory) -> None:
+    text = small_memory.render("selection")
+    assert text.count("- concept: ") == 1
+    assert "- concept: recolor object" in text
+    assert "write the new color at each pixel" in text  # implementation notes
+    assert "scheme (color scheme): Old to new colors." in text
+    # every section still says what it holds
+    assert "## Structures\n- lower-usage concepts: container\n" in text
+    assert "## Routines: intermediate\n- lower-usage concepts: extract objects\n" in text
+    everything = small_memory.render("selection", usage_threshold=0)
+    assert everything.count("- concept: ") == len(small_memory.concepts)
+
+
+def test_seed_concepts_count_as_established(small_memory: Memory) -> None:
+    small_memory.add(
+        Concept(name="draw line", kind="routine", routine_subtype="grid manipulation"),
+        task_id="seed",
+    )
+    for view in ("compressed", "selection"):
+        assert "- concept: draw line" in small_memory.render(view)
+
+
+def test_lesson_and_cheatsheet_memories_carry_no_type_vocabulary(small_memory: Memory) -> None:
+    lessons_only = small_memory.model_copy(update={"concepts": []})
+    sheet_only = small_memory.model_copy(
+        update={"concepts": [], "lessons": [], "cheatsheet": "- rotate when asked"}
+    )
+    for memory in (lessons_only, sheet_only):
+        for view in VIEWS:
+            text = memory.render(view, selected=["lesson 1"])
+            assert "## Types" not in text and ":=" not in text
 
 
 def test_solve_view_shows_selected_in_full_and_others_by_title(small_memory: Memory) -> None:
@@ -55,13 +90,57 @@ def test_solve_view_shows_selected_in_full_and_others_by_title(small_memory: Mem
     assert "simulate gravity" in text  # lesson 1 was selected
 
 
+def _related_memory() -> Memory:
+    """Many concepts, each with a long related line (typed parameters imply relations)."""
+    memory = Memory(types=[TypeDef(name="criteria", definition="Callable[[object], bool]")])
+    for index in range(12):
+        memory.add(
+            Concept(
+                name=f"criterion number {index}",
+                kind="routine",
+                routine_subtype="criteria",
+                cues=[f"cue {index}"],
+            ),
+            task_id="seed",
+        )
+        memory.add(
+            Concept(
+                name=f"filter by rule {index}",
+                kind="routine",
+                routine_subtype="intermediate",
+                parameters=[Parameter(name="rule", type="criteria")],
+                description="Keep what the rule accepts." * (index % 3 + 1),
+            ),
+            task_id="seed",
+        )
+    return memory
+
+
+@pytest.mark.parametrize("memory_name", ["small", "related"])
+def test_budget_is_exact_for_every_budget(small_memory: Memory, memory_name: str) -> None:
+    memory = small_memory if memory_name == "small" else _related_memory()
+    memory.cheatsheet = "keep it short"
+    unlimited = memory.render("selection", usage_threshold=0)
+    assert "related: " in _related_memory().render("selection")
+    ceiling = estimate_tokens(unlimited)
+    previous_full = 0
+    for budget in range(1, ceiling + 40, 1 if memory_name == "small" else 5):
+        text = memory.render("selection", budget_tokens=budget, usage_threshold=0)
+        assert estimate_tokens(text) <= budget, budget
+        full = text.count("- concept: ")
+        assert full >= previous_full or budget < 60, budget  # more room never shows less
+        previous_full = full
+    assert memory.render("selection", budget_tokens=ceiling + 40, usage_threshold=0) == unlimited
+
+
 def test_budgeted_selection_view_lists_overflow_by_title(small_memory: Memory, golden) -> None:
-    unlimited = small_memory.render("selection")
-    assert "more concepts" not in unlimited
-    budget = estimate_tokens(unlimited) // 2
-    text = small_memory.render("selection", budget_tokens=budget)
+    unlimited = small_memory.render("selection", usage_threshold=0)
+    assert "not shown" not in unlimited
+    budget = estimate_tokens(unlimited) * 2 // 3
+    text = small_memory.render("selection", budget_tokens=budget, usage_threshold=0)
+    assert estimate_tokens(text) <= budget
     full = [line for line in text.splitlines() if line.startswith("- concept: ")]
-    titled = [line for line in text.splitlines() if line.startswith("- more concepts: ")]
+    titled = [line for line in text.splitlines() if line.startswith("- lower-usage concepts: ")]
     assert full and titled
     shown_in_full = {line.removeprefix("- concept: ") for line in full}
     shown_by_title = {n for line in titled for n in line.split(": ", 1)[1].split(", ")}
@@ -72,10 +151,12 @@ def test_budgeted_selection_view_lists_overflow_by_title(small_memory: Memory, g
     golden("render_selection_budgeted.txt", text)
 
 
-def test_tiny_budget_reports_omitted_concepts(small_memory: Memory) -> None:
-    text = small_memory.render("selection", budget_tokens=1)
+def test_tiny_budget_reports_omitted_concepts_when_the_note_fits(small_memory: Memory) -> None:
+    assert small_memory.render("selection", budget_tokens=1) == ""
+    text = small_memory.render("selection", budget_tokens=30)
     assert "- concept: " not in text
-    assert "(4 more concepts not shown: memory budget of 1 tokens)" in text
+    assert "(4 more concepts and 1 more lesson not shown: memory budget of 30 tokens)" in text
+    assert estimate_tokens(text) <= 30
 
 
 def test_unknown_view_is_rejected(small_memory: Memory) -> None:

@@ -88,7 +88,7 @@ def test_prompt_shows_the_selection_view_and_the_problem() -> None:
     assert PROBLEM.strip() in prompt
     assert "- concept: rotate grid" in prompt
     assert "the output is the input turned on its side" in prompt  # cues are shown
-    assert "np.rot90" not in prompt  # implementation notes are not
+    assert "np.rot90(grid, k)" in prompt  # and implementation notes (the paper's view)
     assert "situation: the grid is mostly empty" in prompt  # lessons are selectable too
     assert "A previous attempt that failed" not in prompt
 
@@ -147,23 +147,41 @@ def test_the_llm_selector_needs_a_model() -> None:
         asyncio.run(LLMSelector().select(selection_memory(), PROBLEM, task_id="t", model=None))
 
 
-def test_memory_budget_keeps_the_most_used_concepts_in_full() -> None:
+def test_selection_view_shows_established_concepts_in_full_and_the_rest_by_name() -> None:
     memory = selection_memory()
     # usage: rotate grid 3 sources, reflect grid 2, the rest 1
-    unlimited = LLMSelector().preview(memory, PROBLEM)
-    assert unlimited is not None and unlimited.count("- concept: ") == len(memory.concepts)
-    budget = 110
-    prompt = LLMSelector(LLMSelectorOptions(budget_tokens=budget)).preview(memory, PROBLEM)
+    prompt = LLMSelector().preview(memory, PROBLEM)
+    assert prompt is not None
+    assert prompt.count("- concept: ") == 2
+    assert "- concept: rotate grid" in prompt and "- concept: reflect grid" in prompt
+    assert "np.rot90(grid, k)" in prompt  # implementation notes are part of the view
+    assert "- lower-usage concepts: fill region left, fill region right" in prompt
+    everything = LLMSelector(LLMSelectorOptions(usage_threshold=1)).preview(memory, PROBLEM)
+    assert everything is not None and everything.count("- concept: ") == len(memory.concepts)
+
+
+def test_memory_budget_keeps_the_most_used_concepts_in_full() -> None:
+    memory = selection_memory()
+    options = LLMSelectorOptions(usage_threshold=1)
+    unlimited = LLMSelector(options).preview(memory, PROBLEM)
+    assert unlimited is not None
+    budget = 150
+    options = LLMSelectorOptions(budget_tokens=budget, usage_threshold=1)
+    prompt = LLMSelector(options).preview(memory, PROBLEM)
     assert prompt is not None
     assert "- concept: rotate grid" in prompt and "- concept: reflect grid" in prompt
-    assert prompt.count("- concept: ") == 2
-    assert "more concepts not shown: memory budget of 110 tokens" in prompt
-    section = prompt.split("### Memory")[1].split("### Problem")[0]
-    assert estimate_tokens(section) < estimate_tokens(unlimited.split("### Memory")[1])
+    assert 2 <= prompt.count("- concept: ") < len(memory.concepts)
+    section = prompt.split("### Memory\n")[1].split("### Problem")[0].strip() + "\n"
+    assert estimate_tokens(section) <= budget
+    assert section == memory.render("selection", budget_tokens=budget, usage_threshold=1)
     # the selector sends exactly the previewed prompt
     recorder = Recorder("```yaml\n- rotate grid\n```")
-    select(LLMSelector(LLMSelectorOptions(budget_tokens=budget)), memory, recorder)
+    select(LLMSelector(options), memory, recorder)
     assert recorder.received[0][0].content == prompt
+    assert SELECTORS.spec("llm", {"budget_tokens": "150"}).options == {
+        "budget_tokens": 150,
+        "usage_threshold": 2,
+    }
 
 
 def test_render_shows_selected_in_full_and_the_rest_by_title() -> None:
