@@ -1,9 +1,43 @@
 """ArcMemo: test-time learning through a typed, parameterized concept memory.
 
-The public API: :class:`Memory`, :class:`Concept`, :class:`Lesson` and friends. Nothing here
-imports a model SDK, torch or jetspec.
+The public API: the memory (:class:`Memory`, :class:`Concept`, :class:`Lesson` and friends)
+and the pieces of an agent loop, imported on first use so that ``import arcmemo`` stays
+light (it never imports a model SDK, torch or jetspec):
+
+* ``BENCHMARKS``, ``SELECTORS``, ``ABSTRACTORS``, ``WRITE_SIGNALS``, ``SANDBOXES`` — the
+  registries; ``open_model`` — a model client from a ``provider:model`` spec;
+* ``prepare_prompt`` — select concepts for a problem and render its solve prompt;
+* ``Step``, ``CheckResult``, ``SolvedItem`` — what a check and an abstraction exchange;
+* ``RunConfig`` and ``run_benchmark`` — whole runs, as ``arcmemo run`` does them.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 from arcmemo.memory import Concept, Lesson, Memory, MemoryFileError, Parameter, TypeDef
 
-__all__ = ["Concept", "Lesson", "Memory", "MemoryFileError", "Parameter", "TypeDef"]
+_LAZY = {
+    "ABSTRACTORS": "arcmemo.abstraction.base",
+    "BENCHMARKS": "arcmemo.benchmarks.base",
+    "CheckResult": "arcmemo.records",
+    "RunConfig": "arcmemo.config",
+    "SANDBOXES": "arcmemo.sandbox",
+    "SELECTORS": "arcmemo.selection.base",
+    "SolvedItem": "arcmemo.abstraction.base",
+    "Step": "arcmemo.records",
+    "WRITE_SIGNALS": "arcmemo.signals",
+    "open_model": "arcmemo.models.client",
+    "prepare_prompt": "arcmemo.attempt",
+    "run_benchmark": "arcmemo.pipeline",
+}
+
+__all__ = ["Concept", "Lesson", "Memory", "MemoryFileError", "Parameter", "TypeDef", *_LAZY]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'arcmemo' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

@@ -235,3 +235,37 @@ def test_the_readme_example_registers_a_selector_the_cli_accepts(tmp_path: Path)
         assert selection.selector == "first" and selection.selected == []
     finally:
         SELECTORS.unregister("first")
+
+
+def test_the_readme_agent_loop_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's agent-loop example, run with a scripted model on a training task."""
+    from arcmemo.memory.seeds import load_seed
+
+    fixtures = Path(__file__).resolve().parent / "fixtures" / "loop"
+    program = (fixtures / "programs" / "68b16354.py").read_text()
+    script = tmp_path / "model.py"
+    script.write_text(
+        "import importlib.util, sys\n"
+        f"LOOP = {str(fixtures / 'loop_model.py')!r}\n"
+        "spec = importlib.util.spec_from_file_location('readme_lm', LOOP)\n"
+        "lm = importlib.util.module_from_spec(spec)\nsys.modules['readme_lm'] = lm\n"
+        "spec.loader.exec_module(lm)\n"
+        f"PROGRAM = {program!r}\n"
+        "def respond(messages):\n"
+        "    stage = lm.stage_of(messages)\n"
+        "    if stage == 'solve':\n        return lm.program_answer(PROGRAM)\n"
+        "    if stage == 'select':\n        return '```yaml\\n- reflect grid\\n```'\n"
+        "    if stage == 'pseudocode':\n"
+        "        return '<summary>flip</summary>\\n<pseudocode>\\nflip rows\\n</pseudocode>'\n"
+        "    return lm.FLIP_CONCEPTS\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    load_seed("arc").save(tmp_path / "memory.json")
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    code = readme.split("serve an agent loop of your own", 1)[1].split("```python\n", 1)[1]
+    code = code.split("```", 1)[0]
+    code = code.replace('"openai:o4-mini"', repr(f"scripted:{script}"))
+    code = code.replace('"97239e3d"', '"68b16354"').replace('split="val100"', 'split="training"')
+    exec(compile(code, "README.md", "exec"), {"__name__": "readme"})
+    grown = Memory.load(tmp_path / "memory.json")
+    assert "68b16354" in grown.solutions and grown.find("mirror the whole grid") is not None
