@@ -60,8 +60,11 @@ SUMMARY_KEYS = {
     "n_solved",
     "score",
     "strict_score",
-    "oracle",
-    "score_by_retry",
+    "oracle@1",
+    "oracle@2",
+    "score_metric",
+    "by_retry",
+    "strict_by_retry",
     "tokens",
     "cost_usd",
     "calls",
@@ -155,9 +158,10 @@ def test_run_scores(arc_run: ArcRun) -> None:
     assert summary["score"] == pytest.approx(5.5 / 8)
     # e345f17b is solved by two attempts on one test input each: official, not strict.
     assert summary["strict_score"] == pytest.approx(4 / 8)
-    assert summary["oracle"] == pytest.approx({"1": 5 / 8, "2": 5.5 / 8})
+    assert (summary["oracle@1"], summary["oracle@2"]) == pytest.approx((5 / 8, 5.5 / 8))
     # After the first try only 66e6c45b, e345f17b and half of bbb1b8b6 are right.
-    assert summary["score_by_retry"] == pytest.approx({"0": 2.5 / 8, "1": 5.5 / 8, "2": 5.5 / 8})
+    by_retry = {d: cells["oracle@2"]["mean"] for d, cells in summary["by_retry"].items()}
+    assert by_retry == pytest.approx({"0": 2.5 / 8, "1": 5.5 / 8, "2": 5.5 / 8})
 
 
 def test_summary_file_has_the_issue_keys(arc_run: ArcRun) -> None:
@@ -282,7 +286,7 @@ def test_no_code_block_uses_up_the_try(arc_run: ArcRun) -> None:
 def test_multi_test_tasks(arc_run: ArcRun) -> None:
     split = arc_run.results["e345f17b"]
     assert [a.correct for a in split.attempts] == [[True, False], [False, True]]
-    assert split.solved and split.metrics["strict"] is False
+    assert split.solved and split.metrics["strict_score"] == 0.0
     half = arc_run.results["bbb1b8b6"]
     assert [a.correct for a in half.attempts] == [[True, False], [True, False]]
     assert half.score == 0.5 and not half.solved
@@ -308,7 +312,7 @@ def test_rerun_skips_finished_tasks_without_calling_the_model(
     assert again.prompts == []
     assert (config.out / "results.jsonl").read_text() == results_before
     assert len(read_calls(config.out)) == calls_before
-    for key in ("n_tasks", "n_solved", "score", "strict_score", "oracle", "calls"):
+    for key in ("n_tasks", "n_solved", "score", "strict_score", "by_retry", "calls"):
         assert second[key] == first[key], key
 
 
@@ -417,11 +421,11 @@ def test_aime_run_writes_the_same_run_files(tmp_path: Path) -> None:
     for name in ("config.json", "results.jsonl", "summary.json", "calls.jsonl"):
         assert (tmp_path / name).is_file(), name
     assert summary["n_tasks"] == 3 and summary["n_solved"] == 3
-    assert summary["pass@1"] == pytest.approx(2 / 3)  # toy-3's first attempt has no answer
-    assert summary["avg@k"] == pytest.approx((2 / 3 + 2 / 3 + 1 / 3) / 3)
-    assert summary["pass@k"] == 1.0
-    assert summary["maj@k"] == pytest.approx(2 / 3)  # toy-3: 37 and 73 tie, 37 came first
-    assert summary["score"] == summary["avg@k"]
+    assert summary["pass@1"] == pytest.approx((2 / 3 + 2 / 3 + 1 / 3) / 3)  # mean over samples
+    assert summary["pass@2"] == pytest.approx((1 + 1 + 2 / 3) / 3)
+    assert summary["pass@3"] == 1.0
+    assert summary["maj@3"] == pytest.approx(2 / 3)  # toy-3: 37 and 73 tie, 37 came first
+    assert summary["score"] == summary["pass@1"]
     assert {"tokens", "calls", "cache_hits", "cost_usd", "wall_seconds"} <= set(summary)
     assert summary["calls"] == 3 == len(read_calls(tmp_path))
     results = read_results(tmp_path)

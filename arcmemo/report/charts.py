@@ -1,7 +1,7 @@
 """Which charts a run report shows, from the runs' summaries and results.
 
-Summary keys drive them: ``score_by_retry`` (score by retry depth) and ``oracle``
-(oracle@k) where a benchmark's summary has them; otherwise oracle@k is computed from the
+Summary keys drive them: ``by_retry`` (the score metric, oracle@2, by retry depth; oracle@k
+at the final depth) where a benchmark's summary has it; otherwise oracle@k is computed from the
 attempts (a task counts when some attempt among the first k is right on every test input).
 The drawing itself is :mod:`arcmemo.report.plots`.
 """
@@ -23,10 +23,26 @@ def _pass_at(run: RunData, k: int) -> float:
     return right / len(run.results)
 
 
+def _final_depth(run: RunData) -> dict:
+    """The oracle cells of the final retry depth (``by_retry`` of an ARC summary), or {}."""
+    by_retry = run.summary.get("by_retry")
+    if not isinstance(by_retry, dict) or not by_retry:
+        return {}
+    return by_retry[str(max(int(depth) for depth in by_retry))]
+
+
+def _score_by_retry(run: RunData) -> list[tuple[float, float]]:
+    """The run's score metric (oracle@2) after at most r retries, for each depth r."""
+    by_retry, metric = run.summary.get("by_retry"), run.summary.get("score_metric")
+    if not isinstance(by_retry, dict) or not metric:
+        return []
+    return [(float(depth), float(cells[metric]["mean"])) for depth, cells in by_retry.items()]
+
+
 def _oracle_points(run: RunData) -> list[tuple[float, float]]:
-    oracle = run.summary.get("oracle")
-    if isinstance(oracle, dict) and oracle:
-        return [(float(k), float(v)) for k, v in oracle.items()]
+    final = _final_depth(run)
+    if final:
+        return [(float(key.split("@")[1]), float(cell["mean"])) for key, cell in final.items()]
     k = max((len(r.attempts) for r in run.results), default=0)
     return [(float(j), _pass_at(run, j)) for j in range(1, k + 1)]
 
@@ -72,13 +88,7 @@ def _per_task_bars(tasks: list[TaskView]) -> list[Markup]:
 def plot_list(runs: list[RunData], tasks: list[TaskView]) -> list[Markup]:
     """The report's charts (comparison series when several runs are given)."""
     charts: list[Markup] = []
-    by_retry = [
-        plots.Series(
-            r.label, [(float(k), float(v)) for k, v in r.summary["score_by_retry"].items()]
-        )
-        for r in runs
-        if isinstance(r.summary.get("score_by_retry"), dict) and r.summary["score_by_retry"]
-    ]
+    by_retry = [plots.Series(r.label, _score_by_retry(r)) for r in runs if _score_by_retry(r)]
     if by_retry:
         charts.append(
             plots.line_chart(

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# AIME 2025 without memory (pass@1 averaged over attempts, pass@k, maj@k).
+# AIME 2025 without memory (pass@1 = mean over samples, unbiased pass@k for k <= n, maj@n).
 # Needs ARCMEMO_DATA_DIR pointing at a folder with aime_2025.jsonl.
 source "$(dirname "$0")/../common.sh"
 arcmemo run aime --split "${AIME_SPLIT:-2025}" --model "$SOLVER" --reasoning-effort "$EFFORT" \

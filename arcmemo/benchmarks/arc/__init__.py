@@ -2,7 +2,7 @@
 
 Modules: :mod:`~arcmemo.benchmarks.arc.data` (tasks), :mod:`~arcmemo.benchmarks.arc.prompt`
 (grids as text, feedback, program extraction), :mod:`~arcmemo.benchmarks.arc.scoring`
-(official, strict and oracle@k scores) and :mod:`~arcmemo.benchmarks.arc.benchmark` (the
+(oracle@k per retry depth, plain and strict, as the paper defines them) and :mod:`~arcmemo.benchmarks.arc.benchmark` (the
 registered benchmark).
 """
 
