@@ -32,12 +32,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import random
 import statistics
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -365,15 +367,38 @@ def _memory_row(loaded: Any, words: int, max_tokens: int, speculative: bool) -> 
     torch.cuda.empty_cache()
     torch.cuda.reset_peak_memory_stats()
     base = torch.cuda.memory_allocated()
-    result, seconds = loaded.decode(ids, sampling, speculative)
+    with _recorded_caches() as caches:
+        result, seconds = loaded.decode(ids, sampling, speculative)
     peak = torch.cuda.max_memory_allocated() - base
+    pools = {id(t): t for c in caches for t in (*c._kpool.values(), *c._vpool.values())}
     return {
         "prompt_tokens": int(ids.shape[1]),
         "generated": len(result["token_ids"]),
         "peak_above_weights_gib": peak / GIB,
+        "kv_pool_gib": sum(t.numel() * t.element_size() for t in pools.values()) / GIB,
         "weights_gib": base / GIB,
         "decode_s": seconds,
     }
+
+
+@contextlib.contextmanager
+def _recorded_caches() -> Iterator[list[Any]]:
+    """The KV caches the engine builds meanwhile (its module's PagedKVCache, wrapped)."""
+    from jetspec.inference_engine import engine as engine_module
+
+    caches: list[Any] = []
+    original = engine_module.PagedKVCache
+
+    class Recorded(original):  # type: ignore[misc,valid-type]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            caches.append(self)
+
+    engine_module.PagedKVCache = Recorded
+    try:
+        yield caches
+    finally:
+        engine_module.PagedKVCache = original
 
 
 def memory(args: argparse.Namespace) -> int:
@@ -407,11 +432,10 @@ def memory(args: argparse.Namespace) -> int:
 
 def _memory_line(row: dict) -> str:
     mode = "speculative" if row["speculative"] else "plain"
-    per_token = row["peak_above_weights_gib"] * 1024 / row["prompt_tokens"]
     return (
         f"{row['config']:14} {mode:11} kv_pool={row['kv_pool']:8} prompt {row['prompt_tokens']:5} "
-        f"tokens: peak above weights {row['peak_above_weights_gib']:7.3f} GiB "
-        f"({per_token:.3f} MiB/prompt token)"
+        f"tokens: peak above weights {row['peak_above_weights_gib']:7.3f} GiB, "
+        f"KV pool {row['kv_pool_gib']:7.3f} GiB"
     )
 
 
@@ -459,22 +483,31 @@ def summary(args: argparse.Namespace) -> int:
         )
         keys = sorted({(r["config"], r["speculative"]) for r in rows})
         lengths = sorted({r["prompt_tokens"] for r in rows})
-        header = ("config", "mode", "prompt tokens", "upstream", "shared", "ratio")
-        print("{:16} {:11} {:>13} {:>9} {:>9} {:>6}".format(*header))
+        header = ("config", "mode", "prompt", "peak: upstream", "shared", "ratio")
+        header += ("KV pool: upstream", "shared", "KiB/token")
+        print("{:16} {:11} {:>6} {:>14} {:>7} {:>6} {:>17} {:>7} {:>9}".format(*header))
         for config, speculative in keys:
             for length in lengths:
                 cells = {
-                    r["kv_pool"]: r["peak_above_weights_gib"]
+                    r["kv_pool"]: r
                     for r in rows
                     if (r["config"], r["speculative"], r["prompt_tokens"])
                     == (config, speculative, length)
                 }
-                if not cells:
+                if set(cells) != {"upstream", "shared"}:
                     continue
-                up, sh = cells.get("upstream"), cells.get("shared")
-                ratio = f"{up / sh:6.1f}" if up and sh else "     -"
+                up, sh = cells["upstream"], cells["shared"]
+                peak_up, peak_sh = up["peak_above_weights_gib"], sh["peak_above_weights_gib"]
+                kv_up, kv_sh = up["kv_pool_gib"], sh["kv_pool_gib"]
+                tokens = length + settings["max_tokens"]  # what the pool must hold at the end
                 mode = "speculative" if speculative else "plain"
-                print(f"{config:16} {mode:11} {length:13} {up or 0:9.3f} {sh or 0:9.3f} {ratio}")
+                print(
+                    f"{config:16} {mode:11} {length:6} {peak_up:14.3f} {peak_sh:7.3f} "
+                    f"{peak_up / peak_sh:6.1f} {kv_up:17.3f} {kv_sh:7.3f} "
+                    f"{kv_sh * 2**20 / tokens:9.1f}"
+                )
+        print("(GiB; peak: all memory above the weights, logits and activations included;")
+        print(" KV pool: the cache's pool tensors at the end; KiB/token: shared pool / tokens)")
     return 0
 
 

@@ -21,46 +21,47 @@ export PYTHONPATH=/tmp/site:$PWD:$PWD/.external/jetspec_pkg HF_HUB_OFFLINE=1 PYT
 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm --format=csv
 MODELS=/tmp/jetspec_models
 X="python3 experiments/jetspec_gpu.py --out $OUT --models-dir $MODELS"
-step() { echo; echo "== $1 ($(date +%T))"; }
+step() { echo; echo "== $1 ($(date +%T), ${SECONDS}s)"; }
+# at most $1 seconds, and never past ${RECIPE_S:-570} s in all (the summary comes last)
+limit() { local left=$(( ${RECIPE_S:-570} - SECONDS )); echo $(( $1 < left ? $1 : (left > 1 ? left : 1) )); }
 
 step "1. KV memory: Qwen3-0.6B shape, fp32, eager triton backend, plain and head-speculative"
-timeout "${T_MEMORY:-110}" $X memory --model qwen3-0.6b-shape --configs eager-head \
-  --lengths 1000,4000,7000 --max-tokens 16 2>&1 | tee "$OUT/memory.log"
+timeout "$(limit 110)" $X memory --model qwen3-0.6b-shape --configs eager-head \
+  --lengths 1000,4000,7000 --max-tokens 16
 
 step "2. hook overhead: small model, triton_paged_tree, echo drafter, interleaved pairs"
-timeout "${T_OVERHEAD:-80}" $X overhead --model small --configs eager-echo --reps 40 \
-  --max-tokens 32 2>&1 | tee "$OUT/overhead.log"
+timeout "$(limit 130)" $X overhead --model small --configs eager-echo --reps 80 \
+  --max-tokens 32
 
 step "3. Qwen3-0.6B shape: the head path (eager drafter, triton_paged_tree)"
-timeout "${T_HEAD:-60}" $X compare --model qwen3-0.6b-shape --configs eager-head \
-  --prompts 3 --max-tokens 32 2>&1 | tee "$OUT/compare-head.log"
+timeout "$(limit 60)" $X compare --model qwen3-0.6b-shape --configs eager-head \
+  --prompts 3 --max-tokens 32
 
 step "4. Qwen3-0.6B shape: triton_paged_tree_cudagraph_nogather, session, graphed drafter"
-timeout "${T_GRAPHED:-170}" $X compare --model qwen3-0.6b-shape --configs nogather-graphed \
-  --prompts 3 --max-tokens 32 2>&1 | tee "$OUT/compare-graphed.log"
+timeout "$(limit 140)" $X compare --model qwen3-0.6b-shape --configs nogather-graphed \
+  --prompts 3 --max-tokens 32
 
-step "5. tests: fake-JetSpec contract, GPU opt-in (triton, compiled, CUDA-graph backends)"
-timeout "${T_TESTS:-150}" python3 -m pytest tests/models/test_jetspec.py tests/cli/test_bench.py \
-  -q -rs -p no:cacheprovider -k "not on_cpu and not session_survives" 2>&1 | tee "$OUT/pytest.log"
+step "5. Qwen3-0.6B shape: the compiled backend, and CUDA graphs with gather and a session"
+timeout "$(limit 160)" $X compare --model qwen3-0.6b-shape --configs compiled-head,cudagraph-head \
+  --prompts 3 --max-tokens 32
 
 step "6. the CLI as a user runs it: bench generation on JSON Lines prompts, arcmemo run"
-python3 - "$OUT/prompts.jsonl" <<'EOF'
+python3 - /tmp/prompts.jsonl <<'EOF'
 import json, sys
 prompts = ["Grid:\n1 2\n3 4\nWhat is the sum of the first 20 positive odd numbers?",
            "Solve for x: 3x + 7 = 2x - 5.\nShow your work.", "How many ways can 4 books be arranged?"]
 open(sys.argv[1], "w").write("".join(json.dumps({"prompt": p}) + "\n" for p in prompts))
 EOF
-timeout 40 python3 -m arcmemo.cli.bench generation --model jetspec:$MODELS/small \
+timeout "$(limit 40)" python3 -m arcmemo.cli.bench generation --model jetspec:$MODELS/small \
   --model-arg draft=echo --model-arg dtype=fp32 --model-arg attn_backend=triton_paged_tree \
   --model-arg tree_depth=7 --model-arg budget=32 --model-arg width=3 \
-  --prompt-file "$OUT/prompts.jsonl" --prompts 3 --max-tokens 48 --json "$OUT/cli.json" 2>&1 |
-  tee "$OUT/cli.log"
+  --prompt-file /tmp/prompts.jsonl --prompts 3 --max-tokens 48 --json "$OUT/cli.json"
 echo "exit of bench generation: $?"
-timeout 60 python3 -c "from arcmemo.cli.main import cli; cli()" run arc-agi-1 --data tests/fixtures/arc/eval \
+timeout "$(limit 60)" python3 -c "from arcmemo.cli.main import cli; cli()" run arc-agi-1 --data tests/fixtures/arc/eval \
   --tasks 66e6c45b --model jetspec:$MODELS/small --model-arg draft=echo \
   --model-arg attn_backend=triton_paged_tree --model-arg dtype=fp32 --model-arg budget=32 \
   --model-arg tree_depth=7 --max-tokens 48 --attempts 2 --retries 1 --sandbox process \
-  --cache-dir /tmp/arcmemo-cache --out /tmp/arc-run > "$OUT/run.log" 2>&1
+  --cache-dir /tmp/arcmemo-cache --out /tmp/arc-run > /tmp/arc-run.log 2>&1
 echo "exit of arcmemo run: $?"
 python3 - <<'EOF'
 import json
@@ -73,5 +74,10 @@ for name, stage in summary["stages"].items():
 first = [a["steps"][0]["completion"] for a in task["attempts"]]
 print("attempts differ:", len(set(first)) == len(first), [f[:40] for f in first])
 EOF
+
+step "7. tests: fake-JetSpec contract and the GPU opt-in ones (triton, compiled, CUDA graphs)"
+timeout "$(limit 100)" python3 -m pytest tests/models/test_jetspec.py tests/cli/test_bench.py \
+  -q -rs -p no:cacheprovider -k "not on_cpu and not session_survives" > "$OUT/pytest.log" 2>&1
+echo "exit of pytest: $?"; tail -n 4 "$OUT/pytest.log"
 
 $X summary

@@ -426,7 +426,7 @@ def test_arc_run_fills_per_stage_provider_statistics(fake: ModuleType, tmp_path:
     out = tmp_path / "run"
     args = ["run", "arc-agi-1", "--data", str(REPO / "tests" / "fixtures" / "arc" / "eval")]
     args += ["--tasks", "66e6c45b", "--model", f"jetspec:{model}", "--model-arg", "draft=echo"]
-    args += ["--attempts", "2", "--out", str(out)]
+    args += ["--attempts", "2", "--sandbox", "process", "--out", str(out)]
     result = CliRunner().invoke(cli, args, env={"ARCMEMO_CACHE_DIR": str(tmp_path / "cache")})
     assert (out / "summary.json").is_file(), result.output
     summary = json.loads((out / "summary.json").read_text())

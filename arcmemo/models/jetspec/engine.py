@@ -79,6 +79,8 @@ class LoadedEngine:
             fused_moe=options.fused_moe,
         )
         self.tokenizer = self.engine.tokenizer
+        layers = getattr(getattr(self.engine.model, "config", None), "num_hidden_layers", None)
+        hooks.configure_thread(kv_pool=options.kv_pool, layers=layers)
         self.drafter: Any = None
         self.target_layer_ids: list[int] | None = None
         self.tree_depth = options.tree_depth or STUB_TREE_DEPTH
@@ -196,6 +198,9 @@ class LoadedEngine:
         """One engine call; returns JetSpec's result dict and its synchronized wall time."""
         if speculative and self.drafter is None:
             raise ProviderError("jetspec provider: speculative decoding needs draft=...")
+        # prompt + new tokens + the nodes of one verify round
+        tree = self.options.budget + self.tree_depth + 1 if speculative else 1
+        hooks.expect_tokens(int(input_ids.shape[1]) + sampling_params.max_new_tokens + tree)
         self._synchronize()
         start = time.perf_counter()
         if speculative:

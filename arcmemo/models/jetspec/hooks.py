@@ -35,9 +35,17 @@ class EngineTimeout(Exception):
     """A decode ran past its deadline (or was abandoned by its caller) and was stopped."""
 
 
-def configure_thread(*, kv_pool: str) -> None:
-    """Settings of the engine owned by the calling thread."""
+def configure_thread(*, kv_pool: str, layers: int | None = None) -> None:
+    """Settings of the engine owned by the calling thread (``layers``: the target's)."""
     _settings.kv_pool = kv_pool
+    _settings.layers = layers
+
+
+def expect_tokens(tokens: int | None) -> None:
+    """How many tokens the next decode on this thread may hold at once (prompt, new tokens
+    and one tree): a shared pool is sized for them at its first growth, not grown (and
+    copied) over and over."""
+    _settings.expected_tokens = tokens
 
 
 def set_checkpoint(check: Callable[[], None] | None) -> None:
@@ -143,8 +151,14 @@ def shared_pool_class(base: Any) -> type:
                 )
             if not self._exact_growth:
                 # On-demand growth (one block per layer every block_size tokens) would copy
-                # the whole pool each time: grow by an eighth at least.
-                extra_blocks = max(extra_blocks, math.ceil(self._num_blocks / 8))
+                # the whole pool each time: size it for the whole decode at once, and then
+                # grow by an eighth at least.
+                layers = getattr(_settings, "layers", None) or len(self._kpool)
+                expected = getattr(_settings, "expected_tokens", None) or 0
+                planned = layers * (math.ceil(expected / self._block_size) + 1)
+                extra_blocks = max(
+                    extra_blocks, planned - self._num_blocks, math.ceil(self._num_blocks / 8)
+                )
             old = self._num_blocks
             first = next(iter(self._kpool))
             shape = (extra_blocks, self._block_size, self._num_heads, self._head_dim)

@@ -99,7 +99,6 @@ class EngineWorker:
         return self._engine
 
     def _loop(self) -> None:
-        hooks.configure_thread(kv_pool=self.options.kv_pool)
         while (job := self._jobs.get()) is not None:
             if job.future.set_running_or_notify_cancel():
                 try:
