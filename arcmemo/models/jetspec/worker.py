@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from arcmemo.models.base import ProviderError
-from arcmemo.models.jetspec import hooks
 from arcmemo.models.jetspec.engine import JobContext, LoadedEngine
 from arcmemo.models.jetspec.options import JetSpecOptions
 
