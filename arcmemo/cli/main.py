@@ -20,6 +20,7 @@ _COMMANDS: dict[str, str] = {
     "bench": "arcmemo.cli.bench:bench",
     "puzzles": "arcmemo.cli.puzzles:puzzles",
     "report": "arcmemo.cli.report:report",
+    "seeds": "arcmemo.cli.seeds:seeds",
     "export": "arcmemo.cli.export:export",
     "table": "arcmemo.cli.table:table",
 }

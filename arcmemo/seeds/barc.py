@@ -1,0 +1,372 @@
+"""BARC seed solutions as verified ``transform`` programs.
+
+BARC (Li et al., 2024; the ``seeds/`` folder of a checkout of xu3kev/BARC) holds 160
+hand-written solutions of ARC-AGI-1 training tasks, the seed data the paper's memory starts
+from. As shipped they cannot be run or abstracted as they are:
+
+* they ``from common import *`` (BARC's helper library): the helpers a program uses are
+  inlined into a library section (only those, with what they use in turn);
+* the entry point is ``main``: it is renamed ``transform_xy``, and ``transform`` calls it;
+* they index grids ``[x, y]`` (x = column): BARC's own evaluator calls ``main(grid.T)`` and
+  compares the transposed result, so ``transform`` does the same for ARC's rows-first grids;
+* they carry ``# concepts:`` label lines that would leak BARC's concept names into the
+  memory: every such block is removed (the ``# description:`` stays);
+* ``generate_input`` and everything below the "remove below this point" marker are BARC's
+  puzzle generator, not the solution: they are left out.
+
+Each converted program is run on its task's train pairs in the sandbox; only programs that
+pass all of them are written, and every file that is not used is reported with the reason.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from arcmemo.seeds import LIBRARY_BEGIN, LIBRARY_END
+
+GENERATOR_MARKER = "remove below this point for prompting"
+LIBRARY_FILE = "common.py"
+NOT_SEEDS = frozenset({LIBRARY_FILE, "template.py"})
+ENTRY = "main"
+RENAMED_ENTRY = "transform_xy"
+_TASK_ID = re.compile(r"^[0-9a-f]{8}$")
+_CONCEPTS = re.compile(r"^\s*#\s*concepts\s*:", re.IGNORECASE)
+_DESCRIPTION = re.compile(r"^\s*#\s*description\s*:", re.IGNORECASE)
+
+WRAPPER = f'''
+
+def transform(grid):
+    """ARC's convention, grid[row, column]: this BARC program indexes grids [x, y]
+    (x = column), so it gets the grid transposed and its result is transposed back, as
+    BARC's own evaluator does."""
+    return np.asarray({RENAMED_ENTRY}(np.asarray(grid).T)).T
+'''
+
+
+class BarcSeedError(ValueError):
+    """A seed file that cannot be converted; the message says why."""
+
+
+@dataclass(frozen=True)
+class _Definition:
+    """A top-level statement of the library: the names it defines and the ones it uses."""
+
+    text: str
+    defines: frozenset[str]
+    uses: frozenset[str]
+
+
+@dataclass(frozen=True)
+class Library:
+    """BARC's ``common.py``, split into its imports and its top-level definitions."""
+
+    origin: str
+    imports: tuple[str, ...]
+    definitions: tuple[_Definition, ...]
+
+    def closure(self, names: set[str]) -> list[_Definition]:
+        """The definitions that ``names`` need, directly or through each other, in file order."""
+        needed: set[str] = set()
+        pending = set(names)
+        by_name = {name: d for d in self.definitions for name in d.defines}
+        while pending:
+            name = pending.pop()
+            definition = by_name.get(name)
+            if definition is None or name in needed:
+                continue
+            needed |= definition.defines
+            pending |= definition.uses - needed
+        return [d for d in self.definitions if d.defines & needed]
+
+
+def _used_names(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _defined_names(node: ast.stmt) -> set[str]:
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {node.name}
+    if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return set()
+
+
+def _statement_lines(lines: list[str], node: ast.stmt) -> str:
+    decorators = getattr(node, "decorator_list", [])
+    start = min([node.lineno, *(d.lineno for d in decorators)]) - 1
+    end = node.end_lineno or node.lineno
+    return "".join(lines[start:end]).rstrip() + "\n"
+
+
+def load_library(path: Path) -> Library:
+    """Parse BARC's ``common.py``."""
+    text = path.read_text(encoding="utf-8")
+    try:
+        tree = ast.parse(text)
+    except SyntaxError as error:
+        raise BarcSeedError(
+            f"{path}: not valid Python ({error.msg}, line {error.lineno})"
+        ) from None
+    lines = text.splitlines(keepends=True)
+    imports: list[str] = []
+    definitions: list[_Definition] = []
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            imports.append(_statement_lines(lines, node))
+        elif _defined_names(node):
+            definitions.append(
+                _Definition(
+                    text=_statement_lines(lines, node),
+                    defines=frozenset(_defined_names(node)),
+                    uses=frozenset(_used_names(node)),
+                )
+            )
+    return Library(
+        origin=f"BARC {path.name}", imports=tuple(imports), definitions=tuple(definitions)
+    )
+
+
+def strip_concept_labels(text: str) -> str:
+    """``text`` without any ``# concepts:`` block (the header and its comment lines up to a
+    blank line, a line of code or the ``# description:`` header)."""
+    kept: list[str] = []
+    dropping = False
+    for line in text.splitlines(keepends=True):
+        if _CONCEPTS.match(line):
+            dropping = True
+            continue
+        if dropping:
+            stripped = line.strip()
+            if stripped.startswith("#") and not _DESCRIPTION.match(line):
+                continue
+            dropping = False
+        kept.append(line)
+    return re.sub(r"\n{3,}", "\n\n", "".join(kept))
+
+
+def description_of(text: str) -> str:
+    """The text of a seed's ``# description:`` comment block, joined into one paragraph."""
+    lines = text.splitlines()
+    for index, line in enumerate(lines):
+        if _DESCRIPTION.match(line):
+            words = [line.split(":", 1)[1].strip()]
+            for follow in lines[index + 1 :]:
+                if not follow.strip().startswith("#"):
+                    break
+                words.append(follow.strip().lstrip("#").strip())
+            return " ".join(w for w in words if w)
+    return ""
+
+
+def _rename(text: str, old: str, new: str) -> str:
+    """Rename the identifier ``old`` (never inside strings or comments, never ``x.old``)."""
+    lines = text.splitlines(keepends=True)
+    places: list[tuple[int, int]] = []
+    previous = ""
+    for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        if token.type == tokenize.NAME and token.string == old and previous != ".":
+            places.append(token.start)
+        if token.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT):
+            previous = token.string
+    for row, col in reversed(places):
+        line = lines[row - 1]
+        lines[row - 1] = line[:col] + new + line[col + len(old) :]
+    return "".join(lines)
+
+
+@dataclass(frozen=True)
+class ConvertedSeed:
+    """A seed as a ``transform`` program."""
+
+    task_id: str
+    source: str
+    description: str
+    library_names: tuple[str, ...]
+
+
+def convert_seed(text: str, library: Library, *, task_id: str) -> ConvertedSeed:
+    """Convert one BARC seed file's text (see the module docstring for every step)."""
+    solution = text.split(GENERATOR_MARKER, 1)[0]
+    if GENERATOR_MARKER in text:  # the marker's own comment line goes too
+        solution = solution.rsplit("\n", 1)[0] + "\n"
+    try:
+        tree = ast.parse(solution)
+    except SyntaxError as error:
+        raise BarcSeedError(f"not valid Python ({error.msg}, line {error.lineno})") from None
+    if not any(isinstance(n, ast.FunctionDef) and n.name == ENTRY for n in tree.body):
+        raise BarcSeedError(f"defines no {ENTRY}(input_grid) function")
+    if any(isinstance(n, ast.FunctionDef) and n.name == "transform" for n in tree.body):
+        raise BarcSeedError("already defines a function named transform")
+    lines = solution.splitlines(keepends=True)
+    drop: set[int] = set()
+    common_at: int | None = None
+    for node in tree.body:
+        generator = isinstance(node, ast.FunctionDef) and node.name == "generate_input"
+        main_guard = isinstance(node, ast.If) and "__main__" in ast.unparse(node.test)
+        uses_common = isinstance(node, ast.ImportFrom) and node.module == "common"
+        uses_common |= isinstance(node, ast.Import) and any(a.name == "common" for a in node.names)
+        if generator or main_guard or uses_common:
+            decorators = getattr(node, "decorator_list", [])
+            start = min([node.lineno, *(d.lineno for d in decorators)])
+            drop.update(range(start, (node.end_lineno or node.lineno) + 1))
+            if uses_common and common_at is None:
+                common_at = start
+    kept_tree = ast.Module(
+        body=[
+            n
+            for n in tree.body
+            if not (isinstance(n, ast.FunctionDef) and n.name == "generate_input")
+        ],
+        type_ignores=[],
+    )
+    needed = library.closure(_used_names(kept_tree)) if common_at is not None else []
+    section = ""
+    if common_at is not None:
+        section = (
+            f"{LIBRARY_BEGIN} {library.origin}\n"
+            "# (only what this program uses, and what that uses in turn)\n"
+            + "".join(library.imports)
+            + "\n\n"
+            + "\n\n".join(d.text for d in needed)
+            + f"\n{LIBRARY_END}\n\n"
+        )
+    # The library goes where `from common import *` stood.
+    split = common_at or 1
+    kept = [(number, line) for number, line in enumerate(lines, 1) if number not in drop]
+    program = (
+        "".join(line for number, line in kept if number < split)
+        + section
+        + "".join(line for number, line in kept if number >= split)
+    )
+    program = _rename(strip_concept_labels(program), ENTRY, RENAMED_ENTRY)
+    program = program.rstrip() + "\n" + WRAPPER
+    names = tuple(sorted(name for d in needed for name in d.defines))
+    return ConvertedSeed(
+        task_id=task_id, source=program, description=description_of(text), library_names=names
+    )
+
+
+# -- importing a checkout --------------------------------------------------------------------
+
+
+class NotUsed(BaseModel):
+    """A file of the seeds folder that did not become a program, and why."""
+
+    file: str
+    reason: str
+
+
+class BarcImportReport(BaseModel):
+    """What ``arcmemo seeds import-barc`` did."""
+
+    source: str = Field(description="The seeds folder read.")
+    out: str = Field(description="Where the programs were written (<task id>.py).")
+    imported: list[str] = Field(default_factory=list, description="Task ids written, verified.")
+    not_used: list[NotUsed] = Field(default_factory=list, description="Every file left out.")
+    verified: bool = Field(description="Whether programs were run on their train pairs.")
+
+
+def seeds_folder(path: Path) -> Path:
+    """The ``seeds`` folder of a BARC checkout (``path`` may be the checkout or the folder)."""
+    for candidate in (path / "seeds", path):
+        if (candidate / LIBRARY_FILE).is_file():
+            return candidate
+    raise BarcSeedError(
+        f"{path}: no BARC seeds here (expected {LIBRARY_FILE} in {path}/seeds or {path})"
+    )
+
+
+Verifier = Callable[[dict[str, ConvertedSeed]], dict[str, str | None]]
+
+
+def verify_with_benchmark(benchmark: Any) -> Verifier:
+    """A verifier running each program on its task's train pairs with ``benchmark.check``
+    (an ARC benchmark): task id -> None when every train pair passes, else the reason."""
+    from arcmemo.benchmarks.arc.data import ArcTaskError
+
+    def verify(seeds: dict[str, ConvertedSeed]) -> dict[str, str | None]:
+        tasks: dict[str, Any] = {}
+        for task_id in seeds:
+            try:
+                (tasks[task_id],) = benchmark.find_tasks([task_id])
+            except ArcTaskError:
+                continue
+        verdicts: dict[str, str | None] = {}
+        for task_id, seed in seeds.items():
+            task = tasks.get(task_id)
+            if task is None:
+                verdicts[task_id] = f"{task_id} is not an {benchmark.name.upper()} task"
+                continue
+            check = benchmark.check(task, f"```python\n{seed.source}```")
+            verdicts[task_id] = None if check.verified else _failure(check)
+        return verdicts
+
+    return verify
+
+
+def _failure(check: Any) -> str:
+    if check.parse_error:
+        return check.parse_error
+    for pair in check.checks:
+        if pair.correct:
+            continue
+        if pair.error:
+            first = pair.error.strip().splitlines()[-1]
+            return f"fails train pair {pair.index + 1}: {pair.error_kind or 'error'}: {first}"
+        return f"fails train pair {pair.index + 1}: the output differs from the expected one"
+    return "fails its train pairs"
+
+
+def import_barc(barc_dir: Path, out: Path, *, verify: Verifier | None) -> BarcImportReport:
+    """Convert every seed of a BARC checkout into ``out/<task id>.py``.
+
+    With ``verify``, only programs that pass their train pairs are written. Files whose name
+    is not a task id (BARC's alternative solutions such as ``25d487eb_Kevin.py``), folders
+    and the library itself are reported as not used.
+    """
+    folder = seeds_folder(barc_dir)
+    library = load_library(folder / LIBRARY_FILE)
+    report = BarcImportReport(source=str(folder), out=str(out), verified=verify is not None)
+    converted: dict[str, ConvertedSeed] = {}
+    for path in sorted(folder.iterdir()):
+        if path.name in NOT_SEEDS:
+            continue
+        if path.is_dir():
+            report.not_used.append(NotUsed(file=path.name + "/", reason="a folder, not a seed"))
+            continue
+        if path.suffix != ".py":
+            continue
+        if not _TASK_ID.match(path.stem):
+            base = path.stem.split("_")[0]
+            reason = "its name is not a task id"
+            if _TASK_ID.match(base):
+                reason += f" (an alternative solution of {base}; {base}.py is the seed)"
+            report.not_used.append(NotUsed(file=path.name, reason=reason))
+            continue
+        try:
+            converted[path.stem] = convert_seed(
+                path.read_text(encoding="utf-8"), library, task_id=path.stem
+            )
+        except (BarcSeedError, UnicodeDecodeError) as error:
+            report.not_used.append(NotUsed(file=path.name, reason=f"cannot convert: {error}"))
+    verdicts = verify(converted) if verify is not None else dict.fromkeys(converted)
+    out.mkdir(parents=True, exist_ok=True)
+    for task_id, seed in converted.items():
+        verdict = verdicts.get(task_id)
+        if verdict is not None:
+            report.not_used.append(NotUsed(file=f"{task_id}.py", reason=verdict))
+            continue
+        (out / f"{task_id}.py").write_text(seed.source, encoding="utf-8")
+        report.imported.append(task_id)
+    report.not_used.sort(key=lambda item: item.file)
+    return report
