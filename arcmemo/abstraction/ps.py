@@ -1,9 +1,11 @@
 """Program-synthesis abstraction (ArcMemo-PS): solution -> pseudocode -> typed concepts.
 
-The concept step sees the memory's compressed view, so the model reuses existing concepts
-by name and extends them; its YAML is validated against the ontology (kinds, parameter
-shapes, type vocabulary) and repaired once with the exact errors before anything invalid
-is skipped and recorded.
+Both steps carry the hand-written examples of :mod:`arcmemo.abstraction.examples`
+(``--format-arg examples=FILE`` swaps them). The concept step sees the memory's compressed
+view (established concepts in full with implementation notes, the rest by name), so the
+model reuses existing concepts by name and extends them; its YAML is validated against the
+ontology (kinds, parameter shapes, type vocabulary) and repaired once with the exact errors
+before anything invalid is skipped and recorded.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 
 from arcmemo import prompting
 from arcmemo.abstraction.base import (
@@ -20,11 +22,14 @@ from arcmemo.abstraction.base import (
     Abstractor,
     SolvedItem,
 )
+from arcmemo.abstraction.examples import Example, ExampleOptions, load_examples
 from arcmemo.memory.merge import harvest_typedefs
 from arcmemo.memory.ontology import Concept, Memory, Solution
+from arcmemo.memory.render import USAGE_THRESHOLD
 from arcmemo.memory.types import unresolved
 from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient
+from arcmemo.seeds import without_library
 from arcmemo.structured import OutputError, generate_structured, load_yaml_block, tagged
 
 _ALIASES: dict[str, str] = {
@@ -140,16 +145,36 @@ def parse_concepts(text: str, memory: Memory) -> tuple[list[Concept], list[str]]
     return concepts, errors
 
 
-@ABSTRACTORS.register("ps")
+class PSOptions(ExampleOptions):
+    """Options of the ``ps`` memory format (``--format-arg k=v``)."""
+
+    usage_threshold: int = Field(
+        default=USAGE_THRESHOLD,
+        ge=0,
+        description="Concepts used at least this often are shown to the concept step in "
+        "full, the rest by name.",
+    )
+
+
+@ABSTRACTORS.register("ps", options=PSOptions)
 class ProgramSynthesisAbstractor(Abstractor):
-    """Pseudocode first, then typed concepts written into the memory."""
+    """Pseudocode first, then typed concepts written into the memory (few-shot)."""
 
     name = "ps"
+
+    def __init__(self, options: PSOptions | None = None, *, actor: str = "human") -> None:
+        super().__init__(options or PSOptions(), actor=actor)
+        self.settings = options or PSOptions()
+
+    def examples(self, domain: str) -> list[Example]:
+        """The few-shot examples shown to both steps for ``domain``."""
+        return load_examples(self.settings.examples, domain, self.settings.n_examples)
 
     async def abstract(
         self, memory: Memory, item: SolvedItem, model: ModelClient
     ) -> AbstractionOutcome:
         outcome = AbstractionOutcome(task_id=item.task_id, format=self.name)
+        examples = self.examples(item.domain)
 
         def parse_analysis(text: str) -> tuple[str, str]:
             pseudocode, summary = tagged(text, "pseudocode"), tagged(text, "summary")
@@ -168,8 +193,9 @@ class ProgramSynthesisAbstractor(Abstractor):
                         "abstraction/pseudocode",
                         domain=item.domain,
                         problem=item.problem,
-                        solution=item.solution,
+                        solution=without_library(item.solution),
                         reasoning=item.reasoning or "",
+                        examples=examples,
                     ),
                 )
             ],
@@ -197,9 +223,12 @@ class ProgramSynthesisAbstractor(Abstractor):
                     content=prompting.render(
                         "abstraction/concepts",
                         domain=item.domain,
-                        memory=memory.render("compressed"),
+                        memory=memory.render(
+                            "compressed", usage_threshold=self.settings.usage_threshold
+                        ),
                         summary=summary,
                         pseudocode=pseudocode,
+                        examples=examples,
                     ),
                 )
             ],

@@ -9,6 +9,7 @@ from arcmemo.memory.ontology import Concept, Memory, Parameter, TypeDef
 from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient
 from arcmemo.models.scripted import ScriptedProvider
+from arcmemo.registry import ComponentSpec
 
 MODEL_NAME = "abstractor"
 ACTOR = f"scripted:{MODEL_NAME}"
@@ -76,11 +77,16 @@ PSEUDOCODE = (
 
 
 def abstract(
-    memory: Memory, recorder: Recorder, memory_format: str = "ps", item: SolvedItem = ITEM
+    memory: Memory,
+    recorder: Recorder,
+    memory_format: str = "ps",
+    item: SolvedItem = ITEM,
+    spec: ComponentSpec | None = None,
 ) -> AbstractionOutcome:
-    """Run one abstraction of ``item`` with the scripted ``recorder``."""
+    """Run one abstraction of ``item`` with the scripted ``recorder`` (``spec``: the format
+    with options, instead of ``memory_format`` with its defaults)."""
     client = ModelClient(ScriptedProvider.from_script(recorder, model=MODEL_NAME))
-    abstractor = ABSTRACTORS.create(memory_format, actor=client.spec)
+    abstractor = ABSTRACTORS.create(spec or memory_format, actor=client.spec)
     return asyncio.run(abstractor.abstract(memory, item, client))
 
 
