@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import json
 import os
 import random
@@ -363,6 +364,7 @@ def _memory_row(loaded: Any, words: int, max_tokens: int, speculative: bool) -> 
     prompt = " ".join(f"w{i % 400}" for i in range(words))
     ids = loaded.encode(loaded.render_prompt([Message(role="user", content=prompt)]))
     sampling = loaded.sampling_params(GenerateParams(max_tokens=max_tokens, temperature=0.0))
+    gc.collect()  # caches of earlier decodes live in reference cycles until collected
     torch.cuda.synchronize()
     torch.cuda.empty_cache()
     torch.cuda.reset_peak_memory_stats()
