@@ -193,6 +193,11 @@ class Provider(abc.ABC):
     # False when the API samples one answer per request: the client then sends n single
     # requests, each retried and cached on its own.
     supports_n: ClassVar[bool] = True
+    # True when the provider queues requests itself (a local engine) and enforces the
+    # client's timeout from the moment it starts one, so queue time is not counted.
+    timeout_excludes_queue: ClassVar[bool] = False
+    # Such a provider's per-request timeout, handed over by the client (None: no limit).
+    request_timeout_s: float | None = None
     # True when the provider decodes greedily unless told a temperature (local engines):
     # a run with several attempts then samples, so that attempts can differ.
     greedy_by_default: ClassVar[bool] = False

@@ -235,12 +235,23 @@ def usage_from_records(records: Iterable[CallRecord]) -> UsageSummary:
     return summary
 
 
+def _consecutive_runs(indices: list[int]) -> list[list[int]]:
+    """``[0, 1, 3]`` -> ``[[0, 1], [3]]``."""
+    runs: list[list[int]] = []
+    for index in indices:
+        if runs and runs[-1][-1] == index - 1:
+            runs[-1].append(index)
+        else:
+            runs.append([index])
+    return runs
+
+
 def _group_params(params: GenerateParams, group: list[int]) -> GenerateParams:
-    """The request for the samples ``group``: a single sample gets its own seed (seed +
-    sample index), so that providers answering one sample per request, seeded or greedy-
-    by-seed, do not return the same completion for every sample."""
+    """The request for the samples ``group``: seeded from its first sample (seed + index),
+    so a request for samples that do not start at 0 (one sample per request, or the
+    samples a partly cached call still lacks) does not repeat sample 0's completion."""
     update: dict[str, Any] = {"n": len(group)}
-    if len(group) == 1 and params.seed is not None and params.n > 1:
+    if params.seed is not None and group and group[0] != 0:
         update["seed"] = params.seed + group[0]
     return params.model_copy(update=update)
 
@@ -267,6 +278,9 @@ class ModelClient:
     ) -> None:
         self.provider = provider
         self.config = config or ModelConfig()
+        if provider.timeout_excludes_queue:
+            # The provider times each request from its start; waiting in its queue is free.
+            provider.request_timeout_s = self.config.timeout_s
         self.cache = cache
         self.limiter = limiter or Limiter(
             self.config.concurrency, rpm=self.config.rpm, tpm=self.config.tpm
@@ -342,8 +356,10 @@ class ModelClient:
         missing = [index for index, result in enumerate(results) if result is None]
         # One request for all missing samples, or one per sample when the API samples a
         # single answer per request (then each sample is retried and cached on its own).
+        # A request covers consecutive samples only, so its seed (that of its first sample)
+        # never repeats a cached neighbour's.
         if getattr(self.provider, "supports_n", True):
-            groups = [missing] if missing else []
+            groups = _consecutive_runs(missing)
         else:
             groups = [[index] for index in missing]
         outcomes = await asyncio.gather(
@@ -422,8 +438,9 @@ class ModelClient:
             try:
                 async with self.limiter.slot(estimated) as record:
                     request_started = self._clock()
+                    timeout = None if self.provider.timeout_excludes_queue else config.timeout_s
                     completions = await asyncio.wait_for(
-                        self.provider.generate(messages, params), timeout=config.timeout_s
+                        self.provider.generate(messages, params), timeout=timeout
                     )
                     for completion in completions:
                         if not completion.latency_s:

@@ -445,3 +445,29 @@ def test_the_breaker_stays_closed_once_a_call_was_answered(tmp_path: Path) -> No
         with pytest.raises(ModelCallError) as caught:
             asyncio.run(client.generate(MESSAGES, stage="solve"))
         assert caught.value.kind == "HTTP 401"
+
+
+def test_a_partly_cached_call_asks_only_consecutive_samples_seeded_from_the_first(
+    tmp_path: Path,
+) -> None:
+    provider = SeedRecordingProvider()
+    provider.supports_n = True  # type: ignore[misc]
+    client = _client(provider, tmp_path)
+    asyncio.run(client.generate(MESSAGES, stage="solve", n=1, seed=10))
+    provider.seeds.clear()
+    asyncio.run(client.generate(MESSAGES, stage="solve", n=3, seed=10))
+    assert provider.seeds == [11]  # samples 1 and 2 in one request, seeded as sample 1
+    assert provider.requests[-1] == 2
+
+
+class QueueingProvider(CountingProvider):
+    timeout_excludes_queue = True
+
+
+def test_a_provider_that_queues_times_requests_itself(tmp_path: Path) -> None:
+    provider = QueueingProvider(delay=0.05)
+    client = _client(provider, tmp_path, config=ModelConfig(timeout_s=0.01, cache=False))
+    # The client imposes no deadline of its own (the provider starts its clock when it
+    # starts the request); it hands its timeout over instead.
+    (completion,) = asyncio.run(client.generate(MESSAGES, stage="solve"))
+    assert completion.text.startswith("answer-") and provider.request_timeout_s == 0.01

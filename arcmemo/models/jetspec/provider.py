@@ -101,6 +101,7 @@ class JetSpecProvider(Provider):
             raise ProviderError(
                 f"jetspec provider ({self.model}): timeout: {error}",
                 decision=RetryDecision.TRANSIENT,
+                kind="timeout",
             ) from error
         except ProviderError:
             raise
