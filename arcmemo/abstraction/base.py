@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import abc
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, Field
 
+from arcmemo import prompting
 from arcmemo.memory.ontology import Memory
-from arcmemo.models.base import Usage
+from arcmemo.models.base import Message, Usage
 from arcmemo.models.client import ModelClient
 from arcmemo.registry import Registry
-from arcmemo.structured import Structured
+from arcmemo.structured import Structured, generate_structured
+
+T = TypeVar("T")
 
 
 class SolvedItem(BaseModel):
@@ -63,6 +67,22 @@ def append_outcomes(path: Path, outcomes: list[AbstractionOutcome]) -> None:
         handle.writelines(outcome.model_dump_json() + "\n" for outcome in outcomes)
         handle.flush()
         os.fsync(handle.fileno())
+
+
+async def ask(
+    model: ModelClient,
+    template: str,
+    parse: Callable[[str], T],
+    *,
+    task_id: str,
+    **variables: Any,
+) -> Structured[T]:
+    """One abstraction call: the rendered ``template`` as the user message, parsed by
+    ``parse`` with the usual repair round (stage ``abstract``)."""
+    content = prompting.render(template, **variables)
+    return await generate_structured(
+        model, [Message(role="user", content=content)], parse, stage="abstract", task_id=task_id
+    )
 
 
 class Abstractor(abc.ABC):

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from arcmemo import prompting
 from arcmemo.abstraction.base import (
     ABSTRACTORS,
     AbstractionOutcome,
     Abstractor,
     SolvedItem,
+    ask,
 )
 from arcmemo.memory.ontology import HistoryEntry, Memory, Solution
-from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient
-from arcmemo.structured import OutputError, generate_structured, tagged
+from arcmemo.seeds import without_library
+from arcmemo.structured import OutputError, tagged
 
 # A rewrite that shrinks the sheet to a sliver of itself is a collapse, not a curation
 # (a published DC run ended with an empty sheet); keep the old sheet instead.
@@ -44,23 +44,15 @@ class CheatsheetAbstractor(Abstractor):
                 )
             return sheet
 
-        answer = await generate_structured(
+        answer = await ask(
             model,
-            [
-                Message(
-                    role="user",
-                    content=prompting.render(
-                        "abstraction/cheatsheet",
-                        domain=item.domain,
-                        cheatsheet=old,
-                        problem=item.problem,
-                        solution=item.solution,
-                    ),
-                )
-            ],
+            "abstraction/cheatsheet",
             parse,
-            stage="abstract",
             task_id=item.task_id,
+            domain=item.domain,
+            cheatsheet=old,
+            problem=item.problem,
+            solution=without_library(item.solution),
         )
         if not outcome.account(answer, "cheatsheet"):
             return outcome

@@ -1,20 +1,41 @@
-"""Open-ended abstraction (ArcMemo-OE): situation/suggestion lessons from a solution."""
+"""Open-ended abstraction (ArcMemo-OE), as in the paper: a post-hoc reconstruction of how the
+solution was found (interleaved observations and thoughts), then situation/suggestion
+lessons from it, both few-shot with the hand-written examples that carry a thought process
+and lessons. Existing lessons are not shown (the paper's OE write ignores the memory); an
+identical lesson is not added twice.
+"""
 
 from __future__ import annotations
 
+import re
+
 from pydantic import ValidationError
 
-from arcmemo import prompting
 from arcmemo.abstraction.base import (
     ABSTRACTORS,
     AbstractionOutcome,
     Abstractor,
     SolvedItem,
+    ask,
 )
+from arcmemo.abstraction.examples import Example, ExampleOptions, load_examples
 from arcmemo.memory.ontology import Lesson, Memory, Solution
-from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient
-from arcmemo.structured import OutputError, generate_structured, load_yaml_block
+from arcmemo.seeds import without_library
+from arcmemo.structured import OutputError, load_yaml_block, tagged
+
+_STEP = re.compile(r"^\s*-\s*[ot]\s*\d+\s*:", re.MULTILINE | re.IGNORECASE)
+
+
+def parse_thought_process(text: str) -> str:
+    """The reconstruction inside <thought_process> tags (numbered o/t lines)."""
+    body = tagged(text, "thought_process")
+    if not body or len(_STEP.findall(body)) < 2:
+        raise OutputError(
+            "expected <thought_process>...</thought_process> holding numbered lines such as "
+            "'- o 1: ...' (observations) and '- t 1: ...' (thoughts)"
+        )
+    return body
 
 
 def parse_lessons(text: str) -> list[Lesson]:
@@ -44,34 +65,52 @@ def parse_lessons(text: str) -> list[Lesson]:
     return lessons
 
 
-@ABSTRACTORS.register("oe")
+@ABSTRACTORS.register("oe", options=ExampleOptions)
 class LessonAbstractor(Abstractor):
-    """Writes two to four lessons per verified solution."""
+    """Thought-process reconstruction, then up to four lessons per verified solution."""
 
     name = "oe"
+
+    def __init__(self, options: ExampleOptions | None = None, *, actor: str = "human") -> None:
+        super().__init__(options or ExampleOptions(), actor=actor)
+        self.settings = options or ExampleOptions()
+
+    def examples(self, domain: str) -> list[Example]:
+        """The examples that show both steps (a thought process and lessons)."""
+        examples = load_examples(self.settings.examples, domain)
+        usable = [e for e in examples if e.thought_process.strip() and e.lessons]
+        limit = self.settings.n_examples
+        return usable if limit is None else usable[:limit]
 
     async def abstract(
         self, memory: Memory, item: SolvedItem, model: ModelClient
     ) -> AbstractionOutcome:
         outcome = AbstractionOutcome(task_id=item.task_id, format=self.name)
-        answer = await generate_structured(
+        examples = self.examples(item.domain)
+        solution = without_library(item.solution)
+        trace = await ask(
             model,
-            [
-                Message(
-                    role="user",
-                    content=prompting.render(
-                        "abstraction/lessons",
-                        domain=item.domain,
-                        problem=item.problem,
-                        solution=item.solution,
-                        reasoning=item.reasoning or "",
-                        memory=memory.render("compressed") if memory.lessons else "",
-                    ),
-                )
-            ],
-            parse_lessons,
-            stage="abstract",
+            "abstraction/thought_process",
+            parse_thought_process,
             task_id=item.task_id,
+            domain=item.domain,
+            problem=item.problem,
+            solution=solution,
+            reasoning=item.reasoning or "",
+            examples=examples,
+        )
+        if not outcome.account(trace, "thought process"):
+            return outcome
+        answer = await ask(
+            model,
+            "abstraction/lessons",
+            parse_lessons,
+            task_id=item.task_id,
+            domain=item.domain,
+            problem=item.problem,
+            solution=solution,
+            thought_process=trace.value,
+            examples=examples,
         )
         if not outcome.account(answer, "lessons"):
             return outcome

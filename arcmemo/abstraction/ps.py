@@ -15,22 +15,21 @@ from typing import Any
 
 from pydantic import Field, ValidationError
 
-from arcmemo import prompting
 from arcmemo.abstraction.base import (
     ABSTRACTORS,
     AbstractionOutcome,
     Abstractor,
     SolvedItem,
+    ask,
 )
 from arcmemo.abstraction.examples import Example, ExampleOptions, load_examples
 from arcmemo.memory.merge import harvest_typedefs
 from arcmemo.memory.ontology import Concept, Memory, Solution
 from arcmemo.memory.render import USAGE_THRESHOLD
 from arcmemo.memory.types import unresolved
-from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient
 from arcmemo.seeds import without_library
-from arcmemo.structured import OutputError, generate_structured, load_yaml_block, tagged
+from arcmemo.structured import OutputError, load_yaml_block, tagged
 
 _ALIASES: dict[str, str] = {
     "concept": "name", "title": "name", "typing": "type", "output_typing": "output_type",
@@ -184,24 +183,16 @@ class ProgramSynthesisAbstractor(Abstractor):
                 )
             return summary, pseudocode
 
-        analysis = await generate_structured(
+        analysis = await ask(
             model,
-            [
-                Message(
-                    role="user",
-                    content=prompting.render(
-                        "abstraction/pseudocode",
-                        domain=item.domain,
-                        problem=item.problem,
-                        solution=without_library(item.solution),
-                        reasoning=item.reasoning or "",
-                        examples=examples,
-                    ),
-                )
-            ],
+            "abstraction/pseudocode",
             parse_analysis,
-            stage="abstract",
             task_id=item.task_id,
+            domain=item.domain,
+            problem=item.problem,
+            solution=without_library(item.solution),
+            reasoning=item.reasoning or "",
+            examples=examples,
         )
         if not outcome.account(analysis, "pseudocode"):
             return outcome
@@ -215,26 +206,16 @@ class ProgramSynthesisAbstractor(Abstractor):
                 raise OutputError("the list holds no concepts")
             return concepts
 
-        answer = await generate_structured(
+        answer = await ask(
             model,
-            [
-                Message(
-                    role="user",
-                    content=prompting.render(
-                        "abstraction/concepts",
-                        domain=item.domain,
-                        memory=memory.render(
-                            "compressed", usage_threshold=self.settings.usage_threshold
-                        ),
-                        summary=summary,
-                        pseudocode=pseudocode,
-                        examples=examples,
-                    ),
-                )
-            ],
+            "abstraction/concepts",
             parse,
-            stage="abstract",
             task_id=item.task_id,
+            domain=item.domain,
+            memory=memory.render("compressed", usage_threshold=self.settings.usage_threshold),
+            summary=summary,
+            pseudocode=pseudocode,
+            examples=examples,
         )
         concepts: list[Concept] = answer.value or []
         if not outcome.account(answer, "concepts"):

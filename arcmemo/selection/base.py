@@ -1,18 +1,63 @@
 """The selector interface: which memory entries a task's solve prompt shows in full.
 
 Selectors are registered in :data:`SELECTORS` (``--select NAME``, ``--select-arg k=v``);
-each declares its options model.
+each declares its options model. A selector also renders the memory section of the solve
+prompt: the chosen entries inside the hint block of the memory's format
+(``prompts/<domain>/hints/<format>.j2``, else ``prompts/hints/<format>.j2``), which explains
+how to read and use them. Lesson and cheatsheet memories get their own blocks, with nothing
+of the program-synthesis format in them.
 """
 
 from __future__ import annotations
 
 import abc
-from typing import ClassVar
+import re
+from typing import ClassVar, Literal
 
+from arcmemo import prompting
 from arcmemo.memory.ontology import Memory
 from arcmemo.models.client import ModelClient
 from arcmemo.records import Selection
 from arcmemo.registry import Registry
+from arcmemo.resources import data_dir
+
+MemoryFormat = Literal["ps", "oe", "cheatsheet"]
+_DOMAIN = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+
+
+def memory_format(memory: Memory) -> MemoryFormat:
+    """What a memory holds: concepts (``ps``), else lessons (``oe``), else a cheatsheet."""
+    if memory.concepts:
+        return "ps"
+    return "oe" if memory.lessons else "cheatsheet"
+
+
+def hint_template(domain: str, fmt: MemoryFormat) -> str:
+    """The hint template of ``fmt`` for ``domain`` (the generic one when it has none)."""
+    own = f"{domain}/hints/{fmt}.j2"
+    if _DOMAIN.match(domain) and (data_dir("prompts") / own).is_file():
+        return own
+    return f"hints/{fmt}.j2"
+
+
+def render_hint(
+    memory: Memory,
+    body: str,
+    *,
+    everything: bool = False,
+    description: str = "",
+    fmt: MemoryFormat | None = None,
+) -> str:
+    """``body`` (rendered memory entries) inside the hint block of ``fmt`` (default: the
+    memory's format); empty when there is nothing to show."""
+    if not body.strip():
+        return ""
+    return prompting.render(
+        hint_template(memory.domain, fmt or memory_format(memory)),
+        memory=body.rstrip(),
+        everything=everything,
+        description=description.strip(),
+    )
 
 
 class Selector(abc.ABC):
@@ -39,8 +84,8 @@ class Selector(abc.ABC):
         return None
 
     def render(self, memory: Memory, selection: Selection) -> str:
-        """The concepts section of the solve prompt for ``selection``."""
-        return memory.render("solve", selected=selection.selected)
+        """The memory section of the solve prompt for ``selection`` (its hint block)."""
+        return render_hint(memory, memory.render("solve", selected=selection.selected))
 
 
 SELECTORS: Registry[Selector] = Registry(
@@ -50,5 +95,6 @@ SELECTORS: Registry[Selector] = Registry(
         "embedding": "arcmemo.selection.embedding",
         "all": "arcmemo.selection.simple",
         "none": "arcmemo.selection.simple",
+        "describe": "arcmemo.selection.describe",
     },
 )

@@ -19,7 +19,7 @@ from arcmemo.memory.render import USAGE_THRESHOLD, lesson_name
 from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient
 from arcmemo.records import Selection
-from arcmemo.selection.base import SELECTORS, Selector
+from arcmemo.selection.base import SELECTORS, Selector, memory_format
 from arcmemo.structured import OutputError, generate_structured, load_yaml_block
 
 # High enough that only misspellings match: "fill region centre" must not become
@@ -121,6 +121,7 @@ class LLMSelector(Selector):
         return prompting.render(
             "selection/select",
             domain=memory.domain,
+            format=memory_format(memory),
             memory=memory.render(
                 "selection", budget_tokens=self.budget_tokens, usage_threshold=self.usage_threshold
             ),

@@ -7,7 +7,7 @@ from arcmemo.memory.render import lesson_name
 from arcmemo.models.client import ModelClient
 from arcmemo.records import Selection
 from arcmemo.registry import NoOptions
-from arcmemo.selection.base import SELECTORS, Selector
+from arcmemo.selection.base import SELECTORS, Selector, render_hint
 
 
 @SELECTORS.register("all")
@@ -33,7 +33,7 @@ class AllSelector(Selector):
         return Selection(selector=self.name, selected=names)
 
     def render(self, memory: Memory, selection: Selection) -> str:
-        return memory.render("full")
+        return render_hint(memory, memory.render("full"), everything=True)
 
 
 @SELECTORS.register("none")

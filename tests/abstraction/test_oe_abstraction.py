@@ -1,14 +1,20 @@
-"""Open-ended abstraction: situation/suggestion lessons, de-duplicated."""
+"""Open-ended abstraction: thought-process reconstruction, then lessons, de-duplicated."""
 
 from __future__ import annotations
 
 import pytest
 from abstraction_helpers import ACTOR, ITEM, Recorder, abstract, fenced
 
-from arcmemo.abstraction.oe import parse_lessons
-from arcmemo.memory.ontology import Lesson, Memory
+from arcmemo.abstraction.examples import load_examples
+from arcmemo.abstraction.oe import parse_lessons, parse_thought_process
+from arcmemo.memory.ontology import Concept, Lesson, Memory, TypeDef
 from arcmemo.structured import OutputError
 
+TRACE = (
+    "Here is how it could be found.\n<thought_process>\n"
+    "- o 1: the output has the same rows as the input in reverse order\n"
+    "- t 1: the grid is flipped upside down\n</thought_process>"
+)
 LESSONS = fenced(
     """
 - situation: the output is the input seen upside down
@@ -19,9 +25,9 @@ LESSONS = fenced(
 )
 
 
-def test_lessons_are_written_with_provenance_and_history() -> None:
+def test_lessons_are_written_from_the_reconstructed_thought_process() -> None:
     memory = Memory(domain="arc")
-    recorder = Recorder(LESSONS)
+    recorder = Recorder(TRACE, LESSONS)
     outcome = abstract(memory, recorder, "oe")
     assert outcome.failures == []
     assert outcome.written == ["lesson 1", "lesson 2"]
@@ -37,9 +43,36 @@ def test_lessons_are_written_with_provenance_and_history() -> None:
         ("lesson", "1", "task-7"),
     ]
     assert memory.solutions["task-7"].program == ITEM.solution
-    prompt = recorder.prompt(0)
-    assert ITEM.solution.strip() in prompt and "the rows are flipped" in prompt
-    assert "Lessons already in memory" not in prompt  # nothing to show yet
+    reconstruct, extract = recorder.prompt(0), recorder.prompt(1)
+    assert "Reconstruct how someone could have found this solution" in reconstruct
+    assert ITEM.solution.strip() in reconstruct and "the rows are flipped" in reconstruct
+    assert "### How it was found\n- o 1: the output has the same rows" in extract
+    assert ITEM.solution.strip() in extract
+
+
+def test_both_steps_show_the_examples_that_have_a_thought_process_and_lessons() -> None:
+    recorder = Recorder(TRACE, LESSONS)
+    abstract(Memory(domain="arc"), recorder, "oe")
+    shown = [e for e in load_examples(None, "arc") if e.thought_process and e.lessons]
+    assert len(shown) >= 3
+    for example in shown:
+        assert example.thought_process.strip() in recorder.prompt(0)
+        assert example.program.strip() in recorder.prompt(0)
+        assert example.lessons_yaml().strip() in recorder.prompt(1)
+    assert f"## Example {len(shown) + 1}\n" not in recorder.prompt(0)
+
+
+def test_prompts_carry_nothing_of_the_program_synthesis_format() -> None:
+    # Even on a memory that holds concepts and types, OE prompts show neither.
+    memory = Memory(domain="arc", types=[TypeDef(name="grid", definition="list[list[int]]")])
+    memory.add(Concept(name="recolor object", kind="routine"), task_id="older")
+    memory.add_lesson(Lesson(situation="old situation", suggestion="old suggestion"))
+    recorder = Recorder(TRACE, LESSONS)
+    abstract(memory, recorder, "oe")
+    for call in (0, 1):
+        prompt = recorder.prompt(call)
+        for word in ("recolor object", ":=", "routine", "structure", "typed", "old situation"):
+            assert word not in prompt, (call, word)
 
 
 def test_duplicate_lessons_are_not_added_again() -> None:
@@ -51,37 +84,49 @@ def test_duplicate_lessons_are_not_added_again() -> None:
         ),
         task_id="older-task",
     )
-    recorder = Recorder(LESSONS)
-    outcome = abstract(memory, recorder, "oe")
+    outcome = abstract(memory, Recorder(TRACE, LESSONS), "oe")
     assert len(memory.lessons) == 2
     assert outcome.written == ["lesson 2"]
     assert memory.lessons[0].provenance.sources == ["older-task", "task-7"]
-    prompt = recorder.prompt(0)
-    assert "Lessons already in memory" in prompt
-    assert "Reverse the order of the rows" in prompt
+
+
+def test_a_thought_process_without_numbered_steps_is_repaired_once() -> None:
+    recorder = Recorder("<thought_process>it flips</thought_process>", TRACE, LESSONS)
+    outcome = abstract(Memory(domain="arc"), recorder, "oe")
+    assert outcome.failures == []
+    assert "'- o 1: ...' (observations)" in recorder.last(1)
+    with pytest.raises(OutputError):
+        parse_thought_process("- o 1: no tags\n- t 1: at all")
 
 
 def test_an_incomplete_lesson_is_repaired_once() -> None:
     memory = Memory(domain="arc")
     bad = fenced("- situation: something\n- suggestion: only half")
-    recorder = Recorder(bad, LESSONS)
+    recorder = Recorder(TRACE, bad, LESSONS)
     outcome = abstract(memory, recorder, "oe")
     assert outcome.failures == []
     assert len(memory.lessons) == 2
-    repair = recorder.last(1)
+    repair = recorder.last(2)
     assert "item 1: situation and suggestion must both be non-empty" in repair
     assert "item 2: situation and suggestion must both be non-empty" in repair
 
 
 def test_a_still_broken_answer_is_recorded_and_writes_nothing() -> None:
     memory = Memory(domain="arc")
-    recorder = Recorder("no yaml: [", fenced("- just a string"))
+    recorder = Recorder(TRACE, "no yaml: [", fenced("- just a string"))
     outcome = abstract(memory, recorder, "oe")
     (failure,) = outcome.failures
     assert failure.stage == "lessons"
     assert failure.raw == ["no yaml: [", fenced("- just a string")]
     assert "item 1: expected a mapping with situation and suggestion" in failure.error
     assert memory.lessons == [] and memory.solutions == {}
+
+
+def test_a_failed_reconstruction_stops_before_lessons() -> None:
+    recorder = Recorder("nothing", "still nothing")
+    outcome = abstract(Memory(domain="arc"), recorder, "oe")
+    (failure,) = outcome.failures
+    assert failure.stage == "thought process" and len(recorder.received) == 2
 
 
 def test_parse_lessons_accepts_a_lessons_key_and_rejects_empty_lists() -> None:

@@ -12,8 +12,10 @@ from arcmemo.selection import SELECTORS
 
 
 def test_registry_lists_every_selector() -> None:
-    assert SELECTORS.names() == ["all", "embedding", "llm", "none"]
-    with pytest.raises(RegistryError, match=r"unknown selector 'best'.*; known: all, embedding"):
+    assert SELECTORS.names() == ["all", "describe", "embedding", "llm", "none"]
+    with pytest.raises(
+        RegistryError, match=r"unknown selector 'best'.*; known: all, describe, embedding"
+    ):
         SELECTORS.create("best")
 
 
@@ -23,8 +25,11 @@ def test_all_selects_every_entry_and_renders_the_full_memory() -> None:
     selection = asyncio.run(selector.select(memory, "p", task_id="t", model=None))
     assert selection.selected == [c.name for c in memory.concepts] + ["lesson 1"]
     text = selector.render(memory, selection)
-    assert text == memory.render("full")
-    assert "np.rot90(grid, k)" in text and "other concepts" not in text
+    assert text.endswith(memory.render("full"))
+    assert text.startswith("### Concepts from previously solved puzzles\n")
+    assert "Every concept of the memory is shown in full" in text
+    assert "A first analysis of this puzzle picked" not in text
+    assert "np.rot90(grid, k)" in text and "- other concepts:" not in text
     assert selector.preview(memory, "p") is None
 
 

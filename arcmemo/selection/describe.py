@@ -1,0 +1,170 @@
+"""Description-based lesson selection (ArcMemo-OE's read, as in the paper).
+
+The selector model first describes the problem in text (observations across the examples,
+then speculation about the rule); a second call picks the ``top_k`` lessons (5 by default)
+from the numbered lesson list given that description (and, on a retry, the failed attempt).
+Lesson numbers are resolved exactly: a number outside the list is reported as unknown,
+never mapped to another lesson. The solve prompt shows the description, marked as possibly
+wrong, above the chosen lessons.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from arcmemo import prompting
+from arcmemo.memory.ontology import Memory
+from arcmemo.memory.render import lesson_name, render_lessons
+from arcmemo.models.base import Message, Usage
+from arcmemo.models.client import ModelClient
+from arcmemo.records import Selection
+from arcmemo.selection.base import SELECTORS, Selector, render_hint
+from arcmemo.structured import OutputError, generate_structured, load_yaml_block, tagged
+
+# The selection trace holds the description first, then the selection answer.
+DESCRIPTION_HEADER = "## description\n"
+ANSWER_HEADER = "\n## selection\n"
+_LESSON_NUMBER = re.compile(r"^\s*(?:lesson\s*)?#?\s*(\d+)\s*\.?\s*$", re.IGNORECASE)
+
+
+def parse_description(text: str) -> str:
+    """The description: the observation summary and the speculation (``<details>`` left
+    out), from the tagged answer."""
+    summary = tagged(text, "summary") or tagged(text, "observations")
+    speculation = tagged(text, "speculation")
+    if not summary and not speculation:
+        raise OutputError(
+            "expected <observations> with a <summary>...</summary> inside, and "
+            "<speculation>...</speculation>"
+        )
+    parts = []
+    if summary:
+        summary = re.sub(r"</?summary>", "", summary).strip()
+        parts.append(f"Observations: {summary}")
+    if speculation:
+        speculation = re.sub(r"<details>.*?</details>", "", speculation, flags=re.DOTALL)
+        parts.append(f"Speculation: {speculation.strip()}")
+    return "\n\n".join(parts)
+
+
+def parse_lesson_numbers(text: str) -> list[int]:
+    """Lesson numbers of the YAML list at the end of an answer (``3``, ``lesson 3``)."""
+    data = load_yaml_block(text)
+    if isinstance(data, dict):
+        data = data.get("lessons") or data.get("selected")
+    if not isinstance(data, list):
+        raise OutputError("expected a YAML list of lesson numbers in a ```yaml block")
+    numbers: list[int] = []
+    for item in data:
+        if isinstance(item, dict) and len(item) == 1:
+            item = next(iter(item))
+        match = _LESSON_NUMBER.match(str(item))
+        if match is None:
+            raise OutputError(f"{item!r} is not a lesson number; list numbers such as 3")
+        numbers.append(int(match.group(1)))
+    return numbers
+
+
+def description_of(selection: Selection) -> str:
+    """The description a ``describe`` selection was made from ("" if none)."""
+    trace = selection.trace or ""
+    if not trace.startswith(DESCRIPTION_HEADER):
+        return ""
+    return trace[len(DESCRIPTION_HEADER) :].split(ANSWER_HEADER, 1)[0].strip()
+
+
+class DescribeSelectorOptions(BaseModel):
+    """Options of the ``describe`` selector."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    top_k: int = Field(default=5, ge=1, description="Lessons kept per problem.")
+
+
+@SELECTORS.register("describe", options=DescribeSelectorOptions)
+class DescribeSelector(Selector):
+    """Describe the problem, then pick the top-k lessons from the description (OE)."""
+
+    name = "describe"
+    uses_model = True
+
+    def __init__(self, options: DescribeSelectorOptions | None = None) -> None:
+        self.top_k = (options or DescribeSelectorOptions()).top_k
+
+    def _describe_prompt(self, memory: Memory, problem: str) -> str:
+        return prompting.render("selection/describe", domain=memory.domain, problem=problem)
+
+    def preview(self, memory: Memory, problem: str) -> str | None:
+        return self._describe_prompt(memory, problem)
+
+    async def select(
+        self,
+        memory: Memory,
+        problem: str,
+        *,
+        task_id: str,
+        model: ModelClient | None,
+        previous_attempt: str | None = None,
+    ) -> Selection:
+        if model is None:
+            raise ValueError("the describe selector needs a model")
+        if not memory.lessons:
+            return Selection(selector=self.name, trace="memory has no lessons")
+        described = await generate_structured(
+            model,
+            [Message(role="user", content=self._describe_prompt(memory, problem))],
+            parse_description,
+            stage="select",
+            task_id=task_id,
+        )
+        if not described.ok:
+            return Selection(
+                selector=self.name,
+                usage=described.usage,
+                trace=f"description failed: {described.error}\n\n{described.raw[-1]}",
+            )
+        description = described.value
+        prompt = prompting.render(
+            "selection/lessons",
+            domain=memory.domain,
+            description=description,
+            lessons=render_lessons(memory).strip(),
+            top_k=self.top_k,
+            previous=previous_attempt or "",
+        )
+        answer = await generate_structured(
+            model,
+            [Message(role="user", content=prompt)],
+            parse_lesson_numbers,
+            stage="select",
+            task_id=task_id,
+        )
+        usage: Usage = described.usage + answer.usage
+        trace = DESCRIPTION_HEADER + description + ANSWER_HEADER + answer.raw[-1]
+        if not answer.ok:
+            failed = f"\n\nselection failed: {answer.error}"
+            return Selection(selector=self.name, usage=usage, trace=trace + failed)
+        selected: list[str] = []
+        unknown: list[str] = []
+        for number in answer.value:
+            if not 1 <= number <= len(memory.lessons):
+                unknown.append(lesson_name(number - 1))
+            elif lesson_name(number - 1) not in selected and len(selected) < self.top_k:
+                selected.append(lesson_name(number - 1))
+        return Selection(
+            selector=self.name, selected=selected, unknown=unknown, trace=trace, usage=usage
+        )
+
+    def render(self, memory: Memory, selection: Selection) -> str:
+        indices = [
+            index
+            for index in range(len(memory.lessons))
+            if lesson_name(index) in selection.selected
+        ]
+        description = description_of(selection)
+        body = render_lessons(memory, indices) if indices else ""
+        if not body and description:
+            body = "(none of the lessons was chosen)"
+        return render_hint(memory, body, description=description, fmt="oe")

@@ -1,0 +1,202 @@
+"""Snapshots of every prompt of a PS, an OE and a cheatsheet run, reviewable as diffs.
+
+Each file under ``snapshots/`` is one conversation as sent (``=== role ===`` then the text).
+A prompt change shows up as a diff of these files; ``ARCMEMO_UPDATE_GOLDEN=1 pytest
+tests/prompts`` rewrites them. Besides the byte comparison, each test checks the points the
+prompts must make (grid format, hint blocks, few-shot examples, no program-synthesis
+material in the baselines).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from arcmemo.abstraction import ABSTRACTORS, SolvedItem
+from arcmemo.benchmarks import BENCHMARKS
+from arcmemo.benchmarks.arc import ArcBenchmark, ArcTask, load_path
+from arcmemo.memory.ontology import Lesson, Memory
+from arcmemo.memory.seeds import load_seed
+from arcmemo.models.base import Message
+from arcmemo.models.client import ModelClient
+from arcmemo.models.scripted import ScriptedProvider
+from arcmemo.records import Selection
+from arcmemo.selection import SELECTORS
+
+SNAPSHOTS = Path(__file__).resolve().parent / "snapshots"
+TASK_FILE = Path(__file__).resolve().parents[1] / "fixtures" / "arc" / "eval" / "66e6c45b.json"
+PROGRAM = (
+    "import numpy as np\n\n"
+    "def transform(grid):\n"
+    "    out = np.zeros_like(grid)\n"
+    "    out[0, 0], out[0, -1] = grid[1, 1], grid[1, 2]\n"
+    "    out[-1, 0], out[-1, -1] = grid[2, 1], grid[2, 2]\n"
+    "    return out\n"
+)
+PS_WORDS = ("routine", "structure", ":=", "parameters", "concept", "grid manipulation")
+
+
+def snapshot(name: str, messages: list[Message]) -> str:
+    """Compare the conversation with ``snapshots/<name>.txt``; return its text."""
+    text = "\n\n".join(f"=== {m.role} ===\n{m.content.rstrip()}" for m in messages) + "\n"
+    path = SNAPSHOTS / f"{name}.txt"
+    if os.environ.get("ARCMEMO_UPDATE_GOLDEN"):
+        SNAPSHOTS.mkdir(exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    assert path.exists(), f"snapshot {path} missing; run with ARCMEMO_UPDATE_GOLDEN=1"
+    assert text == path.read_text(encoding="utf-8"), f"prompt differs from {path}"
+    return text
+
+
+class Script:
+    """Answers in order; keeps every conversation."""
+
+    def __init__(self, *answers: str) -> None:
+        self.answers = list(answers)
+        self.received: list[list[Message]] = []
+
+    def __call__(self, messages: list[Message]) -> str:
+        self.received.append(list(messages))
+        return self.answers[len(self.received) - 1]
+
+    def client(self) -> ModelClient:
+        return ModelClient(ScriptedProvider.from_script(self, model="snapshot"))
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("ARCMEMO_CACHE_DIR", str(tmp_path / "cache"))
+
+
+@pytest.fixture(scope="module")
+def task() -> ArcTask:
+    (loaded,) = load_path(TASK_FILE)
+    return loaded
+
+
+@pytest.fixture(scope="module")
+def arc() -> Iterator[ArcBenchmark]:
+    bench = BENCHMARKS.create("arc-agi-1")
+    assert isinstance(bench, ArcBenchmark)
+    yield bench
+    bench.close()
+
+
+def solved(arc: ArcBenchmark, task: ArcTask) -> SolvedItem:
+    return SolvedItem(task_id=task.id, domain="arc", problem=arc.describe(task), solution=PROGRAM)
+
+
+def lesson_memory() -> Memory:
+    memory = Memory(domain="arc")
+    for situation, suggestion in [
+        ("colored cells sit in the middle of an empty border", "move them to the corners"),
+        ("the output is the input upside down", "reverse the rows"),
+        ("shapes fall toward one edge", "simulate gravity column by column"),
+    ]:
+        memory.add_lesson(Lesson(situation=situation, suggestion=suggestion), task_id="older")
+    return memory
+
+
+# -- ArcMemo-PS --------------------------------------------------------------------------
+
+
+def test_ps_run_prompts(arc: ArcBenchmark, task: ArcTask) -> None:
+    memory = load_seed("arc")
+    selector = SELECTORS.create("llm")
+    select_prompt = selector.preview(memory, arc.describe(task))
+    assert select_prompt is not None
+    text = snapshot("ps_select", [Message(role="user", content=select_prompt)])
+    assert "Example 1 input (4x4):\n[[0, 0, 0, 0],\n [0, 3, 4, 0]," in text
+    assert "  implementation:\n" in text  # the selection view keeps implementation notes
+
+    chosen = Selection(selector="llm", selected=["extract objects", "move object until collision"])
+    messages = arc.prompt(task, concepts=selector.render(memory, chosen), previous=None)
+    text = snapshot("ps_solve", messages)
+    assert "How to read an entry:" in text and "Compositions that solved other puzzles" in text
+    assert "A first analysis of this puzzle picked" in text  # the selection is imperfect
+    assert "- other concepts: " in text  # every other concept by title
+    assert "Test 1 input (4x4):\n[[0, 0, 0, 0]," in text
+
+    step = arc.check(task, "```python\ndef transform(grid):\n    return grid\n```")
+    snapshot("ps_retry", arc.prompt(task, concepts="", previous=step))
+
+    script = Script(
+        "<pseudocode>\ncells = the four middle cells\nmove each to its nearest corner\n"
+        "</pseudocode>\n<summary>the middle 2x2 moves to the corners</summary>",
+        "```yaml\n- name: move object until collision\n```",
+    )
+    abstractor = ABSTRACTORS.create("ps", actor="scripted:snapshot")
+    asyncio.run(abstractor.abstract(memory, solved(arc, task), script.client()))
+    text = snapshot("ps_abstract_pseudocode", script.received[0])
+    assert "## Example 12" in text and "def transform(grid):" in text
+    text = snapshot("ps_abstract_concepts", script.received[1])
+    assert "## Example 12" in text and "### Memory\n## Types" in text
+
+
+# -- ArcMemo-OE --------------------------------------------------------------------------
+
+
+def test_oe_run_prompts(arc: ArcBenchmark, task: ArcTask) -> None:
+    memory = lesson_memory()
+    selector = SELECTORS.create("describe")
+    script = Script(
+        "<observations>The four middle cells move.<summary>The middle 2x2 block of colors "
+        "goes to the four corners.</summary></observations>"
+        "<speculation>Each cell moves to its nearest corner.</speculation>",
+        "```yaml\n- 1\n```",
+    )
+    selection = asyncio.run(
+        selector.select(memory, arc.describe(task), task_id=task.id, model=script.client())
+    )
+    assert selection.selected == ["lesson 1"]
+    describe = snapshot("oe_describe", script.received[0])
+    choose = snapshot("oe_select", script.received[1])
+    solve = snapshot(
+        "oe_solve", arc.prompt(task, concepts=selector.render(memory, selection), previous=None)
+    )
+    assert "### A description of the puzzle" in solve and "may be incomplete or wrong" in solve
+    assert "at most 5" in choose
+    for text in (describe, choose, solve.split("=== user ===", 1)[1]):
+        for word in PS_WORDS:
+            assert word not in text, word
+
+    script = Script(
+        "<thought_process>\n- o 1: the middle cells reappear in the corners\n"
+        "- t 1: each moves to its nearest corner\n</thought_process>",
+        "```yaml\n- situation: a small block sits in the middle\n"
+        "  suggestion: send each cell to its nearest corner\n```",
+    )
+    abstractor = ABSTRACTORS.create("oe", actor="scripted:snapshot")
+    asyncio.run(abstractor.abstract(memory, solved(arc, task), script.client()))
+    for name, conversation in zip(
+        ("oe_abstract_thought_process", "oe_abstract_lessons"), script.received, strict=True
+    ):
+        text = snapshot(name, conversation)
+        for word in ("routine", ":=", "typed"):
+            assert word not in text, (name, word)
+
+
+# -- Dynamic Cheatsheet baseline ---------------------------------------------------------
+
+
+def test_cheatsheet_run_prompts(arc: ArcBenchmark, task: ArcTask) -> None:
+    memory = Memory(domain="arc", cheatsheet="- corners: check whether cells move outward")
+    selector = SELECTORS.create("all")
+    everything = asyncio.run(selector.select(memory, "", task_id=task.id, model=None))
+    solve = snapshot(
+        "cheatsheet_solve",
+        arc.prompt(task, concepts=selector.render(memory, everything), previous=None),
+    )
+    assert "### Notes from previously solved puzzles" in solve
+    for word in PS_WORDS:
+        assert word not in solve.split("=== user ===", 1)[1], word
+    script = Script("<cheatsheet>\n- corners: move the middle block outward\n</cheatsheet>")
+    abstractor = ABSTRACTORS.create("cheatsheet", actor="scripted:snapshot")
+    asyncio.run(abstractor.abstract(memory, solved(arc, task), script.client()))
+    text = snapshot("cheatsheet_abstract", script.received[0])
+    for word in ("routine", ":=", "typed"):
+        assert word not in text, word
