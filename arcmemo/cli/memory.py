@@ -278,3 +278,51 @@ def diff(old_file: Path, new_file: Path) -> None:
 def schema() -> None:
     """Print the JSON schema of memory files (the documentation of the format)."""
     click.echo(json.dumps(Memory.model_json_schema(), indent=2))
+
+
+@memory.command("import")
+@click.argument("source", type=click.Choice(["arc-memo"]))
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--out", required=True, type=_FILE, help="Memory file to write.")
+@click.option(
+    "--part",
+    type=click.Choice(["memory", "selection", "annotations", "lessons"]),
+    help="With a checkout folder: which artifact (selection: barc_init_mem.txt; annotations: "
+    "prelim2.yaml + op3a.yaml; lessons: parsed_lessons.json; memory: memory.json). Files are "
+    "recognised by name and content.",
+)
+@click.option("--force", is_flag=True, help="Overwrite --out if it exists.")
+@click.option("--report", "report_path", type=_FILE, help="Also write the report as JSON here.")
+def import_(
+    source: str,
+    paths: tuple[Path, ...],
+    out: Path,
+    part: str | None,
+    force: bool,
+    report_path: Path | None,
+) -> None:
+    """Import published artifacts (SOURCE arc-memo: the paper's repository) into a memory.
+
+    PATHS are files of a checkout of the paper's repository, or the checkout itself with
+    --part; several are imported into one memory, in order. Prints what was read and every
+    quirk of the published data that was handled.
+    """
+    from arcmemo.files import atomic_write_text
+    from arcmemo.memory.importers import PublishedFileError, import_arc_memo
+
+    if out.exists() and not force:
+        raise click.ClickException(f"{out} already exists; pass --force to overwrite it")
+    try:
+        imported, report = import_arc_memo(list(paths), part=part)
+    except PublishedFileError as error:
+        raise click.ClickException(str(error)) from None
+    try:
+        imported.save(out)
+        if report_path is not None:
+            atomic_write_text(report_path, report.model_dump_json(indent=2) + "\n")
+    except MemoryFileError as error:
+        raise click.ClickException(str(error)) from None
+    except OSError as error:
+        raise click.ClickException(f"cannot write {out}: {error.strerror or error}") from None
+    click.echo("\n".join(report.lines()))
+    click.echo(f"wrote {out}: {len(imported.concepts)} concepts, {len(imported.lessons)} lessons")

@@ -116,7 +116,7 @@ def declare_undeclared_types(memory: Memory, concept: Concept) -> list[str]:
     so that the memory stays loadable; one note per declared type."""
     notes: list[str] = []
     for annotation in [*concept.type_references(), *(t.definition for t in memory.types)]:
-        for name in unresolved(annotation, memory.type_names()):
+        for name in dict.fromkeys(unresolved(annotation, memory.type_names())):
             memory.types.append(TypeDef(name=name, definition=OPAQUE_DEFINITION))
             notes.append(
                 f"type {name!r} was used without a definition: declared as {OPAQUE_DEFINITION!r}"

@@ -170,12 +170,13 @@ def test_undeclared_types_are_declared_as_any_with_a_note(tmp_path: Path) -> Non
     result = memory.add(
         _routine(
             parameters=[Parameter(name="g", type="grid"), Parameter(name="c", type="hue")],
-            output_type="palette := dict[hue, shade]",
+            output_type="palette := dict[hue, shade] | Callable[[shade], shade]",
         ),
         task_id="t1",
     )
+    assert [t.name for t in memory.types] == ["palette", "grid", "hue", "shade"]
     assert {t.name: t.definition for t in memory.types} == {
-        "palette": "dict[hue, shade]",
+        "palette": "dict[hue, shade] | Callable[[shade], shade]",
         "grid": "Any",
         "hue": "Any",
         "shade": "Any",
