@@ -10,21 +10,46 @@ RUNS="${RUNS:-runs/experiments}"
 ATTEMPTS="${ATTEMPTS:-3}"
 RETRIES="${RETRIES:-2}"
 EFFORT="${EFFORT:-medium}"
+# How memories are bootstrapped: `seeds` (the paper's route: the 160 hand-written BARC seed
+# solutions, BARC_DIR = a checkout of xu3kev/BARC) or `training` (solve the 400 ARC-AGI-1
+# training tasks without memory and abstract the train-verified programs; far dearer).
+BOOTSTRAP="${BOOTSTRAP:-seeds}"
+BARC_DIR="${BARC_DIR:-}"
 mkdir -p "$RUNS"
 # Common arguments of every solve run.
 SOLVE_ARGS=(--model "$SOLVER" --reasoning-effort "$EFFORT" --attempts "$ATTEMPTS" --retries "$RETRIES")
-# Build (once) a memory by solving the ARC-AGI-1 training split without memory and
-# abstracting its train-verified programs: $1 = format (ps | oe | cheatsheet).
+
+# The verified seed programs (once): BARC's seeds converted and checked on their train pairs.
+seed_programs() {
+  if [ -z "$BARC_DIR" ]; then
+    echo "BOOTSTRAP=seeds needs BARC_DIR, a checkout of BARC (xu3kev/BARC on GitHub);" \
+      "or set BOOTSTRAP=training" >&2
+    exit 2
+  fi
+  if [ ! -f "$RUNS/barc-seeds/import-report.json" ]; then
+    arcmemo seeds import-barc "$BARC_DIR" --out "$RUNS/barc-seeds"
+  fi
+}
+
+# Build (once; resumable) a memory of format $1 (ps | oe | cheatsheet) by the $BOOTSTRAP
+# route. PS memories start from the seed ontology; lesson and cheatsheet memories start
+# bare (no concepts, no type vocabulary), so the baselines carry nothing of PS.
 bootstrap_memory() {
   local format="$1" memory="$RUNS/memory-$1.json"
   if [ ! -f "$memory" ]; then
     if [ "$format" = ps ]; then
       arcmemo memory init --domain arc --out "$memory"
     else
-      arcmemo memory init --domain arc --no-concepts --out "$memory"
+      printf '{"schema_version": 1, "domain": "arc"}\n' > "$memory"
     fi
   fi
-  arcmemo run arc-agi-1 --split training --select none "${SOLVE_ARGS[@]}" --out "$RUNS/train-solve"
-  arcmemo abstract --from "$RUNS/train-solve" --memory "$memory" --format "$format" --model "$AUX"
+  if [ "$BOOTSTRAP" = seeds ]; then
+    seed_programs
+    arcmemo abstract --from-programs "$RUNS/barc-seeds" --memory "$memory" --format "$format" \
+      --model "$AUX"
+  else
+    arcmemo run arc-agi-1 --split training --select none "${SOLVE_ARGS[@]}" --out "$RUNS/train-solve"
+    arcmemo abstract --from "$RUNS/train-solve" --memory "$memory" --format "$format" --model "$AUX"
+  fi
   BOOTSTRAPPED_MEMORY="$memory"
 }

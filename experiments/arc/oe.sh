@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Table 1/4 "ArcMemo-OE": situation/suggestion lessons. The paper selected lessons from a
-# VLM caption with GPT-4.1 (top 5); here the same llm selector reads the puzzle directly.
+# Table 1/4 "ArcMemo-OE": situation/suggestion lessons written after a reconstruction of
+# how each seed was solved; at solve time the aux model (GPT-4.1) describes the puzzle and
+# picks the top 5 lessons from that description (--select describe, as in the paper, with a
+# text description instead of the paper's image caption).
 source "$(dirname "$0")/../common.sh"
 bootstrap_memory oe
 arcmemo run arc-agi-1 --split "$SPLIT" "${SOLVE_ARGS[@]}" --memory "$BOOTSTRAPPED_MEMORY" \
-  --select llm --aux-model "$AUX" --out "$RUNS/arc-oe"
+  --select describe --aux-model "$AUX" --out "$RUNS/arc-oe"
