@@ -116,6 +116,7 @@ class EveryNthSelector(Selector):
 
 
 SCRIPT = """\
+"Reconstruct how someone": "<thought_process>\\n- o 1: a sum\\n- t 1: add\\n</thought_process>"
 "situation/suggestion pairs": "```yaml\\n- situation: adding\\n  suggestion: count on\\n```"
 "What is 2 + 3?":
   - "It is 5"
