@@ -165,8 +165,9 @@ def _finish(lines: list[str]) -> str:
     return "\n".join(lines).strip() + "\n" if lines else ""
 
 
-def _chars(lines: list[str]) -> int:
-    return sum(len(line) + 1 for line in lines)
+def _cost(lines: list[str]) -> int:
+    """Estimated tokens of ``lines`` with their line breaks (what they add to a view)."""
+    return sum(estimate_tokens(line) + 1 for line in lines)
 
 
 # -- the selection view under a budget ---------------------------------------------------
@@ -219,18 +220,18 @@ def _budgeted_layout(memory: Memory, usage_threshold: int, budget: int) -> _Layo
     measured at the end and the last choices are taken back until it fits, so the estimate
     never exceeds the budget."""
     layout = _Layout(types=False)
-    limit = budget * 4  # characters: estimate_tokens is ceil(characters / 4)
+    limit = budget
     # The omitted note (and its line break) comes first in the accounting; the type
     # vocabulary comes with the first concept shown in full (names alone need no types).
-    spent = len(_omitted_note(len(memory.concepts), len(memory.lessons), budget)) + 1
-    types_cost = _chars(_render_types(memory))
+    spent = _cost([_omitted_note(len(memory.concepts), len(memory.lessons), budget)])
+    types_cost = _cost(_render_types(memory))
     related = memory.relations()
     opened: set[tuple[int, str]] = set()
     named: dict[tuple[int, str], int] = {}
-    names_line = len(LOWER_USAGE_LABEL) + 5  # "- label: " and the line break
+    names_line = _cost([f"- {LOWER_USAGE_LABEL}: "])
 
     def section_cost(key: tuple[int, str]) -> int:
-        return 0 if key in opened else len(key[1]) + 4 + 1  # "## " header, blank line
+        return 0 if key in opened else _cost([f"## {key[1]}", ""])  # header, blank line
 
     # Most useful first: each concept in full when it is established and fits, else by
     # name; from the first one that fits neither way on, the rest are left out (never a
@@ -239,7 +240,7 @@ def _budgeted_layout(memory: Memory, usage_threshold: int, budget: int) -> _Layo
         key = _section_key(concept)
         if is_established(concept, usage_threshold):
             block = _concept_block(concept, _FULL, related[concept.id])
-            cost = _chars(block) + section_cost(key) + (0 if layout.types else types_cost)
+            cost = _cost(block) + section_cost(key) + (0 if layout.types else types_cost)
             if spent + cost <= limit:
                 spent += cost
                 opened.add(key)
@@ -247,7 +248,8 @@ def _budgeted_layout(memory: Memory, usage_threshold: int, budget: int) -> _Layo
                 layout.full.add(concept.id)
                 layout.order.append(("full", concept.id))
                 continue
-        cost = len(concept.name) + (2 if named.get(key) else names_line) + section_cost(key)
+        name = estimate_tokens(concept.name)
+        cost = name + (1 if named.get(key) else names_line) + section_cost(key)
         if spent + cost > limit:
             break
         spent += cost
@@ -256,15 +258,15 @@ def _budgeted_layout(memory: Memory, usage_threshold: int, budget: int) -> _Layo
         layout.titled.add(concept.id)
         layout.order.append(("titled", concept.id))
     if memory.lessons:
-        spent += len("## Lessons") + 2
+        spent += _cost(["## Lessons", ""])
     for index, lesson in enumerate(memory.lessons):
-        cost = _chars(_lesson_lines(index, lesson))
+        cost = _cost(_lesson_lines(index, lesson))
         if spent + cost > limit:
             break
         spent += cost
         layout.lessons.append(index)
         layout.order.append(("lesson", index))
-    cheatsheet = _chars(_render_cheatsheet(memory))
+    cheatsheet = _cost(_render_cheatsheet(memory))
     if cheatsheet and spent + cheatsheet <= limit:
         layout.cheatsheet = True
     # Exact check: take back the last choices until the measured text fits.

@@ -34,9 +34,9 @@ from arcmemo.models.limiter import Limiter
 from arcmemo.models.prices import PriceTable
 from arcmemo.models.redact import public_url, redact
 from arcmemo.models.registry import create_provider
+from arcmemo.tokens import estimate_tokens
 
 Sleep = Callable[[float], Awaitable[None]]
-_CHARS_PER_TOKEN = 4  # rough prompt-size estimate for the tokens-per-minute limiter
 
 
 class ModelConfig(BaseModel):
@@ -430,7 +430,7 @@ class ModelClient:
     ) -> tuple[list[Completion], int]:
         config = self.config
         started = self._clock()
-        estimated = sum(len(message.content) for message in messages) // _CHARS_PER_TOKEN
+        estimated = sum(estimate_tokens(message.content) for message in messages)
         estimated += (params.max_tokens or 0) * params.n
         attempt = 0
         while True:

@@ -165,7 +165,7 @@ def test_memory_budget_keeps_the_most_used_concepts_in_full() -> None:
     options = LLMSelectorOptions(usage_threshold=1)
     unlimited = LLMSelector(options).preview(memory, PROBLEM)
     assert unlimited is not None
-    budget = 150
+    budget = 200
     options = LLMSelectorOptions(budget_tokens=budget, usage_threshold=1)
     prompt = LLMSelector(options).preview(memory, PROBLEM)
     assert prompt is not None

@@ -2,8 +2,8 @@
 
 Modules: :mod:`~arcmemo.benchmarks.arc.data` (tasks), :mod:`~arcmemo.benchmarks.arc.prompt`
 (grids as text, feedback, program extraction), :mod:`~arcmemo.benchmarks.arc.scoring`
-(oracle@k per retry depth, plain and strict, as the paper defines them) and :mod:`~arcmemo.benchmarks.arc.benchmark` (the
-registered benchmark).
+(oracle@k per retry depth, plain and strict, as the paper defines them) and
+:mod:`~arcmemo.benchmarks.arc.benchmark` (the registered benchmark).
 """
 
 from arcmemo.benchmarks.arc.benchmark import ArcBenchmark
