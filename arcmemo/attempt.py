@@ -14,7 +14,7 @@ from arcmemo.memory.ontology import Memory
 from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient
 from arcmemo.records import Selection, Step
-from arcmemo.selection.base import Selector
+from arcmemo.selection.base import Selector, render_hint
 
 # What a dry run puts where a model-based selector's choice would go.
 SELECTED_AT_RUN_TIME = "(concepts chosen by the selector at run time)"
@@ -78,7 +78,7 @@ async def prepare_prompt(
         problem = benchmark.describe(task)
         selection_prompt = selector.preview(visible, problem) if preview else None
         if selection_prompt is not None:
-            concepts = SELECTED_AT_RUN_TIME
+            concepts = render_hint(visible, SELECTED_AT_RUN_TIME)
         else:
             selection = await selector.select(
                 visible,
