@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -79,6 +79,12 @@ class ArcOptions(BaseModel):
         description="How grids are written in every prompt: numpy ([[0, 1], [2, 3]], the "
         "paper's), spaces (0 1) or digits (01, the most compact).",
     )
+    feedback: Literal["program", "completion"] = Field(
+        default="program",
+        description="What a retry shows of the failed attempt besides the per-example "
+        "feedback: its program, or its whole answer text (the paper's num_feedback_passes "
+        "shows the completion).",
+    )
 
 
 @BENCHMARKS.register("arc-agi-1", options=ArcOptions)
@@ -128,6 +134,11 @@ class ArcBenchmark(Benchmark[ArcTask]):
         options = self.options
         return options.grid_format if isinstance(options, ArcOptions) else DEFAULT_GRID_FORMAT
 
+    @property
+    def _feedback_text(self) -> bool:
+        options = self.options
+        return isinstance(options, ArcOptions) and options.feedback == "completion"
+
     def describe(self, task: ArcTask) -> str:
         return describe_task(task, self.grid_format)
 
@@ -136,7 +147,9 @@ class ArcBenchmark(Benchmark[ArcTask]):
         task_text = prompting.render(
             "arc/solve",
             **solve_view(task, fmt),
-            previous=previous_view(task, previous, fmt) if previous else None,
+            previous=previous_view(task, previous, fmt, with_completion=self._feedback_text)
+            if previous
+            else None,
         )
         return solve_messages("arc", concepts, task_text)
 

@@ -88,7 +88,11 @@ def solve_view(task: ArcTask, fmt: GridFormat = DEFAULT_GRID_FORMAT) -> dict[str
 
 
 def previous_view(
-    task: ArcTask, step: Step, fmt: GridFormat = DEFAULT_GRID_FORMAT
+    task: ArcTask,
+    step: Step,
+    fmt: GridFormat = DEFAULT_GRID_FORMAT,
+    *,
+    with_completion: bool = False,
 ) -> dict[str, Any]:
     failures = []
     for check in step.checks:
@@ -107,6 +111,7 @@ def previous_view(
         )
     return {
         "program": step.candidate or "(no program found in your answer)",
+        "completion": step.completion if with_completion else "",
         "parse_error": step.parse_error,
         "failures": failures,
         "passed": sum(c.correct for c in step.checks),

@@ -385,3 +385,21 @@ def test_named_tasks_are_the_only_ones_parsed(monkeypatch: pytest.MonkeyPatch) -
     finally:
         bench.close()
     assert task.id == "97239e3d" and parsed == ["97239e3d"]
+
+
+def test_retry_feedback_can_show_the_whole_previous_answer(tasks: dict[str, ArcTask]) -> None:
+    from arcmemo.benchmarks.base import BENCHMARKS
+    from arcmemo.registry import ComponentSpec
+
+    task = tasks["00576224"]
+    answer = "I think it is the identity.\n" + block("def transform(grid):\n    return grid\n")
+    spec = ComponentSpec(name="arc-agi-1", options={"feedback": "completion"})
+    for bench, shows_reasoning in ((BENCHMARKS.create(spec), True), (ArcBenchmark(), False)):
+        try:
+            check = bench.check(task, answer)
+            step = Step(**dict(check), round=0, completion=answer)
+            retry = bench.prompt(task, concepts="", previous=step)[-1].content
+        finally:
+            bench.close()
+        assert ("I think it is the identity." in retry) is shows_reasoning
+        assert "def transform(grid):" in retry and "passed 0 of 2" in retry

@@ -45,9 +45,10 @@ def test_the_three_formats() -> None:
 
 
 def test_grid_format_is_a_recorded_benchmark_option() -> None:
-    assert BENCHMARKS.spec("arc-agi-1").options == {"grid_format": "numpy"}
+    assert BENCHMARKS.spec("arc-agi-1").options == {"grid_format": "numpy", "feedback": "program"}
     assert BENCHMARKS.spec("arc-agi-2", {"grid_format": "digits"}).options == {
-        "grid_format": "digits"
+        "grid_format": "digits",
+        "feedback": "program",
     }
     with pytest.raises(RegistryError, match="grid_format"):
         BENCHMARKS.spec("arc-agi-1", {"grid_format": "hex"})
