@@ -59,7 +59,7 @@ def test_grid_format_is_a_recorded_benchmark_option() -> None:
             out=Path("unused"),
         )
     )
-    assert config.benchmark.options == {"grid_format": "spaces"}
+    assert config.benchmark.options == {"grid_format": "spaces", "feedback": "program"}
     assert '"grid_format": "spaces"' in config.model_dump_json(indent=2)
 
 
