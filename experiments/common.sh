@@ -10,6 +10,13 @@ RUNS="${RUNS:-runs/experiments}"
 ATTEMPTS="${ATTEMPTS:-3}"
 RETRIES="${RETRIES:-2}"
 EFFORT="${EFFORT:-medium}"
+# The paper's generation settings: the solver may write up to 32,000 tokens; the abstraction
+# model (GPT-4.1) runs at temperature 0.3 with up to 1,024 tokens. Selection by the solver
+# (a reasoning model) keeps its own defaults: a 1,024-token cap would cut its reasoning.
+MAX_TOKENS="${MAX_TOKENS:-32000}"
+AUX_TEMPERATURE="${AUX_TEMPERATURE:-0.3}"
+AUX_MAX_TOKENS="${AUX_MAX_TOKENS:-1024}"
+AUX_SAMPLING=(--temperature "$AUX_TEMPERATURE" --max-tokens "$AUX_MAX_TOKENS")
 # How memories are bootstrapped: `seeds` (the paper's route: the 160 hand-written BARC seed
 # solutions, BARC_DIR = a checkout of xu3kev/BARC) or `training` (solve the 400 ARC-AGI-1
 # training tasks without memory and abstract the train-verified programs; far dearer).
@@ -17,7 +24,8 @@ BOOTSTRAP="${BOOTSTRAP:-seeds}"
 BARC_DIR="${BARC_DIR:-}"
 mkdir -p "$RUNS"
 # Common arguments of every solve run.
-SOLVE_ARGS=(--model "$SOLVER" --reasoning-effort "$EFFORT" --attempts "$ATTEMPTS" --retries "$RETRIES")
+SOLVE_ARGS=(--model "$SOLVER" --reasoning-effort "$EFFORT" --attempts "$ATTEMPTS" --retries "$RETRIES"
+  --max-tokens "$MAX_TOKENS")
 
 # The verified seed programs (once): BARC's seeds converted and checked on their train pairs.
 seed_programs() {
@@ -46,10 +54,11 @@ bootstrap_memory() {
   if [ "$BOOTSTRAP" = seeds ]; then
     seed_programs
     arcmemo abstract --from-programs "$RUNS/barc-seeds" --memory "$memory" --format "$format" \
-      --model "$AUX"
+      --model "$AUX" "${AUX_SAMPLING[@]}"
   else
     arcmemo run arc-agi-1 --split training --select none "${SOLVE_ARGS[@]}" --out "$RUNS/train-solve"
-    arcmemo abstract --from "$RUNS/train-solve" --memory "$memory" --format "$format" --model "$AUX"
+    arcmemo abstract --from "$RUNS/train-solve" --memory "$memory" --format "$format" \
+      --model "$AUX" "${AUX_SAMPLING[@]}"
   fi
   BOOTSTRAPPED_MEMORY="$memory"
 }

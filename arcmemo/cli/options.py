@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from arcmemo.models.base import SamplingConfig
 from arcmemo.models.client import ModelClient, ModelConfig, open_model
 from arcmemo.registry import ComponentSpec, Registry, RegistryError
 
@@ -24,13 +25,20 @@ def parse_model_args(values: tuple[str, ...]) -> dict[str, str]:
 
 
 def model_options(function: Callable[..., Any]) -> Callable[..., Any]:
-    """``--model``, ``--base-url``, ``--model-arg``, ``--concurrency`` and ``--no-cache``."""
+    """``--model``, ``--base-url``, ``--model-arg``, ``--temperature``, ``--max-tokens``,
+    ``--concurrency`` and ``--no-cache``."""
     for option in reversed(
         [
             click.option("--model", required=True, help="provider:model (e.g. openai:gpt-4.1)."),
             click.option("--base-url", help="OpenAI-compatible endpoint."),
             click.option("--model-arg", "model_args", multiple=True, help="Provider option k=v."),
-            click.option("--concurrency", type=int, default=16, show_default=True),
+            click.option("--temperature", type=float, help="Temperature of every call."),
+            click.option(
+                "--max-tokens", type=click.IntRange(min=1), help="Token cap of every call."
+            ),
+            click.option(
+                "--concurrency", type=click.IntRange(min=1), default=16, show_default=True
+            ),
             click.option("--no-cache", is_flag=True, help="Do not read the response cache."),
         ]
     ):
@@ -40,13 +48,17 @@ def model_options(function: Callable[..., Any]) -> Callable[..., Any]:
 
 def open_cli_model(options: dict[str, Any], call_log_path: Any = None) -> ModelClient:
     """The model client described by :func:`model_options` values."""
-    return open_model(
+    client = open_model(
         options["model"],
         base_url=options["base_url"],
         model_args=parse_model_args(options["model_args"]),
         config=ModelConfig(concurrency=options["concurrency"], cache=not options["no_cache"]),
         call_log_path=call_log_path,
     )
+    client.defaults = SamplingConfig(
+        temperature=options["temperature"], max_tokens=options["max_tokens"]
+    )
+    return client
 
 
 class ComponentChoice(click.ParamType):
