@@ -90,6 +90,21 @@ class RunConfig(BaseModel):
         default="none", description="Continual memory writes."
     )
     update_every: int = Field(default=10, ge=1, description="Batch size between memory updates.")
+    schedule: Literal["passes", "tasks"] | None = Field(
+        default=None,
+        description="When retries run. passes (the paper's continual setting): pass 0 gives "
+        "every task its first tries, batch by batch, then pass p = 1..retries retries the "
+        "attempts still failing their visible examples, in batches, so a retry sees what "
+        "every earlier batch wrote. tasks: each task's retries run inline within its batch "
+        "(more throughput; a retry sees nothing written after its batch started). None = "
+        "passes for --update online, tasks otherwise.",
+    )
+    reselect: bool | None = Field(
+        default=None,
+        description="Retries select memory entries again (seeing the failed attempt) from "
+        "the memory as it stands when the retry starts, instead of reusing the first "
+        "selection. None = on for --update online, off otherwise.",
+    )
     write_signal: ComponentSpec | None = Field(
         default=None,
         description="What confirms a solution for writing (train, consistency, oracle); None = "
@@ -154,6 +169,18 @@ class RunConfig(BaseModel):
         return {"name": value} if isinstance(value, str) else value
 
     @property
+    def run_schedule(self) -> Literal["passes", "tasks"]:
+        """The retry schedule this run follows (``schedule``, or its default)."""
+        if self.schedule is not None:
+            return self.schedule
+        return "passes" if self.update == "online" else "tasks"
+
+    @property
+    def retries_reselect(self) -> bool:
+        """Whether retries select again (``reselect``, or its default)."""
+        return self.update == "online" if self.reselect is None else self.reselect
+
+    @property
     def request_seed(self) -> int | None:
         """The sampling seed sent with this run's requests (offset per replicate)."""
         if self.sampling_seed is None:
@@ -192,5 +219,5 @@ RESULT_FIELDS = (
     "benchmark", "split", "data", "model", "model_args", "aux_model", "sampling",
     "aux_model_args", "aux_sampling", "selector", "update", "update_every", "write_signal",
     "memory_format", "sandbox", "attempts", "retries", "order_seed", "sampling_seed",
-    "replicate",
+    "replicate", "schedule", "reselect",
 )  # fmt: skip

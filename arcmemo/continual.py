@@ -1,10 +1,12 @@
 """Continual test-time learning: grow the memory between batches of a run.
 
-After each batch, every task whose solution is confirmed by the run's write signal is
-abstracted into the memory, selection statistics are updated, and the memory is
-snapshotted in the run directory and saved (atomically) to ``--memory-out`` or
-``--memory``. Later batches, and retries (which reselect), read the grown memory. The write
-signals are in :mod:`arcmemo.signals`.
+After each batch, every task whose solution is newly confirmed by the run's write signal is
+abstracted into the memory, selection statistics are updated for the tasks that are done,
+and the memory is snapshotted in the run directory and saved (atomically) to
+``--memory-out`` or ``--memory``. Later batches, and retries (which select again), read
+the grown memory; with the passes schedule a retry of pass p sees every batch before it.
+The write signals are in :mod:`arcmemo.signals`; :func:`write_precision` reports, after
+the fact, how often they were right.
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ from arcmemo.config import RunConfig
 from arcmemo.memory.ontology import Memory, concept_id
 from arcmemo.memory.render import lesson_name
 from arcmemo.models.client import ModelCallError, ModelClient
-from arcmemo.records import TaskResult
-from arcmemo.rundir import RunWriter
+from arcmemo.records import Step, TaskResult
+from arcmemo.rundir import Batch, BatchCommit, RunWriter, WrittenStep
+from arcmemo.runner import BatchItem
 from arcmemo.signals import WRITE_SIGNALS, WriteSignal
 
 
@@ -42,7 +45,12 @@ class ContinualUpdater:
     """The runner's after-batch hook for ``--update online``.
 
     It grows ``memory`` in place (the runner reads the same object) and records each batch
-    in the run directory.
+    in the run directory. After each batch: every task of it whose solution the write
+    signal confirms, and that has not been written before, is abstracted (in batch order);
+    every task whose result is final is counted in the selection statistics; then the
+    memory is snapshotted as ``memory/batch-NNNN.json`` and saved, and the abstraction
+    outcomes are logged. What it returns goes into the batch's commit, which the runner
+    writes last: a crash before it leaves the batch to be redone from the previous snapshot.
     """
 
     def __init__(
@@ -61,19 +69,24 @@ class ContinualUpdater:
         self.abstractor = ABSTRACTORS.create(config.memory_format, actor=model.spec)
         signal = config.write_signal or WRITE_SIGNALS.spec(benchmark.defaults.write_signal)
         self.signal: WriteSignal = WRITE_SIGNALS.create(signal)
-        self.processed: list[str] = rundir.read_processed()
+        commit = rundir.read_commit()
+        self.processed: list[str] = list(commit.processed) if commit else []
+        self.written: dict[str, WrittenStep] = dict(commit.written) if commit else {}
+        if commit is None:
+            rundir.write_initial_memory(memory)
 
-    async def after_batch(self, done: list[tuple[Any, TaskResult]]) -> None:
-        """Abstract confirmed solutions of ``done`` (skipping tasks already processed)."""
-        fresh = [(t, r) for t, r in done if r.task_id not in self.processed]
-        if not fresh:
-            return
+    async def after_batch(self, batch: Batch, done: list[BatchItem]) -> BatchCommit:
+        """Write the batch's newly confirmed solutions and final statistics to memory."""
         outcomes: list[AbstractionOutcome] = []
-        for task, result in fresh:
-            step = self.signal.confirmed_step(result)
-            record_selection_stats(self.memory, result, step is not None)
+        for task, result, final in done:
+            step = None if result.task_id in self.written else self.signal.confirmed_step(result)
+            if final and result.error is None and result.task_id not in self.processed:
+                confirmed = step is not None or result.task_id in self.written
+                record_selection_stats(self.memory, result, confirmed)
+                self.processed.append(result.task_id)
             if step is None:
                 continue
+            self.written[result.task_id] = written_step(result, step)
             item = self.benchmark.solved_item(task, step)
             try:
                 outcomes.append(await self.abstractor.abstract(self.memory, item, self.model))
@@ -85,15 +98,58 @@ class ContinualUpdater:
                         task_id=item.task_id, format=self.abstractor.name, failures=[failure]
                     )
                 )
-        self.processed += [r.task_id for _, r in fresh]
-        self._persist(outcomes)
-
-    def _persist(self, outcomes: list[AbstractionOutcome]) -> None:
-        # Snapshot, then the processed list: a crash between the two redoes the batch's
-        # abstraction from the previous snapshot, never skips it.
-        self.rundir.write_snapshot(self.memory)
+        snapshot = self.rundir.write_snapshot(self.memory, batch.index)
         target = self.config.memory_out or self.config.memory
         if target is not None:
             self.memory.save(target)
         self.rundir.append_abstraction(outcomes)
-        self.rundir.write_processed(self.processed)
+        return BatchCommit(
+            batch=batch.index,
+            snapshot=snapshot.name,
+            processed=list(self.processed),
+            written=dict(self.written),
+        )
+
+
+def written_step(result: TaskResult, step: Step) -> WrittenStep:
+    """Which step of ``result`` was written, and (for reporting only) whether it was right."""
+    attempt = next(a.index for a in result.attempts if any(s is step for s in a.steps))
+    right = None if step.correct is None else bool(step.correct) and all(step.correct)
+    return WrittenStep(attempt=attempt, round=step.round, right=right)
+
+
+def _right(step: Step | None) -> bool:
+    return step is not None and bool(step.correct) and all(step.correct or [])
+
+
+def write_precision(
+    signal: str, written: dict[str, WrittenStep], results: list[TaskResult]
+) -> dict[str, Any]:
+    """How many written solutions were right on the hidden test outputs (labels read here
+    for the report only; they never decide a write), and, per write signal that does not
+    read labels, how many of the solutions it would confirm in the final results are right."""
+
+    def share(right: int, total: int) -> float | None:
+        return right / total if total else None
+
+    n_right = sum(bool(w.right) for w in written.values())
+    by_signal: dict[str, dict[str, Any]] = {}
+    for name in WRITE_SIGNALS.names():
+        other = WRITE_SIGNALS.create(name)
+        if other.leaks_test_labels:
+            continue
+        steps = [other.confirmed_step(r) for r in results]
+        confirmed = [s for s in steps if s is not None]
+        right = sum(_right(s) for s in confirmed)
+        by_signal[name] = {
+            "confirmed": len(confirmed),
+            "right": right,
+            "precision": share(right, len(confirmed)),
+        }
+    return {
+        "signal": signal,
+        "written": len(written),
+        "right": n_right,
+        "precision": share(n_right, len(written)),
+        "by_signal": by_signal,
+    }

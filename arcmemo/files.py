@@ -23,6 +23,43 @@ def file_lock(path: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+class LockHeldError(RuntimeError):
+    """Another process holds a lock that :func:`held_lock` asked for."""
+
+    def __init__(self, path: Path, holder: str) -> None:
+        super().__init__(f"{path} is held by {holder}")
+        self.path = path
+        self.holder = holder
+
+
+@contextlib.contextmanager
+def held_lock(path: Path, *, holder: str, shared: bool = False) -> Iterator[None]:
+    """Hold an advisory lock on the lock file ``path`` while the block runs, or fail at once.
+
+    Exclusive (one holder) unless ``shared`` (any number of shared holders, no exclusive
+    one). An exclusive holder writes ``holder`` (who it is) into the file, so a process that
+    is refused can say who holds the lock. The lock ends with the process, however it ends.
+    Unlike :func:`file_lock` it never waits: a second holder gets :class:`LockHeldError`.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+", encoding="utf-8") as handle:
+        try:
+            fcntl.flock(handle, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            raise LockHeldError(path, handle.read().strip() or "another process") from None
+        if not shared:
+            handle.truncate(0)
+            handle.write(holder + "\n")
+            handle.flush()
+        try:
+            yield
+        finally:
+            if not shared:
+                handle.truncate(0)
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def atomic_write_text(path: Path, text: str, *, backup: bool = False) -> None:
     """Write ``text`` to ``path`` so that readers see the old or the new file, never a mix.
 

@@ -2,28 +2,18 @@
 
 This is the Python entry point behind ``arcmemo run``::
 
-    from arcmemo.estimate import (
-    ABSTRACTION_CALLS,
-    ABSTRACTION_INPUT_TOKENS,
-    RETRY_EXTRA_TOKENS,
-    RunEstimate,
-    Span,
-    output_range,
-)
-from arcmemo.config import (
-    DEFAULT_SAMPLING_TEMPERATURE,
-    RunConfig,
-    SamplingConfig,
-    replicate_namespace,
-)
+    from arcmemo.config import RunConfig
     from arcmemo.pipeline import run_benchmark
     summary = asyncio.run(run_benchmark(RunConfig(benchmark="arc-agi-1", ...)))
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +28,7 @@ from arcmemo.config import (
     SamplingConfig,
     replicate_namespace,
 )
+from arcmemo.continual import ContinualUpdater, write_precision
 from arcmemo.estimate import (
     ABSTRACTION_CALLS,
     ABSTRACTION_INPUT_TOKENS,
@@ -46,6 +37,7 @@ from arcmemo.estimate import (
     Span,
     output_range,
 )
+from arcmemo.files import LockHeldError, held_lock
 from arcmemo.memory.ontology import Memory
 from arcmemo.models.client import ModelClient, ModelUnreachableError, open_model
 from arcmemo.models.limiter import Limiter
@@ -53,7 +45,7 @@ from arcmemo.models.prices import PriceTable
 from arcmemo.models.registry import PROVIDERS, parse_spec
 from arcmemo.records import TaskResult
 from arcmemo.resources import data_dir
-from arcmemo.rundir import RunDirectory, RunWriter
+from arcmemo.rundir import RunDirectory, RunDirError, RunWriter
 from arcmemo.runner import Runner, build_summary, order_tasks, sandbox_isolation
 from arcmemo.sandbox import SANDBOXES
 from arcmemo.selection.base import SELECTORS
@@ -91,6 +83,8 @@ def resolve_config(config: RunConfig) -> RunConfig:
         memory_format=ABSTRACTORS.spec(config.memory_format.name, config.memory_format.options),
         sandbox=SANDBOXES.spec(config.sandbox.name, config.sandbox.options),
         retries=defaults.retries if config.retries is None else config.retries,
+        schedule=config.run_schedule,
+        reselect=config.retries_reselect,
     )
     return RunConfig.model_validate(fields)
 
@@ -166,11 +160,39 @@ def load_tasks(config: RunConfig, benchmark: Benchmark[Any]) -> list[Any]:
 
 
 def load_run_memory(config: RunConfig, rundir: RunDirectory) -> Memory | None:
-    """The memory the run starts from (a resumed online run continues its last snapshot)."""
-    if config.memory is None:
-        return None
-    snapshots = rundir.snapshots()
-    return Memory.load(snapshots[-1] if snapshots else config.memory)
+    """The memory the run starts from (a resumed online run continues from the snapshot of
+    its last finished batch)."""
+    path = rundir.resume_memory_path(config)
+    return None if path is None else Memory.load(path)
+
+
+def writer_lock_path(memory: Path) -> Path:
+    """The lock file a run writing ``memory`` holds for its whole life."""
+    return memory.with_name(memory.name + ".writer.lock")
+
+
+@contextlib.contextmanager
+def memory_access(config: RunConfig) -> Iterator[None]:
+    """One memory file, one writer: an online run holds the lock of the memory it writes
+    while it runs, and any run fails at once (one line) on a memory another live run is
+    writing, instead of losing that run's updates or reading a memory that moves."""
+    writes = config.update == "online" and config.memory is not None
+    target = config.memory_out or config.memory if writes else None
+    holder = f"pid {os.getpid()}, run directory {config.out}"
+    with contextlib.ExitStack() as stack:
+        try:
+            if target is not None:
+                stack.enter_context(held_lock(writer_lock_path(Path(target)), holder=holder))
+            if config.memory is not None and config.memory != target:
+                with held_lock(writer_lock_path(Path(config.memory)), holder=holder, shared=True):
+                    pass  # only checks that no live run is writing it
+        except LockHeldError as error:
+            raise RunDirError(
+                f"{error.path.with_name(error.path.name.removesuffix('.writer.lock'))} is being "
+                f"written by another live run ({error.holder}); wait for it to end, or give "
+                "this run its own --memory-out"
+            ) from None
+        yield
 
 
 def open_models(config: RunConfig, rundir: RunDirectory) -> tuple[ModelClient, ModelClient]:
@@ -234,10 +256,12 @@ async def run_benchmark(
     rundir = RunWriter(config.out)
     benchmark = create_run_benchmark(config)
     progress = progress or ProgressSink()
+    access = contextlib.ExitStack()
     try:
         # Everything that can fail on user input (tasks, memory, keys) fails before the
         # run directory is claimed, so a corrected command can reuse the same --out.
         tasks = load_tasks(config, benchmark)
+        access.enter_context(memory_access(config))
         memory = load_run_memory(config, rundir)
         selector = SELECTORS.create(config.selector or "none")
         if benchmark.uses_sandbox:
@@ -247,11 +271,9 @@ async def run_benchmark(
             aux = aux or built_aux
         aux = aux or solver
         config = rundir.start(config, force=force_resume)
-        after_batch = None
+        updater: ContinualUpdater | None = None
         if config.update == "online" and memory is not None:
-            from arcmemo.continual import ContinualUpdater
-
-            after_batch = ContinualUpdater(config, benchmark, memory, rundir, aux).after_batch
+            updater = ContinualUpdater(config, benchmark, memory, rundir, aux)
         runner = Runner(
             config,
             benchmark,
@@ -260,7 +282,7 @@ async def run_benchmark(
             selector=selector,
             memory=memory,
             selector_model=aux,
-            after_batch=after_batch,
+            after_batch=updater.after_batch if updater else None,
             on_task_done=progress.task_done,
         )
         progress.start(len(tasks), len(rundir.completed()))
@@ -283,11 +305,17 @@ async def run_benchmark(
             aborted=str(aborted) if aborted else None,
             warnings=run_warnings(config),
         )
+        if updater is not None:
+            commit = rundir.read_commit()
+            summary["write_precision"] = write_precision(
+                updater.signal.name, commit.written if commit else {}, results
+            )
         rundir.write_summary(summary)
         if aborted is not None:
             raise aborted
         return summary
     finally:
+        access.close()
         benchmark.close()
         for client in _distinct(solver, aux):
             await client.aclose()
@@ -340,7 +368,7 @@ async def dry_run(config: RunConfig) -> DryRunReport:
                 rundir.write_prompt(f"{task_id}.select", prepared.selection_prompt)
                 select = estimate_tokens(prepared.selection_prompt)
                 estimate.stage("select", aux).add_calls(Span(low=1, high=1), select, aux_out)
-                if online and retries:  # online retries select again from the grown memory
+                if config.retries_reselect and retries:  # retries select again
                     estimate.stage("select", aux).add_calls(
                         Span(high=attempts * retries), select, aux_out
                     )

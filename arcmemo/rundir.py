@@ -3,9 +3,16 @@
 Files: ``config.json`` (the resolved :class:`~arcmemo.config.RunConfig`), ``results.jsonl``
 (one finished task per line, flushed and fsynced as it finishes), ``summary.json``,
 ``calls.jsonl`` (the model layer's log of every call), ``task_order.json`` (the processing
-order), ``prompts/`` (dry runs), ``memory/batch-NNNN.json`` (snapshots of a continually
-updated memory) with ``memory/processed.json`` (the tasks already abstracted), and
-``abstraction.jsonl`` (what each abstraction wrote and what failed).
+order), ``prompts/`` (dry runs) and ``abstraction.jsonl`` (what each abstraction wrote and
+what failed).
+
+A batched run (``--update online``, or ``--schedule passes``) also keeps
+``schedule.json`` (its batches, fixed when it starts: :class:`Schedule`), ``passes.jsonl``
+(the state of each task still to be retried after a batch: :class:`TaskProgress`),
+``memory/initial.json`` and ``memory/batch-NNNN.json`` (the memory before the first batch
+and after batch NNNN) and ``memory/processed.json`` (:class:`BatchCommit`), written last in
+every batch: the batch it names is done, and whatever the append-only files hold beyond the
+lengths it records belongs to the next, unfinished batch and is cut off when the run resumes.
 
 :class:`RunDirectory` only reads (reports, bootstrapping, ``abstract --from``): a torn last
 line of a crashed run is skipped, never cut. :class:`RunWriter` is what a running run holds:
@@ -20,9 +27,9 @@ import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from arcmemo.abstraction.base import AbstractionOutcome, append_outcomes
 from arcmemo.config import RESULT_FIELDS, RunConfig
@@ -37,6 +44,88 @@ RecordT = TypeVar("RecordT", bound=BaseModel)
 
 class RunDirError(ValueError):
     """The run directory cannot be used as asked (e.g. it holds a different run)."""
+
+
+class Batch(BaseModel):
+    """One batch of a batched run."""
+
+    index: int = Field(description="Position in the schedule (snapshots and commits name it).")
+    round: int = Field(
+        default=0,
+        description="0; r for the r-th rerun of tasks whose result ended on a model error.",
+    )
+    pass_number: int = Field(
+        description="0: first tries (with the tasks schedule, their retries too); p: the p-th "
+        "retry of every attempt still failing its visible examples."
+    )
+    task_ids: list[str]
+
+
+class Schedule(BaseModel):
+    """``schedule.json``: the batches of a batched run.
+
+    Pass 0's batches are cut from the task order when the run starts; a later pass's batches
+    are cut from the tasks still failing when the pass before it is done (recorded then, and
+    cut the same way again by a resume that finds them missing).
+    """
+
+    schedule: Literal["passes", "tasks"]
+    batch_size: int
+    task_ids: list[str] = Field(description="Every task of the run, in processing order.")
+    lengths: dict[str, int] = Field(
+        default_factory=dict,
+        description="Byte length of each append-only file before the first batch.",
+    )
+    batches: list[Batch] = Field(default_factory=list)
+
+
+class WrittenStep(BaseModel):
+    """The step of a task whose solution was written to memory."""
+
+    attempt: int = Field(description="Index of its attempt.")
+    round: int = Field(description="Its retry round (0: a first try).")
+    right: bool | None = Field(
+        default=None,
+        description="Right on every hidden test output (for reporting only; the write "
+        "signal never sees it unless it is oracle). None: the benchmark has no such labels.",
+    )
+
+
+class BatchCommit(BaseModel):
+    """``memory/processed.json``: the last batch fully processed and what it left behind."""
+
+    batch: int = Field(description="Index of the last batch fully processed.")
+    snapshot: str | None = Field(
+        default=None, description="The file under memory/ holding the memory after it."
+    )
+    processed: list[str] = Field(
+        default_factory=list,
+        description="Tasks whose final result is counted in the memory's selection statistics.",
+    )
+    written: dict[str, WrittenStep] = Field(
+        default_factory=dict,
+        description="Tasks whose solution was written to memory, and the step written.",
+    )
+    lengths: dict[str, int] = Field(
+        default_factory=dict,
+        description="Byte length of each append-only file when the batch was done.",
+    )
+
+
+class TaskProgress(BaseModel):
+    """One line of ``passes.jsonl``: a task's state after a batch of a passes schedule."""
+
+    batch: int
+    final: bool = Field(description="No retries are left for it (its result is final).")
+    result: TaskResult = Field(
+        description="Its attempts so far: judged, and graded when final (the line of "
+        "results.jsonl)."
+    )
+    concepts: str = Field(
+        default="",
+        description="The memory section of its first prompt (for retries that "
+        "do not select again).",
+    )
 
 
 def _json_lines(
@@ -110,14 +199,41 @@ class RunDirectory:
     def abstraction_path(self) -> Path:
         return self.path / "abstraction.jsonl"
 
+    @property
+    def schedule_path(self) -> Path:
+        return self.path / "schedule.json"
+
+    @property
+    def passes_path(self) -> Path:
+        return self.path / "passes.jsonl"
+
+    @property
+    def initial_memory_path(self) -> Path:
+        return self.memory_dir / "initial.json"
+
+    def snapshot_path(self, batch: int) -> Path:
+        return self.memory_dir / f"batch-{batch:04d}.json"
+
+    @property
+    def appended_paths(self) -> list[Path]:
+        """The append-only files a batch adds to (cut back on resume, see BatchCommit)."""
+        return [self.results_path, self.passes_path, self.abstraction_path]
+
     # -- reading ------------------------------------------------------------------------------
 
     def read_config(self) -> RunConfig | None:
-        """The saved configuration, or None for a new directory."""
+        """The saved configuration, or None for a new directory.
+
+        A field the file predates reads as what that run did (see ``_LEGACY``).
+        """
         if not self.config_path.exists():
             return None
+        saved = _read_json(self.config_path)
+        if isinstance(saved, dict):
+            for name, then in _LEGACY.items():
+                saved.setdefault(name, then(saved))
         try:
-            return RunConfig.model_validate_json(self.config_path.read_text(encoding="utf-8"))
+            return RunConfig.model_validate(saved)
         except ValidationError as error:
             raise RunDirError(f"{self.config_path}: not a valid run config:\n{error}") from None
 
@@ -180,17 +296,71 @@ class RunDirectory:
         return sorted(self.memory_dir.glob("batch-*.json"))
 
     def read_processed(self) -> list[str]:
-        """Task ids whose results were already abstracted into the memory (online runs)."""
+        """Task ids whose results were already recorded in the memory (online runs)."""
         if not self.processed_path.exists():
             return []
         processed = _read_json(self.processed_path)
-        if not isinstance(processed, list):
-            raise RunDirError(f"{self.processed_path}: expected a list of task ids")
-        return [str(i) for i in processed]
+        if isinstance(processed, list):  # written before batch commits existed
+            return [str(i) for i in processed]
+        commit = self.read_commit()
+        return commit.processed if commit else []
+
+    def read_commit(self) -> BatchCommit | None:
+        """The last batch fully processed, or None before the first one (or in a run that
+        predates batch commits)."""
+        if not self.processed_path.exists():
+            return None
+        saved = _read_json(self.processed_path)
+        if isinstance(saved, list):
+            return None
+        return _validated(self.processed_path, saved, BatchCommit)
+
+    def read_schedule(self) -> Schedule | None:
+        """The batches of a batched run, or None when it has not started."""
+        if not self.schedule_path.exists():
+            return None
+        return _validated(self.schedule_path, _read_json(self.schedule_path), Schedule)
+
+    def task_progress(self) -> dict[str, TaskProgress]:
+        """The latest state of each task of a passes schedule."""
+        progress: dict[str, TaskProgress] = {}
+        for number, record, why in _json_lines(self.passes_path, TaskProgress):
+            if record is None:
+                raise RunDirError(f"{self.passes_path}, line {number}: not a task state ({why})")
+            progress[record.result.task_id] = record
+        return progress
+
+    def resume_memory_path(self, config: RunConfig) -> Path | None:
+        """The memory a (resumed) run continues from: the snapshot of its last finished
+        batch, else the copy taken before its first batch, else ``config.memory``."""
+        if config.memory is None:
+            return None
+        commit = self.read_commit()
+        if commit is not None and commit.snapshot is not None:
+            return self.memory_dir / commit.snapshot
+        if self.initial_memory_path.exists():
+            return self.initial_memory_path
+        return Path(config.memory)
 
     def abstraction_outcomes(self) -> list[AbstractionOutcome]:
         """What each abstraction of the run wrote and what failed, in order."""
         return [o for _, o, _ in _json_lines(self.abstraction_path, AbstractionOutcome) if o]
+
+
+def _validated(path: Path, saved: object, model: type[RecordT]) -> RecordT:
+    try:
+        return model.model_validate(saved)
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise RunDirError(f"{path}: {where + ': ' if where else ''}{first['msg']}") from None
+
+
+# What a config.json written before a field existed ran with.
+_LEGACY: dict[str, Any] = {
+    "schedule": lambda saved: "tasks",
+    "reselect": lambda saved: saved.get("update") == "online",
+}
 
 
 def _kept(fingerprints: dict[str, str]) -> dict[str, str]:
@@ -235,6 +405,7 @@ class RunWriter(RunDirectory):
             )
         atomic_write_text(self.config_path, config.model_dump_json(indent=2) + "\n")
         self._repair_results()
+        self._cut_unfinished_batch()
         return config
 
     def _differences(self, previous: RunConfig, config: RunConfig) -> list[str]:
@@ -251,11 +422,28 @@ class RunWriter(RunDirectory):
         return differences
 
     def _memory_written_here(self, now: dict[str, str]) -> bool:
-        """True when the memory file holds what this (online) run last saved to it."""
-        snapshots = self.snapshots()
-        if not snapshots or "memory" not in now:
+        """True when the memory file holds a memory this (online) run saved to it (a crash
+        may have come between saving a batch's memory and finishing the batch)."""
+        if "memory" not in now:
             return False
-        return hashlib.sha256(snapshots[-1].read_bytes()).hexdigest() == now["memory"]
+        return any(
+            hashlib.sha256(path.read_bytes()).hexdigest() == now["memory"]
+            for path in reversed(self.snapshots())
+        )
+
+    def _cut_unfinished_batch(self) -> None:
+        """Cut the append-only files back to the end of the last finished batch (or to
+        where they stood before the first one): what follows belongs to a batch that a crash
+        interrupted, and the resumed run does that batch again."""
+        commit = self.read_commit()
+        schedule = self.read_schedule()
+        lengths = commit.lengths if commit else schedule.lengths if schedule else None
+        if lengths is None:
+            return
+        for path in self.appended_paths:
+            keep = lengths.get(path.name, 0)
+            if path.exists() and path.stat().st_size > keep:
+                os.truncate(path, keep)
 
     def _repair_results(self) -> None:
         if not self.results_path.exists():
@@ -271,11 +459,39 @@ class RunWriter(RunDirectory):
 
     def append_result(self, result: TaskResult) -> None:
         """Append one finished task durably (a crash loses at most tasks in flight)."""
-        line = result.model_dump_json() + "\n"
-        with self._lock, open(self.results_path, "a", encoding="utf-8") as handle:
-            handle.write(line)
+        self.append_results([result])
+
+    def append_results(self, results: list[TaskResult]) -> None:
+        """Append finished tasks durably, in the given order."""
+        self._append(self.results_path, [r.model_dump_json() + "\n" for r in results])
+
+    def append_progress(self, records: list[TaskProgress]) -> None:
+        """Append the states of tasks that still have retries to run (``passes.jsonl``)."""
+        self._append(self.passes_path, [r.model_dump_json() + "\n" for r in records])
+
+    def _append(self, path: Path, lines: list[str]) -> None:
+        if not lines:
+            return
+        with self._lock, open(path, "a", encoding="utf-8") as handle:
+            handle.writelines(lines)
             handle.flush()
             os.fsync(handle.fileno())
+
+    def appended_lengths(self) -> dict[str, int]:
+        """The byte length of each append-only file now (recorded by a batch commit)."""
+        return {p.name: p.stat().st_size if p.exists() else 0 for p in self.appended_paths}
+
+    def write_schedule(self, schedule: Schedule) -> None:
+        atomic_write_text(self.schedule_path, schedule.model_dump_json(indent=1) + "\n")
+
+    def write_commit(self, commit: BatchCommit) -> None:
+        """Record that a batch is done: written last, after every other file of the batch."""
+        atomic_write_text(self.processed_path, commit.model_dump_json(indent=1) + "\n")
+
+    def write_initial_memory(self, memory: Memory) -> None:
+        """Keep the memory a batched run starts from (once: a resume keeps the first)."""
+        if not self.initial_memory_path.exists():
+            atomic_write_text(self.initial_memory_path, dump_memory(memory))
 
     def write_task_order(self, ids: list[str]) -> None:
         atomic_write_text(self.task_order_path, json.dumps(ids, indent=1) + "\n")
@@ -289,14 +505,12 @@ class RunWriter(RunDirectory):
         atomic_write_text(path, text)
         return path
 
-    def write_snapshot(self, memory: Memory) -> Path:
-        """The memory after a batch, as the next ``memory/batch-NNNN.json``."""
-        path = self.memory_dir / f"batch-{len(self.snapshots()):04d}.json"
+    def write_snapshot(self, memory: Memory, batch: int) -> Path:
+        """The memory after batch ``batch``, as ``memory/batch-NNNN.json`` (a batch redone
+        after a crash writes the same file again)."""
+        path = self.snapshot_path(batch)
         atomic_write_text(path, dump_memory(memory))
         return path
-
-    def write_processed(self, task_ids: list[str]) -> None:
-        atomic_write_text(self.processed_path, json.dumps(task_ids) + "\n")
 
     def append_abstraction(self, outcomes: list[AbstractionOutcome]) -> None:
         append_outcomes(self.abstraction_path, outcomes)

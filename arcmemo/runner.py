@@ -1,10 +1,24 @@
 """The generic run loop: select -> solve -> verify -> retry -> grade, for any benchmark.
 
-Tasks run concurrently (the model layer bounds requests in flight); each finished task is
-appended to ``results.jsonl`` at once, so an interrupted run resumes where it stopped and,
-thanks to the response cache, never pays twice for a call it already made. With
-``--update online`` tasks run in batches and the memory grows between batches
-(:mod:`arcmemo.continual`).
+Tasks run concurrently (the model layer bounds requests in flight); an interrupted run
+resumes where it stopped and, thanks to the response cache, never pays twice for a call it
+already made.
+
+Two schedules decide when retries run (``--schedule``):
+
+* ``tasks``: each task's retries run inline, right after its first tries;
+* ``passes`` (the paper's continual setting, the default of ``--update online``): pass 0
+  gives every task its first tries, batch by batch; pass p = 1..retries then retries every
+  attempt still failing its visible examples, again in batches. With ``--update online``
+  the memory grows after every batch (:mod:`arcmemo.continual`), so a retry in pass p sees
+  what every batch before it wrote, the later tasks of pass 0 included.
+
+A run without memory writes on the tasks schedule writes each task's result as it finishes
+and redoes, on resume, the tasks without one. Every other run is *batched*: its batches are
+fixed in ``schedule.json`` when it starts, each batch ends with a commit
+(``memory/processed.json``) written after everything else the batch changed, and a resume
+redoes exactly the batch after the last commit, from the memory snapshot that commit names
+(:mod:`arcmemo.rundir` describes the files).
 """
 
 from __future__ import annotations
@@ -12,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from arcmemo.attempt import PreparedPrompt, prepare_prompt
@@ -20,11 +35,14 @@ from arcmemo.config import RunConfig
 from arcmemo.memory.ontology import Memory
 from arcmemo.models.base import Completion, Usage
 from arcmemo.models.client import ModelCallError, ModelClient, UsageSummary
-from arcmemo.records import Attempt, Selection, Step, TaskResult
-from arcmemo.rundir import RunWriter
+from arcmemo.records import Attempt, Step, TaskResult
+from arcmemo.rundir import Batch, BatchCommit, RunDirError, RunWriter, Schedule, TaskProgress
 from arcmemo.selection.base import Selector
 
-BatchHook = Callable[[list[tuple[Any, TaskResult]]], Awaitable[None]]
+# (task, its result so far, whether that result is final), for each task of a batch.
+BatchItem = tuple[Any, TaskResult, bool]
+# Called after each batch of a batched run; returns what the commit records of the memory.
+BatchHook = Callable[[Batch, list[BatchItem]], Awaitable[BatchCommit]]
 
 
 def order_tasks(tasks: list[Any], seed: int | None) -> list[Any]:
@@ -45,6 +63,31 @@ def judge_attempts(benchmark: Benchmark[Any], task: Any, attempts: list[Attempt]
         attempt.correct = (
             attempt.steps[-1].correct or [] if attempt.steps else benchmark.judge(task, None)
         )
+
+
+def cut_batches(
+    task_ids: list[str], size: int, *, first: int, pass_number: int, round_: int = 0
+) -> list[Batch]:
+    """``task_ids`` in batches of ``size``, indexed from ``first``."""
+    return [
+        Batch(
+            index=first + n,
+            round=round_,
+            pass_number=pass_number,
+            task_ids=task_ids[start : start + size],
+        )
+        for n, start in enumerate(range(0, len(task_ids), size))
+    ]
+
+
+@dataclass
+class TaskState:
+    """A task between passes: its attempts so far and the memory section of its first
+    prompt (what retries that do not select again show)."""
+
+    task: Any
+    result: TaskResult
+    concepts: str = ""
 
 
 class Runner:
@@ -78,6 +121,8 @@ class Runner:
         self.after_batch = after_batch
         self.on_task_done = on_task_done
         self.retries = config.retries if config.retries is not None else 0
+        self.schedule = config.run_schedule
+        self.reselect = config.retries_reselect and memory is not None
 
     # -- one task --------------------------------------------------------------------------
 
@@ -110,33 +155,6 @@ class Runner:
             concepts=selected,
         )
 
-    async def _continue_attempt(
-        self, task: Any, attempt: Attempt, concepts: str, selected: list[str]
-    ) -> None:
-        """Retry with feedback while the last step fails its visible examples."""
-        while attempt.steps[-1].verified is False and len(attempt.steps) <= self.retries:
-            previous = attempt.steps[-1]
-            if self.config.update == "online" and self.memory is not None:
-                # Reselect: the memory may have grown since this task started.
-                prepared = await self._prepare(task, previous)
-                messages, concepts = prepared.messages, prepared.concepts
-                selected = prepared.selection.selected if prepared.selection else []
-            else:
-                messages = self.benchmark.prompt(task, concepts=concepts, previous=previous)
-            try:
-                (completion,) = await self._generate(task, messages, previous, 1)
-            except ModelCallError as error:
-                attempt.steps.append(
-                    Step(
-                        round=len(attempt.steps),
-                        completion="",
-                        error=str(error),
-                        error_kind=error.kind,
-                    )
-                )
-                return
-            attempt.steps.append(await self._step(task, completion, len(attempt.steps), selected))
-
     async def _prepare(self, task: Any, previous: Step | None = None) -> PreparedPrompt:
         return await prepare_prompt(
             self.benchmark,
@@ -147,100 +165,282 @@ class Runner:
             previous=previous,
         )
 
-    def _judge(self, task: Any, attempts: list[Attempt]) -> None:
-        """Mark every step's and attempt's test correctness from the hidden labels."""
-        for attempt in attempts:
-            for step in attempt.steps:
-                step.correct = self.benchmark.judge(task, step.prediction)
-            attempt.correct = (
-                attempt.steps[-1].correct or []
-                if attempt.steps
-                else self.benchmark.judge(task, None)
-            )
-
-    async def solve(self, task: Any) -> TaskResult:
-        """Select, solve (``attempts`` samples, each with up to ``retries`` retries), grade."""
-        task_id = self.benchmark.task_id(task)
+    async def _first_tries(self, task: Any) -> TaskState:
+        """Select, then sample ``attempts`` first tries and check them."""
         attempts = [Attempt(index=i) for i in range(self.config.attempts)]
-        error: str | None = None
-        error_kind: str | None = None
-        selection: Selection | None = None
+        result = TaskResult(task_id=self.benchmark.task_id(task), attempts=attempts)
+        state = TaskState(task, result)
         try:
             prepared = await self._prepare(task)
-            selection = prepared.selection
-            selected = selection.selected if selection else []
-            completions = await self._generate(task, prepared.messages, None, self.config.attempts)
+            result.selection, state.concepts = prepared.selection, prepared.concepts
+            selected = prepared.selection.selected if prepared.selection else []
+            completions = await self._generate(task, prepared.messages, None, len(attempts))
             first_steps = await asyncio.gather(
                 *(self._step(task, c, 0, selected) for c in completions)
             )
             for attempt, step in zip(attempts, first_steps, strict=True):
                 attempt.steps.append(step)
-            await asyncio.gather(
-                *(self._continue_attempt(task, a, prepared.concepts, selected) for a in attempts)
-            )
         except ModelCallError as failure:
-            error, error_kind = str(failure), failure.kind
-        failed_step = next((s for a in attempts for s in a.steps if s.error), None)
-        if error is None and failed_step is not None:
-            error, error_kind = failed_step.error, failed_step.error_kind
-        judge_attempts(self.benchmark, task, attempts)
-        grade = self.benchmark.grade(task, attempts)
-        tokens = sum((s.usage for a in attempts for s in a.steps), Usage())
-        if selection is not None:
-            tokens = tokens + selection.usage
-        return TaskResult(
-            task_id=task_id,
-            solved=grade.solved,
-            score=grade.score,
-            attempts=attempts,
-            selection=selection,
-            metrics=grade.metrics,
-            error=error,
-            error_kind=error_kind,
-            tokens=tokens,
+            result.error, result.error_kind = str(failure), failure.kind
+        return state
+
+    def _wants_retry(self, attempt: Attempt) -> bool:
+        """The attempt's last step fails its visible examples and retries are left."""
+        return (
+            bool(attempt.steps)
+            and attempt.steps[-1].verified is False
+            and len(attempt.steps) <= self.retries
         )
+
+    def _waiting(self, state: TaskState) -> bool:
+        return any(self._wants_retry(a) for a in state.result.attempts)
+
+    async def _retry(self, state: TaskState, attempt: Attempt) -> None:
+        """One retry of ``attempt`` with feedback on its last step; with reselection, from
+        the memory as it stands now."""
+        task, previous = state.task, attempt.steps[-1]
+        selection = state.result.selection
+        selected = selection.selected if selection else []
+        try:
+            if self.reselect:
+                prepared = await self._prepare(task, previous)
+                messages = prepared.messages
+                selected = prepared.selection.selected if prepared.selection else []
+            else:
+                messages = self.benchmark.prompt(task, concepts=state.concepts, previous=previous)
+            (completion,) = await self._generate(task, messages, previous, 1)
+        except ModelCallError as error:
+            attempt.steps.append(
+                Step(
+                    round=len(attempt.steps), completion="", error=str(error), error_kind=error.kind
+                )
+            )
+            return
+        attempt.steps.append(await self._step(task, completion, len(attempt.steps), selected))
+
+    async def _retry_all_waiting(self, state: TaskState) -> None:
+        """One retry of every attempt of the task that wants one (a pass of retries)."""
+        waiting = [a for a in state.result.attempts if self._wants_retry(a)]
+        await asyncio.gather(*(self._retry(state, a) for a in waiting))
+
+    async def _retry_until_done(self, state: TaskState) -> None:
+        """Every retry of every attempt, inline (the tasks schedule)."""
+
+        async def attempt_rounds(attempt: Attempt) -> None:
+            while self._wants_retry(attempt):
+                await self._retry(state, attempt)
+
+        await asyncio.gather(*(attempt_rounds(a) for a in state.result.attempts))
+
+    def _finish(self, state: TaskState) -> TaskResult:
+        """Grade the task from the hidden labels: its final result."""
+        result = state.result
+        failed_step = next((s for a in result.attempts for s in a.steps if s.error), None)
+        if result.error is None and failed_step is not None:
+            result.error, result.error_kind = failed_step.error, failed_step.error_kind
+        judge_attempts(self.benchmark, state.task, result.attempts)
+        grade = self.benchmark.grade(state.task, result.attempts)
+        tokens = sum((s.usage for a in result.attempts for s in a.steps), Usage())
+        if result.selection is not None:
+            tokens = tokens + result.selection.usage
+        return result.model_copy(
+            update={
+                "solved": grade.solved,
+                "score": grade.score,
+                "metrics": grade.metrics,
+                "tokens": tokens,
+            }
+        )
+
+    async def solve(self, task: Any) -> TaskResult:
+        """Select, solve (``attempts`` samples, each with up to ``retries`` retries), grade."""
+        state = await self._first_tries(task)
+        await self._retry_until_done(state)
+        return self._finish(state)
 
     # -- the whole run -------------------------------------------------------------------
 
-    async def _run_batch(self, batch: list[Any]) -> list[tuple[Any, TaskResult]]:
-        # Keep a bounded number of tasks alive; the model layer bounds requests anyway.
-        gate = asyncio.Semaphore(max(2 * self.config.models.concurrency, 1))
-
-        async def one(task: Any) -> tuple[Any, TaskResult]:
-            async with gate:
-                result = await self.solve(task)
-            self.rundir.append_result(result)
-            if self.on_task_done:
-                self.on_task_done(result)
-            return task, result
-
-        return list(await asyncio.gather(*(one(task) for task in batch)))
+    @property
+    def batched(self) -> bool:
+        """Whether the run goes batch by batch with commits (see the module docstring)."""
+        return self.after_batch is not None or self.schedule == "passes"
 
     async def run(self, tasks: list[Any]) -> list[TaskResult]:
         """Solve every task not already finished in the run directory; return all results.
 
-        Tasks whose earlier result records a model-call error are solved again.
+        Tasks whose earlier result records a model-call error are solved again (in a
+        batched run: in a new round of batches once the schedule is done).
 
         ``tasks`` are processed in the given order (the caller shuffles, see
         :func:`order_tasks`); the order is recorded in ``task_order.json``.
         """
         ids = [self.benchmark.task_id(t) for t in tasks]
         self.rundir.write_task_order(ids)
-        # A task that failed on a model error is tried again (its good calls are cached).
-        finished = self.rundir.completed()
-        if self.after_batch is not None and finished:
-            # A resumed online run first catches up on tasks finished before the interruption.
-            await self.after_batch(
-                [(t, finished[i]) for t, i in zip(tasks, ids, strict=True) if i in finished]
-            )
-        pending = [t for t, i in zip(tasks, ids, strict=True) if i not in finished]
-        size = self.config.update_every if self.config.update == "online" else max(len(pending), 1)
-        for start in range(0, len(pending), size):
-            done = await self._run_batch(pending[start : start + size])
-            if self.after_batch is not None:
-                await self.after_batch(done)
+        if self.batched:
+            await self._run_batched(tasks, ids)
+        else:
+            # A task that failed on a model error is tried again (its good calls are cached).
+            finished = self.rundir.completed()
+            pending = [t for t, i in zip(tasks, ids, strict=True) if i not in finished]
+            await self._run_tasks(pending)
         results = self.rundir.finished()
         return [results[i] for i in ids if i in results]
+
+    async def _run_tasks(self, tasks: list[Any]) -> None:
+        # Keep a bounded number of tasks alive; the model layer bounds requests anyway.
+        gate = asyncio.Semaphore(max(2 * self.config.models.concurrency, 1))
+
+        async def one(task: Any) -> None:
+            async with gate:
+                result = await self.solve(task)
+            self.rundir.append_result(result)
+            if self.on_task_done:
+                self.on_task_done(result)
+
+        await asyncio.gather(*(one(task) for task in tasks))
+
+    # -- batched runs ----------------------------------------------------------------------
+
+    def _schedule(self, ids: list[str]) -> Schedule:
+        """The run's schedule: as recorded, or cut now from the task order."""
+        size = self.config.update_every if self.after_batch is not None else max(len(ids), 1)
+        schedule = self.rundir.read_schedule()
+        if schedule is None:
+            if self.rundir.finished() or self.rundir.processed_path.exists():
+                raise RunDirError(
+                    f"{self.rundir.path} holds results but no schedule.json (an arcmemo from "
+                    "before batch records wrote it), so it cannot be resumed batch by batch; "
+                    "use a new --out"
+                )
+            schedule = Schedule(
+                schedule=self.schedule,
+                batch_size=size,
+                task_ids=ids,
+                lengths=self.rundir.appended_lengths(),
+                batches=cut_batches(ids, size, first=0, pass_number=0),
+            )
+            self.rundir.write_schedule(schedule)
+        elif schedule.task_ids != ids or schedule.batch_size != size:
+            raise RunDirError(
+                f"{self.rundir.path}: its batches were fixed over {len(schedule.task_ids)} "
+                f"tasks in batches of {schedule.batch_size} when it started (schedule.json); "
+                f"this resume has {len(ids)} tasks in batches of {size}; use the same "
+                "tasks (--split/--data/--tasks/--limit) or a new --out"
+            )
+        return schedule
+
+    def _restore(self, by_id: dict[str, Any]) -> dict[str, TaskState]:
+        """The tasks waiting for retries after the last finished batch (passes schedule)."""
+        return {
+            task_id: TaskState(by_id[task_id], record.result, record.concepts)
+            for task_id, record in self.rundir.task_progress().items()
+            if not record.final and task_id in by_id
+        }
+
+    def _more_batches(
+        self, schedule: Schedule, waiting: dict[str, TaskState], *, rerun_errors: bool
+    ) -> list[Batch]:
+        """The batches after the last one planned: the next pass of retries, or (once per
+        session, when ``rerun_errors``) a new round for tasks that ended on a model error."""
+        last = schedule.batches[-1]
+        first = last.index + 1
+        if self.schedule == "passes" and last.pass_number < self.retries:
+            ids = [i for i in schedule.task_ids if i in waiting and self._waiting(waiting[i])]
+            if ids:
+                return cut_batches(
+                    ids,
+                    schedule.batch_size,
+                    first=first,
+                    pass_number=last.pass_number + 1,
+                    round_=last.round,
+                )
+        if rerun_errors:
+            finished = self.rundir.finished()
+            ids = [i for i in schedule.task_ids if i in finished and finished[i].error]
+            if ids:
+                return cut_batches(
+                    ids, schedule.batch_size, first=first, pass_number=0, round_=last.round + 1
+                )
+        return []
+
+    async def _run_batched(self, tasks: list[Any], ids: list[str]) -> None:
+        by_id = dict(zip(ids, tasks, strict=True))
+        schedule = self._schedule(ids)
+        if not schedule.batches:
+            return
+        commit = self.rundir.read_commit()
+        index = commit.batch + 1 if commit is not None else 0
+        waiting = self._restore(by_id)
+        # Tasks that ended on a model error get a new round when the schedule was already
+        # done before this session (a rerun), not in the session that saw them fail.
+        rerun_errors = index >= len(schedule.batches) and not self._more_batches(
+            schedule, waiting, rerun_errors=False
+        )
+        while True:
+            if index >= len(schedule.batches):
+                more = self._more_batches(schedule, waiting, rerun_errors=rerun_errors)
+                if not more:
+                    return
+                rerun_errors = rerun_errors and more[0].round == schedule.batches[-1].round
+                schedule.batches += more
+                self.rundir.write_schedule(schedule)
+            await self._run_batch(schedule.batches[index], by_id, waiting)
+            index += 1
+
+    async def _run_batch(
+        self, batch: Batch, by_id: dict[str, Any], waiting: dict[str, TaskState]
+    ) -> None:
+        """Run one batch, record its results and tasks' states, let the hook write the
+        memory, then commit the batch."""
+        gate = asyncio.Semaphore(max(2 * self.config.models.concurrency, 1))
+
+        async def one(task_id: str) -> TaskState:
+            async with gate:
+                if batch.pass_number > 0:
+                    state = waiting[task_id]
+                    await self._retry_all_waiting(state)
+                    return state
+                state = await self._first_tries(by_id[task_id])
+                if self.schedule == "tasks":
+                    await self._retry_until_done(state)
+                return state
+
+        states = await asyncio.gather(*(one(task_id) for task_id in batch.task_ids))
+        last_pass = self.schedule == "tasks" or batch.pass_number >= self.retries
+        items: list[BatchItem] = []
+        progress: list[TaskProgress] = []
+        finals: list[TaskResult] = []
+        for state in states:
+            task_id = state.result.task_id
+            final = last_pass or not self._waiting(state)
+            if final:
+                waiting.pop(task_id, None)
+                result = self._finish(state)
+                finals.append(result)
+            else:
+                waiting[task_id] = state
+                judge_attempts(self.benchmark, state.task, state.result.attempts)
+                result = state.result
+            items.append((state.task, result, final))
+            if self.schedule == "passes":
+                progress.append(
+                    TaskProgress(
+                        batch=batch.index, final=final, result=result, concepts=state.concepts
+                    )
+                )
+        self.rundir.append_results(finals)
+        self.rundir.append_progress(progress)
+        commit = BatchCommit(batch=batch.index)
+        if self.after_batch is not None:
+            commit = await self.after_batch(batch, items)
+        self.rundir.write_commit(
+            commit.model_copy(
+                update={"batch": batch.index, "lengths": self.rundir.appended_lengths()}
+            )
+        )
+        if self.on_task_done:
+            for result in finals:
+                self.on_task_done(result)
 
 
 def sandbox_isolation(name: str) -> str:
@@ -289,6 +489,8 @@ def build_summary(
         "model": config.model,
         "select": config.selector.name if config.selector and config.memory else "none",
         "memory": str(config.memory) if config.memory else None,
+        "schedule": config.run_schedule,
+        "reselect": config.retries_reselect,
         "n_tasks": len(results),
         "n_solved": sum(r.solved for r in results),
         "n_errors": sum(r.error is not None for r in results),

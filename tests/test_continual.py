@@ -325,7 +325,7 @@ def test_leakage_guard_hides_a_tasks_own_concepts_from_it_only(loop: SimpleNames
     assert "move center to corners" not in own.prompt
     assert "mirror tiling" in own.prompt
     (other,) = loop.model.of("select", "0c786b71")
-    assert "- concept: move center to corners" in other.prompt
+    assert "move center to corners" in other.prompt  # by name: used once so far
     (solve,) = loop.model.of("solve", "66e6c45b")
     assert "move center to corners" not in solve.prompt
     selection = results(loop.run_dir)["66e6c45b"].selection
@@ -336,14 +336,14 @@ def test_leakage_guard_hides_a_tasks_own_concepts_from_it_only(loop: SimpleNames
 
 def test_later_tasks_and_retries_select_from_the_grown_memory(loop: SimpleNamespace) -> None:
     (third,) = loop.model.of("select", "e345f17b")
-    assert "- concept: quadrant mirroring" in third.prompt  # written after task 2
+    assert "quadrant mirroring" in third.prompt  # written after task 2
     (first,) = loop.model.of("select", "66e6c45b")
     assert "quadrant mirroring" not in first.prompt
     retried = loop.model.of("select", "bbb1b8b6")
     assert len(retried) == 2  # the retry reselects
     assert "A previous attempt that failed" not in retried[0].prompt
     assert "A previous attempt that failed" in retried[1].prompt
-    assert "- concept: overlay halves" in retried[0].prompt
+    assert "overlay halves" in retried[0].prompt
 
 
 def test_online_update_writes_train_verified_solutions_with_provenance(
@@ -396,17 +396,36 @@ def test_selection_statistics_count_selected_and_selected_solved(loop: SimpleNam
 def test_snapshots_processed_list_and_abstraction_log(loop: SimpleNamespace) -> None:
     memory_dir = loop.run_dir / "memory"
     snapshots = sorted(p.name for p in memory_dir.glob("batch-*.json"))
-    assert snapshots == [f"batch-{i:04d}.json" for i in range(4)]
+    # the passes schedule: four batches of first tries, then one of retries (bbb1b8b6)
+    assert snapshots == [f"batch-{i:04d}.json" for i in range(5)]
+    schedule = json.loads((loop.run_dir / "schedule.json").read_text())
+    assert [(b["pass_number"], b["task_ids"]) for b in schedule["batches"]] == [
+        *((0, [task]) for task in ONLINE_TASKS),
+        (1, ["bbb1b8b6"]),
+    ]
     grown = [Memory.load(memory_dir / name) for name in snapshots]
     assert [m.find("quadrant mirroring") is not None for m in grown] == [
         False,
         True,
         True,
         True,
+        True,
     ]
-    assert [m.find("overlay halves") is not None for m in grown] == [False, False, True, True]
-    assert [m.find("tile grid").stats.selected for m in grown] == [0, 0, 0, 1]  # type: ignore[union-attr]
-    assert json.loads((memory_dir / "processed.json").read_text()) == ONLINE_TASKS
+    assert [m.find("overlay halves") is not None for m in grown] == [False, False, True, True, True]
+    # statistics count a task once its result is final (bbb1b8b6: after its retry)
+    assert [m.find("tile grid").stats.selected for m in grown] == [0, 0, 0, 0, 1]  # type: ignore[union-attr]
+    assert Memory.load(memory_dir / "initial.json") == Memory.load(loop.memory_path)
+    commit = json.loads((memory_dir / "processed.json").read_text())
+    assert commit["batch"] == 4 and commit["snapshot"] == "batch-0004.json"
+    assert commit["processed"] == ONLINE_TASKS
+    written = {
+        task: (w["attempt"], w["round"], w["right"]) for task, w in commit["written"].items()
+    }
+    assert written == {
+        "66e6c45b": (0, 0, True),
+        "0c786b71": (0, 0, True),
+        "e345f17b": (0, 0, False),
+    }
     assert json.loads((loop.run_dir / "task_order.json").read_text()) == ONLINE_TASKS
     log = [
         json.loads(line) for line in (loop.run_dir / "abstraction.jsonl").read_text().splitlines()
@@ -417,12 +436,12 @@ def test_snapshots_processed_list_and_abstraction_log(loop: SimpleNamespace) -> 
 
 
 def test_memory_out_is_the_last_snapshot_written_atomically(loop: SimpleNamespace) -> None:
-    last = loop.run_dir / "memory" / "batch-0003.json"
+    last = loop.run_dir / "memory" / "batch-0004.json"
     assert loop.memory_out.read_text() == last.read_text()
     # --memory-out leaves the memory the run read untouched
     assert loop.memory_path.read_bytes() == loop.bootstrapped
     renames = [src for src, dst in loop.replaced if dst == str(loop.memory_out)]
-    assert len(renames) == 4  # one atomic rename per batch
+    assert len(renames) == 5  # one atomic rename per batch
     assert all(Path(src).parent == loop.memory_out.parent for src in renames)
     assert loop.memory_out.with_name("final.json.bak").exists()
     assert not list(loop.memory_out.parent.glob(".final.json.*"))
@@ -478,7 +497,14 @@ def test_write_signal_train_keeps_test_failures_oracle_does_not(
     assert summary["leaks_test_labels"] is (signal == "oracle")
     on_disk = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert on_disk["leaks_test_labels"] is (signal == "oracle")
-    assert json.loads((tmp_path / "run" / "memory" / "processed.json").read_text()) == tasks
+    commit = json.loads((tmp_path / "run" / "memory" / "processed.json").read_text())
+    assert commit["processed"] == tasks and set(commit["written"]) == written
+    precision = summary["write_precision"]
+    assert (precision["signal"], precision["written"]) == (signal, len(written))
+    assert precision["right"] == 1  # 0c786b71; e345f17b passes train only
+    train = precision["by_signal"]["train"]
+    assert (train["confirmed"], train["right"], train["precision"]) == (2, 1, 0.5)
+    assert "oracle" not in precision["by_signal"]  # it reads the labels
 
 
 def _aime_step(answer: int | None) -> Step:
@@ -626,7 +652,12 @@ def test_memory_budget_shows_most_used_concepts_in_full_and_notes_the_rest(
         },
         arc_ids=["0c786b71"],
     )
-    budget = 400  # types ~256 tokens, one concept block ~100-150
+    # the smallest budget that shows the most used concept in full (the view's own estimate)
+    budget = next(
+        b
+        for b in range(100, 5000, 25)
+        if "- concept: reflect grid" in memory.render("selection", budget_tokens=b)
+    )
     config = arc_config(
         tmp_path / "run",
         ["0c786b71"],

@@ -21,7 +21,7 @@ from arcmemo.models.base import ProviderError, RetryDecision
 from arcmemo.models.client import ModelClient, ModelConfig
 from arcmemo.models.scripted import ScriptedProvider
 from arcmemo.records import Attempt, Selection, Step, TaskResult
-from arcmemo.rundir import RunWriter
+from arcmemo.rundir import Batch, RunWriter
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 ARC_DIR = FIXTURES / "arc" / "eval"
@@ -137,13 +137,15 @@ def test_a_failed_model_call_during_abstraction_is_recorded_and_the_run_goes_on(
             )
         ],
     )
-    asyncio.run(updater.after_batch([(task, verified)]))
+    batch = Batch(index=0, pass_number=0, task_ids=["66e6c45b"])
+    commit = asyncio.run(updater.after_batch(batch, [(task, verified, True)]))
     benchmark.close()
     lines = (cfg.out / "abstraction.jsonl").read_text().splitlines()
     outcome = AbstractionOutcome.model_validate_json(lines[0])
     assert outcome.failures and outcome.failures[0].stage == "model call"
     assert "boom" in outcome.failures[0].error
-    assert updater.processed == ["66e6c45b"]
+    assert commit.processed == ["66e6c45b"] and list(commit.written) == ["66e6c45b"]
+    assert commit.snapshot == "batch-0000.json"
 
 
 def test_bootstrap_follows_the_runs_task_order_not_the_finishing_order(tmp_path: Path) -> None:

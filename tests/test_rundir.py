@@ -12,7 +12,7 @@ from arcmemo.config import RunConfig
 from arcmemo.models.base import Usage
 from arcmemo.models.client import CallRecord
 from arcmemo.records import TaskResult
-from arcmemo.rundir import RunDirectory, RunDirError, RunWriter
+from arcmemo.rundir import BatchCommit, RunDirectory, RunDirError, RunWriter, Schedule
 
 
 def config(out: Path, **changes: object) -> RunConfig:
@@ -193,3 +193,53 @@ def test_unknown_cost_makes_the_total_unknown(tmp_path: Path) -> None:
         + _record("solve", n=1, hits=0, prompt=1, cost=None)
     )
     assert RunDirectory(tmp_path).usage().total.cost_usd is None
+
+
+# -- batched runs -----------------------------------------------------------------------------
+
+
+def test_what_an_unfinished_batch_appended_is_cut_when_the_run_resumes(tmp_path: Path) -> None:
+    rundir = RunWriter(tmp_path)
+    rundir.start(config(tmp_path))
+    rundir.write_schedule(
+        Schedule(schedule="passes", batch_size=1, task_ids=["a", "b"], batches=[])
+    )
+    rundir.append_results([result("a")])
+    rundir.start(config(tmp_path))  # killed in batch 0: cut back to before it
+    assert rundir.finished() == {}
+    rundir.append_results([result("a")])
+    rundir.write_commit(BatchCommit(batch=0, lengths=rundir.appended_lengths()))
+    rundir.append_results([result("b")])
+    with open(rundir.abstraction_path, "a") as handle:
+        handle.write("{}\n")
+    rundir.start(config(tmp_path))  # killed in batch 1
+    assert sorted(rundir.finished()) == ["a"]
+    assert rundir.abstraction_path.read_text() == ""
+    assert rundir.read_commit() == BatchCommit(batch=0, lengths=rundir.appended_lengths())
+
+
+def test_the_memory_to_resume_from_is_the_committed_snapshot(tmp_path: Path) -> None:
+    from arcmemo.memory.ontology import Concept, Memory
+
+    rundir = RunWriter(tmp_path / "run")
+    cfg = config(rundir.path, memory=tmp_path / "memory.json", update="online")
+    assert rundir.resume_memory_path(cfg) == tmp_path / "memory.json"
+    rundir.write_initial_memory(Memory())
+    assert rundir.resume_memory_path(cfg) == rundir.initial_memory_path
+    grown = Memory(concepts=[Concept(name="a", kind="structure")])
+    rundir.write_snapshot(grown, 0)
+    rundir.write_snapshot(grown, 1)  # batch 1 was killed before its commit
+    rundir.write_commit(BatchCommit(batch=0, snapshot="batch-0000.json"))
+    assert rundir.resume_memory_path(cfg) == rundir.snapshot_path(0)
+    rundir.write_initial_memory(grown)  # kept from the first start
+    assert Memory.load(rundir.initial_memory_path).concepts == []
+
+
+def test_a_processed_list_of_an_older_run_reads_as_no_commit(tmp_path: Path) -> None:
+    rundir = RunWriter(tmp_path)
+    rundir.processed_path.parent.mkdir()
+    rundir.processed_path.write_text(json.dumps(["a", "b"]))
+    assert rundir.read_commit() is None and rundir.read_processed() == ["a", "b"]
+    rundir.processed_path.write_text(json.dumps({"batch": "x"}))
+    with pytest.raises(RunDirError, match=r"processed\.json: batch"):
+        rundir.read_commit()

@@ -213,6 +213,20 @@ def print_errors(console: Console, summary: dict[str, Any]) -> None:
 @click.option("--update", type=click.Choice(["none", "online"]), default="none", show_default=True)
 @click.option("--update-every", type=click.IntRange(min=1), default=10, show_default=True)
 @click.option(
+    "--schedule",
+    type=click.Choice(["passes", "tasks"]),
+    help="When retries run. passes (default with --update online; the paper's): first "
+    "tries of every task batch by batch, then one pass of retries after another over the "
+    "attempts still failing, so a retry sees the memory written by every batch before it. "
+    "tasks (default otherwise): each task's retries inline (more throughput).",
+)
+@click.option(
+    "--reselect/--no-reselect",
+    default=None,
+    help="Retries select memory entries again, from the memory as it stands then "
+    "(default: on with --update online, off otherwise).",
+)
+@click.option(
     "--update-signal",
     type=ComponentChoice(WRITE_SIGNALS),
     help="What confirms a solution for memory writes. Default: the benchmark's (ARC: train, "
@@ -314,6 +328,8 @@ def run(benchmark: str, **options: Any) -> None:
             selector=_selector_spec(benchmark, options),
             update=options["update"],
             update_every=options["update_every"],
+            schedule=options["schedule"],
+            reselect=options["reselect"],
             write_signal=options["update_signal"],
             memory_format=ComponentSpec(
                 name=options["memory_format"],
