@@ -3,15 +3,18 @@ folder of solution programs (e.g. hand-written seed solutions named ``<task id>.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from arcmemo.abstraction.base import ABSTRACTORS, AbstractionOutcome, SolvedItem, append_outcomes
 from arcmemo.benchmarks.base import BENCHMARKS, Benchmark, SharedSandbox
+from arcmemo.files import held_lock
 from arcmemo.memory.ontology import Memory
 from arcmemo.memory.store import editing
 from arcmemo.models.client import ModelClient
+from arcmemo.pipeline import writer_lock_path
 from arcmemo.records import Step
 from arcmemo.registry import ComponentSpec
 from arcmemo.rundir import RunDirectory
@@ -82,18 +85,21 @@ async def abstract_into(
     Items whose task already has a stored solution are skipped, so an interrupted bootstrap
     resumes where it stopped.
     """
-    abstractor = ABSTRACTORS.create(memory_format, actor=model.spec)
     outcomes = []
-    for item in items:
-        with editing(memory_path) as memory:
-            if item.task_id in memory.solutions:
-                continue
-            outcome = await abstractor.abstract(memory, item, model)
-        outcomes.append(outcome)
-        if log_path is not None:
-            append_outcomes(log_path, [outcome])
-        if on_done:
-            on_done(outcome)
+    # A live online run writing the same memory would lose these writes, or they its own.
+    holder = f"pid {os.getpid()}, arcmemo abstract"
+    with held_lock(writer_lock_path(memory_path), holder=holder):
+        abstractor = ABSTRACTORS.create(memory_format, actor=model.spec)
+        for item in items:
+            with editing(memory_path) as memory:
+                if item.task_id in memory.solutions:
+                    continue
+                outcome = await abstractor.abstract(memory, item, model)
+            outcomes.append(outcome)
+            if log_path is not None:
+                append_outcomes(log_path, [outcome])
+            if on_done:
+                on_done(outcome)
     return outcomes
 
 

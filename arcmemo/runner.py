@@ -127,7 +127,7 @@ class Runner:
     # -- one task --------------------------------------------------------------------------
 
     async def _generate(
-        self, task: Any, messages: list[Any], previous: Step | None, n: int
+        self, task: Any, messages: list[Any], previous: Step | None, n: int, first: int = 0
     ) -> list[Completion]:
         sampling = self.config.sampling
         return await self.model.generate(
@@ -135,6 +135,7 @@ class Runner:
             stage="solve" if previous is None else "retry",
             task_id=self.benchmark.task_id(task),
             n=n,
+            first_sample=first,
             temperature=sampling.temperature,
             max_tokens=sampling.max_tokens,
             reasoning_effort=sampling.reasoning_effort,
@@ -208,7 +209,9 @@ class Runner:
                 selected = prepared.selection.selected if prepared.selection else []
             else:
                 messages = self.benchmark.prompt(task, concepts=state.concepts, previous=previous)
-            (completion,) = await self._generate(task, messages, previous, 1)
+            # Attempt i's retries are sample i of their prompt: two attempts that failed the
+            # same way (byte-identical retry prompts) still get independent answers.
+            (completion,) = await self._generate(task, messages, previous, 1, attempt.index)
         except ModelCallError as error:
             attempt.steps.append(
                 Step(

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from arcmemo.abstraction import AbstractionOutcome
+from arcmemo.abstraction import AbstractionOutcome, SolvedItem
 from arcmemo.benchmarks.arc import ArcTaskError
 from arcmemo.benchmarks.base import BENCHMARKS
 from arcmemo.bootstrap import abstract_into, items_from_programs, items_from_run, memory_summary
@@ -188,3 +188,16 @@ def test_an_interrupted_bootstrap_resumes_where_it_stopped(
     third = flip_model()
     assert run_abstract_into(memory_path, items, third) == []
     assert third.calls == []
+
+
+def test_abstract_into_refuses_a_memory_a_live_run_is_writing(tmp_path: Path) -> None:
+    from arcmemo.files import LockHeldError, held_lock
+    from arcmemo.pipeline import writer_lock_path
+
+    memory_path = tmp_path / "memory.json"
+    Memory(domain="arc").save(memory_path)
+    item = SolvedItem(task_id="t", domain="arc", problem="p", solution="s")
+    model: Any = None  # never reached: the lock is refused first
+    live = held_lock(writer_lock_path(memory_path), holder="pid 1, run directory runs/live")
+    with live, pytest.raises(LockHeldError, match="runs/live"):
+        asyncio.run(abstract_into(memory_path, [item], model, memory_format="oe"))

@@ -273,3 +273,29 @@ def test_seed_reaches_the_providers_sampling_parameters(tmp_path: Path) -> None:
     client = ModelClient(Recording("x"), config=ModelConfig(cache=False, cache_write=False))
     asyncio.run(run_benchmark(config, solver=client))
     assert [p.seed for p in seen] == [7]
+
+
+def test_identical_retry_prompts_of_two_attempts_get_independent_answers(
+    arc: ArcBenchmark, tasks: dict[str, ArcTask], tmp_path: Path
+) -> None:
+    from itertools import count
+
+    from arcmemo.models.cache import ResponseCache
+
+    numbers = count()
+
+    def answer(text: str) -> str:
+        if RETRY not in text:
+            return IDENTITY  # both attempts fail the same way: identical retry prompts
+        return f"```python\n# retry {next(numbers)}\ndef transform(grid):\n    return grid\n```"
+
+    def retries_of(out: Path) -> list[str]:
+        runner = make_runner(out, arc, Recorder(answer), retries=1)
+        runner.model.cache = ResponseCache(tmp_path / "cache")
+        (result,) = run(runner, [tasks["00576224"]])
+        return sorted(a.steps[1].completion for a in result.attempts)
+
+    first = retries_of(tmp_path / "first")
+    assert first[0] != first[1]
+    # Replayed from the cache, each attempt's retry is still its own answer.
+    assert retries_of(tmp_path / "again") == first

@@ -14,6 +14,7 @@ import click
 
 def _user_error_types() -> tuple[type[BaseException], ...]:
     from arcmemo.benchmarks.base import BenchmarkDataError
+    from arcmemo.files import LockHeldError
     from arcmemo.memory.store import MemoryFileError
     from arcmemo.models.base import ProviderError
     from arcmemo.models.client import ModelCallError
@@ -23,6 +24,7 @@ def _user_error_types() -> tuple[type[BaseException], ...]:
 
     return (
         BenchmarkDataError,
+        LockHeldError,
         MemoryFileError,
         ModelCallError,
         ProviderError,

@@ -327,8 +327,13 @@ class ModelClient:
         thinking_budget: int | None = None,
         response_format: dict | None = None,
         seed: int | None = None,
+        first_sample: int = 0,
     ) -> list[Completion]:
         """Return ``n`` completions, from the cache where possible.
+
+        They are samples ``first_sample`` .. ``first_sample + n - 1`` of the request: each
+        sample index has its own cache entry (and seed offset), so a caller that wants an
+        answer independent of an earlier identical request asks for another index.
 
         Raises :class:`ModelCallError` on a non-retryable error or when retries run out.
         """
@@ -349,11 +354,12 @@ class ModelClient:
         identity = self.provider.cache_identity()
         if self.config.cache_namespace:
             identity = {**identity, "namespace": self.config.cache_namespace}
-        keys = [cache_key(identity, messages, params, index) for index in range(n)]
+        indices = range(first_sample, first_sample + n)
+        keys = [cache_key(identity, messages, params, index) for index in indices]
         results: list[Completion | None] = [
             self.cache.get(key) if self.cache is not None else None for key in keys
         ]
-        missing = [index for index, result in enumerate(results) if result is None]
+        missing = [index for index, result in zip(indices, results, strict=True) if result is None]
         # One request for all missing samples, or one per sample when the API samples a
         # single answer per request (then each sample is retried and cached on its own).
         # A request covers consecutive samples only, so its seed (that of its first sample)
@@ -386,10 +392,11 @@ class ModelClient:
             completions, group_attempts = outcome
             attempts += group_attempts
             for index, completion in zip(group, completions, strict=True):
-                results[index] = completion
+                position = index - first_sample
+                results[position] = completion
                 fresh.append(completion)
                 if self.cache is not None:
-                    self.cache.put(keys[index], self.spec, completion)
+                    self.cache.put(keys[position], self.spec, completion)
         self._account(
             stage=stage,
             task_id=task_id,

@@ -10,4 +10,5 @@ cp "$BOOTSTRAPPED_MEMORY" "$RUNS/memory-continual.json"
 arcmemo run arc-agi-1 --split "$SPLIT" "${SOLVE_ARGS[@]}" --memory "$RUNS/memory-continual.json" \
   --select describe --aux-model "$AUX" --aux-temperature "$AUX_TEMPERATURE" \
   --aux-max-tokens "$AUX_MAX_TOKENS" --format oe --update online --update-every 10 \
+  --schedule passes --reselect \
   --order-seed "${SEED:-0}" --out "$RUNS/arc-continual"

@@ -7,4 +7,5 @@ source "$(dirname "$0")/../common.sh"
 bootstrap_memory oe
 arcmemo run arc-agi-1 --split "$SPLIT" "${SOLVE_ARGS[@]}" --memory "$BOOTSTRAPPED_MEMORY" \
   --select describe --aux-model "$AUX" --aux-temperature "$AUX_TEMPERATURE" \
-  --aux-max-tokens "$AUX_MAX_TOKENS" --out "$RUNS/arc-oe"
+  --aux-max-tokens "$AUX_MAX_TOKENS" --order-seed "${SEED:-0}" --schedule passes --reselect \
+  --out "$RUNS/arc-oe"

@@ -471,3 +471,12 @@ def test_a_provider_that_queues_times_requests_itself(tmp_path: Path) -> None:
     # starts the request); it hands its timeout over instead.
     (completion,) = asyncio.run(client.generate(MESSAGES, stage="solve"))
     assert completion.text.startswith("answer-") and provider.request_timeout_s == 0.01
+
+
+def test_first_sample_gives_an_identical_request_its_own_answer(tmp_path: Path) -> None:
+    provider = CountingProvider()
+    client = _client(provider, tmp_path)
+    (first,) = asyncio.run(client.generate(MESSAGES, stage="retry", first_sample=0))
+    (second,) = asyncio.run(client.generate(MESSAGES, stage="retry", first_sample=1))
+    (again,) = asyncio.run(client.generate(MESSAGES, stage="retry", first_sample=1))
+    assert first.text != second.text and again.text == second.text and again.cache_hit

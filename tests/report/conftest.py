@@ -83,6 +83,7 @@ def arc_memory_run(tmp_path_factory: pytest.TempPathFactory, arc_plan: ModuleTyp
         selector="llm",
         update="online",
         update_every=2,
+        schedule="tasks",  # a snapshot every two tasks, as the tests below count them
         out=base / "run",
     )
     _run(config, respond)
