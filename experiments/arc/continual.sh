@@ -8,7 +8,8 @@
 source "$(dirname "$0")/../common.sh"
 bash "$(dirname "$0")/oe.sh"
 bootstrap_memory oe
-cp "$BOOTSTRAPPED_MEMORY" "$RUNS/memory-continual.json"
+# Copied once: a rerun resumes the run with the memory it has grown so far.
+[ -f "$RUNS/memory-continual.json" ] || cp "$BOOTSTRAPPED_MEMORY" "$RUNS/memory-continual.json"
 arcmemo run arc-agi-1 --split "$SPLIT" "${SOLVE_ARGS[@]}" --memory "$RUNS/memory-continual.json" \
   --select describe --aux-model "$AUX" --aux-temperature "$AUX_TEMPERATURE" \
   --aux-max-tokens "$AUX_MAX_TOKENS" --format oe --update online --update-every 10 \
