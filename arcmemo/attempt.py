@@ -11,6 +11,7 @@ from typing import Any
 
 from arcmemo.benchmarks.base import Benchmark
 from arcmemo.memory.ontology import Memory
+from arcmemo.memory.render import lesson_name
 from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient
 from arcmemo.records import Selection, Step
@@ -38,6 +39,20 @@ def hide_own_concepts(memory: Memory, task_id: str) -> Memory:
             "concepts": [c for c in memory.concepts if not own(c.provenance.sources)],
             "lessons": [les for les in memory.lessons if not own(les.provenance.sources)],
         }
+    )
+
+
+def _in_full_numbering(selection: Selection, memory: Memory, visible: Memory) -> Selection:
+    """``selection`` with its lesson names numbered as in ``memory``, not in the ``visible``
+    copy that hid a task's own lessons (the solve prompt keeps the visible numbers; the
+    record and the selection statistics must name the same lessons in the real memory)."""
+    if visible is memory or len(visible.lessons) == len(memory.lessons):
+        return selection
+    shown = {id(lesson) for lesson in visible.lessons}  # the same objects, filtered
+    kept = [i for i, lesson in enumerate(memory.lessons) if id(lesson) in shown]
+    renumber = {lesson_name(v): lesson_name(i) for v, i in enumerate(kept)}
+    return selection.model_copy(
+        update={"selected": [renumber.get(name, name) for name in selection.selected]}
     )
 
 
@@ -88,6 +103,7 @@ async def prepare_prompt(
                 previous_attempt=previous.completion if previous else None,
             )
             concepts = selector.render(visible, selection)
+            selection = _in_full_numbering(selection, memory, visible)
     return PreparedPrompt(
         messages=benchmark.prompt(task, concepts=concepts, previous=previous),
         selection=selection,

@@ -299,3 +299,43 @@ def test_identical_retry_prompts_of_two_attempts_get_independent_answers(
     assert first[0] != first[1]
     # Replayed from the cache, each attempt's retry is still its own answer.
     assert retries_of(tmp_path / "again") == first
+
+
+def test_a_selection_records_lessons_by_their_number_in_the_real_memory() -> None:
+    from arcmemo.attempt import prepare_prompt
+    from arcmemo.memory.ontology import Lesson, Provenance
+    from arcmemo.records import Selection
+    from arcmemo.selection.base import Selector
+
+    def lesson(text: str, source: str) -> Lesson:
+        return Lesson(situation=text, suggestion=text, provenance=Provenance(sources=[source]))
+
+    # Lesson 1 came from the task itself and is hidden: the task sees lessons 2 and 3 as 1, 2.
+    memory = Memory(domain="aime", lessons=[lesson("own", "t"), lesson("b", "x"), lesson("c", "y")])
+
+    class SecondShown(Selector):
+        name = "second-shown"
+
+        async def select(self, memory: Memory, problem: str, **_: Any) -> Selection:
+            assert [les.situation for les in memory.lessons] == ["b", "c"]
+            return Selection(selector=self.name, selected=["lesson 2"])
+
+    class Task:
+        id = "t"
+
+    class Bench:
+        def task_id(self, task: Any) -> str:
+            return "t"
+
+        def describe(self, task: Any) -> str:
+            return "p"
+
+        def prompt(self, task: Any, *, concepts: str, previous: Any) -> list[Message]:
+            return [Message(role="user", content=concepts)]
+
+    prepared = asyncio.run(
+        prepare_prompt(Bench(), Task(), memory=memory, selector=SecondShown(), model=None)  # type: ignore[arg-type]
+    )
+    assert prepared.selection is not None
+    assert prepared.selection.selected == ["lesson 3"]  # "c" is lesson 3 of the memory
+    assert "c" in prepared.concepts  # while the prompt showed it under its visible number
