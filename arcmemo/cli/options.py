@@ -159,3 +159,19 @@ def sandbox_spec(options: dict[str, Any]) -> ComponentSpec:
         name=options["sandbox"],
         options=parse_component_args(options["sandbox_args"], "--sandbox-arg"),
     )
+
+
+def selector_args(
+    select_args: tuple[str, ...],
+    *,
+    memory_budget: int | None,
+    top_k: int | None,
+    embedder: str | None,
+) -> dict[str, Any]:
+    """Selector options from ``--select-arg k=v`` and the named shortcuts for common ones
+    (``--memory-budget`` is ``budget_tokens``)."""
+    values = parse_component_args(select_args, "--select-arg")
+    for key, value in (("budget_tokens", memory_budget), ("top_k", top_k), ("embedder", embedder)):
+        if value is not None:
+            values[key] = value
+    return values

@@ -22,6 +22,7 @@ from arcmemo.cli.options import (
     parse_model_args,
     sandbox_options,
     sandbox_spec,
+    selector_args,
 )
 from arcmemo.config import RunConfig, SamplingConfig
 from arcmemo.estimate import RunEstimate, Span
@@ -395,14 +396,12 @@ class RunIncomplete(click.ClickException):
 def _selector_spec(benchmark: str, options: dict[str, Any]) -> ComponentSpec | None:
     """--select with --select-arg and the named shortcuts for common selector options
     (which apply to the benchmark's default selector when --select is not given)."""
-    values = parse_component_args(options["select_args"], "--select-arg")
-    for flag, key in (
-        ("memory_budget", "budget_tokens"),
-        ("top_k", "top_k"),
-        ("embedder", "embedder"),
-    ):
-        if options[flag] is not None:
-            values[key] = options[flag]
+    values = selector_args(
+        options["select_args"],
+        memory_budget=options["memory_budget"],
+        top_k=options["top_k"],
+        embedder=options["embedder"],
+    )
     name = options["select"]
     if name is None:
         if not values:

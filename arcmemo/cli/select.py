@@ -16,7 +16,7 @@ from arcmemo.cli.options import (
     RegistryHelpCommand,
     model_options,
     open_cli_model,
-    parse_component_args,
+    selector_args,
 )
 from arcmemo.registry import ComponentSpec
 from arcmemo.selection.base import SELECTORS
@@ -68,14 +68,9 @@ def select(
         finally:
             bench.close()
         memory = Memory.load(memory_path)
-        values = parse_component_args(select_args, "--select-arg")
-        for key, value in (
-            ("budget_tokens", memory_budget),
-            ("top_k", top_k),
-            ("embedder", embedder),
-        ):
-            if value is not None:
-                values[key] = value
+        values = selector_args(
+            select_args, memory_budget=memory_budget, top_k=top_k, embedder=embedder
+        )
         selector = SELECTORS.create(ComponentSpec(name=selector_name, options=values))
         model = open_cli_model(options) if selector.uses_model else None
 
