@@ -138,23 +138,43 @@ class AnthropicProvider(Provider):
             response = await self._client.messages.create(**body)
         except Exception as error:
             raise map_sdk_error(error, anthropic, self.name, self._api_key) from error
-        texts, thoughts = [], []
-        for block in getattr(response, "content", None) or []:
-            kind = getattr(block, "type", None)
-            if kind == "text":
-                texts.append(block.text)
-            elif kind == "thinking":
-                thoughts.append(block.thinking)
-        return Completion(
-            text="".join(texts),
-            reasoning="\n".join(thoughts) or None,
-            finish_reason=getattr(response, "stop_reason", None),
-            usage=_usage(getattr(response, "usage", None)),
-            response_id=getattr(response, "id", None),
-        )
+        return completion_of_message(response)
+
+    # -- Message Batches (arcmemo.models.batch_anthropic) ----------------------------------
+
+    def batch_params(self, messages: list[Message], params: GenerateParams) -> dict[str, Any]:
+        """The ``params`` of one batch request: the synchronous request's body, with the
+        SDK's ``extra_body`` merged in as plain fields."""
+        body = self.request_body(messages, params)
+        extra = body.pop("extra_body", None) or {}
+        return {**body, **extra}
+
+    def batch_backend(self) -> Any:
+        """Message Batches, driven through the provider's own SDK client."""
+        from arcmemo.models.batch_anthropic import AnthropicBatchBackend
+
+        return AnthropicBatchBackend(self, self._client)
 
     async def aclose(self) -> None:
         await self._client.close()
+
+
+def completion_of_message(response: Any) -> Completion:
+    """The completion of one Messages API response (synchronous or from a batch)."""
+    texts, thoughts = [], []
+    for block in getattr(response, "content", None) or []:
+        kind = getattr(block, "type", None)
+        if kind == "text":
+            texts.append(block.text)
+        elif kind == "thinking":
+            thoughts.append(block.thinking)
+    return Completion(
+        text="".join(texts),
+        reasoning="\n".join(thoughts) or None,
+        finish_reason=getattr(response, "stop_reason", None),
+        usage=_usage(getattr(response, "usage", None)),
+        response_id=getattr(response, "id", None),
+    )
 
 
 def _content(text: str, breakpoint_here: bool) -> str | list[dict[str, Any]]:

@@ -29,6 +29,12 @@ from arcmemo.models.base import (
     SamplingConfig,
     Usage,
 )
+from arcmemo.models.batch import (
+    Batcher,
+    BatchSettings,
+    BatchUnanswered,
+    BatchUnsupportedError,
+)
 from arcmemo.models.cache import ResponseCache, cache_key
 from arcmemo.models.limiter import Limiter
 from arcmemo.models.prices import PriceTable
@@ -159,6 +165,11 @@ class CallRecord(BaseModel):
         description="Numeric provider statistics of each fresh completion (e.g. JetSpec's "
         "tokens/s and acceptance length); labels such as an engine index are left out.",
     )
+    batch: bool = Field(
+        default=False,
+        description="Fresh completions came from a provider batch (priced at the batch "
+        "discount, see arcmemo.models.prices.BATCH_DISCOUNT).",
+    )
 
 
 class StageUsage(BaseModel):
@@ -169,6 +180,9 @@ class StageUsage(BaseModel):
     cache_hits: int = Field(default=0, description="Completions served from the response cache.")
     requests: int = Field(default=0, description="Provider requests made, retries included.")
     errors: int = Field(default=0, description="generate() calls that raised ModelCallError.")
+    batch_calls: int = Field(
+        default=0, description="generate() calls answered (in part) by a provider batch."
+    )
     tokens: Usage = Field(default_factory=Usage, description="Tokens of fresh completions.")
     cost_usd: float | None = Field(
         default=0.0, description="USD of fresh completions; None = unknown."
@@ -188,6 +202,7 @@ class StageUsage(BaseModel):
             cache_hits=record.cache_hits,
             requests=record.attempts,
             errors=int(record.error is not None),
+            batch_calls=int(record.batch),
             tokens=record.tokens,
             cost_usd=record.cost_usd,
             latency_s=record.latency_s,
@@ -204,6 +219,7 @@ class StageUsage(BaseModel):
         self.cache_hits += other.cache_hits
         self.requests += other.requests
         self.errors += other.errors
+        self.batch_calls += other.batch_calls
         self.tokens = self.tokens + other.tokens
         self.cost_usd = _add_cost(self.cost_usd, other.cost_usd)
         self.latency_s += other.latency_s
@@ -298,6 +314,37 @@ class ModelClient:
         # Sampling used where a call leaves a parameter unset (a role's settings).
         self.defaults = SamplingConfig()
         self._owner: ModelClient | None = None
+        # Batch mode (enable_batch): cache misses go out as provider batches.
+        self._batcher: Batcher | None = None
+
+    @property
+    def batcher(self) -> Batcher | None:
+        """The batch queue of batch mode (a view shares its client's), else None."""
+        return self._owner.batcher if self._owner is not None else self._batcher
+
+    def enable_batch(self, log_path: Path, settings: BatchSettings | None = None) -> Batcher:
+        """Send this client's cache misses as provider batches, recorded in ``log_path``.
+
+        Raises :class:`BatchUnsupportedError` for a provider without a batch API; call
+        :meth:`check_batch` to also ask the endpoint."""
+        factory = getattr(self.provider, "batch_backend", None)
+        if factory is None:
+            raise BatchUnsupportedError(
+                f"--batch: {self.spec} has no batch API (only openai and anthropic have one); "
+                "run without --batch"
+            )
+        if self._owner is not None:
+            return self._owner.enable_batch(log_path, settings)
+        if self._batcher is None:
+            self._batcher = Batcher(
+                factory(), model=self.spec, log_path=log_path, cache=self.cache, settings=settings
+            )
+        return self._batcher
+
+    async def check_batch(self) -> None:
+        """Fail at once (BatchUnsupportedError) when the endpoint has no batch API."""
+        if self.batcher is not None:
+            await self.batcher.backend.check()
 
     def with_defaults(self, defaults: SamplingConfig) -> ModelClient:
         """A view of this client (same provider, cache, limits, accounting and log) whose
@@ -370,14 +417,19 @@ class ModelClient:
             groups = [[index] for index in missing]
         outcomes = await asyncio.gather(
             *(
-                self._request_with_retries(
-                    messages, _group_params(params, group), stage=stage, task_id=task_id
+                self._request(
+                    messages,
+                    _group_params(params, group),
+                    [keys[index - first_sample] for index in group],
+                    stage=stage,
+                    task_id=task_id,
                 )
                 for group in groups
             ),
             return_exceptions=True,
         )
         fresh: list[Completion] = []
+        batched: list[Completion] = []
         attempts = 0
         error: ModelCallError | None = None
         unexpected: BaseException | None = None
@@ -389,12 +441,12 @@ class ModelClient:
             if isinstance(outcome, BaseException):
                 unexpected = unexpected or outcome
                 continue
-            completions, group_attempts = outcome
+            completions, group_attempts, via_batch = outcome
             attempts += group_attempts
             for index, completion in zip(group, completions, strict=True):
                 position = index - first_sample
                 results[position] = completion
-                fresh.append(completion)
+                (batched if via_batch else fresh).append(completion)
                 if self.cache is not None:
                     self.cache.put(keys[position], self.spec, completion)
         self._account(
@@ -406,9 +458,11 @@ class ModelClient:
             attempts=attempts,
             latency_s=self._clock() - started,
             error=error,
+            batched=batched,
         )
         if unexpected is not None:
             raise unexpected
+        fresh += batched
         if fresh:
             self._answered = True
         if error is not None:
@@ -431,6 +485,52 @@ class ModelClient:
     def _endpoint(self) -> str:
         base_url = public_url(getattr(self.provider, "base_url", None))
         return f" at {base_url}" if base_url else ""
+
+    async def _request(
+        self,
+        messages: list[Message],
+        params: GenerateParams,
+        keys: list[str],
+        *,
+        stage: str,
+        task_id: str | None,
+    ) -> tuple[list[Completion], int, bool]:
+        """One request's completions, the provider requests it took, and whether a batch
+        answered it. In batch mode, what the batch does not answer takes the synchronous
+        path: an error that path would not retry fails the call at once (one attempt
+        spent); any other is sent again synchronously, with the usual retries."""
+        if self.batcher is None:
+            completions, attempts = await self._request_with_retries(
+                messages, params, stage=stage, task_id=task_id
+            )
+            return completions, attempts, False
+        started = self._clock()
+        try:
+            completions = await self.batcher.request(messages, params, keys)
+        except BatchUnanswered as unanswered:
+            failure = unanswered.error
+            if failure.decision is RetryDecision.NO:
+                raise ModelCallError(
+                    redact(str(failure)),
+                    stage=stage,
+                    task_id=task_id,
+                    status=failure.status,
+                    attempts=1,
+                    kind=failure.kind,
+                ) from failure
+            completions, attempts = await self._request_with_retries(
+                messages, params, stage=stage, task_id=task_id
+            )
+            return completions, attempts + 1, False
+        if len(completions) != params.n:
+            # Like a server that ignored n: the synchronous path asks for the rest.
+            completions, attempts = await self._request_with_retries(
+                messages, params, stage=stage, task_id=task_id
+            )
+            return completions, attempts + 1, False
+        for completion in completions:
+            completion.latency_s = completion.latency_s or self._clock() - started
+        return completions, 1, True
 
     async def _request_with_retries(
         self, messages: list[Message], params: GenerateParams, *, stage: str, task_id: str | None
@@ -537,10 +637,18 @@ class ModelClient:
         attempts: int,
         latency_s: float,
         error: ModelCallError | None,
+        batched: list[Completion] | None = None,
     ) -> None:
+        batched = batched or []
         tokens = Usage()
+        batch_tokens = Usage()
         for completion in fresh:
             tokens = tokens + completion.usage
+        for completion in batched:
+            batch_tokens = batch_tokens + completion.usage
+        cost = self._cost(tokens, fresh)
+        if batched:
+            cost = _add_cost(cost, self.prices.batch_cost_usd(self.spec, batch_tokens))
         record = CallRecord(
             ts=datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
             stage=stage,
@@ -549,12 +657,13 @@ class ModelClient:
             n=n,
             cache_hits=cache_hits,
             cache_hit=cache_hits == n,
-            tokens=tokens,
-            cost_usd=self._cost(tokens, fresh),
+            tokens=tokens + batch_tokens,
+            cost_usd=cost,
             latency_s=round(latency_s, 4),
             attempts=attempts,
             error=None if error is None else redact(error.cause),
-            provider_stats=[self.provider.statistics(completion) for completion in fresh],
+            provider_stats=[self.provider.statistics(c) for c in [*fresh, *batched]],
+            batch=bool(batched),
         )
         self._usage.add(record)
         if self.call_log_path is not None:
@@ -586,6 +695,8 @@ class ModelClient:
         """Close the provider and the cache (a view from :meth:`with_defaults`: nothing)."""
         if self._owner is not None:
             return
+        if self._batcher is not None:
+            await self._batcher.aclose()
         await self.provider.aclose()
         if self.cache is not None:
             self.cache.close()

@@ -221,6 +221,34 @@ class OpenAIProvider(Provider):
             )
         return completions
 
+    # -- the Batch API (arcmemo.models.batch_openai) ------------------------------------------
+
+    def batch_body(self, messages: list[Message], params: GenerateParams) -> dict[str, Any]:
+        """The JSON body of one ``/v1/chat/completions`` line of a batch: the request the
+        synchronous path sends, with the SDK's ``extra_body`` merged in as plain fields."""
+        body = self.request_body(messages, params)
+        extra = body.pop("extra_body", None) or {}
+        return {**body, **extra}
+
+    def batch_completions(self, body: dict[str, Any]) -> list[Completion]:
+        """The completions of one answered batch line (its ``response.body``)."""
+        from openai.types.chat import ChatCompletion
+
+        try:
+            response = ChatCompletion.model_validate(body)
+        except ValueError as error:
+            raise ProviderError(
+                f"{self.name}: malformed batch response: {error}",
+                decision=RetryDecision.TRANSIENT,
+            ) from error
+        return self._completions(response)
+
+    def batch_backend(self) -> Any:
+        """This endpoint's Batch API, driven through the provider's own SDK client."""
+        from arcmemo.models.batch_openai import OpenAIBatchBackend
+
+        return OpenAIBatchBackend(self, self._client)
+
     async def aclose(self) -> None:
         await self._client.close()
 

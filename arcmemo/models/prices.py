@@ -19,6 +19,8 @@ from arcmemo.models.base import Usage
 PRICES_ENV = "ARCMEMO_PRICES"
 DEFAULT_PRICES_PATH = Path(__file__).with_name("prices.json")
 _PER_TOKENS = 1_000_000
+# OpenAI's Batch API and Anthropic's Message Batches both bill every token at half price.
+BATCH_DISCOUNT = 0.5
 
 
 class ModelPrice(BaseModel):
@@ -94,3 +96,8 @@ class PriceTable:
         """Cost of ``usage`` for model ``spec``; ``None`` when unknown."""
         price = self.price_for(spec)
         return None if price is None else price.cost_usd(usage)
+
+    def batch_cost_usd(self, spec: str, usage: Usage) -> float | None:
+        """Cost of ``usage`` answered by a provider batch (the table's price, discounted)."""
+        cost = self.cost_usd(spec, usage)
+        return None if cost is None else cost * BATCH_DISCOUNT

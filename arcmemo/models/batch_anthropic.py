@@ -1,0 +1,112 @@
+"""Anthropic Message Batches as a :class:`~arcmemo.models.batch.BatchBackend`.
+
+``messages.batches.create`` takes the requests (each the ``params`` of one Messages call),
+``messages.batches.retrieve`` reports progress and ``messages.batches.results`` streams each
+request's result: succeeded (a message), errored, canceled or expired. Everything goes
+through the provider's own ``anthropic`` SDK client.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import anthropic
+
+from arcmemo.models.base import ProviderError, RetryDecision
+from arcmemo.models.batch import BatchRequest, BatchStatus, BatchUnsupportedError, Outcome
+from arcmemo.models.redact import public_url
+from arcmemo.models.sdk_support import map_sdk_error
+
+if TYPE_CHECKING:
+    from arcmemo.models.anthropic_provider import AnthropicProvider
+
+# Error types a retry would not fix (the request itself is wrong).
+_FINAL_ERRORS = frozenset(
+    {"invalid_request_error", "authentication_error", "permission_error", "not_found_error"}
+)
+_ABSENT_STATUSES = frozenset({404, 405, 501})
+
+
+class AnthropicBatchBackend:
+    """Message Batches of one Anthropic endpoint."""
+
+    def __init__(self, provider: AnthropicProvider, client: anthropic.AsyncAnthropic) -> None:
+        self.provider = provider
+        self.client = client
+
+    def _error(self, error: BaseException) -> ProviderError:
+        return map_sdk_error(error, anthropic, self.provider.name, self.client.api_key or "")
+
+    async def check(self) -> None:
+        try:
+            await self.client.messages.batches.list(limit=1)
+        except anthropic.APIStatusError as error:
+            if error.status_code in _ABSENT_STATUSES:
+                where = public_url(self.provider.base_url) or "api.anthropic.com"
+                raise BatchUnsupportedError(
+                    f"--batch: {self.provider.spec} at {where} has no Message Batches API "
+                    f"(/v1/messages/batches answered HTTP {error.status_code}); run without "
+                    "--batch"
+                ) from None
+            raise self._error(error) from error
+        except Exception as error:
+            raise self._error(error) from error
+
+    async def submit(self, requests: list[BatchRequest]) -> str:
+        entries: list[Any] = [
+            {
+                "custom_id": request.custom_id,
+                "params": self.provider.batch_params(request.messages, request.params),
+            }
+            for request in requests
+        ]
+        try:
+            batch = await self.client.messages.batches.create(requests=entries)
+        except Exception as error:
+            raise self._error(error) from error
+        return batch.id
+
+    async def status(self, batch_id: str) -> BatchStatus:
+        try:
+            batch = await self.client.messages.batches.retrieve(batch_id)
+        except Exception as error:
+            raise self._error(error) from error
+        counts = batch.request_counts
+        failed = counts.errored + counts.canceled + counts.expired
+        return BatchStatus(
+            ended=batch.processing_status == "ended",
+            state=batch.processing_status,
+            total=counts.processing + counts.succeeded + failed,
+            done=counts.succeeded,
+            failed=failed,
+        )
+
+    async def results(self, batch_id: str) -> dict[str, Outcome]:
+        from arcmemo.models.anthropic_provider import completion_of_message
+
+        outcomes: dict[str, Outcome] = {}
+        name = self.provider.name
+        try:
+            async for entry in await self.client.messages.batches.results(batch_id):
+                result = entry.result
+                if result.type == "succeeded":
+                    outcomes[entry.custom_id] = [completion_of_message(result.message)]
+                elif result.type == "errored":
+                    detail = result.error.error
+                    kind = getattr(detail, "type", "api_error")
+                    outcomes[entry.custom_id] = ProviderError(
+                        f"{name}: batch request failed ({kind}): {getattr(detail, 'message', '')}",
+                        decision=RetryDecision.NO
+                        if kind in _FINAL_ERRORS
+                        else RetryDecision.TRANSIENT,
+                        kind="batch",
+                    )
+                else:  # canceled or expired: never reached the model
+                    outcomes[entry.custom_id] = ProviderError(
+                        f"{name}: batch request {result.type}",
+                        decision=RetryDecision.TRANSIENT,
+                        kind="batch",
+                    )
+        except Exception as error:
+            raise self._error(error) from error
+        return outcomes
