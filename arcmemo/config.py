@@ -156,6 +156,12 @@ class RunConfig(BaseModel):
         "settings, and says so.",
     )
     models: ModelConfig = Field(default_factory=ModelConfig, description="Limits, retries, cache.")
+    batch: bool = Field(
+        default=False,
+        description="Send model requests as provider batches (OpenAI Batch API, Anthropic "
+        "Message Batches; half price, answered within 24 h). Results and the cache are those "
+        "of a synchronous run, so a resume may switch it.",
+    )
     out: Path = Field(description="Run directory.")
     created_at: datetime | None = Field(default=None, description="When the run was first started.")
     versions: dict[str, str | None] = Field(default_factory=environment_versions)

@@ -39,6 +39,7 @@ from arcmemo.estimate import (
 )
 from arcmemo.files import LockHeldError, held_lock
 from arcmemo.memory.ontology import Memory
+from arcmemo.models.batch import BatchSettings
 from arcmemo.models.client import ModelClient, ModelUnreachableError, open_model
 from arcmemo.models.limiter import Limiter
 from arcmemo.models.prices import PriceTable
@@ -139,6 +140,12 @@ def run_warnings(config: RunConfig) -> list[str]:
         warnings.append("memory writes used test labels (--update-signal oracle)")
     if benchmark_uses_sandbox(config) and sandbox_isolation(config.sandbox.name) != "kernel":
         warnings.append(f"programs ran with --sandbox {config.sandbox.name} (no kernel isolation)")
+    if config.batch and config.update == "online" and config.memory is not None:
+        warnings.append(
+            f"--batch with --update online: the memory changes after every {config.update_every} "
+            "tasks, so a provider batch holds the requests of one such batch only, and the "
+            "selection, solving, retry and abstraction batches of each wait on the one before"
+        )
     return warnings
 
 
@@ -238,6 +245,16 @@ class ProgressSink:
     def stop(self) -> None: ...
 
 
+async def enable_batch_mode(
+    clients: list[ModelClient], rundir: RunDirectory, settings: BatchSettings | None = None
+) -> None:
+    """Put every client in batch mode, recording its batches in the run directory; fails at
+    once (BatchUnsupportedError) for a model or endpoint without a batch API."""
+    for client in clients:
+        client.enable_batch(rundir.batches_path, settings)
+        await client.check_batch()
+
+
 async def run_benchmark(
     config: RunConfig,
     *,
@@ -245,11 +262,13 @@ async def run_benchmark(
     solver: ModelClient | None = None,
     aux: ModelClient | None = None,
     force_resume: bool = False,
+    batch_settings: BatchSettings | None = None,
 ) -> dict[str, Any]:
     """Run (or resume) the configured run; returns and writes ``summary.json``.
 
     ``solver``/``aux`` override the models built from the config (tests pass scripted ones);
-    ``force_resume`` continues a run whose settings differ (recorded in ``config.json``).
+    ``force_resume`` continues a run whose settings differ (recorded in ``config.json``);
+    ``batch_settings`` tunes ``--batch`` (gathering window, polling, progress callback).
     """
     started = time.perf_counter()
     config = resolve_config(config)
@@ -270,6 +289,8 @@ async def run_benchmark(
             solver, built_aux = open_models(config, rundir)
             aux = aux or built_aux
         aux = aux or solver
+        if config.batch:
+            await enable_batch_mode(_distinct(solver, aux), rundir, batch_settings)
         config = rundir.start(config, force=force_resume)
         updater: ContinualUpdater | None = None
         if config.update == "online" and memory is not None:

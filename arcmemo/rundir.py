@@ -4,7 +4,10 @@ Files: ``config.json`` (the resolved :class:`~arcmemo.config.RunConfig`), ``resu
 (one finished task per line, flushed and fsynced as it finishes), ``summary.json``,
 ``calls.jsonl`` (the model layer's log of every call), ``task_order.json`` (the processing
 order), ``prompts/`` (dry runs) and ``abstraction.jsonl`` (what each abstraction wrote and
-what failed).
+what failed). A ``--batch`` run also keeps ``batches.jsonl``: each provider batch it
+submitted (id and the cache keys of its requests) and each it collected
+(:class:`~arcmemo.models.batch.BatchRecord`), so a resume awaits a batch instead of paying
+for it again.
 
 A batched run (``--update online``, or ``--schedule passes``) also keeps
 ``schedule.json`` (its batches, fixed when it starts: :class:`Schedule`), ``passes.jsonl``
@@ -178,6 +181,10 @@ class RunDirectory:
     @property
     def calls_path(self) -> Path:
         return self.path / "calls.jsonl"
+
+    @property
+    def batches_path(self) -> Path:
+        return self.path / "batches.jsonl"
 
     @property
     def task_order_path(self) -> Path:

@@ -289,9 +289,15 @@ class Runner:
         results = self.rundir.finished()
         return [results[i] for i in ids if i in results]
 
+    def _task_gate(self, count: int) -> asyncio.Semaphore:
+        # Keep a bounded number of tasks alive; the model layer bounds requests anyway. In
+        # batch mode every task is alive, so all their requests can join one provider batch.
+        if self.config.batch:
+            return asyncio.Semaphore(max(count, 1))
+        return asyncio.Semaphore(max(2 * self.config.models.concurrency, 1))
+
     async def _run_tasks(self, tasks: list[Any]) -> None:
-        # Keep a bounded number of tasks alive; the model layer bounds requests anyway.
-        gate = asyncio.Semaphore(max(2 * self.config.models.concurrency, 1))
+        gate = self._task_gate(len(tasks))
 
         async def one(task: Any) -> None:
             async with gate:
@@ -395,7 +401,7 @@ class Runner:
     ) -> None:
         """Run one batch, record its results and tasks' states, let the hook write the
         memory, then commit the batch."""
-        gate = asyncio.Semaphore(max(2 * self.config.models.concurrency, 1))
+        gate = self._task_gate(len(batch.task_ids))
 
         async def one(task_id: str) -> TaskState:
             async with gate:

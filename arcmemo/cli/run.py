@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from arcmemo.cli.options import (
 )
 from arcmemo.config import RunConfig, SamplingConfig
 from arcmemo.estimate import RunEstimate, Span
+from arcmemo.models.batch import BatchProgress, BatchSettings
 from arcmemo.models.client import ModelConfig, ModelUnreachableError
 from arcmemo.models.prices import ModelPrice, PriceTable
 from arcmemo.pipeline import ProgressSink, dry_run, resolve_config, run_benchmark, run_warnings
@@ -292,6 +294,13 @@ def print_errors(console: Console, summary: dict[str, Any]) -> None:
     help="Continue the run in --out although settings that change results differ "
     "(each difference is recorded in config.json under forced_resume).",
 )
+@click.option(
+    "--batch",
+    is_flag=True,
+    help="Send model requests as provider batches (OpenAI Batch API, Anthropic Message "
+    "Batches): half price, answered within 24 h, same results; a rerun resumes the batches "
+    "recorded in batches.jsonl instead of paying again.",
+)
 @click.option("--dry-run", is_flag=True, help="Render prompts and estimate cost; call nothing.")
 def run(benchmark: str, **options: Any) -> None:
     """Run BENCHMARK and write a run directory (re-running the same command resumes)."""
@@ -359,6 +368,7 @@ def run(benchmark: str, **options: Any) -> None:
             ),
             out=options["out"] or Path("runs") / f"{stamp}-{benchmark}",
             created_at=datetime.now(timezone.utc),
+            batch=options["batch"],
         )
         if options["dry_run"]:
             report = asyncio.run(dry_run(config))
@@ -371,7 +381,12 @@ def run(benchmark: str, **options: Any) -> None:
         progress = RichProgress(console, price)
         try:
             summary = asyncio.run(
-                run_benchmark(config, progress=progress, force_resume=options["force_resume"])
+                run_benchmark(
+                    config,
+                    progress=progress,
+                    force_resume=options["force_resume"],
+                    batch_settings=BatchSettings(on_progress=batch_progress_printer(console)),
+                )
             )
         except ModelUnreachableError as error:
             raise RunIncomplete(
@@ -382,6 +397,27 @@ def run(benchmark: str, **options: Any) -> None:
         console.print(f"run directory: {config.out}")
         if not summary["complete"]:
             raise SystemExit(EXIT_INCOMPLETE)
+
+
+def batch_progress_printer(console: Console) -> Callable[[BatchProgress], None]:
+    """A ``--batch`` progress display: one line whenever a batch's status changes."""
+    last: dict[str, tuple[str, int, int]] = {}
+
+    def show(progress: BatchProgress) -> None:
+        status = progress.status
+        now = (status.state, status.done, status.failed)
+        if last.get(progress.batch_id) == now:
+            return
+        last[progress.batch_id] = now
+        console.print(
+            f"batch {progress.batch_id} ({progress.model}): {status.state}, "
+            f"{status.done}/{status.total} done, {status.failed} failed, "
+            f"{progress.elapsed_s:.0f} s",
+            markup=False,
+            highlight=False,
+        )
+
+    return show
 
 
 # Exit status of a run that finished with tasks in error, or was stopped because its model

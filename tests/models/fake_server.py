@@ -63,6 +63,12 @@ def _reply(messages: list[dict[str, Any]], index: int) -> str:
     return f"reply to {users[-1] if users else ''} #{index}"
 
 
+def _error_payload(message: str, anthropic: bool) -> dict[str, Any]:
+    if anthropic:
+        return {"type": "error", "error": {"type": "api_error", "message": message}}
+    return {"error": {"message": message, "type": "invalid_request_error", "code": None}}
+
+
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
 
@@ -123,10 +129,14 @@ class _Handler(BaseHTTPRequestHandler):
             self._chat(body)
 
     def _chat(self, body: dict[str, Any]) -> None:
+        status, payload, headers = self._chat_result(body)
+        self._send(status, json.dumps(payload).encode(), headers)
+
+    def _chat_result(self, body: dict[str, Any]) -> tuple[int, dict[str, Any], dict[str, str]]:
+        """(status, JSON body, headers) of a Chat Completions request (a batch's line too)."""
         n = int(body.get("n") or 1)
         if self.server.state.reject_n and n > 1:
-            self._error(400, "n > 1 is not supported by this server", False, {})
-            return
+            return 400, _error_payload("n > 1 is not supported by this server", False), {}
         messages = body.get("messages", [])
         prompt = sum(_words(_text_of(m["content"])) for m in messages)
         choices = []
@@ -159,9 +169,13 @@ class _Handler(BaseHTTPRequestHandler):
         if state.usage_cost is not None:
             payload["usage"]["cost"] = state.usage_cost
         headers = {"x-litellm-response-cost": state.cost_header} if state.cost_header else {}
-        self._send(200, json.dumps(payload).encode(), headers)
+        return 200, payload, headers
 
     def _messages(self, body: dict[str, Any]) -> None:
+        self._send(200, json.dumps(self._message_payload(body)).encode(), {})
+
+    def _message_payload(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The JSON body answering a Messages request (a batch's request too)."""
         state = self.server.state
         messages = body.get("messages", [])
         system = body.get("system") or []
@@ -203,14 +217,10 @@ class _Handler(BaseHTTPRequestHandler):
                 "cache_creation_input_tokens": cache_write,
             },
         }
-        self._send(200, json.dumps(payload).encode(), {})
+        return payload
 
     def _error(self, status: int, message: str, anthropic: bool, headers: dict[str, str]) -> None:
-        if anthropic:
-            payload = {"type": "error", "error": {"type": "api_error", "message": message}}
-        else:
-            payload = {"error": {"message": message, "type": "invalid_request_error", "code": None}}
-        self._send(status, json.dumps(payload).encode(), headers)
+        self._send(status, json.dumps(_error_payload(message, anthropic)).encode(), headers)
 
     def _send(self, status: int, data: bytes, headers: dict[str, str]) -> None:
         self.send_response(status)
@@ -231,9 +241,11 @@ class _Server(ThreadingHTTPServer):
 class FakeLLMServer:
     """Start with ``with FakeLLMServer() as server:``; point SDKs at ``server.url``."""
 
+    handler: type[_Handler] = _Handler
+
     def __init__(self, *, latency_s: float = 0.0, gate: int | None = None) -> None:
         self.state = ServerState(latency_s=latency_s, gate=gate)
-        self._server = _Server(("127.0.0.1", 0), _Handler)
+        self._server = _Server(("127.0.0.1", 0), self.handler)
         self._server.state = self.state
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
