@@ -1,0 +1,283 @@
+"""Batch mode of ModelClient through the real SDKs' batch methods against a fake server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arcmemo.models import ModelCallError, ModelClient, ModelConfig, ResponseCache
+from arcmemo.models.base import Message
+from arcmemo.models.batch import (
+    BatchProgress,
+    BatchSettings,
+    BatchUnsupportedError,
+    pending_batches,
+    read_batch_log,
+)
+from arcmemo.models.client import CallRecord
+from arcmemo.models.prices import BATCH_DISCOUNT, ModelPrice, PriceTable
+from arcmemo.models.registry import create_provider
+from arcmemo.models.scripted import ScriptedProvider
+
+from .conftest import RecordingSleep
+from .fake_batch_server import FakeBatchServer
+
+SPECS = ("openai:gpt-4o-mini", "anthropic:claude-sonnet-4-5")
+PRICES = PriceTable({spec: ModelPrice(input=2.0, output=8.0) for spec in SPECS})
+
+
+class Stop(Exception):
+    """Raised by a progress callback: the process 'dies' while a batch is pending."""
+
+
+@pytest.fixture
+def batch_server() -> Iterator[FakeBatchServer]:
+    with FakeBatchServer() as server:
+        yield server
+
+
+def make_client(
+    spec: str, server: FakeBatchServer, directory: Path, *, batch: bool = True, **settings: Any
+) -> ModelClient:
+    base_url = server.openai_base_url if spec.startswith("openai:") else server.url
+    options = {"prompt_cache": "false"} if spec.startswith("anthropic:") else {}
+    client = ModelClient(
+        create_provider(spec, base_url=base_url, **options),
+        config=ModelConfig(timeout_s=5),
+        cache=ResponseCache(directory / "cache"),
+        prices=PRICES,
+        call_log_path=directory / "calls.jsonl",
+        sleep=RecordingSleep(),
+        rng=random.Random(0),
+    )
+    if batch:
+        quick = {"quiet_s": 0.05, "poll_s": 0.01, "submit_retries": 0} | settings
+        client.enable_batch(directory / "batches.jsonl", BatchSettings(**quick))
+    return client
+
+
+def prompt(text: str) -> list[Message]:
+    return [Message(role="system", content="be brief"), Message(role="user", content=text)]
+
+
+async def ask(client: ModelClient, texts: list[str], n: int = 2) -> list[list[str]]:
+    answers = await asyncio.gather(
+        *(client.generate(prompt(text), stage="solve", task_id=text, n=n) for text in texts)
+    )
+    return [[c.text for c in completions] for completions in answers]
+
+
+def calls(directory: Path) -> list[CallRecord]:
+    lines = (directory / "calls.jsonl").read_text().splitlines()
+    return [CallRecord.model_validate_json(line) for line in lines]
+
+
+def comparable(record: CallRecord) -> dict[str, Any]:
+    return record.model_dump(exclude={"ts", "latency_s", "batch", "cost_usd"})
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_concurrent_calls_go_out_as_one_batch_and_match_the_synchronous_answers(
+    spec: str, batch_server: FakeBatchServer, api_keys: dict[str, str], tmp_path: Path
+) -> None:
+    texts = ["alpha", "beta", "gamma"]
+
+    async def both() -> tuple[list[list[str]], list[list[str]]]:
+        batched = make_client(spec, batch_server, tmp_path / "batch")
+        plain = make_client(spec, batch_server, tmp_path / "sync", batch=False)
+        try:
+            return await ask(batched, texts), await ask(plain, texts)
+        finally:
+            await batched.aclose()
+            await plain.aclose()
+
+    batched, plain = asyncio.run(both())
+    assert batched == plain
+    assert batch_server.batches_created == 1
+    synchronous = [
+        r for r in batch_server.requests if r.path.endswith(("/completions", "/messages"))
+    ]
+    assert len(synchronous) == (3 if spec.startswith("openai:") else 6)  # only the sync client's
+    by_task = lambda d: sorted(calls(d), key=lambda r: r.task_id or "")  # noqa: E731
+    assert [comparable(r) for r in by_task(tmp_path / "batch")] == [
+        comparable(r) for r in by_task(tmp_path / "sync")
+    ]
+    assert all(r.batch for r in calls(tmp_path / "batch"))
+    # The answers are in the cache, keyed as a synchronous run keys them.
+    again = make_client(spec, batch_server, tmp_path / "batch")
+    assert asyncio.run(ask(again, texts)) == plain
+    assert batch_server.batches_created == 1
+    assert all(r.cache_hit for r in calls(tmp_path / "batch")[3:])
+    records = read_batch_log(tmp_path / "batch" / "batches.jsonl")
+    assert [r.event for r in records] == ["submitted", "collected"]
+    assert pending_batches(records, spec) == []
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_batch_cost_is_half_the_price_table(
+    spec: str, batch_server: FakeBatchServer, api_keys: dict[str, str], tmp_path: Path
+) -> None:
+    async def both() -> None:
+        for name, batch in (("batch", True), ("sync", False)):
+            client = make_client(spec, batch_server, tmp_path / name, batch=batch)
+            await ask(client, ["one", "two"])
+            await client.aclose()
+
+    asyncio.run(both())
+    batched = {r.task_id: r for r in calls(tmp_path / "batch")}
+    plain = {r.task_id: r for r in calls(tmp_path / "sync")}
+    for task_id, record in batched.items():
+        full = PRICES.cost_usd(spec, record.tokens)
+        assert full is not None and full > 0
+        assert record.cost_usd == pytest.approx(full * BATCH_DISCOUNT)
+        assert plain[task_id].cost_usd == pytest.approx(full)
+        assert record.batch and not plain[task_id].batch
+
+
+def test_per_request_errors_follow_the_synchronous_rules(
+    batch_server: FakeBatchServer, api_keys: dict[str, str], tmp_path: Path
+) -> None:
+    """A 500 inside a batch is sent again synchronously; a 400 fails the call at once."""
+    spec = SPECS[0]
+    batch_server.fail_next_requests(500, 400)
+
+    async def run() -> list[Any]:
+        client = make_client(spec, batch_server, tmp_path)
+        try:
+            return await asyncio.gather(
+                *(
+                    client.generate(prompt(text), stage="solve", task_id=text)
+                    for text in ("retried", "refused", "fine")
+                ),
+                return_exceptions=True,
+            )
+        finally:
+            await client.aclose()
+
+    retried, refused, fine = asyncio.run(run())
+    assert [c.text for c in retried] == ["reply to retried #0"]
+    assert isinstance(refused, ModelCallError) and refused.status == 400
+    assert [c.text for c in fine] == ["reply to fine #0"]
+    synchronous = [r for r in batch_server.requests if r.path.endswith("/completions")]
+    assert [_last_user(r.body) for r in synchronous] == ["retried"]
+    records = {r.task_id: r for r in calls(tmp_path)}
+    assert records["retried"].attempts == 2 and not records["retried"].batch
+    assert records["refused"].attempts == 1 and records["refused"].error is not None
+    assert records["fine"].attempts == 1 and records["fine"].batch
+    # The synchronous answer is billed at full price, the batch answer at half.
+    assert records["retried"].cost_usd == pytest.approx(
+        PRICES.cost_usd(spec, records["retried"].tokens)
+    )
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_an_expired_batch_answers_what_it_finished_and_the_rest_goes_synchronous(
+    spec: str, batch_server: FakeBatchServer, api_keys: dict[str, str], tmp_path: Path
+) -> None:
+    batch_server.expire_next_batch(answered=1)
+
+    async def run() -> list[list[str]]:
+        client = make_client(spec, batch_server, tmp_path)
+        try:
+            return await ask(client, ["a", "b", "c"], n=1)
+        finally:
+            await client.aclose()
+
+    assert asyncio.run(run()) == [["reply to a #0"], ["reply to b #0"], ["reply to c #0"]]
+    synchronous = [
+        r for r in batch_server.requests if r.path.endswith(("/completions", "/messages"))
+    ]
+    assert sorted(_last_user(r.body) for r in synchronous) == ["b", "c"]
+    records = {r.task_id: r for r in calls(tmp_path)}
+    assert records["a"].batch and not records["b"].batch and not records["c"].batch
+    (collected,) = [r for r in read_batch_log(tmp_path / "batches.jsonl") if r.event == "collected"]
+    assert collected.state in {"expired", "ended"} and collected.answered == 1
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_a_restarted_client_awaits_the_recorded_batch_instead_of_resubmitting(
+    spec: str, batch_server: FakeBatchServer, api_keys: dict[str, str], tmp_path: Path
+) -> None:
+    def die(progress: BatchProgress) -> None:
+        raise Stop(progress.batch_id)
+
+    async def first() -> None:
+        client = make_client(spec, batch_server, tmp_path, on_progress=die)
+        try:
+            await ask(client, ["x", "y"])
+        finally:
+            await client.aclose()
+
+    with pytest.raises(Stop):
+        asyncio.run(first())
+    assert batch_server.batches_created == 1
+    assert len(pending_batches(read_batch_log(tmp_path / "batches.jsonl"), spec)) == 1
+
+    seen: list[str] = []
+
+    async def resumed() -> list[list[str]]:
+        client = make_client(
+            spec, batch_server, tmp_path, on_progress=lambda p: seen.append(p.batch_id)
+        )
+        try:
+            return await ask(client, ["x", "y"])
+        finally:
+            await client.aclose()
+
+    answers = asyncio.run(resumed())
+    assert batch_server.batches_created == 1  # retrieved, not submitted again
+    assert answers[0][0] == "reply to x #0" and answers[1][0] == "reply to y #0"
+    assert set(seen) == {f"batch_{spec.partition(':')[0]}_1"}
+    assert pending_batches(read_batch_log(tmp_path / "batches.jsonl"), spec) == []
+    # The resumed calls are logged as answered by the batch (the interrupted ones before
+    # them, with nothing answered, as calls that obtained no sample).
+    requests = 1 if spec.startswith("openai:") else 2  # Anthropic: one request per sample
+    assert [(r.batch, r.attempts) for r in calls(tmp_path)[-2:]] == [(True, requests)] * 2
+
+
+def test_an_endpoint_without_batches_fails_at_once_in_one_line(
+    api_keys: dict[str, str], tmp_path: Path
+) -> None:
+    with FakeBatchServer(batch_api=False) as server:
+        for spec in SPECS:
+            client = make_client(spec, server, tmp_path)
+            with pytest.raises(BatchUnsupportedError) as caught:
+                asyncio.run(client.check_batch())
+            asyncio.run(client.aclose())
+            message = str(caught.value)
+            assert "\n" not in message and "--batch" in message and "HTTP 404" in message
+            assert server.url.removeprefix("http://") in message
+
+
+def test_a_provider_without_a_batch_api_is_refused() -> None:
+    client = ModelClient(ScriptedProvider.from_script({"default": "x"}))
+    with pytest.raises(BatchUnsupportedError, match=r"scripted:.* has no batch API"):
+        client.enable_batch(Path("unused.jsonl"))
+
+
+def test_a_full_queue_is_flushed_without_waiting_for_quiet(
+    batch_server: FakeBatchServer, api_keys: dict[str, str], tmp_path: Path
+) -> None:
+    async def run() -> None:
+        client = make_client(SPECS[0], batch_server, tmp_path, quiet_s=30.0, max_requests=2)
+        try:
+            await asyncio.wait_for(ask(client, ["p", "q"], n=1), timeout=10)
+        finally:
+            await client.aclose()
+
+    asyncio.run(run())
+    assert batch_server.batches_created == 1
+    lines = (tmp_path / "batches.jsonl").read_text().splitlines()
+    assert len(json.loads(lines[0])["requests"]) == 2
+
+
+def _last_user(body: dict[str, Any]) -> str:
+    users = [m for m in body.get("messages", []) if m.get("role") == "user"]
+    content = users[-1]["content"]
+    return content if isinstance(content, str) else content[0]["text"]
