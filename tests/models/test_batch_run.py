@@ -1,0 +1,196 @@
+"""``arcmemo run --batch`` end to end: ARC fixture tasks against the fake batch server, through
+the real OpenAI and Anthropic SDKs, compared with the same run made synchronously."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from arcmemo.cli.main import cli
+from arcmemo.config import RunConfig
+from arcmemo.models.batch import BatchProgress, BatchSettings, pending_batches, read_batch_log
+from arcmemo.models.client import CallRecord
+from arcmemo.models.prices import BATCH_DISCOUNT, PriceTable
+from arcmemo.pipeline import run_benchmark
+from arcmemo.rundir import RunDirectory
+
+from .fake_batch_server import FakeBatchServer
+
+ARC_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "arc" / "eval"
+TASKS = ["66e6c45b", "00576224", "68b67ca3"]
+QUICK = {"quiet_s": 0.2, "poll_s": 0.01, "submit_retries": 0}
+
+
+class Killed(Exception):
+    """Raised from the progress callback: the run dies with its batch submitted."""
+
+
+@pytest.fixture(autouse=True)
+def keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-batch-0123456789")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-batch-0123456789")
+    for variable in ("OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "ARCMEMO_PRICES"):
+        monkeypatch.delenv(variable, raising=False)
+
+
+def config(
+    server: FakeBatchServer, out: Path, model: str, *, batch: bool, **changes: Any
+) -> RunConfig:
+    openai = model.startswith("openai:")
+    return RunConfig.model_validate(
+        {
+            "benchmark": "arc-agi-1",
+            "data": str(ARC_DIR),
+            "tasks": TASKS,
+            "model": model,
+            "base_url": server.openai_base_url if openai else server.url,
+            # Anthropic's simulated prompt cache depends on arrival order; leave it out.
+            "model_args": {} if openai else {"prompt_cache": "false"},
+            "attempts": 2,
+            "retries": 1,
+            "out": out / "run",
+            "models": {"cache_dir": out / "cache"},
+            "batch": batch,
+        }
+        | changes
+    )
+
+
+def run(cfg: RunConfig, **settings: Any) -> dict[str, Any]:
+    batch = BatchSettings(**(QUICK | settings))
+    return asyncio.run(run_benchmark(cfg, batch_settings=batch))
+
+
+def results(out: Path) -> list[dict[str, Any]]:
+    lines = (out / "run" / "results.jsonl").read_text().splitlines()
+    return sorted((json.loads(line) for line in lines), key=lambda r: r["task_id"])
+
+
+def call_records(out: Path) -> list[CallRecord]:
+    return RunDirectory(out / "run").calls()
+
+
+def call_lines(out: Path) -> list[dict[str, Any]]:
+    """The call log without what differs between any two runs (times) or by design
+    (the batch flag and its price)."""
+    drop = {"ts", "latency_s", "batch", "cost_usd"}
+    lines = [r.model_dump(exclude=drop) for r in call_records(out)]
+    return sorted(lines, key=lambda line: json.dumps(line, sort_keys=True))
+
+
+@pytest.mark.parametrize(
+    ("model", "schedule"),
+    [
+        ("openai:gpt-4o-mini", "tasks"),
+        ("anthropic:claude-sonnet-4-5", "tasks"),
+        # One schedule batch per pass: first tries, then the pass of retries.
+        ("openai:gpt-4o-mini", "passes"),
+    ],
+)
+def test_batch_run_equals_the_synchronous_run(model: str, schedule: str, tmp_path: Path) -> None:
+    with FakeBatchServer() as server:
+        plain = run(config(server, tmp_path / "sync", model, batch=False, schedule=schedule))
+        assert server.batches_created == 0
+        batched = run(config(server, tmp_path / "batch", model, batch=True, schedule=schedule))
+        # First tries, then the retries: one provider batch per round, no synchronous calls.
+        assert server.batches_created == 2
+        synchronous = len(server.requests)
+        assert results(tmp_path / "batch") == results(tmp_path / "sync")
+        assert call_lines(tmp_path / "batch") == call_lines(tmp_path / "sync")
+        assert all(r.batch for r in call_records(tmp_path / "batch"))
+        assert batched["n_solved"] == plain["n_solved"] and batched["calls"] == plain["calls"]
+        # The batch run left no synchronous request behind it.
+        assert len(server.requests) == synchronous
+        # A rerun in batch mode finds everything done and submits nothing.
+        run(config(server, tmp_path / "batch", model, batch=True, schedule=schedule))
+        assert server.batches_created == 2
+
+
+def test_the_summary_cost_is_the_half_price_of_the_price_table(tmp_path: Path) -> None:
+    model = "openai:gpt-4o-mini"
+    prices = PriceTable.load()
+    assert prices.price_for(model) is not None
+    with FakeBatchServer() as server:
+        plain = run(config(server, tmp_path / "sync", model, batch=False))
+        batched = run(config(server, tmp_path / "batch", model, batch=True))
+    for record in call_records(tmp_path / "batch"):
+        full = prices.cost_usd(model, record.tokens)
+        assert record.batch and record.cost_usd == pytest.approx(full * BATCH_DISCOUNT)
+    assert plain["cost_usd"] > 0
+    assert batched["cost_usd"] == pytest.approx(plain["cost_usd"] * BATCH_DISCOUNT)
+    stages = batched["stages"]
+    assert sum(stage["batch_calls"] for stage in stages.values()) == batched["calls"]
+
+
+@pytest.mark.parametrize("model", ["openai:gpt-4o-mini", "anthropic:claude-sonnet-4-5"])
+def test_a_batch_run_killed_after_submitting_resumes_without_resubmitting(
+    model: str, tmp_path: Path
+) -> None:
+    def die_once(progress: BatchProgress) -> None:
+        raise Killed(progress.batch_id)
+
+    with FakeBatchServer() as server:
+        run(config(server, tmp_path / "sync", model, batch=False))
+        killed = config(server, tmp_path / "batch", model, batch=True)
+        with pytest.raises(Killed):
+            run(killed, on_progress=die_once)
+        assert server.batches_created == 1
+        log = RunDirectory(killed.out).batches_path
+        assert len(pending_batches(read_batch_log(log), model)) == 1
+        assert not (killed.out / "results.jsonl").exists() or results(tmp_path / "batch") == []
+        run(killed)
+        # The first-tries batch was awaited, not sent again; only the retries' batch is new.
+        assert server.batches_created == 2
+        assert pending_batches(read_batch_log(log), model) == []
+        assert results(tmp_path / "batch") == results(tmp_path / "sync")
+
+
+def test_cli_batch_on_a_model_without_batches_fails_in_one_line_before_starting(
+    tmp_path: Path,
+) -> None:
+    runner = CliRunner()
+    script = tmp_path / "answers.json"
+    script.write_text('{"*": "no code"}')
+    scripted = runner.invoke(
+        cli,
+        ["run", "arc-agi-1", "--data", str(ARC_DIR), "--tasks", TASKS[0], "--batch",
+         "--model", f"scripted:{script}", "--out", str(tmp_path / "scripted")],
+    )  # fmt: skip
+    assert scripted.exit_code == 1
+    assert "has no batch API" in scripted.output and scripted.output.count("\n") == 1
+    assert not (tmp_path / "scripted" / "config.json").exists()  # failed before starting
+    with FakeBatchServer(batch_api=False) as server:
+        generic = runner.invoke(
+            cli,
+            ["run", "arc-agi-1", "--data", str(ARC_DIR), "--tasks", TASKS[0], "--batch",
+             "--model", "openai:qwen", "--base-url", server.openai_base_url,
+             "--out", str(tmp_path / "generic")],
+        )  # fmt: skip
+    assert generic.exit_code == 1
+    assert "has no Batch API" in generic.output and "HTTP 404" in generic.output
+    assert generic.output.count("\n") == 1
+    assert not (tmp_path / "generic" / "config.json").exists()
+
+
+def test_online_runs_say_that_batches_follow_the_memory_updates(tmp_path: Path) -> None:
+    from arcmemo.pipeline import run_warnings
+
+    base = {
+        "benchmark": "arc-agi-1",
+        "model": "openai:gpt-4o-mini",
+        "out": tmp_path,
+        "memory": tmp_path / "memory.json",
+        "update": "online",
+        "update_every": 5,
+    }
+    online = RunConfig.model_validate(base | {"batch": True})
+    (warning,) = [w for w in run_warnings(online) if "--batch" in w]
+    assert "every 5 tasks" in warning
+    assert not [w for w in run_warnings(RunConfig.model_validate(base)) if "--batch" in w]
+    fixed = RunConfig.model_validate(base | {"batch": True, "update": "none"})
+    assert not [w for w in run_warnings(fixed) if "--batch" in w]
