@@ -29,7 +29,7 @@ from arcmemo.config import RunConfig, SamplingConfig
 from arcmemo.estimate import RunEstimate, Span
 from arcmemo.models.batch import BatchProgress, BatchSettings
 from arcmemo.models.client import ModelConfig, ModelUnreachableError
-from arcmemo.models.prices import ModelPrice, PriceTable
+from arcmemo.models.prices import BATCH_DISCOUNT, ModelPrice, PriceTable
 from arcmemo.pipeline import ProgressSink, dry_run, resolve_config, run_benchmark, run_warnings
 from arcmemo.records import TaskResult
 from arcmemo.registry import ComponentSpec
@@ -140,6 +140,21 @@ def print_estimate(console: Console, estimate: RunEstimate) -> None:
     console.print(table)
     for assumption in estimate.assumptions:
         console.print(f"  assumed: {assumption}", highlight=False)
+
+
+def print_batch_cost(console: Console, estimate: RunEstimate) -> None:
+    """What ``--batch`` would make the estimate cost (the batch discount on every token)."""
+    cost = estimate.cost_usd
+    if cost is None:
+        console.print("with --batch: cost unknown (a model has no price)", highlight=False)
+        return
+    batch = Span(low=cost.low * BATCH_DISCOUNT, high=cost.high * BATCH_DISCOUNT)
+    saved = Span(low=cost.low - batch.low, high=cost.high - batch.high)
+    console.print(
+        f"with --batch: {_span(batch, money=True)} (saves {_span(saved, money=True)}; "
+        f"batch price = {BATCH_DISCOUNT:g} x the price table)",
+        highlight=False,
+    )
 
 
 def print_errors(console: Console, summary: dict[str, Any]) -> None:
@@ -373,6 +388,8 @@ def run(benchmark: str, **options: Any) -> None:
         if options["dry_run"]:
             report = asyncio.run(dry_run(config))
             print_estimate(console, report.estimate)
+            if config.batch:
+                print_batch_cost(console, report.estimate)
             console.print(f"prompts written to {report.prompts_dir}")
             return
         for warning in run_warnings(resolve_config(config)):

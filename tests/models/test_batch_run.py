@@ -194,3 +194,29 @@ def test_online_runs_say_that_batches_follow_the_memory_updates(tmp_path: Path) 
     assert not [w for w in run_warnings(RunConfig.model_validate(base)) if "--batch" in w]
     fixed = RunConfig.model_validate(base | {"batch": True, "update": "none"})
     assert not [w for w in run_warnings(fixed) if "--batch" in w]
+
+
+def test_a_batch_dry_run_prints_the_half_price(tmp_path: Path) -> None:
+    from arcmemo.pipeline import dry_run
+
+    out = tmp_path / "dry"
+    result = CliRunner().invoke(
+        cli,
+        ["run", "arc-agi-1", "--data", str(ARC_DIR), "--tasks", ",".join(TASKS),
+         "--model", "openai:o4-mini", "--out", str(out), "--dry-run", "--batch"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    estimate = asyncio.run(
+        dry_run(
+            RunConfig.model_validate(
+                {"benchmark": "arc-agi-1", "data": str(ARC_DIR), "tasks": TASKS,
+                 "model": "openai:o4-mini", "out": out}
+            )
+        )
+    ).estimate  # fmt: skip
+    assert estimate.cost_usd is not None and estimate.cost_usd.high > 0
+    low, high = (
+        value * BATCH_DISCOUNT for value in (estimate.cost_usd.low, estimate.cost_usd.high)
+    )
+    printed = " ".join(result.output[result.output.index("with --batch:") :].split())
+    assert printed.startswith(f"with --batch: ${low:,.2f} - ${high:,.2f} (saves")
