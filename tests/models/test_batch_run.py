@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from arcmemo.rundir import RunDirectory
 from .fake_batch_server import FakeBatchServer
 
 ARC_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "arc" / "eval"
+MEMORY = ARC_DIR.parents[1] / "memory" / "published_v0.json"
 TASKS = ["66e6c45b", "00576224", "68b67ca3"]
 QUICK = {"quiet_s": 0.2, "poll_s": 0.01, "submit_retries": 0}
 
@@ -175,6 +177,25 @@ def test_cli_batch_on_a_model_without_batches_fails_in_one_line_before_starting(
     assert "has no Batch API" in generic.output and "HTTP 404" in generic.output
     assert generic.output.count("\n") == 1
     assert not (tmp_path / "generic" / "config.json").exists()
+
+
+def test_an_online_run_in_batch_mode_equals_the_synchronous_one(tmp_path: Path) -> None:
+    """Selection, solving and retries of a continual run (memory updated every 2 tasks) go
+    out batch by batch of the schedule; the results are those of the synchronous run."""
+    model = "openai:gpt-4o-mini"
+    summaries = {}
+    with FakeBatchServer() as server:
+        for name, batch in (("sync", False), ("batch", True)):
+            memory = tmp_path / f"{name}-memory.json"
+            shutil.copy(MEMORY, memory)
+            online = {"memory": str(memory), "update": "online", "update_every": 2}
+            summaries[name] = run(config(server, tmp_path / name, model, batch=batch, **online))
+        # Two schedule batches per pass, each with its selection and its solving batch.
+        assert server.batches_created >= 4
+    assert results(tmp_path / "batch") == results(tmp_path / "sync")
+    assert call_lines(tmp_path / "batch") == call_lines(tmp_path / "sync")
+    assert all(r.batch for r in call_records(tmp_path / "batch"))
+    assert any("--batch with --update online" in w for w in summaries["batch"]["warnings"])
 
 
 def test_online_runs_say_that_batches_follow_the_memory_updates(tmp_path: Path) -> None:
