@@ -25,6 +25,7 @@ ENDPOINT: Final = "/v1/chat/completions"
 _ENDED = frozenset({"completed", "expired", "failed", "cancelled"})
 # What an endpoint without the Batch API answers on /v1/batches.
 _ABSENT_STATUSES = frozenset({404, 405, 501})
+_N_REJECTED_STATUSES = frozenset({400, 422})
 
 
 class OpenAIBatchBackend:
@@ -123,6 +124,10 @@ class OpenAIBatchBackend:
             code = detail.get("code") if isinstance(detail, dict) else None
             # An expired request (or one without a status) never reached the model: retryable.
             decision = decision_for_status(status) if status else RetryDecision.TRANSIENT
+            if status in _N_REJECTED_STATUSES:
+                # The synchronous path answers a rejected n > 1 with single calls; only it
+                # can tell that from a bad request, so it gets the request again.
+                decision = RetryDecision.TRANSIENT
             return ProviderError(
                 f"{name}: batch request failed ({code or f'HTTP {status}'}): {message}",
                 decision=decision,

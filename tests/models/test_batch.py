@@ -143,9 +143,9 @@ def test_batch_cost_is_half_the_price_table(
 def test_per_request_errors_follow_the_synchronous_rules(
     batch_server: FakeBatchServer, api_keys: dict[str, str], tmp_path: Path
 ) -> None:
-    """A 500 inside a batch is sent again synchronously; a 400 fails the call at once."""
+    """A 500 inside a batch is sent again synchronously; a 404 fails the call at once."""
     spec = SPECS[0]
-    batch_server.fail_next_requests(500, 400)
+    batch_server.fail_next_requests(500, 404)
 
     async def run() -> list[Any]:
         client = make_client(spec, batch_server, tmp_path)
@@ -162,7 +162,7 @@ def test_per_request_errors_follow_the_synchronous_rules(
 
     retried, refused, fine = asyncio.run(run())
     assert [c.text for c in retried] == ["reply to retried #0"]
-    assert isinstance(refused, ModelCallError) and refused.status == 400
+    assert isinstance(refused, ModelCallError) and refused.status == 404
     assert [c.text for c in fine] == ["reply to fine #0"]
     synchronous = [r for r in batch_server.requests if r.path.endswith("/completions")]
     assert [_last_user(r.body) for r in synchronous] == ["retried"]
@@ -174,6 +174,27 @@ def test_per_request_errors_follow_the_synchronous_rules(
     assert records["retried"].cost_usd == pytest.approx(
         PRICES.cost_usd(spec, records["retried"].tokens)
     )
+
+
+def test_a_400_on_a_request_for_several_samples_gets_the_synchronous_n_fallback(
+    batch_server: FakeBatchServer, api_keys: dict[str, str], tmp_path: Path
+) -> None:
+    """A server that rejects n > 1 with 400: synchronously the provider falls back to single
+    calls, so a batch's 400 is handed to that path rather than failing the call."""
+    batch_server.state.reject_n = True
+
+    async def run() -> list[list[str]]:
+        client = make_client(SPECS[0], batch_server, tmp_path)
+        try:
+            return await ask(client, ["many"], n=2)
+        finally:
+            await client.aclose()
+
+    assert asyncio.run(run()) == [["reply to many #0", "reply to many #0"]]
+    synchronous = [r.body.get("n", 1) for r in batch_server.requests]
+    assert synchronous == [2, 1, 1]  # the rejected n, then one call per sample
+    (record,) = calls(tmp_path)
+    assert record.error is None and not record.batch
 
 
 @pytest.mark.parametrize("spec", SPECS)
