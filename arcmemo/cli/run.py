@@ -24,7 +24,7 @@ from arcmemo.cli.options import (
     sandbox_spec,
     selector_args,
 )
-from arcmemo.config import RunConfig, SamplingConfig
+from arcmemo.config import ONLINE_SHARD_REFUSAL, RunConfig, SamplingConfig, ShardSpec
 from arcmemo.estimate import RunEstimate, Span
 from arcmemo.models.client import ModelConfig, ModelUnreachableError
 from arcmemo.models.prices import ModelPrice, PriceTable
@@ -170,6 +170,12 @@ def print_errors(console: Console, summary: dict[str, Any]) -> None:
 @click.option("--data", help="A task file or folder instead of a split.")
 @click.option("--tasks", help="Comma-separated task ids.")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N tasks.")
+@click.option(
+    "--shard",
+    help="I/N: only shard I (0..N-1) of the ordered task list, every N-th task from "
+    "position I (SLURM: --shard $SLURM_ARRAY_TASK_ID/N); `arcmemo merge` joins the shards. "
+    "Not with --update online.",
+)
 @click.option("--model", required=True, help="Solver model, provider:model (e.g. openai:o4-mini).")
 @click.option("--base-url", help="OpenAI-compatible endpoint (vLLM, SGLang, llama.cpp, Ollama).")
 @click.option(
@@ -309,6 +315,7 @@ def run(benchmark: str, **options: Any) -> None:
             if options["tasks"]
             else None,
             limit=options["limit"],
+            shard=_shard(options),
             model=options["model"],
             base_url=options["base_url"],
             model_args=parse_model_args(options["model_args"]),
@@ -391,6 +398,17 @@ EXIT_INCOMPLETE = 3
 
 class RunIncomplete(click.ClickException):
     exit_code = EXIT_INCOMPLETE
+
+
+def _shard(options: dict[str, Any]) -> ShardSpec | None:
+    if options["shard"] is None:
+        return None
+    if options["update"] == "online":
+        raise click.BadParameter(ONLINE_SHARD_REFUSAL, param_hint="--shard")
+    try:
+        return ShardSpec.parse(options["shard"])
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="--shard") from None
 
 
 def _selector_spec(benchmark: str, options: dict[str, Any]) -> ComponentSpec | None:
