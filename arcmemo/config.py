@@ -101,7 +101,9 @@ class RunConfig(BaseModel):
     )
     model: str = Field(description="Solver model as provider:model.")
     base_url: str | None = Field(
-        default=None, description="Endpoint for OpenAI-compatible servers."
+        default=None,
+        description="Endpoint for OpenAI-compatible servers; several (replicas of one "
+        "deployment) comma-separated.",
     )
     model_args: dict[str, str] = Field(default_factory=dict, description="Provider options.")
     aux_model: str | None = Field(

@@ -177,7 +177,13 @@ def print_errors(console: Console, summary: dict[str, Any]) -> None:
     "Not with --update online.",
 )
 @click.option("--model", required=True, help="Solver model, provider:model (e.g. openai:o4-mini).")
-@click.option("--base-url", help="OpenAI-compatible endpoint (vLLM, SGLang, llama.cpp, Ollama).")
+@click.option(
+    "--base-url",
+    "base_urls",
+    multiple=True,
+    help="OpenAI-compatible endpoint (vLLM, SGLang, llama.cpp, Ollama). Repeat it (or give "
+    "URL,URL) for replicas of one deployment: requests are spread over them with failover.",
+)
 @click.option(
     "--model-arg",
     "model_args",
@@ -190,7 +196,12 @@ def print_errors(console: Console, summary: dict[str, Any]) -> None:
     help="Model for selection, description and abstraction (default: --model). It has its "
     "own endpoint and options: --base-url and --model-arg apply to the solver only.",
 )
-@click.option("--aux-base-url", help="Endpoint of --aux-model (default: its provider's host).")
+@click.option(
+    "--aux-base-url",
+    "aux_base_urls",
+    multiple=True,
+    help="Endpoint of --aux-model (default: its provider's host); repeatable like --base-url.",
+)
 @click.option("--aux-model-arg", "aux_model_args", multiple=True, help="Aux provider option k=v.")
 @click.option("--aux-temperature", type=float, help="Temperature of every aux-model call.")
 @click.option(
@@ -317,10 +328,10 @@ def run(benchmark: str, **options: Any) -> None:
             limit=options["limit"],
             shard=_shard(options),
             model=options["model"],
-            base_url=options["base_url"],
+            base_url=",".join(options["base_urls"]) or None,
             model_args=parse_model_args(options["model_args"]),
             aux_model=options["aux_model"],
-            aux_base_url=options["aux_base_url"],
+            aux_base_url=",".join(options["aux_base_urls"]) or None,
             aux_model_args=parse_model_args(options["aux_model_args"]),
             aux_sampling=SamplingConfig(
                 temperature=options["aux_temperature"], max_tokens=options["aux_max_tokens"]
