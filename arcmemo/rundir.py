@@ -7,7 +7,7 @@ order), ``prompts/`` (dry runs) and ``abstraction.jsonl`` (what each abstraction
 what failed), ``run.lock`` (held by every live process of the run: shared by runs
 that claim tasks, exclusive for a batched run) and ``claims/`` (one lock file per task
 being solved, see :meth:`RunWriter.claim`). A run made by ``arcmemo merge`` has
-``merged.json`` (:mod:`arcmemo.merge`).
+``merged.json`` (:mod:`arcmemo.shards`).
 
 A batched run (``--update online``, or ``--schedule passes``) also keeps
 ``schedule.json`` (its batches, fixed when it starts: :class:`Schedule`), ``passes.jsonl``

@@ -24,7 +24,7 @@ from arcmemo.cli.errors import user_errors
 def merge(out: Path, runs: tuple[Path, ...], allow_partial: bool) -> None:
     """Merge the shard run directories RUN... into the new run directory OUT, whose summary
     is that of one unsharded run."""
-    from arcmemo.merge import merge_runs
+    from arcmemo.shards import merge_runs
 
     console = Console(stderr=True)
     with user_errors():
