@@ -372,6 +372,25 @@ class RunDirectory:
         return [o for _, o, _ in _json_lines(self.abstraction_path, AbstractionOutcome) if o]
 
 
+def _cut_torn_tail(path: Path, chunk: int = 1 << 16) -> None:
+    """Cut ``path`` back to the end of its last complete line (a crash can tear the last)."""
+    if not path.exists():
+        return
+    with open(path, "rb") as handle:
+        end = handle.seek(0, os.SEEK_END)
+        position = end
+        while position > 0:
+            start = max(position - chunk, 0)
+            handle.seek(start)
+            newline = handle.read(position - start).rfind(b"\n")
+            if newline >= 0:
+                position = start + newline + 1
+                break
+            position = start
+    if position != end:
+        os.truncate(path, position)
+
+
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,120}")
 
 
@@ -524,17 +543,7 @@ class RunWriter(RunDirectory):
         if not self.results_path.exists():
             return
         with file_lock(self.results_path):  # another process of the run may be appending
-            self._cut_torn_line()
-
-    def _cut_torn_line(self) -> None:
-        good_bytes = 0
-        with open(self.results_path, "rb") as handle:
-            for line in handle:
-                if not line.endswith(b"\n"):
-                    break
-                good_bytes += len(line)
-        if good_bytes != self.results_path.stat().st_size:
-            os.truncate(self.results_path, good_bytes)
+            _cut_torn_tail(self.results_path)
 
     def append_result(self, result: TaskResult) -> None:
         """Append one finished task durably (a crash loses at most tasks in flight)."""
@@ -560,10 +569,14 @@ class RunWriter(RunDirectory):
             return
         # The file lock keeps lines of processes that share the run whole (a long line
         # may take several writes).
-        with self._lock, file_lock(path), open(path, "a", encoding="utf-8") as handle:
-            handle.writelines(lines)
-            handle.flush()
-            os.fsync(handle.fileno())
+        with self._lock, file_lock(path):
+            # Every append holds the lock, so a line left unfinished here was torn by a
+            # process that died writing it: cut it, or the next line would be glued on.
+            _cut_torn_tail(path)
+            with open(path, "a", encoding="utf-8") as handle:
+                handle.writelines(lines)
+                handle.flush()
+                os.fsync(handle.fileno())
 
     def appended_lengths(self) -> dict[str, int]:
         """The byte length of each append-only file now (recorded by a batch commit)."""

@@ -165,3 +165,16 @@ def test_a_batched_run_keeps_its_directory_to_itself(
     ):
         asyncio.run(run_benchmark(config(data, out, schedule=schedule)))
     assert not RunDirectory(out).results_path.exists()
+
+
+def test_a_line_torn_by_a_dead_process_is_cut_before_the_next_append(tmp_path: Path) -> None:
+    from arcmemo.records import TaskResult
+
+    writer = RunWriter(tmp_path / "run")
+    writer.path.mkdir()
+    writer.append_result(TaskResult(task_id="a"))
+    with open(writer.results_path, "a") as handle:  # another process died mid-line
+        handle.write(TaskResult(task_id="torn").model_dump_json()[:25])
+    writer.append_result(TaskResult(task_id="b"))
+    assert list(RunDirectory(writer.path).finished()) == ["a", "b"]
+    assert writer.results_path.read_text().count("\n") == 2
