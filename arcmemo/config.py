@@ -35,6 +35,48 @@ def environment_versions() -> dict[str, str | None]:
     }
 
 
+class ShardSpec(BaseModel):
+    """``--shard I/N``: shard ``index`` (0-based) of ``count`` takes every ``count``-th task
+    of the ordered task list, starting at position ``index``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    index: int = Field(ge=0, description="Which shard, 0 .. count-1 (SLURM_ARRAY_TASK_ID).")
+    count: int = Field(ge=1, description="How many shards the task list is cut into.")
+
+    @model_validator(mode="after")
+    def _index_in_range(self) -> ShardSpec:
+        if self.index >= self.count:
+            raise ValueError(f"shard {self}: the index must be below {self.count} (0..N-1)")
+        return self
+
+    @classmethod
+    def parse(cls, text: str) -> ShardSpec:
+        """``I/N`` as written on the command line."""
+        index, slash, count = text.partition("/")
+        if not slash or not index.strip().isdigit() or not count.strip().isdigit():
+            raise ValueError(f"--shard {text!r}: expected I/N, e.g. 0/4 (shards 0..N-1)")
+        if not 0 <= int(index) < int(count):
+            raise ValueError(f"--shard {text!r}: I must be 0..N-1 (N >= 1)")
+        return cls(index=int(index), count=int(count))
+
+    def take(self, items: list[Any]) -> list[Any]:
+        """This shard's items: positions index, index + count, ... (round robin, so every
+        shard gets a like share of a list sorted by difficulty or source)."""
+        return items[self.index :: self.count]
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+
+# Why --shard is refused for --update online (the CLI and the config say the same).
+ONLINE_SHARD_REFUSAL = (
+    "--shard cannot split an --update online run: its memory grows between batches, so "
+    "shards would each grow their own memory from the same start, a different experiment; "
+    "run continual runs unsharded (shard fixed-memory runs)"
+)
+
+
 class RunConfig(BaseModel):
     """Everything that defines a run. Fields in ``RESULT_FIELDS`` must match on resume.
 
@@ -53,9 +95,15 @@ class RunConfig(BaseModel):
     data: str | None = Field(default=None, description="Task file or folder instead of a split.")
     tasks: list[str] | None = Field(default=None, description="Only these task ids.")
     limit: int | None = Field(default=None, ge=1, description="Only the first N tasks.")
+    shard: ShardSpec | None = Field(
+        default=None,
+        description="Only this shard of the ordered task list (arcmemo merge joins shards).",
+    )
     model: str = Field(description="Solver model as provider:model.")
     base_url: str | None = Field(
-        default=None, description="Endpoint for OpenAI-compatible servers."
+        default=None,
+        description="Endpoint for OpenAI-compatible servers; several (replicas of one "
+        "deployment) comma-separated.",
     )
     model_args: dict[str, str] = Field(default_factory=dict, description="Provider options.")
     aux_model: str | None = Field(
@@ -194,6 +242,12 @@ class RunConfig(BaseModel):
         return self.sampling_seed + REPLICATE_SEED_STRIDE * self.replicate
 
     @model_validator(mode="after")
+    def _no_online_shards(self) -> RunConfig:
+        if self.shard is not None and self.update == "online":
+            raise ValueError(ONLINE_SHARD_REFUSAL)
+        return self
+
+    @model_validator(mode="after")
     def _derive_leak_flag(self) -> RunConfig:
         from arcmemo.signals import WRITE_SIGNALS
 
@@ -225,5 +279,5 @@ RESULT_FIELDS = (
     "benchmark", "split", "data", "model", "model_args", "aux_model", "sampling",
     "aux_model_args", "aux_sampling", "selector", "update", "update_every", "write_signal",
     "memory_format", "sandbox", "attempts", "retries", "order_seed", "sampling_seed",
-    "replicate", "schedule", "reselect",
+    "replicate", "schedule", "reselect", "shard",
 )  # fmt: skip

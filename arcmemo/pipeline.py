@@ -159,11 +159,12 @@ def create_run_benchmark(config: RunConfig) -> Benchmark[Any]:
 
 
 def load_tasks(config: RunConfig, benchmark: Benchmark[Any]) -> list[Any]:
-    """The run's tasks, in processing order."""
+    """The run's tasks, in processing order (only its shard's, with ``--shard``)."""
     tasks = benchmark.load(
         split=config.split, data=config.data, task_ids=config.tasks, limit=config.limit
     )
-    return order_tasks(tasks, config.order_seed)
+    ordered = order_tasks(tasks, config.order_seed)
+    return config.shard.take(ordered) if config.shard else ordered
 
 
 def load_run_memory(config: RunConfig, rundir: RunDirectory) -> Memory | None:
@@ -289,11 +290,15 @@ async def run_benchmark(
             solver, built_aux = open_models(config, rundir)
             aux = aux or built_aux
         aux = aux or solver
+        online = config.update == "online" and memory is not None
+        # A batched run (Runner.batched) has its directory to itself; other runs share it
+        # with processes that claim tasks.
+        access.enter_context(rundir.occupy(alone=online or config.run_schedule == "passes"))
         if config.batch:
             await enable_batch_mode(_distinct(solver, aux), rundir, batch_settings)
         config = rundir.start(config, force=force_resume)
         updater: ContinualUpdater | None = None
-        if config.update == "online" and memory is not None:
+        if online and memory is not None:
             updater = ContinualUpdater(config, benchmark, memory, rundir, aux)
         runner = Runner(
             config,

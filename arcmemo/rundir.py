@@ -3,9 +3,12 @@
 Files: ``config.json`` (the resolved :class:`~arcmemo.config.RunConfig`), ``results.jsonl``
 (one finished task per line, flushed and fsynced as it finishes), ``summary.json``,
 ``calls.jsonl`` (the model layer's log of every call), ``task_order.json`` (the processing
-order), ``prompts/`` (dry runs) and ``abstraction.jsonl`` (what each abstraction wrote and
-what failed). A ``--batch`` run also keeps ``batches.jsonl``: each provider batch it
-submitted (id and the cache keys of its requests) and each it collected
+order), ``prompts/`` (dry runs), ``abstraction.jsonl`` (what each abstraction wrote and
+what failed), ``run.lock`` (held by every live process of the run: shared by runs
+that claim tasks, exclusive for a batched run) and ``claims/`` (one lock file per task
+being solved, see :meth:`RunWriter.claim`). A run made by ``arcmemo merge`` has
+``merged.json`` (:mod:`arcmemo.shards`). A ``--batch`` run also keeps ``batches.jsonl``: each
+provider batch it submitted (id and the cache keys of its requests) and each it collected
 (:class:`~arcmemo.models.batch.BatchRecord`), so a resume awaits a batch instead of paying
 for it again.
 
@@ -24,9 +27,12 @@ it repairs the directory when the run starts and appends to it.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import re
+import socket
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -36,7 +42,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from arcmemo.abstraction.base import AbstractionOutcome, append_outcomes
 from arcmemo.config import RESULT_FIELDS, RunConfig
-from arcmemo.files import atomic_write_text
+from arcmemo.files import LockHeldError, atomic_write_text, file_lock, held_lock
 from arcmemo.memory.ontology import Memory
 from arcmemo.memory.store import dump_memory
 from arcmemo.models.client import CallRecord, UsageSummary, usage_from_records
@@ -222,6 +228,25 @@ class RunDirectory:
         return self.memory_dir / f"batch-{batch:04d}.json"
 
     @property
+    def merged_path(self) -> Path:
+        """``merged.json`` of a run made by ``arcmemo merge``: the shards it joined."""
+        return self.path / "merged.json"
+
+    @property
+    def run_lock_path(self) -> Path:
+        return self.path / "run.lock"
+
+    @property
+    def claims_dir(self) -> Path:
+        return self.path / "claims"
+
+    def claim_path(self, task_id: str) -> Path:
+        # Task ids become file names only when they are plain; any other id is hashed.
+        plain = _PLAIN_NAME.fullmatch(task_id) is not None
+        name = task_id if plain else hashlib.sha256(task_id.encode()).hexdigest()[:32]
+        return self.claims_dir / f"{name}.lock"
+
+    @property
     def appended_paths(self) -> list[Path]:
         """The append-only files a batch adds to (cut back on resume, see BatchCommit)."""
         return [self.results_path, self.passes_path, self.abstraction_path]
@@ -354,6 +379,28 @@ class RunDirectory:
         return [o for _, o, _ in _json_lines(self.abstraction_path, AbstractionOutcome) if o]
 
 
+def _cut_torn_tail(path: Path, chunk: int = 1 << 16) -> None:
+    """Cut ``path`` back to the end of its last complete line (a crash can tear the last)."""
+    if not path.exists():
+        return
+    with open(path, "rb") as handle:
+        end = handle.seek(0, os.SEEK_END)
+        position = end
+        while position > 0:
+            start = max(position - chunk, 0)
+            handle.seek(start)
+            newline = handle.read(position - start).rfind(b"\n")
+            if newline >= 0:
+                position = start + newline + 1
+                break
+            position = start
+    if position != end:
+        os.truncate(path, position)
+
+
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,120}")
+
+
 def _validated(path: Path, saved: object, model: type[RecordT]) -> RecordT:
     try:
         return model.model_validate(saved)
@@ -381,6 +428,53 @@ class RunWriter(RunDirectory):
     def __init__(self, path: Path) -> None:
         super().__init__(path)
         self._lock = threading.Lock()
+        self._seen: dict[str, TaskResult] = {}
+        self._seen_bytes = 0
+
+    @contextlib.contextmanager
+    def occupy(self, *, alone: bool) -> Iterator[None]:
+        """Hold ``run.lock`` while the run's process lives: ``alone`` (a batched run, whose
+        resume cuts the files back to its last commit) refuses any other process; otherwise
+        the lock is shared by processes that split the tasks through :meth:`claim`."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        holder = f"pid {os.getpid()} on {socket.gethostname()}"
+        try:
+            with held_lock(self.run_lock_path, holder=holder, shared=not alone):
+                yield
+        except LockHeldError as error:
+            raise RunDirError(
+                f"{self.path} is in use by another live run ({error.holder}); a batched run "
+                "(--schedule passes or --update online) keeps its run directory to itself: "
+                "wait for it to end, or use another --out"
+            ) from None
+
+    def claim(self, task_id: str) -> contextlib.ExitStack | None:
+        """Claim ``task_id`` for this process until the returned stack is closed, or None
+        when another live process holds it. The claim is a ``flock`` on its own file, so
+        the kernel drops it when its holder dies, however it dies, and another process
+        takes the task over."""
+        stack = contextlib.ExitStack()
+        holder = f"pid {os.getpid()} on {socket.gethostname()}, task {task_id}"
+        try:
+            stack.enter_context(held_lock(self.claim_path(task_id), holder=holder))
+        except LockHeldError:
+            return None
+        return stack
+
+    def finished_now(self) -> dict[str, TaskResult]:
+        """Like :meth:`finished`, reading only what was appended since the last call (other
+        processes of the run append too)."""
+        if not self.results_path.exists():
+            return self._seen
+        with open(self.results_path, "rb") as handle:
+            handle.seek(self._seen_bytes)
+            for line in handle:
+                if not line.endswith(b"\n"):
+                    break  # being written, or torn: read again next time
+                self._seen_bytes += len(line)
+                result = TaskResult.model_validate_json(line)
+                self._seen[result.task_id] = result
+        return self._seen
 
     def start(self, config: RunConfig, *, force: bool = False) -> RunConfig:
         """Create the directory or check that it holds the same run; returns the config to use.
@@ -455,14 +549,8 @@ class RunWriter(RunDirectory):
     def _repair_results(self) -> None:
         if not self.results_path.exists():
             return
-        good_bytes = 0
-        with open(self.results_path, "rb") as handle:
-            for line in handle:
-                if not line.endswith(b"\n"):
-                    break
-                good_bytes += len(line)
-        if good_bytes != self.results_path.stat().st_size:
-            os.truncate(self.results_path, good_bytes)
+        with file_lock(self.results_path):  # another process of the run may be appending
+            _cut_torn_tail(self.results_path)
 
     def append_result(self, result: TaskResult) -> None:
         """Append one finished task durably (a crash loses at most tasks in flight)."""
@@ -472,6 +560,13 @@ class RunWriter(RunDirectory):
         """Append finished tasks durably, in the given order."""
         self._append(self.results_path, [r.model_dump_json() + "\n" for r in results])
 
+    def append_calls(self, records: list[CallRecord]) -> None:
+        """Append call records (``arcmemo merge``; a running run's model client logs its own)."""
+        self._append(self.calls_path, [r.model_dump_json() + "\n" for r in records])
+
+    def write_merged(self, record: BaseModel) -> None:
+        atomic_write_text(self.merged_path, record.model_dump_json(indent=2) + "\n")
+
     def append_progress(self, records: list[TaskProgress]) -> None:
         """Append the states of tasks that still have retries to run (``passes.jsonl``)."""
         self._append(self.passes_path, [r.model_dump_json() + "\n" for r in records])
@@ -479,10 +574,16 @@ class RunWriter(RunDirectory):
     def _append(self, path: Path, lines: list[str]) -> None:
         if not lines:
             return
-        with self._lock, open(path, "a", encoding="utf-8") as handle:
-            handle.writelines(lines)
-            handle.flush()
-            os.fsync(handle.fileno())
+        # The file lock keeps lines of processes that share the run whole (a long line
+        # may take several writes).
+        with self._lock, file_lock(path):
+            # Every append holds the lock, so a line left unfinished here was torn by a
+            # process that died writing it: cut it, or the next line would be glued on.
+            _cut_torn_tail(path)
+            with open(path, "a", encoding="utf-8") as handle:
+                handle.writelines(lines)
+                handle.flush()
+                os.fsync(handle.fileno())
 
     def appended_lengths(self) -> dict[str, int]:
         """The byte length of each append-only file now (recorded by a batch commit)."""

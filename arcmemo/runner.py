@@ -39,6 +39,9 @@ from arcmemo.records import Attempt, Step, TaskResult
 from arcmemo.rundir import Batch, BatchCommit, RunDirError, RunWriter, Schedule, TaskProgress
 from arcmemo.selection.base import Selector
 
+# How often a process looks again at tasks that another live process of the run holds.
+CLAIM_POLL_S = 0.5
+
 # (task, its result so far, whether that result is final), for each task of a batch.
 BatchItem = tuple[Any, TaskResult, bool]
 # Called after each batch of a batched run; returns what the commit records of the memory.
@@ -297,16 +300,36 @@ class Runner:
         return asyncio.Semaphore(max(2 * self.config.models.concurrency, 1))
 
     async def _run_tasks(self, tasks: list[Any]) -> None:
+        """Solve ``tasks``, each under a claim (:meth:`RunWriter.claim`), so that several
+        processes on one run directory split the tasks instead of each doing them all.
+        Tasks claimed by another live process are waited for; a claim whose holder died
+        is free again, and its task is done here."""
         gate = self._task_gate(len(tasks))
+        before = dict(self.rundir.finished_now())
 
-        async def one(task: Any) -> None:
+        async def one(task: Any) -> bool:
+            """False while another live process holds the task."""
+            task_id = self.benchmark.task_id(task)
             async with gate:
-                result = await self.solve(task)
-            self.rundir.append_result(result)
+                claim = self.rundir.claim(task_id)
+                if claim is None:
+                    return False
+                with claim:
+                    result = self.rundir.finished_now().get(task_id)
+                    if result is None or result == before.get(task_id):
+                        result = await self.solve(task)
+                        self.rundir.append_result(result)
+                    # else: another process finished it since this session started
             if self.on_task_done:
                 self.on_task_done(result)
+            return True
 
-        await asyncio.gather(*(one(task) for task in tasks))
+        waiting = tasks
+        while waiting:
+            done = await asyncio.gather(*(one(task) for task in waiting))
+            waiting = [task for task, ok in zip(waiting, done, strict=True) if not ok]
+            if waiting:
+                await asyncio.sleep(CLAIM_POLL_S)
 
     # -- batched runs ----------------------------------------------------------------------
 

@@ -33,12 +33,23 @@ def _offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
-@pytest.fixture(scope="session")
-def arc_plan() -> ModuleType:
-    """The scripted ARC model of ``tests/fixtures/scripts/arc_plan.py`` as a module."""
-    path = FIXTURES / "scripts" / "arc_plan.py"
-    spec = importlib.util.spec_from_file_location("arc_plan_fixture", path)
+def _script_module(name: str) -> ModuleType:
+    path = FIXTURES / "scripts" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"{name}_fixture", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture(scope="session")
+def arc_plan() -> ModuleType:
+    """The scripted ARC model of ``tests/fixtures/scripts/arc_plan.py`` as a module."""
+    return _script_module("arc_plan")
+
+
+@pytest.fixture(scope="session")
+def aime_sums() -> ModuleType:
+    """The scripted AIME model of ``tests/fixtures/scripts/aime_sums.py`` as a module (its
+    ``write_problems`` writes the problems it answers)."""
+    return _script_module("aime_sums")

@@ -23,6 +23,7 @@ _COMMANDS: dict[str, str] = {
     "seeds": "arcmemo.cli.seeds:seeds",
     "export": "arcmemo.cli.export:export",
     "table": "arcmemo.cli.table:table",
+    "merge": "arcmemo.cli.merge:merge",
 }
 
 

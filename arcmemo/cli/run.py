@@ -25,7 +25,7 @@ from arcmemo.cli.options import (
     sandbox_spec,
     selector_args,
 )
-from arcmemo.config import RunConfig, SamplingConfig
+from arcmemo.config import ONLINE_SHARD_REFUSAL, RunConfig, SamplingConfig, ShardSpec
 from arcmemo.estimate import RunEstimate, Span
 from arcmemo.models.batch import BatchProgress, BatchSettings
 from arcmemo.models.client import ModelConfig, ModelUnreachableError
@@ -187,8 +187,20 @@ def print_errors(console: Console, summary: dict[str, Any]) -> None:
 @click.option("--data", help="A task file or folder instead of a split.")
 @click.option("--tasks", help="Comma-separated task ids.")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N tasks.")
+@click.option(
+    "--shard",
+    help="I/N: only shard I (0..N-1) of the ordered task list, every N-th task from "
+    "position I (SLURM: --shard $SLURM_ARRAY_TASK_ID/N); `arcmemo merge` joins the shards. "
+    "Not with --update online.",
+)
 @click.option("--model", required=True, help="Solver model, provider:model (e.g. openai:o4-mini).")
-@click.option("--base-url", help="OpenAI-compatible endpoint (vLLM, SGLang, llama.cpp, Ollama).")
+@click.option(
+    "--base-url",
+    "base_urls",
+    multiple=True,
+    help="OpenAI-compatible endpoint (vLLM, SGLang, llama.cpp, Ollama). Repeat it (or give "
+    "URL,URL) for replicas of one deployment: requests are spread over them with failover.",
+)
 @click.option(
     "--model-arg",
     "model_args",
@@ -201,7 +213,12 @@ def print_errors(console: Console, summary: dict[str, Any]) -> None:
     help="Model for selection, description and abstraction (default: --model). It has its "
     "own endpoint and options: --base-url and --model-arg apply to the solver only.",
 )
-@click.option("--aux-base-url", help="Endpoint of --aux-model (default: its provider's host).")
+@click.option(
+    "--aux-base-url",
+    "aux_base_urls",
+    multiple=True,
+    help="Endpoint of --aux-model (default: its provider's host); repeatable like --base-url.",
+)
 @click.option("--aux-model-arg", "aux_model_args", multiple=True, help="Aux provider option k=v.")
 @click.option("--aux-temperature", type=float, help="Temperature of every aux-model call.")
 @click.option(
@@ -333,11 +350,12 @@ def run(benchmark: str, **options: Any) -> None:
             if options["tasks"]
             else None,
             limit=options["limit"],
+            shard=_shard(options),
             model=options["model"],
-            base_url=options["base_url"],
+            base_url=",".join(options["base_urls"]) or None,
             model_args=parse_model_args(options["model_args"]),
             aux_model=options["aux_model"],
-            aux_base_url=options["aux_base_url"],
+            aux_base_url=",".join(options["aux_base_urls"]) or None,
             aux_model_args=parse_model_args(options["aux_model_args"]),
             aux_sampling=SamplingConfig(
                 temperature=options["aux_temperature"], max_tokens=options["aux_max_tokens"]
@@ -444,6 +462,17 @@ EXIT_INCOMPLETE = 3
 
 class RunIncomplete(click.ClickException):
     exit_code = EXIT_INCOMPLETE
+
+
+def _shard(options: dict[str, Any]) -> ShardSpec | None:
+    if options["shard"] is None:
+        return None
+    if options["update"] == "online":
+        raise click.BadParameter(ONLINE_SHARD_REFUSAL, param_hint="--shard")
+    try:
+        return ShardSpec.parse(options["shard"])
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="--shard") from None
 
 
 def _selector_spec(benchmark: str, options: dict[str, Any]) -> ComponentSpec | None:

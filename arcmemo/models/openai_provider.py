@@ -36,7 +36,13 @@ from arcmemo.models.base import (
     RetryDecision,
     Usage,
 )
-from arcmemo.models.redact import public_url
+from arcmemo.models.endpoints import (
+    EndpointOptions,
+    EndpointPool,
+    key_url,
+    openai_endpoint_failed,
+    split_urls,
+)
 from arcmemo.models.registry import register_provider
 from arcmemo.models.sdk_support import SdkOptions, map_sdk_error, read_api_key
 
@@ -51,7 +57,7 @@ def is_reasoning_model(model: str) -> bool:
     return bool(_REASONING_MODEL.match(model.rsplit("/", 1)[-1].lower()))
 
 
-class OpenAIOptions(SdkOptions):
+class OpenAIOptions(SdkOptions, EndpointOptions):
     """Options of the ``openai`` provider."""
 
     api_key_env: str = Field(
@@ -106,7 +112,7 @@ class OpenAIProvider(Provider):
     def __init__(self, options: OpenAIOptions, *, model: str) -> None:
         super().__init__(model)
         self.base_url = options.base_url or os.environ.get(BASE_URL_ENV) or None
-        self._api_key = read_api_key(options.api_key_env, self.name, self.base_url)
+        self._api_key = read_api_key(options.api_key_env, self.name, key_url(self.base_url))
         self.options = options
         self.reasoning_model = (
             is_reasoning_model(model)
@@ -115,12 +121,20 @@ class OpenAIProvider(Provider):
         )
         # Learned at run time: a server that rejected n > 1 gets single calls from then on.
         self.n_supported = True
-        self._client = openai.AsyncOpenAI(
-            api_key=self._api_key, base_url=self.base_url, max_retries=0, timeout=options.timeout_s
+        # Several comma-separated base URLs are replicas of one deployment (endpoints.py).
+        self._endpoints = EndpointPool(
+            split_urls(self.base_url),
+            lambda url: openai.AsyncOpenAI(
+                api_key=self._api_key, base_url=url, max_retries=0, timeout=options.timeout_s
+            ),
+            failed=openai_endpoint_failed,
+            concurrency=options.endpoint_concurrency,
+            cooldown_s=options.endpoint_cooldown_s,
         )
+        self._client = self._endpoints.clients[0]
 
     def cache_identity(self) -> dict[str, Any]:
-        return {"provider": self.name, "model": self.model, "base_url": public_url(self.base_url)}
+        return {"provider": self.name, "model": self.model, "base_url": self._endpoints.identity}
 
     def request_body(self, messages: list[Message], params: GenerateParams) -> dict[str, Any]:
         """The Chat Completions arguments for ``messages`` and ``params``."""
@@ -183,8 +197,9 @@ class OpenAIProvider(Provider):
 
     async def _call(self, messages: list[Message], params: GenerateParams) -> list[Completion]:
         try:
-            raw = await self._client.chat.completions.with_raw_response.create(
-                **self.request_body(messages, params)
+            body = self.request_body(messages, params)
+            raw = await self._endpoints.call(
+                lambda client: client.chat.completions.with_raw_response.create(**body)
             )
             response = raw.parse()
         except Exception as error:
@@ -250,7 +265,8 @@ class OpenAIProvider(Provider):
         return OpenAIBatchBackend(self, self._client)
 
     async def aclose(self) -> None:
-        await self._client.close()
+        for client in self._endpoints.clients:
+            await client.close()
 
 
 def gateway_cost(usage: Any, headers: Any) -> float | None:

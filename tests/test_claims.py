@@ -1,0 +1,180 @@
+"""Several processes on one run directory: tasks are claimed, so each is solved once; a
+claim dies with its holder; a batched run keeps its directory to itself."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from arcmemo.benchmarks.aime import AimeBenchmark
+from arcmemo.config import RunConfig
+from arcmemo.models.client import ModelConfig, open_model
+from arcmemo.pipeline import run_benchmark
+from arcmemo.rundir import RunDirectory, RunDirError, RunWriter
+from arcmemo.runner import Runner
+from arcmemo.selection.base import SELECTORS
+
+SUMS = Path(__file__).resolve().parent / "fixtures" / "scripts" / "aime_sums.py"
+CLI = "from arcmemo.cli.main import cli; cli()"
+
+
+def run_args(data: Path, out: Path) -> list[str]:
+    return [
+        *("run", "aime", "--data", str(data), "--model", f"scripted:{SUMS}"),
+        *("--attempts", "2", "--concurrency", "2", "--no-cache", "--out", str(out)),
+    ]
+
+
+def config(data: Path, out: Path, **changes: object) -> RunConfig:
+    fields = {
+        "benchmark": "aime",
+        "data": str(data),
+        "model": f"scripted:{SUMS}",
+        "attempts": 2,
+        "out": out,
+        "models": ModelConfig(cache=False, cache_write=False),
+    }
+    return RunConfig.model_validate(fields | changes)
+
+
+def test_two_processes_on_one_run_split_the_tasks(tmp_path: Path, aime_sums: ModuleType) -> None:
+    data = aime_sums.write_problems(tmp_path / "sums.jsonl", 12)
+    out, log, barrier = tmp_path / "run", tmp_path / "calls.txt", tmp_path / "barrier"
+    barrier.mkdir()
+    env = {
+        **os.environ,
+        "AIME_SUMS_CALL_LOG": str(log),
+        "AIME_SUMS_BARRIER": str(barrier),  # both hold claims before either answers
+        "AIME_SUMS_PROCESSES": "2",
+        "AIME_SUMS_DELAY": "0.05",
+        "COLUMNS": "200",
+    }
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-c", CLI, *run_args(data, out)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    outputs = [p.communicate(timeout=300)[0] for p in processes]
+    for process, output in zip(processes, outputs, strict=True):
+        assert process.returncode == 0, output
+
+    calls = [line.split() for line in log.read_text().splitlines()]
+    # One run's calls (12 tasks x 2 attempts), each task answered by one process only.
+    assert len(calls) == 24
+    by_task = Counter(task for _, task in calls)
+    assert set(by_task.values()) == {2} and len(by_task) == 12
+    assert all(len({pid for pid, t in calls if t == task}) == 1 for task in by_task)
+    assert len({pid for pid, _ in calls}) == 2  # both did some of the work
+    lines = RunDirectory(out).results_path.read_text().splitlines()
+    assert len(lines) == 12 and len({json.loads(line)["task_id"] for line in lines}) == 12
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["complete"] and summary["n_tasks"] == 12 and summary["calls"] == 12
+
+
+_HOLD = """
+import sys, time
+from pathlib import Path
+from arcmemo.rundir import RunWriter
+claim = RunWriter(Path(sys.argv[1])).claim(sys.argv[2])
+assert claim is not None
+print("held", flush=True)
+time.sleep(120)
+"""
+
+
+def test_a_claim_dies_with_its_holder_and_the_task_is_taken_over(
+    tmp_path: Path, aime_sums: ModuleType
+) -> None:
+    data = aime_sums.write_problems(tmp_path / "sums.jsonl", 3)
+    out = tmp_path / "run"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLD, str(out), "sum-1"], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        assert RunWriter(out).claim("sum-1") is None  # a live holder keeps it
+        assert "sum-1" in RunDirectory(out).claim_path("sum-1").read_text()
+        claim = RunWriter(out).claim("sum-0")  # other tasks are free
+        assert claim is not None
+        claim.close()
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait(timeout=30)
+    summary = asyncio.run(run_benchmark(config(data, out)))
+    assert summary["complete"] and summary["n_tasks"] == 3
+    assert set(RunDirectory(out).finished()) == {"sum-0", "sum-1", "sum-2"}
+
+
+def test_a_task_finished_by_another_process_is_not_solved_again(
+    tmp_path: Path, aime_sums: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = aime_sums.write_problems(tmp_path / "sums.jsonl", 3)
+    out, first = tmp_path / "run", tmp_path / "first"
+    asyncio.run(run_benchmark(config(data, first, tasks=["sum-2"])))
+    finished_elsewhere = RunDirectory(first).finished()["sum-2"]
+
+    class AppendsForAnother(RunWriter):
+        """Another process appends sum-2's result while this one has not claimed it yet."""
+
+        def claim(self, task_id: str) -> contextlib.ExitStack | None:
+            if task_id == "sum-2":
+                self.append_result(finished_elsewhere)
+            return super().claim(task_id)
+
+    log = tmp_path / "calls.txt"
+    monkeypatch.setenv("AIME_SUMS_CALL_LOG", str(log))
+    resolved = config(data, out).model_copy(update={"retries": 0})
+    writer = AppendsForAnother(out)
+    writer.start(resolved)
+    benchmark = AimeBenchmark()
+    model = open_model(resolved.model, config=resolved.models)
+    runner = Runner(resolved, benchmark, model, rundir=writer, selector=SELECTORS.create("none"))
+    tasks = benchmark.load(split=None, data=str(data), task_ids=None, limit=None)
+    asyncio.run(runner.run(tasks))
+    answered = {line.split()[1] for line in log.read_text().splitlines()}
+    assert answered == {"sum-0", "sum-1"}
+    assert len(RunDirectory(out).results_path.read_text().splitlines()) == 3
+
+
+@pytest.mark.parametrize("schedule", ["passes", "tasks"])
+def test_a_batched_run_keeps_its_directory_to_itself(
+    tmp_path: Path, aime_sums: ModuleType, schedule: str
+) -> None:
+    data = aime_sums.write_problems(tmp_path / "sums.jsonl", 2)
+    out = tmp_path / "run"
+    # A claiming run is in the directory: a batched one is refused. A batched run is in
+    # the directory: any other is refused.
+    with (
+        RunWriter(out).occupy(alone=schedule == "tasks"),
+        pytest.raises(RunDirError, match="in use by another live run"),
+    ):
+        asyncio.run(run_benchmark(config(data, out, schedule=schedule)))
+    assert not RunDirectory(out).results_path.exists()
+
+
+def test_a_line_torn_by_a_dead_process_is_cut_before_the_next_append(tmp_path: Path) -> None:
+    from arcmemo.records import TaskResult
+
+    writer = RunWriter(tmp_path / "run")
+    writer.path.mkdir()
+    writer.append_result(TaskResult(task_id="a"))
+    with open(writer.results_path, "a") as handle:  # another process died mid-line
+        handle.write(TaskResult(task_id="torn").model_dump_json()[:25])
+    writer.append_result(TaskResult(task_id="b"))
+    assert list(RunDirectory(writer.path).finished()) == ["a", "b"]
+    assert writer.results_path.read_text().count("\n") == 2
