@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 from arcmemo.memory.ontology import Concept, Memory
 from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient
 from arcmemo.models.scripted import ScriptedProvider
-from arcmemo.puzzles.generate import generate_for_concept
+from arcmemo.puzzles.generate import generate_for_concept, routine_hints
+from arcmemo.puzzles.recheck import recheck_puzzle
+from arcmemo.puzzles.store import read_meta, write_outcome
+from arcmemo.puzzles.verify import PuzzleConfig
 from arcmemo.sandbox import Sandbox
 from tests.puzzles import modules
 
@@ -69,3 +73,25 @@ def test_a_no_review_rejects_the_puzzles(sandbox: Sandbox) -> None:
         assert "does not implement the concept" in check.details[0]
         assert not puzzle.passed and not puzzle.train
     assert outcome.accepted == []  # type: ignore[attr-defined]
+
+
+def test_the_stored_review_is_reused_when_the_puzzle_is_rechecked(
+    sandbox: Sandbox, tmp_path: Path
+) -> None:
+    outcome, _ = run(sandbox, "<verdict>yes</verdict>")
+    paths = write_outcome(
+        tmp_path,
+        CONCEPT_NO_RULE,
+        outcome,  # type: ignore[arg-type]
+        model="scripted",
+        memory=None,
+        config=PuzzleConfig(),
+        hints=routine_hints(CONCEPT_NO_RULE),
+        wanted=2,
+    )
+    assert len(paths) == 2
+    assert read_meta(paths[0]).review is not None
+    result = recheck_puzzle(sandbox, paths[0])
+    check = result.report.check("implements_concept")  # type: ignore[union-attr]
+    assert result.passed and check is not None and check.status == "passed"
+    assert "reviewed by scripted" in check.note
