@@ -13,6 +13,11 @@ similarity (cosine of TF-IDF vectors of the problems' words and numbers, fitted 
 stored problems; on ARC the numbers are the grid cells, so it also compares color counts
 and sizes), or ``openai:MODEL``. The task's own stored solution is never retrieved
 (leave-one-out). With nothing retrievable and no global sheet, no model call is made.
+
+Differences from the published DC-RS: only solutions confirmed by the run's write signal are
+retrieved (DC retrieves every past input/output pair), and the global sheet stays the one
+the ``cheatsheet`` format curates after each such solution (DC carries the synthesised sheet
+forward as the next query's previous sheet).
 """
 
 from __future__ import annotations
