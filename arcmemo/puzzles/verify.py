@@ -376,13 +376,19 @@ def judge(
                 )
             )
         elif example.get("ablated_error") is not None and not example.get("swap_changed"):
+            completed = example.get("swaps_run", 0)
+            outcome = (
+                f"({completed} runs completed) the output is unchanged, so the concept is "
+                "used only incidentally"
+                if completed
+                else "every run crashed too, so nothing shows that the output depends on it"
+            )
             entries.append(
                 (
                     where,
                     "the ablated run only crashed, and with concept_routine answering the "
-                    f"real values of other examples instead ({example.get('swaps_run', 0)} "
-                    "runs completed) the output is unchanged, so the concept is used only "
-                    "incidentally; the output must depend on what concept_routine returns",
+                    f"real values of other examples instead {outcome}; the output must "
+                    "depend on what concept_routine returns",
                 )
             )
     record("exercises_concept", _grouped(entries))

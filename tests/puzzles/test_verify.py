@@ -82,6 +82,14 @@ def test_another_concepts_property_fails_an_honest_mirror(sandbox: Sandbox) -> N
     assert not puzzle.passed
 
 
+def test_a_crash_without_the_concept_counts_when_other_values_change_the_output(
+    sandbox: Sandbox,
+) -> None:
+    # [] from the substitute makes [0] raise; another example's colors change the output.
+    puzzle = run(sandbox, modules.INDEXES_HONESTLY, hints=RoutineHints(grid_params=["grid"]))
+    assert statuses(puzzle)["exercises_concept"] == "passed", details(puzzle, "exercises_concept")
+
+
 def test_the_same_seed_gives_the_same_puzzle_in_separate_runs(sandbox: Sandbox) -> None:
     first, second = run(sandbox, modules.GOOD), run(sandbox, modules.GOOD)
     assert first.train == second.train and first.test == second.test
