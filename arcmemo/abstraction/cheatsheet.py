@@ -57,7 +57,8 @@ class CheatsheetAbstractor(Abstractor):
         if not outcome.account(answer, "cheatsheet"):
             return outcome
         memory.cheatsheet = answer.value
-        memory.solutions[item.task_id] = Solution(program=item.solution)
+        # The problem is kept so that the DC-RS selector can retrieve similar solved ones.
+        memory.solutions[item.task_id] = Solution(program=item.solution, problem=item.problem)
         memory.history.append(
             HistoryEntry(
                 op="cheatsheet",

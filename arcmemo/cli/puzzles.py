@@ -54,6 +54,19 @@ def puzzles() -> None:
 )
 @click.option("--repairs", type=click.IntRange(min=0), default=1, show_default=True)
 @click.option(
+    "--references",
+    type=click.Path(path_type=Path, file_okay=False, exists=True),
+    help="Folder of reference routines (<concept id>.py) of the memory's concepts, run as "
+    "rival rules by the crux check [default: the checkout's puzzles/handwritten].",
+)
+@click.option(
+    "--no-references", is_flag=True, help="Try no other concept as a rival (baselines only)."
+)
+@click.option(
+    "--review-model",
+    help="provider:model that reviews a concept routine with no property test (off if unset).",
+)
+@click.option(
     "--out",
     type=click.Path(path_type=Path, file_okay=False),
     required=True,
@@ -70,16 +83,21 @@ def generate(
     test: int,
     timeout: float,
     repairs: int,
+    references: Path | None,
+    no_references: bool,
+    review_model: str | None,
     out: Path,
     **options: Any,
 ) -> None:
     """Write verified puzzles for each concept into OUT (failures go to OUT/failures)."""
     from arcmemo.memory.ontology import Memory
+    from arcmemo.models.client import ModelConfig, open_model
     from arcmemo.puzzles.generate import (
         generate_puzzles,
         resolve_concepts,
         routine_hints,
     )
+    from arcmemo.puzzles.references import default_reference_dir
     from arcmemo.puzzles.store import write_outcome
     from arcmemo.puzzles.verify import PuzzleConfig
     from arcmemo.sandbox import SANDBOXES
@@ -96,6 +114,18 @@ def generate(
         out.mkdir(parents=True, exist_ok=True)
         (out / "logs").mkdir(exist_ok=True)
         model = open_cli_model(options, out / "logs" / "calls.jsonl")
+        reviewer = (
+            open_model(
+                review_model,
+                config=ModelConfig(
+                    concurrency=options["concurrency"], cache=not options["no_cache"]
+                ),
+                call_log_path=out / "logs" / "review-calls.jsonl",
+            )
+            if review_model
+            else None
+        )
+        reference_dir = None if no_references else references or default_reference_dir()
         written: list[Path] = []
 
         def done(concept: Any, outcome: Any) -> None:
@@ -135,9 +165,13 @@ def generate(
                     config=config,
                     repairs=repairs,
                     on_done=done,
+                    references=reference_dir,
+                    reviewer=reviewer,
                 )
             finally:
                 await model.aclose()
+                if reviewer is not None:
+                    await reviewer.aclose()
 
         sandbox = SANDBOXES.create(sandbox_spec(options))
         try:
@@ -173,6 +207,8 @@ def verify(folder: Path, **options: Any) -> None:
     for result in results:
         if result.passed:
             console.print(f"[green]ok[/green]   {result.puzzle_id}", highlight=False)
+            for line in _concept_check_lines(result.report):
+                console.print(f"     {line}", highlight=False, markup=False)
             continue
         failed += 1
         summary = result.report.summary() if result.report else "not checked"
@@ -182,9 +218,24 @@ def verify(folder: Path, **options: Any) -> None:
         for check in result.report.failed() if result.report else []:
             for detail in check.details:
                 console.print(f"     [{check.name}] {detail}", highlight=False, markup=False)
+        for line in _concept_check_lines(result.report, failed=False):
+            console.print(f"     {line}", highlight=False, markup=False)
     console.print(f"{len(results) - failed}/{len(results)} puzzles pass every check")
     if failed:
         raise SystemExit(1)
+
+
+def _concept_check_lines(report: Any, *, failed: bool = True) -> list[str]:
+    """How the concept checks were made: ``[name] status: note`` (failed ones only when
+    ``failed``; their details are printed elsewhere)."""
+    if report is None:
+        return []
+    return [
+        f"[{check.name}] {check.status}" + (f": {check.note}" if check.note else "")
+        for check in report.checks
+        if check.name in ("implements_concept", "concept_is_crux")
+        and (failed or check.status != "failed")
+    ]
 
 
 @puzzles.command("show")
@@ -207,6 +258,11 @@ def show(reference: Path) -> None:
             f"seed {meta.seed}; model {meta.model}; checks when made: {meta.report.summary()}",
             highlight=False,
         )
+        for check in meta.report.checks:
+            line = f"  [{check.name}] {check.status}" + (f": {check.note}" if check.note else "")
+            console.print(line, highlight=False, markup=False)
+            for detail in check.details:
+                console.print(f"    - {detail}", highlight=False, markup=False)
     train = [(pair.input, pair.output) for pair in task.train]
     test = list(zip(task.test_inputs, task.test_outputs, strict=True))
     console.print(task_view(train, test))

@@ -218,6 +218,9 @@ class Solution(BaseModel):
     summary: str = Field(default="", description="One-line summary of the rule.")
     pseudocode: str = Field(default="", description="Pseudocode written before abstraction.")
     program: str = Field(default="", description="The verified program or worked solution.")
+    problem: str = Field(
+        default="", description="The problem as text (kept by the cheatsheet format for DC-RS)."
+    )
 
 
 class HistoryEntry(BaseModel):

@@ -6,6 +6,8 @@ is taken from the last ```python block of the answer and checked on every wanted
 be read from the answer) gets ``repairs`` more rounds with the failed checks as feedback
 (``prompts/puzzles/repair.j2``) in the same conversation. The puzzles of the last attempt
 that pass every check are kept; everything else is recorded as a failure with its report.
+With a ``reviewer`` (aux model), a module whose concept has no property test gets its
+``concept_routine`` reviewed against the concept (:mod:`arcmemo.puzzles.review`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import hashlib
 import json
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -24,7 +27,16 @@ from arcmemo.memory.ontology import Concept, Memory
 from arcmemo.memory.types import type_names
 from arcmemo.models.base import Message
 from arcmemo.models.client import ModelCallError, ModelClient
-from arcmemo.puzzles.verify import PuzzleConfig, RoutineHints, VerifiedPuzzle, verify_module
+from arcmemo.puzzles.properties import concept_properties
+from arcmemo.puzzles.references import load_references
+from arcmemo.puzzles.review import RoutineReview, apply_review, needs_review, review_routine
+from arcmemo.puzzles.verify import (
+    PuzzleConfig,
+    ReferenceRoutine,
+    RoutineHints,
+    VerifiedPuzzle,
+    verify_module,
+)
 from arcmemo.sandbox.base import Sandbox
 from arcmemo.structured import PYTHON_LANGUAGES, fenced_blocks
 
@@ -48,6 +60,9 @@ class Attempt(BaseModel):
     puzzles: list[VerifiedPuzzle] = Field(
         default_factory=list, description="One per seed, with its report."
     )
+    review: RoutineReview | None = Field(
+        default=None, description="The aux model's review of concept_routine, if one was made."
+    )
 
     @property
     def passed(self) -> bool:
@@ -62,6 +77,9 @@ class ConceptOutcome(BaseModel):
 
     concept_id: str
     concept_name: str
+    references: list[ReferenceRoutine] = Field(
+        default_factory=list, description="Other concepts' reference routines tried as rivals."
+    )
     attempts: list[Attempt] = Field(default_factory=list)
     error: str | None = Field(default=None, description="A model call that failed for good.")
 
@@ -95,6 +113,7 @@ def routine_hints(concept: Concept) -> RoutineHints:
             if (p.type or "").strip().lower() == "grid"
         ],
         returns_grid=(output == "grid") if output else None,
+        properties=concept_properties(concept),
     )
 
 
@@ -186,14 +205,19 @@ async def generate_for_concept(
     seeds: list[int],
     config: PuzzleConfig | None = None,
     repairs: int = 1,
+    references: list[ReferenceRoutine] | None = None,
+    reviewer: ModelClient | None = None,
 ) -> ConceptOutcome:
     """Ask for a generator module for ``concept``, check it on ``seeds``, repair if needed.
 
-    A model call that fails for good ends the concept with ``outcome.error`` set; the
-    attempts made before it are kept.
+    ``references`` are the other concepts' reference routines (rivals of the crux check);
+    ``reviewer`` reviews a routine that has no property test. A model call that fails for
+    good ends the concept with ``outcome.error`` set; the attempts made before it are kept.
     """
     config = config or PuzzleConfig()
-    outcome = ConceptOutcome(concept_id=concept.id, concept_name=concept.name)
+    outcome = ConceptOutcome(
+        concept_id=concept.id, concept_name=concept.name, references=list(references or [])
+    )
     conversation = build_messages(memory, concept, config)
     hints = routine_hints(concept)
     for round_ in range(repairs + 1):
@@ -219,7 +243,15 @@ async def generate_for_concept(
                 seeds,
                 config=config,
                 hints=hints,
+                references=outcome.references,
             )
+            waiting = [p for p in attempt.puzzles if needs_review(p.report)]
+            if waiting and reviewer is not None:
+                attempt.review = await review_routine(reviewer, concept, attempt.source)
+                for puzzle in waiting:
+                    apply_review(puzzle.report, attempt.review)
+                    if not puzzle.passed:
+                        puzzle.train, puzzle.test = [], []
         outcome.attempts.append(attempt)
         if attempt.passed:
             break
@@ -258,16 +290,28 @@ async def generate_puzzles(
     config: PuzzleConfig | None = None,
     repairs: int = 1,
     on_done: Callable[[Concept, ConceptOutcome], Any] | None = None,
+    references: Path | None = None,
+    reviewer: ModelClient | None = None,
 ) -> list[ConceptOutcome]:
     """Run :func:`generate_for_concept` for every concept concurrently.
 
-    ``on_done(concept, outcome)`` is called as each concept finishes (e.g. to write its
-    files). A model call that fails for good is recorded in ``outcome.error``.
+    ``references`` is the folder of reference routines (``<concept id>.py``) whose other
+    concepts are the crux check's rivals. ``on_done(concept, outcome)`` is called as each
+    concept finishes (e.g. to write its files). A model call that fails for good is
+    recorded in ``outcome.error``.
     """
 
     async def one(concept: Concept) -> ConceptOutcome:
         outcome = await generate_for_concept(
-            model, memory, concept, sandbox=sandbox, seeds=seeds, config=config, repairs=repairs
+            model,
+            memory,
+            concept,
+            sandbox=sandbox,
+            seeds=seeds,
+            config=config,
+            repairs=repairs,
+            references=load_references(references, memory, concept),
+            reviewer=reviewer,
         )
         if on_done is not None:
             on_done(concept, outcome)

@@ -7,6 +7,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from arcmemo.benchmarks.arc import ArcTaskError, parse_task
+from arcmemo.puzzles.review import apply_review, needs_review
 from arcmemo.puzzles.store import PuzzleStoreError, read_json, read_meta
 from arcmemo.puzzles.verify import VerificationReport, verify_module
 from arcmemo.sandbox.base import Sandbox
@@ -31,8 +32,9 @@ class RecheckResult(BaseModel):
 
 
 def recheck_puzzle(sandbox: Sandbox, task_path: Path) -> RecheckResult:
-    """Rebuild a puzzle from its metadata (generator source and seed), re-run every check,
-    and compare the rebuilt puzzle with the task file."""
+    """Rebuild a puzzle from its metadata (generator source and seed), re-run every check
+    (with the stored rival references and review), and compare the rebuilt puzzle with the
+    task file."""
     result = RecheckResult(puzzle_id=task_path.stem)
     try:
         raw = read_json(task_path)
@@ -48,7 +50,11 @@ def recheck_puzzle(sandbox: Sandbox, task_path: Path) -> RecheckResult:
         [meta.seed],
         config=meta.config,
         hints=meta.hints,
+        references=meta.references,
     )
+    if meta.review is not None and needs_review(puzzle.report):
+        # The review is a model's judgment of the same source: reused, not asked again.
+        apply_review(puzzle.report, meta.review)
     result.report = puzzle.report
     if puzzle.passed:
         stored = (

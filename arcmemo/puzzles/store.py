@@ -4,7 +4,8 @@ Layout of a puzzle folder ``DIR`` (every file written atomically)::
 
     DIR/<id>.json            the puzzle as a standard ARC task ({"train": [...], "test": [...]})
     DIR/meta/<id>.json       its PuzzleMeta: concept id and version, generator source, seed,
-                             model, build config and verification report
+                             model, build config, the rival reference routines, the aux
+                             review (if any) and the verification report
     DIR/programs/<id>.py     the generator module (a valid ARC solution program: it defines
                              transform), for `arcmemo abstract --from-programs DIR/programs`
     DIR/failures/<concept id>.json   a concept whose puzzles failed: every attempt with its
@@ -25,8 +26,10 @@ from pydantic import BaseModel, Field, ValidationError
 from arcmemo.files import atomic_write_text
 from arcmemo.memory.ontology import Concept, utc_now
 from arcmemo.puzzles.generate import ConceptOutcome, concept_version
+from arcmemo.puzzles.review import RoutineReview
 from arcmemo.puzzles.verify import (
     PuzzleConfig,
+    ReferenceRoutine,
     RoutineHints,
     VerificationReport,
     VerifiedPuzzle,
@@ -60,6 +63,13 @@ class PuzzleMeta(BaseModel):
         default_factory=RoutineHints, description="What the neutral substitute was told."
     )
     config: PuzzleConfig = Field(description="How the puzzle was built and checked.")
+    references: list[ReferenceRoutine] = Field(
+        default_factory=list,
+        description="Other concepts' reference routines the crux check tried as rivals.",
+    )
+    review: RoutineReview | None = Field(
+        default=None, description="The aux model's review of concept_routine, if one was made."
+    )
     report: VerificationReport = Field(description="The checks when the puzzle was made.")
     created_at: datetime = Field(default_factory=utc_now, description="When it was written.")
 
@@ -123,6 +133,8 @@ def write_outcome(
             generator_source=final.source,
             hints=hints,
             config=config,
+            references=outcome.references,
+            review=final.review,
             report=puzzle.report,
         )
         written.append(write_puzzle(folder, meta, puzzle))
@@ -139,6 +151,7 @@ def write_outcome(
                     "error": attempt.error,
                     "source": attempt.source,
                     "answer": attempt.answer,
+                    "review": attempt.review.model_dump(mode="json") if attempt.review else None,
                     "reports": [p.report.model_dump(mode="json") for p in attempt.puzzles],
                 }
                 for attempt in outcome.attempts

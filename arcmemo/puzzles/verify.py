@@ -23,7 +23,16 @@ the sandbox leaves the harness' frames out of tracebacks) and turns what comes b
   that is a grid, the identity on the call's grid argument (the argument bound to a
   parameter the ontology types ``grid``, else the first argument that is a valid grid), or
   a blank grid of the real shape when there is none; otherwise a constant of the real type
-  (``0``, ``""``, ``[]``, ``None``, zeros for arrays...).
+  (``0``, ``""``, ``[]``, ``None``, zeros for arrays...). An ablated run that *raises*
+  counts only if answering another example's real values instead changes the output
+  (indexing an empty substitute raises even when the value is used only incidentally);
+* ``implements_concept``: ``concept_routine`` is the named concept: it passes the
+  concept's property tests (:mod:`arcmemo.puzzles.properties`; a reflection is an
+  involution...) on every real call that takes and returns a grid. A concept without
+  property tests is reviewed by the aux model (:mod:`arcmemo.puzzles.review`, after this
+  module) or, with none, the check is skipped with a note saying so;
+* ``concept_is_crux``: no trivial baseline and no other concept of the memory applied alone
+  (its reference routine) reproduces the outputs (:mod:`arcmemo.puzzles.crux`).
 
 Known limits: the harness shares the process with the module, so a module could in
 principle forge its results (models are not adversarial here; grids are re-validated in
@@ -35,22 +44,29 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, Field
 
+from arcmemo.puzzles.crux import Candidates, crux_problems
+from arcmemo.puzzles.properties import property_source
 from arcmemo.sandbox.base import CallResult, Program, Sandbox, SandboxLimits
 from arcmemo.sandbox.grids import Grid, InvalidGridError, validate_grid
 
-CheckName = Literal["runs", "well_formed", "deterministic", "diverse", "exercises_concept"]
-CHECK_NAMES: tuple[CheckName, ...] = (
+CheckName = Literal[
     "runs",
     "well_formed",
     "deterministic",
     "diverse",
     "exercises_concept",
-)
+    "implements_concept",
+    "concept_is_crux",
+]
+CHECK_NAMES: tuple[CheckName, ...] = get_args(CheckName)
 _HARNESS_FUNCTION = "_arcmemo_build_puzzle"
+_ALONE_FUNCTION = "_arcmemo_alone"
+# Why implements_concept was skipped when no property test could run (the review keys on it).
+UNTESTED = "no property test could run"
 
 
 class PuzzleConfig(BaseModel):
@@ -68,6 +84,13 @@ class PuzzleConfig(BaseModel):
         default=10.0, gt=0, description="Sandbox time limit to build one puzzle."
     )
     memory_mb: int = Field(default=1024, gt=0, description="Sandbox memory limit.")
+    crux_tolerance: float = Field(
+        default=0.1,
+        ge=0,
+        lt=1,
+        description="A rival rule reproduces a puzzle when the cells it gets wrong are at most "
+        "this share of the cells the puzzle changes (concept_is_crux).",
+    )
 
     @property
     def examples(self) -> int:
@@ -88,6 +111,21 @@ class RoutineHints(BaseModel):
         description="Whether the routine returns a grid (output_type 'grid'); None when the "
         "ontology does not say, then the real return value decides.",
     )
+    properties: list[str] = Field(
+        default_factory=list,
+        description="Property tests the routine must pass (arcmemo.puzzles.properties).",
+    )
+
+
+class ReferenceRoutine(BaseModel):
+    """Another concept's reference module (``puzzles/handwritten/<id>.py``): a rival rule."""
+
+    concept_id: str
+    concept_name: str
+    source: str = Field(
+        description="A module defining transform(grid) and optionally variants(grid) -> list "
+        "of grids (the concept applied alone with each natural parameter setting)."
+    )
 
 
 class CheckResult(BaseModel):
@@ -98,6 +136,7 @@ class CheckResult(BaseModel):
         description="'skipped' when an earlier failure made the check meaningless."
     )
     details: list[str] = Field(default_factory=list, description="What failed, and where.")
+    note: str = Field(default="", description="How the check was made (what was tried).")
 
 
 class VerificationReport(BaseModel):
@@ -108,8 +147,17 @@ class VerificationReport(BaseModel):
 
     @property
     def passed(self) -> bool:
-        """True when every check passed."""
-        return all(check.status == "passed" for check in self.checks)
+        """True when no check failed and every check ran or was skipped by design.
+
+        A check is skipped either after an earlier failure (so the report already failed)
+        or, for ``implements_concept``, when the concept has no property test and no
+        review model was given (its note says so).
+        """
+        return bool(self.checks) and all(check.status != "failed" for check in self.checks)
+
+    def check(self, name: CheckName) -> CheckResult | None:
+        """The result of check ``name`` (None in reports made before it existed)."""
+        return next((check for check in self.checks if check.name == name), None)
 
     def failed(self) -> list[CheckResult]:
         """The checks that failed."""
@@ -183,6 +231,7 @@ def _request(seed: int, config: PuzzleConfig, hints: RoutineHints) -> dict[str, 
         "max_draws": config.examples * config.draws_per_example,
         "repeats": config.repeats,
         "hints": hints.model_dump(),
+        "properties": list(hints.properties),
     }
 
 
@@ -197,13 +246,17 @@ def judge(
     *,
     seed: int,
     config: PuzzleConfig,
+    hints: RoutineHints | None = None,
+    rivals: dict[str, Candidates] | None = None,
 ) -> VerifiedPuzzle:
-    """Decide every check from two harness builds of the same seed (pure; no sandbox)."""
+    """Decide every check from two harness builds of the same seed and the outputs of the
+    other concepts' reference routines on its inputs (``rivals``; pure, no sandbox)."""
+    hints = hints or RoutineHints()
     checks: dict[CheckName, CheckResult] = {}
 
-    def record(name: CheckName, details: list[str]) -> None:
+    def record(name: CheckName, details: list[str], note: str = "") -> None:
         checks[name] = CheckResult(
-            name=name, status="failed" if details else "passed", details=details
+            name=name, status="failed" if details else "passed", details=details, note=note
         )
 
     def report() -> VerificationReport:
@@ -322,7 +375,33 @@ def judge(
                     "what concept_routine returns, and make every input need it",
                 )
             )
+        elif example.get("ablated_error") is not None and not example.get("swap_changed"):
+            completed = example.get("swaps_run", 0)
+            outcome = (
+                f"({completed} runs completed) the output is unchanged, so the concept is "
+                "used only incidentally"
+                if completed
+                else "every run crashed too, so nothing shows that the output depends on it"
+            )
+            entries.append(
+                (
+                    where,
+                    "the ablated run only crashed, and with concept_routine answering the "
+                    f"real values of other examples instead {outcome}; the output must "
+                    "depend on what concept_routine returns",
+                )
+            )
     record("exercises_concept", _grouped(entries))
+
+    with_output = [e for e in examples[: config.examples] if e.get("output") is not None]
+    if "well_formed" in checks and checks["well_formed"].status == "passed" and with_output:
+        _implements(checks, hints, with_output, label)
+        inputs = [validate_grid(e["input"]) for e in with_output]
+        outputs = [validate_grid(e["output"]) for e in with_output]
+        problems, note = crux_problems(
+            inputs, outputs, rivals or {}, tolerance=config.crux_tolerance
+        )
+        record("concept_is_crux", problems, note)
 
     puzzle = VerifiedPuzzle(seed=seed, report=report())
     if puzzle.passed:
@@ -334,6 +413,80 @@ def judge(
     return puzzle
 
 
+def _implements(
+    checks: dict[CheckName, CheckResult],
+    hints: RoutineHints,
+    examples: list[dict[str, Any]],
+    label: Any,
+) -> None:
+    """The ``implements_concept`` check from the property-test results of the examples."""
+    if not hints.properties:
+        checks["implements_concept"] = CheckResult(
+            name="implements_concept",
+            status="skipped",
+            note=f"{UNTESTED}: the concept has no property test",
+        )
+        return
+    entries: list[tuple[str, str]] = []
+    tested = 0
+    for index, example in enumerate(examples):
+        found = example.get("properties")
+        result: dict[str, Any] = found if isinstance(found, dict) else {}
+        tested += int(result.get("tested", 0))
+        entries += [(label(index), str(line)) for line in result.get("violations", [])]
+    names = ", ".join(hints.properties)
+    if not tested and not entries:
+        checks["implements_concept"] = CheckResult(
+            name="implements_concept",
+            status="skipped",
+            note=f"{UNTESTED}: no call of concept_routine took and returned a grid "
+            f"(property tests {names})",
+        )
+        return
+    details = [
+        f"concept_routine does not behave like the concept: {line}" for line in _grouped(entries)
+    ]
+    checks["implements_concept"] = CheckResult(
+        name="implements_concept",
+        status="failed" if details else "passed",
+        details=details,
+        note=f"property tests {names} on {tested} call(s)",
+    )
+
+
+@cache
+def alone_harness_source() -> str:
+    """The trusted harness that runs a reference routine alone on one input."""
+    return Path(__file__).with_name("_alone.py").read_text(encoding="utf-8")
+
+
+def rival_outputs(
+    sandbox: Sandbox,
+    references: list[ReferenceRoutine],
+    inputs: list[Grid],
+    limits: SandboxLimits,
+) -> dict[str, Candidates]:
+    """Each reference routine applied alone to each input, in the sandbox: per rival name
+    (``concept name`` or ``concept name (variant k)``), its output for each input."""
+    rivals: dict[str, Candidates] = {}
+    for reference in references:
+        program = Program(
+            source=reference.source, entry=_ALONE_FUNCTION, harness=alone_harness_source()
+        )
+        results = sandbox.run(program, [[grid] for grid in inputs], limits=limits)
+        per_input: list[list[Grid | None]] = []
+        for result in results:
+            values = result.value if result.ok and isinstance(result.value, list) else []
+            per_input.append([None if _grid_problem(v) else validate_grid(v) for v in values])
+        count = max((len(v) for v in per_input), default=0)
+        for k in range(count):
+            name = reference.concept_name
+            if count > 1:
+                name += f" (variant {k + 1})"
+            rivals[name] = [v[k] if k < len(v) else None for v in per_input]
+    return rivals
+
+
 def verify_module(
     sandbox: Sandbox,
     source: str,
@@ -341,26 +494,48 @@ def verify_module(
     *,
     config: PuzzleConfig | None = None,
     hints: RoutineHints | None = None,
+    references: list[ReferenceRoutine] | None = None,
 ) -> list[VerifiedPuzzle]:
     """Build and check one puzzle per seed from the generator module ``source``.
 
     All builds run in one sandbox process (each seed twice in a row, for the determinism
-    check); a timeout or crash only costs the build it happened in.
+    check); a timeout or crash only costs the build it happened in. Then each of the other
+    concepts' ``references`` runs alone on every input (one sandbox process each).
     """
     config = config or PuzzleConfig()
+    hints = hints or RoutineHints()
     if not seeds:
         return []
-    requests = [_request(seed, config, hints or RoutineHints()) for seed in seeds]
+    requests = [_request(seed, config, hints) for seed in seeds]
     args_list = [[request] for request in requests for _ in range(2)]
     limits = SandboxLimits(timeout_s=config.timeout_s, memory_mb=config.memory_mb)
-    program = Program(source=source, entry=_HARNESS_FUNCTION, harness=harness_source())
+    harness = harness_source() + "\n\n" + property_source()
+    program = Program(source=source, entry=_HARNESS_FUNCTION, harness=harness)
     results = sandbox.run(program, args_list, limits=limits)
-    return [
-        judge(
-            results[2 * index],
-            results[2 * index + 1],
-            seed=seed,
-            config=config,
+    inputs: list[list[Grid]] = []
+    for index in range(len(seeds)):
+        first = results[2 * index]
+        seed_inputs = []
+        for grid, _ in _puzzle_view(first.value if first.ok else None)[: config.examples]:
+            if _grid_problem(grid) is None:
+                seed_inputs.append(validate_grid(grid))
+        inputs.append(seed_inputs)
+    flat = [grid for seed_inputs in inputs for grid in seed_inputs]
+    rivals = rival_outputs(sandbox, references or [], flat, limits) if flat else {}
+    puzzles = []
+    start = 0
+    for index, seed in enumerate(seeds):
+        count = len(inputs[index])
+        mine = {name: outs[start : start + count] for name, outs in rivals.items()}
+        start += count
+        puzzles.append(
+            judge(
+                results[2 * index],
+                results[2 * index + 1],
+                seed=seed,
+                config=config,
+                hints=hints,
+                rivals=mine,
+            )
         )
-        for index, seed in enumerate(seeds)
-    ]
+    return puzzles

@@ -96,5 +96,6 @@ SELECTORS: Registry[Selector] = Registry(
         "all": "arcmemo.selection.simple",
         "none": "arcmemo.selection.simple",
         "describe": "arcmemo.selection.describe",
+        "dcrs": "arcmemo.selection.dcrs",
     },
 )

@@ -36,8 +36,13 @@ def generate_input(rng):
     return grid
 
 
-def transform(grid):
+def transform(grid, direction="right"):
     out = np.array(grid)
     for r, c in np.argwhere(np.asarray(grid) != 0):
-        out = concept_routine(out, (int(r), int(c)), "right", int(grid[r][c]))
+        out = concept_routine(out, (int(r), int(c)), direction, int(grid[r][c]))
     return out
+
+
+def variants(grid):
+    """The concept applied alone: a line from every colored pixel, in each direction."""
+    return [transform(grid, direction) for direction in STEPS]

@@ -72,7 +72,13 @@ def test_generate_writes_verified_puzzles_that_verify_and_show(
     code, output = invoke("puzzles", "verify", out)
     assert code == 0, output
     assert "4/4 puzzles pass every check" in output
+    assert "[implements_concept] passed: property tests collinear" in output
+    assert "[concept_is_crux] passed: 7 trivial baselines" in output
+    meta = json.loads((out / "meta" / "reflect-grid-5.json").read_text())
+    handwritten = {p.stem for p in RESPOND.parent.glob("*-*.py")}
+    assert {r["concept_id"] for r in meta["references"]} == handwritten - {"reflect-grid"}
     code, output = invoke("puzzles", "show", out / "reflect-grid-5")
+    assert "[implements_concept] passed: property tests involution, same_colors" in output
     assert code == 0, output
     task = json.loads((out / "reflect-grid-5.json").read_text())
     first_row = " ".join(str(cell) for cell in task["train"][0]["input"][0])
@@ -104,6 +110,34 @@ def test_generate_records_failures_after_the_repair_round(
     record = json.loads((out / "failures" / "reflect-grid.json").read_text())
     assert len(record["attempts"]) == 2
     assert "does not define generate_input(), transform()" in record["attempts"][1]["error"]
+
+
+def test_generate_rejects_a_cheat_whose_rule_is_another_concept(
+    memory_file: Path, tmp_path: Path
+) -> None:
+    cheat = (REPO / "tests" / "puzzles" / "cheats" / "flip_one_pixel.py").read_text()
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([f"```python\n{cheat}```"]))
+    out = tmp_path / "puzzles"
+    code, output = invoke(
+        "puzzles",
+        "generate",
+        "--memory",
+        memory_file,
+        "--concepts",
+        "recolor object",
+        "--model",
+        f"scripted:{script}",
+        "--repairs",
+        "0",
+        "--out",
+        out,
+    )
+    assert code == 1 and "concept_is_crux" in output
+    record = json.loads((out / "failures" / "recolor-object.json").read_text())
+    (report,) = record["attempts"][0]["reports"]
+    crux = next(c for c in report["checks"] if c["name"] == "concept_is_crux")
+    assert "'reflect grid (variant 2)' alone reproduces the outputs" in crux["details"][0]
 
 
 def test_generate_rejects_unknown_concepts_and_missing_memory(

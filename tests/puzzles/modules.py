@@ -131,3 +131,26 @@ COUNTS_UNUSED = COUNTS_COLORS.replace(
     "out[2, : concept_routine(grid)] = 2",
     "concept_routine(grid)\n    out[2, : int(np.count_nonzero(out))] = 2",
 )
+
+# the substitute's empty list crashes transform, but the value really matters: the
+# crash-then-swap rule must still accept it.
+INDEXES_HONESTLY = """
+import numpy as np
+
+
+def concept_routine(grid):
+    return sorted({int(v) for v in np.asarray(grid).flat if v != 0})
+
+
+def generate_input(rng):
+    width = rng.randint(3, 8)
+    grid = [[0] * width for _ in range(3)]
+    grid[0][rng.randrange(width)] = rng.randint(1, 9)
+    return grid
+
+
+def transform(grid):
+    out = np.asarray(grid).copy()
+    out[2, :] = concept_routine(grid)[0]
+    return out
+"""

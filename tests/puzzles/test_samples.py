@@ -20,11 +20,32 @@ def test_every_committed_sample_passes_every_check(sandbox: Sandbox) -> None:
     assert failures == {}
 
 
-def test_the_samples_load_as_arc_tasks_and_cover_four_concepts() -> None:
+def test_the_samples_load_as_arc_tasks_and_cover_every_handwritten_concept() -> None:
     tasks = load_path(SAMPLES)
     assert len(tasks) == len(task_paths(SAMPLES))
     concepts = {read_meta(path).concept_id for path in task_paths(SAMPLES)}
-    assert concepts == {"reflect-grid", "recolor-object", "fill-enclosed-region", "draw-line"}
+    assert concepts == {
+        "reflect-grid",
+        "rotate-grid",
+        "scale-grid",
+        "recolor-object",
+        "fill-enclosed-region",
+        "draw-line",
+    }
+    assert concepts == {path.stem for path in HANDWRITTEN.glob("*-*.py")}
+
+
+def test_the_samples_record_their_concept_checks() -> None:
+    for path in task_paths(SAMPLES):
+        meta = read_meta(path)
+        implements = meta.report.check("implements_concept")
+        crux = meta.report.check("concept_is_crux")
+        assert implements is not None and implements.status == "passed", path
+        assert implements.note.startswith("property tests "), path
+        assert crux is not None and crux.status == "passed", path
+        assert {r.concept_id for r in meta.references} == (
+            {p.stem for p in HANDWRITTEN.glob("*-*.py")} - {meta.concept_id}
+        ), path
 
 
 def test_samples_match_the_seed_concepts_and_the_handwritten_modules(arc_memory: Memory) -> None:

@@ -16,7 +16,9 @@ from arcmemo.sandbox.grids import validate_grid
 from tests.puzzles import modules
 from tests.puzzles.conftest import HANDWRITTEN
 
-HINTS = RoutineHints(grid_params=["grid"], returns_grid=True)
+HINTS = RoutineHints(
+    grid_params=["grid"], returns_grid=True, properties=["involution", "same_colors"]
+)
 
 
 def run(
@@ -48,6 +50,10 @@ def test_every_bad_module_differs_from_the_good_one() -> None:
 def test_a_good_generator_passes_every_check_and_yields_the_puzzle(sandbox: Sandbox) -> None:
     puzzle = run(sandbox, modules.GOOD)
     assert statuses(puzzle) == dict.fromkeys(CHECK_NAMES, "passed")
+    implements = puzzle.report.check("implements_concept")
+    assert implements is not None and implements.note == (
+        "property tests involution, same_colors on 5 call(s)"
+    )
     assert puzzle.passed and len(puzzle.train) == 4 and len(puzzle.test) == 1
     pairs = puzzle.train + puzzle.test
     assert len({str(pair.input) for pair in pairs}) == 5
@@ -55,6 +61,33 @@ def test_a_good_generator_passes_every_check_and_yields_the_puzzle(sandbox: Sand
         assert pair.output == [row[::-1] for row in pair.input]
     task = puzzle.task_json()
     assert set(task) == {"train", "test"} and validate_grid(task["test"][0]["output"])
+
+
+def test_without_a_property_test_implements_concept_is_skipped_and_does_not_fail(
+    sandbox: Sandbox,
+) -> None:
+    puzzle = run(sandbox, modules.GOOD, hints=RoutineHints(grid_params=["grid"]))
+    implements = puzzle.report.check("implements_concept")
+    assert implements is not None and implements.status == "skipped"
+    assert "the concept has no property test" in implements.note
+    assert puzzle.passed
+
+
+def test_another_concepts_property_fails_an_honest_mirror(sandbox: Sandbox) -> None:
+    # The properties are what is tested: a mirror is not a line drawing.
+    hints = RoutineHints(grid_params=["grid"], properties=["collinear"])
+    puzzle = run(sandbox, modules.GOOD, hints=hints)
+    assert statuses(puzzle)["implements_concept"] == "failed"
+    assert "collinear" in details(puzzle, "implements_concept")
+    assert not puzzle.passed
+
+
+def test_a_crash_without_the_concept_counts_when_other_values_change_the_output(
+    sandbox: Sandbox,
+) -> None:
+    # [] from the substitute makes [0] raise; another example's colors change the output.
+    puzzle = run(sandbox, modules.INDEXES_HONESTLY, hints=RoutineHints(grid_params=["grid"]))
+    assert statuses(puzzle)["exercises_concept"] == "passed", details(puzzle, "exercises_concept")
 
 
 def test_the_same_seed_gives_the_same_puzzle_in_separate_runs(sandbox: Sandbox) -> None:
@@ -69,7 +102,8 @@ def test_the_handwritten_generators_pass(sandbox: Sandbox, path: object) -> None
     from pathlib import Path
 
     assert isinstance(path, Path)
-    puzzles = verify_module(sandbox, path.read_text(), [0, 1, 2], hints=HINTS)
+    hints = RoutineHints(grid_params=["grid"], returns_grid=True)
+    puzzles = verify_module(sandbox, path.read_text(), [0, 1, 2], hints=hints)
     assert [p.report.summary() for p in puzzles] == ["passed"] * 3
 
 
@@ -136,6 +170,8 @@ def test_a_loop_is_contained_by_the_timeout(sandbox: Sandbox) -> None:
         "deterministic": "skipped",
         "diverse": "skipped",
         "exercises_concept": "skipped",
+        "implements_concept": "skipped",
+        "concept_is_crux": "skipped",
     }
     assert "longer than 0.5 s" in details(puzzle, "runs")
     # the sandbox is still usable afterwards

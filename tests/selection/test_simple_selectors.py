@@ -12,9 +12,9 @@ from arcmemo.selection import SELECTORS
 
 
 def test_registry_lists_every_selector() -> None:
-    assert SELECTORS.names() == ["all", "describe", "embedding", "llm", "none"]
+    assert SELECTORS.names() == ["all", "dcrs", "describe", "embedding", "llm", "none"]
     with pytest.raises(
-        RegistryError, match=r"unknown selector 'best'.*; known: all, describe, embedding"
+        RegistryError, match=r"unknown selector 'best'.*; known: all, dcrs, describe, embedding"
     ):
         SELECTORS.create("best")
 

@@ -58,3 +58,8 @@ def generate_input(rng):
 
 def transform(grid):
     return concept_routine(grid, 4, 4)
+
+
+def variants(grid):
+    """The concept applied alone: enclosed background filled with each color, both ways."""
+    return [concept_routine(grid, color, steps) for color in range(1, 10) for steps in (4, 8)]

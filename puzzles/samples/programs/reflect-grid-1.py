@@ -3,6 +3,9 @@
 import numpy as np
 
 
+AXES = ("horizontal", "vertical", "main diagonal", "anti diagonal")
+
+
 def concept_routine(grid, axis):
     """Mirror the whole grid across an axis."""
     g = np.asarray(grid)
@@ -30,3 +33,8 @@ def generate_input(rng):
 
 def transform(grid):
     return concept_routine(grid, "vertical")
+
+
+def variants(grid):
+    """The concept applied alone: the grid mirrored across each axis (rival rules)."""
+    return [concept_routine(grid, axis) for axis in AXES]
