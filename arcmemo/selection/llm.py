@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 from rapidfuzz import fuzz, process
 
 from arcmemo import prompting
@@ -19,7 +19,7 @@ from arcmemo.memory.render import USAGE_THRESHOLD, lesson_name
 from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient
 from arcmemo.records import Selection
-from arcmemo.selection.base import SELECTORS, Selector, memory_format
+from arcmemo.selection.base import SELECTORS, Selector, SolveViewOptions, memory_format
 from arcmemo.structured import OutputError, generate_structured, load_yaml_block
 
 # High enough that only misspellings match: "fill region centre" must not become
@@ -95,7 +95,7 @@ def parse_names(text: str) -> list[str]:
     return [n for n in names if n]
 
 
-class LLMSelectorOptions(BaseModel):
+class LLMSelectorOptions(SolveViewOptions):
     """Options of the ``llm`` selector."""
 
     model_config = ConfigDict(extra="forbid")
@@ -123,6 +123,7 @@ class LLMSelector(Selector):
         options = options or LLMSelectorOptions()
         self.budget_tokens = options.budget_tokens
         self.usage_threshold = options.usage_threshold
+        self.solve_budget_tokens = options.solve_budget_tokens
 
     def _prompt(self, memory: Memory, problem: str, previous: str | None) -> str:
         return prompting.render(
