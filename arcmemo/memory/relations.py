@@ -123,8 +123,10 @@ class RelationIndex:
     def _implied(self, concept: Concept) -> Iterator[str]:
         """Type-implied names, most useful first, without ``concept`` itself or repeats."""
         fills, used_by = self._implied_lists(concept)
+        lists = [ranked for ranked in (*fills, used_by) if ranked]
         seen = {concept.name}
-        for _, name in heapq.merge(*fills, used_by):
+        merged = lists[0] if len(lists) == 1 else heapq.merge(*lists)
+        for _, name in merged:
             if name not in seen:
                 seen.add(name)
                 yield name

@@ -249,11 +249,12 @@ def _title_cost(name: str) -> int:
     return estimate_tokens(name) + (1 if _DIGIT_FIRST.match(name) else 0)
 
 
-def _budgeted_layout(memory: Memory, index: RelationIndex, view: _View, budget: int) -> _Layout:
+def _budgeted_text(memory: Memory, index: RelationIndex, view: _View, budget: int) -> str:
     """Greedy within ``budget`` in the view's order, then lessons, then the cheatsheet;
     every line is costed as the estimator counts it (line breaks, headers, ``related:``
     lines, the closing note), and the text is measured at the end, taking back the last
-    choices until it fits, so the estimate never exceeds the budget."""
+    choices until it fits, so the estimate never exceeds the budget ("" when not even the
+    closing note fits)."""
     layout = _Layout(types=False)
     limit = budget
     # The omitted note (and its line break) comes first in the accounting; the type
@@ -304,12 +305,15 @@ def _budgeted_layout(memory: Memory, index: RelationIndex, view: _View, budget: 
     if cheatsheet and spent + cheatsheet <= limit:
         layout.cheatsheet = True
     # Exact check: take back the last choices until the measured text fits.
-    while estimate_tokens(_finish(_view_lines(memory, index, view, layout, budget))) > budget:
+    while True:
+        text = _finish(_view_lines(memory, index, view, layout, budget))
+        if estimate_tokens(text) <= budget:
+            return text
         if layout.cheatsheet:
             layout.cheatsheet = False
             continue
         if not layout.order:
-            break
+            return ""
         what, item = layout.order.pop()
         if what == "full":
             layout.full.discard(str(item))
@@ -318,12 +322,10 @@ def _budgeted_layout(memory: Memory, index: RelationIndex, view: _View, budget: 
             layout.titled.discard(str(item))
         else:
             layout.lessons.remove(int(item))
-    return layout
 
 
 def _render_view(memory: Memory, index: RelationIndex, view: _View, budget: int | None) -> str:
-    """``view`` in full without a budget; within ``budget`` otherwise ("" when not even
-    the closing note fits)."""
+    """``view`` in full without a budget, else within ``budget``."""
     if budget is None:
         full = {c.id for c in view.candidates if view.in_full(c)}
         layout = _Layout(
@@ -334,9 +336,7 @@ def _render_view(memory: Memory, index: RelationIndex, view: _View, budget: int 
             types=view.types_always or bool(full),
         )
         return _finish(_view_lines(memory, index, view, layout, None))
-    layout = _budgeted_layout(memory, index, view, budget)
-    text = _finish(_view_lines(memory, index, view, layout, budget))
-    return "" if estimate_tokens(text) > budget else text
+    return _budgeted_text(memory, index, view, budget)
 
 
 def render_selection(
