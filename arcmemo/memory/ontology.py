@@ -50,11 +50,6 @@ def concept_id(name: str) -> str:
     return "-".join(_singular(w) for w in words)
 
 
-def _append_once(items: list[str], item: str) -> None:
-    if item not in items:
-        items.append(item)
-
-
 def parse_typedef(text: str) -> tuple[str, str] | None:
     """Split ``"name := definition"`` into its parts; ``None`` when ``text`` is no typedef.
 
@@ -279,22 +274,13 @@ class Memory(BaseModel):
         A routine whose ``routine_subtype`` is a callable type (``selection criteria``) is
         related to every concept with a parameter of that type, both ways: it can fill
         that parameter. This is how the paper's higher-order routines find their arguments.
+        Written names come first, then the implied ones, most useful first (see
+        :mod:`arcmemo.memory.relations`, which indexes them once per memory version).
         """
-        from arcmemo.memory.types import type_names
+        from arcmemo.memory.relations import relation_index
 
-        fillers: dict[str, list[str]] = {}
-        for concept in self.concepts:
-            if concept.kind == "routine" and concept.routine_subtype:
-                fillers.setdefault(concept.routine_subtype.lower(), []).append(concept.name)
-        related: dict[str, list[str]] = {c.id: list(c.relations) for c in self.concepts}
-        for concept in self.concepts:
-            for param in concept.parameters:
-                for name in type_names(param.type or ""):
-                    for filler in fillers.get(name.lower(), []):
-                        if filler != concept.name:
-                            _append_once(related[concept.id], filler)
-                            _append_once(related[concept_id(filler)], concept.name)
-        return related
+        index = relation_index(self)
+        return {c.id: index.related(c)[0] for c in self.concepts}
 
     def integrity_issues(self) -> list[tuple[str, str]]:
         """Problems schema validation cannot see: ``(json path, message)`` pairs.

@@ -9,7 +9,14 @@ Four views, following the paper's renderings:
   descriptions, cues and implementation notes, the rest by name, optionally within an exact
   token budget (the estimate of the rendered text never exceeds it; the most useful
   concepts come first);
-* ``solve``: the selected entries in full, every other concept by title only.
+* ``solve``: the selected entries in full, every other concept by title only; under a
+  budget the titles are listed most useful first until it is spent and the rest are
+  counted in a closing note.
+
+A ``related:`` line lists at most :data:`RELATED_SHOWN` names (written relations first,
+then those the types imply, most useful first) and counts the rest ("and 988 more"): in a
+grown memory a thousand criteria routines relate to every filter, and listing them all on
+every block would make each view grow with the square of the memory.
 
 A concept is *established* when it was used at least ``usage_threshold`` times (default
 :data:`USAGE_THRESHOLD` = 2, the paper's threshold) or comes from the hand-written seed
@@ -25,10 +32,12 @@ prompt prefixes stay cacheable at the provider.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from arcmemo.memory.ontology import Concept, Lesson, Memory, concept_id
+from arcmemo.memory.relations import RelationIndex, relation_index
 from arcmemo.tokens import estimate_tokens
 
 VIEWS = ("full", "compressed", "selection", "solve")
@@ -38,6 +47,14 @@ GRID_MANIPULATION = "grid manipulation"
 SEED_SOURCE = "seed"
 LOWER_USAGE_LABEL = "lower-usage concepts"
 OTHER_LABEL = "other concepts"
+RELATED_SHOWN = 12
+# The default cap on the solve view that selectors put in the solve prompt (their option
+# solve_budget_tokens): at the paper's few hundred concepts every title fits; a memory of
+# thousands lists its most useful titles and counts the rest.
+SOLVE_BUDGET_TOKENS = 8000
+# A space before a digit is a token of its own (arcmemo.tokens), so a title that starts
+# with a digit costs one more after ": " or ", ".
+_DIGIT_FIRST = re.compile(r"\d")
 
 
 def lesson_name(index: int) -> str:
@@ -71,7 +88,14 @@ _FULL = _Fields(param_descriptions=True, implementation=True)
 _COMPRESSED = _Fields(param_descriptions=False, implementation=True)
 
 
-def _concept_block(concept: Concept, fields: _Fields, related: list[str]) -> list[str]:
+def _related_line(concept: Concept, index: RelationIndex) -> list[str]:
+    names, more = index.related(concept, RELATED_SHOWN)
+    if more:
+        names = [*names, f"and {more:,} more"]
+    return [f"  related: {', '.join(names)}"] if names else []
+
+
+def _concept_block(concept: Concept, fields: _Fields, index: RelationIndex) -> list[str]:
     lines = [f"- concept: {concept.name}"]
     if concept.description:
         lines.append(f"  description: {concept.description}")
@@ -92,8 +116,7 @@ def _concept_block(concept: Concept, fields: _Fields, related: list[str]) -> lis
     if fields.implementation and concept.implementation:
         lines.append("  implementation:")
         lines.extend(f"    - {note}" for note in concept.implementation)
-    if related:
-        lines.append(f"  related: {', '.join(related)}")
+    lines += _related_line(concept, index)
     return lines
 
 
@@ -103,25 +126,24 @@ def _names_line(label: str, names: list[str]) -> str:
 
 def _render_concepts(
     memory: Memory,
+    index: RelationIndex,
     full: set[str],
     titled: set[str],
     fields: _Fields,
     title_label: str,
-    related: dict[str, list[str]] | None = None,
 ) -> list[str]:
     """Concepts grouped in sections; ids in ``full`` as blocks, ids in ``titled`` by name."""
     sections: dict[tuple[int, str], list[Concept]] = {}
     for concept in memory.concepts:
         if concept.id in full or concept.id in titled:
             sections.setdefault(_section_key(concept), []).append(concept)
-    related = memory.relations() if related is None else related
     lines: list[str] = []
     for key in sorted(sections):
         members = sorted(sections[key], key=lambda c: c.id)
         lines.append(f"## {key[1]}")
         for concept in members:
             if concept.id in full:
-                lines.extend(_concept_block(concept, fields, related[concept.id]))
+                lines.extend(_concept_block(concept, fields, index))
         names = sorted(c.name for c in members if c.id not in full)
         if names:
             lines.append(_names_line(title_label, names))
@@ -157,8 +179,8 @@ def _render_cheatsheet(memory: Memory) -> list[str]:
     return ["## Cheatsheet", memory.cheatsheet.strip(), ""] if memory.cheatsheet.strip() else []
 
 
-def _by_usefulness(concepts: list[Concept]) -> list[Concept]:
-    return sorted(concepts, key=lambda c: (-c.usage, -c.stats.selected_solved, c.id))
+def _by_usefulness(concepts: Iterable[Concept], index: RelationIndex) -> list[Concept]:
+    return sorted(concepts, key=index.rank)
 
 
 def _finish(lines: list[str]) -> str:
@@ -170,12 +192,12 @@ def _cost(lines: list[str]) -> int:
     return sum(estimate_tokens(line) + 1 for line in lines)
 
 
-# -- the selection view under a budget ---------------------------------------------------
+# -- the selection and solve views under a budget ----------------------------------------
 
 
 @dataclass
 class _Layout:
-    """What the selection view shows: concepts in full, by name, lessons, and what is left."""
+    """What a view shows: concepts in full, by name, lessons, and what is left."""
 
     full: set[str] = field(default_factory=set)
     titled: set[str] = field(default_factory=set)
@@ -186,60 +208,73 @@ class _Layout:
     order: list[tuple[str, str | int]] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class _View:
+    """How the selection or solve view chooses, in the order of its preference."""
+
+    candidates: list[Concept]  # concepts in the order they claim room
+    in_full: Callable[[Concept], bool]  # which are shown in full when they fit
+    lessons: list[int]  # lessons it may show, in order
+    title_label: str
+    omitted: str  # how the closing note says what is left out ("not shown")
+    types_always: bool  # without a budget, the type vocabulary even when nothing is in full
+
+
 def _count(number: int, noun: str) -> str:
-    return f"{number} more {noun}{'' if number == 1 else 's'}"
+    return f"{number:,} more {noun}{'' if number == 1 else 's'}"
 
 
-def _omitted_note(concepts: int, lessons: int, budget: int) -> str:
+def _omitted_note(concepts: int, lessons: int, budget: int, omitted: str = "not shown") -> str:
     parts = [_count(concepts, "concept")] if concepts else []
     parts += [_count(lessons, "lesson")] if lessons else []
-    return f"({' and '.join(parts)} not shown: memory budget of {budget} tokens)"
+    return f"({' and '.join(parts)} {omitted}: memory budget of {budget:,} tokens)"
 
 
-def _selection_lines(memory: Memory, layout: _Layout, budget: int | None) -> list[str]:
+def _view_lines(
+    memory: Memory, index: RelationIndex, view: _View, layout: _Layout, budget: int | None
+) -> list[str]:
     lines = _render_types(memory) if layout.types else []
-    lines += _render_concepts(
-        memory,
-        layout.full,
-        layout.titled,
-        _FULL,
-        LOWER_USAGE_LABEL,
-    )
+    lines += _render_concepts(memory, index, layout.full, layout.titled, _FULL, view.title_label)
     lines += _render_lessons((i, memory.lessons[i]) for i in sorted(layout.lessons))
     if layout.cheatsheet:
         lines += _render_cheatsheet(memory)
     hidden = len(memory.concepts) - len(layout.full) - len(layout.titled)
-    hidden_lessons = len(memory.lessons) - len(layout.lessons)
+    hidden_lessons = len(view.lessons) - len(layout.lessons)
     if budget is not None and (hidden or hidden_lessons):
-        lines.append(_omitted_note(hidden, hidden_lessons, budget))
+        lines.append(_omitted_note(hidden, hidden_lessons, budget, view.omitted))
     return lines
 
 
-def _budgeted_layout(memory: Memory, usage_threshold: int, budget: int) -> _Layout:
-    """Greedy within ``budget``, most useful concepts first, then lessons; the text is
-    measured at the end and the last choices are taken back until it fits, so the estimate
-    never exceeds the budget."""
+def _title_cost(name: str) -> int:
+    return estimate_tokens(name) + (1 if _DIGIT_FIRST.match(name) else 0)
+
+
+def _budgeted_text(memory: Memory, index: RelationIndex, view: _View, budget: int) -> str:
+    """Greedy within ``budget`` in the view's order, then lessons, then the cheatsheet;
+    every line is costed as the estimator counts it (line breaks, headers, ``related:``
+    lines, the closing note), and the text is measured at the end, taking back the last
+    choices until it fits, so the estimate never exceeds the budget ("" when not even the
+    closing note fits)."""
     layout = _Layout(types=False)
     limit = budget
     # The omitted note (and its line break) comes first in the accounting; the type
     # vocabulary comes with the first concept shown in full (names alone need no types).
-    spent = _cost([_omitted_note(len(memory.concepts), len(memory.lessons), budget)])
+    spent = _cost([_omitted_note(len(memory.concepts), len(view.lessons), budget, view.omitted)])
     types_cost = _cost(_render_types(memory))
-    related = memory.relations()
     opened: set[tuple[int, str]] = set()
-    named: dict[tuple[int, str], int] = {}
-    names_line = _cost([f"- {LOWER_USAGE_LABEL}: "])
+    named: set[tuple[int, str]] = set()
+    names_line = _cost([f"- {view.title_label}:"])
 
     def section_cost(key: tuple[int, str]) -> int:
         return 0 if key in opened else _cost([f"## {key[1]}", ""])  # header, blank line
 
-    # Most useful first: each concept in full when it is established and fits, else by
-    # name; from the first one that fits neither way on, the rest are left out (never a
-    # less useful entry in place of a more useful one).
-    for concept in _by_usefulness(memory.concepts):
+    # Each concept in full when the view wants it so and it fits, else by name; from the
+    # first one that fits neither way on, the rest are left out (never a later entry in
+    # place of an earlier one).
+    for concept in view.candidates:
         key = _section_key(concept)
-        if is_established(concept, usage_threshold):
-            block = _concept_block(concept, _FULL, related[concept.id])
+        if view.in_full(concept):
+            block = _concept_block(concept, _FULL, index)
             cost = _cost(block) + section_cost(key) + (0 if layout.types else types_cost)
             if spent + cost <= limit:
                 spent += cost
@@ -248,34 +283,37 @@ def _budgeted_layout(memory: Memory, usage_threshold: int, budget: int) -> _Layo
                 layout.full.add(concept.id)
                 layout.order.append(("full", concept.id))
                 continue
-        name = estimate_tokens(concept.name)
-        cost = name + (1 if named.get(key) else names_line) + section_cost(key)
+        cost = _title_cost(concept.name) + (1 if key in named else names_line)
+        cost += section_cost(key)
         if spent + cost > limit:
             break
         spent += cost
         opened.add(key)
-        named[key] = named.get(key, 0) + 1
+        named.add(key)
         layout.titled.add(concept.id)
         layout.order.append(("titled", concept.id))
-    if memory.lessons:
+    if view.lessons:
         spent += _cost(["## Lessons", ""])
-    for index, lesson in enumerate(memory.lessons):
-        cost = _cost(_lesson_lines(index, lesson))
+    for lesson_index in view.lessons:
+        cost = _cost(_lesson_lines(lesson_index, memory.lessons[lesson_index]))
         if spent + cost > limit:
             break
         spent += cost
-        layout.lessons.append(index)
-        layout.order.append(("lesson", index))
+        layout.lessons.append(lesson_index)
+        layout.order.append(("lesson", lesson_index))
     cheatsheet = _cost(_render_cheatsheet(memory))
     if cheatsheet and spent + cheatsheet <= limit:
         layout.cheatsheet = True
     # Exact check: take back the last choices until the measured text fits.
-    while estimate_tokens(_finish(_selection_lines(memory, layout, budget))) > budget:
+    while True:
+        text = _finish(_view_lines(memory, index, view, layout, budget))
+        if estimate_tokens(text) <= budget:
+            return text
         if layout.cheatsheet:
             layout.cheatsheet = False
             continue
         if not layout.order:
-            break
+            return ""
         what, item = layout.order.pop()
         if what == "full":
             layout.full.discard(str(item))
@@ -284,7 +322,21 @@ def _budgeted_layout(memory: Memory, usage_threshold: int, budget: int) -> _Layo
             layout.titled.discard(str(item))
         else:
             layout.lessons.remove(int(item))
-    return layout
+
+
+def _render_view(memory: Memory, index: RelationIndex, view: _View, budget: int | None) -> str:
+    """``view`` in full without a budget, else within ``budget``."""
+    if budget is None:
+        full = {c.id for c in view.candidates if view.in_full(c)}
+        layout = _Layout(
+            full=full,
+            titled={c.id for c in view.candidates} - full,
+            lessons=list(view.lessons),
+            cheatsheet=True,
+            types=view.types_always or bool(full),
+        )
+        return _finish(_view_lines(memory, index, view, layout, None))
+    return _budgeted_text(memory, index, view, budget)
 
 
 def render_selection(
@@ -292,21 +344,38 @@ def render_selection(
 ) -> str:
     """The selection view; with ``budget_tokens``, its estimate never exceeds the budget
     (what does not fit is counted in a closing note, when the note itself fits)."""
-    every = {c.id for c in memory.concepts}
-    if budget_tokens is None:
-        full = {c.id for c in memory.concepts if is_established(c, usage_threshold)}
-        layout = _Layout(
-            full=full,
-            titled=every - full,
-            lessons=list(range(len(memory.lessons))),
-            cheatsheet=True,
-        )
-        return _finish(_selection_lines(memory, layout, None))
-    layout = _budgeted_layout(memory, usage_threshold, budget_tokens)
-    text = _finish(_selection_lines(memory, layout, budget_tokens))
-    if estimate_tokens(text) > budget_tokens:  # not even the note fits
-        return ""
-    return text
+    index = relation_index(memory)
+    view = _View(
+        candidates=_by_usefulness(memory.concepts, index),
+        in_full=lambda c: is_established(c, usage_threshold),
+        lessons=list(range(len(memory.lessons))),
+        title_label=LOWER_USAGE_LABEL,
+        omitted="not shown",
+        types_always=True,
+    )
+    return _render_view(memory, index, view, budget_tokens)
+
+
+def render_solve(
+    memory: Memory, selected: Iterable[str] | None = None, *, budget_tokens: int | None = None
+) -> str:
+    """The solve view: the ``selected`` concepts and lessons in full, every other concept
+    by title. With ``budget_tokens`` its estimate never exceeds the budget: selected
+    entries claim room first, then titles most useful first, and the closing note counts
+    what is not listed."""
+    index = relation_index(memory)
+    wanted = {concept_id(name) for name in selected or []}
+    chosen = _by_usefulness((c for c in memory.concepts if c.id in wanted), index)
+    others = _by_usefulness((c for c in memory.concepts if c.id not in wanted), index)
+    view = _View(
+        candidates=chosen + others,
+        in_full=lambda c: c.id in wanted,
+        lessons=[i for i in range(len(memory.lessons)) if concept_id(lesson_name(i)) in wanted],
+        title_label=OTHER_LABEL,
+        omitted="not listed",
+        types_always=False,
+    )
+    return _render_view(memory, index, view, budget_tokens)
 
 
 def render_memory(
@@ -320,9 +389,9 @@ def render_memory(
     """Render ``memory`` in one of :data:`VIEWS`; see the module docstring.
 
     ``selected`` (solve view) holds concept names or lesson names (``lesson 3``);
-    ``budget_tokens`` (selection view) caps the estimated size of the whole text;
-    ``usage_threshold`` (compressed and selection views) is the usage from which a concept
-    is shown in full.
+    ``budget_tokens`` (selection and solve views) caps the estimated size of the whole
+    text; ``usage_threshold`` (compressed and selection views) is the usage from which a
+    concept is shown in full.
     """
     if view not in VIEWS:
         raise ValueError(f"unknown view {view!r}; choose one of {', '.join(VIEWS)}")
@@ -330,27 +399,20 @@ def render_memory(
         return render_selection(
             memory, budget_tokens=budget_tokens, usage_threshold=usage_threshold
         )
+    if view == "solve":
+        return render_solve(memory, selected, budget_tokens=budget_tokens)
+    index = relation_index(memory)
     every = {c.id for c in memory.concepts}
     indexed_lessons = list(enumerate(memory.lessons))
-    lines: list[str] = []
+    lines: list[str] = _render_types(memory)
     if view == "full":
-        lines += _render_types(memory)
-        lines += _render_concepts(memory, every, set(), _FULL, OTHER_LABEL)
-        lines += _render_lessons(indexed_lessons)
-    elif view == "compressed":
-        established = {c.id for c in memory.concepts if is_established(c, usage_threshold)}
-        lines += _render_types(memory)
-        lines += _render_concepts(
-            memory, established, every - established, _COMPRESSED, LOWER_USAGE_LABEL
-        )
-        lines += _render_lessons(indexed_lessons)
+        lines += _render_concepts(memory, index, every, set(), _FULL, OTHER_LABEL)
     else:
-        wanted = {concept_id(name) for name in selected or []}
-        chosen = every & wanted
-        lines += _render_types(memory) if chosen else []
-        lines += _render_concepts(memory, chosen, every - chosen, _FULL, OTHER_LABEL)
-        lessons = [(i, les) for i, les in indexed_lessons if concept_id(lesson_name(i)) in wanted]
-        lines += _render_lessons(lessons)
+        established = {c.id for c in memory.concepts if is_established(c, usage_threshold)}
+        lines += _render_concepts(
+            memory, index, established, every - established, _COMPRESSED, LOWER_USAGE_LABEL
+        )
+    lines += _render_lessons(indexed_lessons)
     lines += _render_cheatsheet(memory)
     return _finish(lines)
 

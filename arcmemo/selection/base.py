@@ -14,8 +14,11 @@ import abc
 import re
 from typing import ClassVar, Literal
 
+from pydantic import BaseModel, Field
+
 from arcmemo import prompting
 from arcmemo.memory.ontology import Memory
+from arcmemo.memory.render import SOLVE_BUDGET_TOKENS
 from arcmemo.models.client import ModelClient
 from arcmemo.records import Selection
 from arcmemo.registry import Registry
@@ -60,12 +63,26 @@ def render_hint(
     )
 
 
+class SolveViewOptions(BaseModel):
+    """Options of selectors whose solve prompt shows the memory's solve view."""
+
+    solve_budget_tokens: int | None = Field(
+        default=SOLVE_BUDGET_TOKENS,
+        ge=1,
+        description="Exact cap (estimated tokens) on the memory section of the solve "
+        "prompt: the selected entries first, then other titles most useful first, the rest "
+        "counted; None = every title.",
+    )
+
+
 class Selector(abc.ABC):
     """Picks memory entries for one task."""
 
     name: ClassVar[str]
     # True when select() calls a model (the run then needs the selector's model).
     uses_model: ClassVar[bool] = False
+    # Cap on the solve view (SolveViewOptions sets it from the selector's options).
+    solve_budget_tokens: int | None = None
 
     @abc.abstractmethod
     async def select(
@@ -85,7 +102,10 @@ class Selector(abc.ABC):
 
     def render(self, memory: Memory, selection: Selection) -> str:
         """The memory section of the solve prompt for ``selection`` (its hint block)."""
-        return render_hint(memory, memory.render("solve", selected=selection.selected))
+        body = memory.render(
+            "solve", selected=selection.selected, budget_tokens=self.solve_budget_tokens
+        )
+        return render_hint(memory, body)
 
 
 SELECTORS: Registry[Selector] = Registry(

@@ -15,7 +15,7 @@ import re
 from collections import Counter
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from arcmemo.memory.ontology import Memory
 from arcmemo.memory.render import lesson_name
@@ -23,7 +23,7 @@ from arcmemo.models.base import MissingCredentialError
 from arcmemo.models.client import ModelClient
 from arcmemo.records import Selection
 from arcmemo.registry import RegistryError
-from arcmemo.selection.base import SELECTORS, Selector
+from arcmemo.selection.base import SELECTORS, Selector, SolveViewOptions
 
 _TOKEN = re.compile(r"[a-z]+|\d+")
 
@@ -99,7 +99,7 @@ def create_embedder(spec: str) -> Embedder:
     raise RegistryError(f"unknown embedder {spec!r}; use 'tfidf' or 'openai:MODEL'")
 
 
-class EmbeddingSelectorOptions(BaseModel):
+class EmbeddingSelectorOptions(SolveViewOptions):
     """Options of the ``embedding`` selector."""
 
     model_config = ConfigDict(extra="forbid")
@@ -117,6 +117,7 @@ class EmbeddingSelector(Selector):
     def __init__(self, options: EmbeddingSelectorOptions | None = None) -> None:
         options = options or EmbeddingSelectorOptions()
         self.top_k = options.top_k
+        self.solve_budget_tokens = options.solve_budget_tokens
         self.embedder = create_embedder(options.embedder)
 
     async def select(

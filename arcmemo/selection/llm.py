@@ -8,10 +8,10 @@ are reported as unknown in the selection record, never silently dropped.
 
 from __future__ import annotations
 
-import difflib
 import re
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+from rapidfuzz import fuzz, process
 
 from arcmemo import prompting
 from arcmemo.memory.ontology import Memory, concept_id
@@ -19,11 +19,13 @@ from arcmemo.memory.render import USAGE_THRESHOLD, lesson_name
 from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient
 from arcmemo.records import Selection
-from arcmemo.selection.base import SELECTORS, Selector, memory_format
+from arcmemo.selection.base import SELECTORS, Selector, SolveViewOptions, memory_format
 from arcmemo.structured import OutputError, generate_structured, load_yaml_block
 
 # High enough that only misspellings match: "fill region centre" must not become
-# "fill region left" (0.82).
+# "fill region left" (0.82), while "fill region rite" is "fill region right" (0.91). The
+# score is rapidfuzz's normalized Indel similarity, 2 * LCS / total length (difflib's ratio
+# counts Ratcliff-Obershelp blocks instead, never more; on these names the two agree).
 FUZZY_CUTOFF = 0.9
 AMBIGUITY_MARGIN = 0.05
 _NUMBER = re.compile(r"\d+")
@@ -43,6 +45,8 @@ def selectable_names(memory: Memory) -> dict[str, str]:
 def resolve_names(names: list[str], memory: Memory) -> tuple[list[str], list[str], list[str]]:
     """(resolved names in memory spelling, unknown names, notes on fuzzy matches)."""
     known = selectable_names(memory)
+    # Candidates by the numbers in their ids, built once and only when a name needs it.
+    by_numbers: dict[tuple[int, ...], list[str]] | None = None
     resolved: list[str] = []
     unknown: list[str] = []
     notes: list[str] = []
@@ -51,15 +55,18 @@ def resolve_names(names: list[str], memory: Memory) -> tuple[list[str], list[str
         if wanted in known:
             match = known[wanted]
         else:
-            numbers = _numbers(wanted)
-            scored = sorted(
-                (
-                    (difflib.SequenceMatcher(None, wanted, cid).ratio(), cid)
-                    for cid in known
-                    if _numbers(cid) == numbers
-                ),
-                reverse=True,
-            )
+            if by_numbers is None:
+                by_numbers = {}
+                for cid in known:
+                    by_numbers.setdefault(tuple(_numbers(cid)), []).append(cid)
+            # Ties never pass the ambiguity margin, so their order does not matter.
+            candidates = by_numbers.get(tuple(_numbers(wanted)), [])
+            scored = [
+                (score / 100, cid)
+                for cid, score, _ in process.extract(
+                    wanted, candidates, scorer=fuzz.ratio, processor=None, limit=2
+                )
+            ]
             best = scored[0] if scored else (0.0, "")
             runner_up = scored[1][0] if len(scored) > 1 else 0.0
             if best[0] >= FUZZY_CUTOFF and best[0] - runner_up >= AMBIGUITY_MARGIN:
@@ -88,7 +95,7 @@ def parse_names(text: str) -> list[str]:
     return [n for n in names if n]
 
 
-class LLMSelectorOptions(BaseModel):
+class LLMSelectorOptions(SolveViewOptions):
     """Options of the ``llm`` selector."""
 
     model_config = ConfigDict(extra="forbid")
@@ -116,6 +123,7 @@ class LLMSelector(Selector):
         options = options or LLMSelectorOptions()
         self.budget_tokens = options.budget_tokens
         self.usage_threshold = options.usage_threshold
+        self.solve_budget_tokens = options.solve_budget_tokens
 
     def _prompt(self, memory: Memory, problem: str, previous: str | None) -> str:
         return prompting.render(

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from arcmemo import Concept, Memory, Parameter
 from arcmemo.memory.ontology import TypeDef
-from arcmemo.memory.render import VIEWS
+from arcmemo.memory.render import SOLVE_BUDGET_TOKENS, VIEWS
+from arcmemo.memory.synthetic import synthetic_memory
 from arcmemo.tokens import estimate_tokens
 
 SOLVE_SELECTION = ["Recolor Objects", "lesson 1"]
@@ -162,3 +164,74 @@ def test_tiny_budget_reports_omitted_concepts_when_the_note_fits(small_memory: M
 def test_unknown_view_is_rejected(small_memory: Memory) -> None:
     with pytest.raises(ValueError, match="unknown view 'everything'"):
         small_memory.render("everything")
+
+
+def _shown(text: str, label: str) -> tuple[set[str], set[str]]:
+    """(names shown in full, names listed by title under ``label``)."""
+    lines = text.splitlines()
+    full = {line.removeprefix("- concept: ") for line in lines if line.startswith("- concept: ")}
+    titled = {
+        name
+        for line in lines
+        if line.startswith(f"- {label}: ")
+        for name in line.split(": ", 1)[1].split(", ")
+    }
+    return full, titled
+
+
+@pytest.mark.parametrize("size", [30, 300, 2000])
+def test_every_budgeted_view_stays_within_its_budget_at_every_size(size: int) -> None:
+    memory = synthetic_memory(size, seed=size, lessons=3)
+    memory.cheatsheet = "prefer the simplest rule"
+    selected = [c.name for c in memory.concepts[:: max(size // 6, 1)]] + ["lesson 2"]
+    related_seen = False
+    for budget in (1, 40, 150, 600, 2_000, 8_000, 25_000):
+        for view, label in (("selection", "lower-usage concepts"), ("solve", "other concepts")):
+            text = memory.render(view, selected=selected, budget_tokens=budget)
+            assert estimate_tokens(text) <= budget, (view, budget)
+            related_seen |= "  related: " in text
+            full, titled = _shown(text, label)
+            note = re.search(r"\(([\d,]+) more concepts?( and [\d,]+ more lessons?)? not", text)
+            hidden = int(note.group(1).replace(",", "")) if note else 0
+            assert len(full) + len(titled) + hidden == size or not text, (view, budget)
+            chosen = {n for n in selected if not n.startswith("lesson")}
+            if view == "solve" and titled - chosen:  # other titles come after the selected
+                assert chosen <= full | titled
+    assert related_seen
+
+
+def test_solve_view_lists_titles_up_to_its_budget_and_counts_the_rest() -> None:
+    memory = synthetic_memory(3000, seed=1)
+    selected = [memory.concepts[5].name, memory.concepts[77].name]
+    text = memory.render("solve", selected=selected, budget_tokens=2000)
+    assert estimate_tokens(text) <= 2000
+    full, titled = _shown(text, "other concepts")
+    assert full == set(selected)
+    assert 50 < len(titled) < 3000
+    hidden = 3000 - len(full) - len(titled)
+    assert text.rstrip().endswith(
+        f"({hidden:,} more concepts not listed: memory budget of 2,000 tokens)"
+    )
+    # the listed titles are the most useful ones
+    listed = [c for c in memory.concepts if c.name in titled]
+    left_out = [c for c in memory.concepts if c.name not in titled | full]
+    assert min(c.usage for c in listed) >= max(c.usage for c in left_out)
+    unbudgeted = memory.render("solve", selected=selected)
+    assert len(_shown(unbudgeted, "other concepts")[1]) == 2998
+    assert "not listed" not in unbudgeted
+
+
+def test_selectors_cap_the_solve_view_by_default() -> None:
+    from arcmemo.records import Selection
+    from arcmemo.selection import SELECTORS
+
+    memory = synthetic_memory(3000, seed=2)
+    chosen = Selection(selector="llm", selected=[memory.concepts[0].name])
+    for name in ("llm", "embedding"):
+        selector = SELECTORS.create(name)
+        text = selector.render(memory, chosen)
+        assert "not listed: memory budget of 8,000 tokens" in text
+        body = memory.render("solve", selected=chosen.selected, budget_tokens=SOLVE_BUDGET_TOKENS)
+        assert body.rstrip() in text
+    wide = SELECTORS.create(SELECTORS.spec("llm", {"solve_budget_tokens": "100000"}))
+    assert "not listed" not in wide.render(memory, chosen)

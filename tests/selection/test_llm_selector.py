@@ -8,6 +8,7 @@ import pytest
 from selection_helpers import Recorder, concept, selection_memory
 
 from arcmemo.memory.ontology import Concept, Lesson, Memory
+from arcmemo.memory.render import SOLVE_BUDGET_TOKENS
 from arcmemo.records import Selection
 from arcmemo.selection import SELECTORS
 from arcmemo.selection.llm import LLMSelector, LLMSelectorOptions, parse_names, resolve_names
@@ -179,6 +180,7 @@ def test_memory_budget_keeps_the_most_used_concepts_in_full() -> None:
     select(LLMSelector(options), memory, recorder)
     assert recorder.received[0][0].content == prompt
     assert SELECTORS.spec("llm", {"budget_tokens": "150"}).options == {
+        "solve_budget_tokens": SOLVE_BUDGET_TOKENS,
         "budget_tokens": 150,
         "usage_threshold": 2,
     }

@@ -1,0 +1,233 @@
+"""Memory at scale: load, add, save, render each view, stats, diff and resolve, timed on
+synthetic memories of growing size, for two checkouts side by side.
+
+    python experiments/bench_memory.py --old /tmp/mem-old            # 300, 3,000, 30,000
+    python experiments/bench_memory.py --sizes 300,3000 --timeout 60 --jobs 4
+
+The memories come from :func:`arcmemo.memory.synthetic.synthetic_memory` of this checkout
+and are written to JSON once, so both checkouts read the same files. Every measurement
+runs in its own process (``PYTHONPATH`` = the checkout), so a slow one can be stopped at
+``--timeout`` and is reported as "> N s". Renders are timed cold: each repetition renders
+a fresh copy of the loaded memory (nothing cached from an earlier render). Times are
+medians of ``--repeat`` runs (one run when the first takes over 2 s). The selection view
+is rendered under ``--memory-budget`` (the issue's 17,000), the solve view with eight
+selected concepts under the selectors' default solve budget where the checkout has one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+OPERATIONS = (
+    "load", "add", "save", "render full", "render compressed", "render selection",
+    "render solve", "stats", "diff", "resolve",
+)  # fmt: skip
+SELECTED = 8
+# Names a selector might answer: exact, misspelled, and unknown ones.
+_ANSWER_SLOTS = 10
+
+
+def _median_time(run: Callable[[], Any], repeat: int) -> tuple[float, Any]:
+    times, result = [], None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = run()
+        times.append(time.perf_counter() - start)
+        if times[0] > 2.0:
+            break
+    return statistics.median(times), result
+
+
+def _answer(memory: Any) -> list[str]:
+    names = [c.name for c in memory.concepts[:: max(len(memory.concepts) // 4, 1)]][:4]
+    typos = [n[:-2] + n[-1] + n[-2] for n in names[:3]]  # last two letters swapped
+    return (names + typos + ["teleport every object", "lesson 99", "paint the sky"])[:_ANSWER_SLOTS]
+
+
+def worker(operation: str, path: Path, other: Path, repeat: int) -> dict[str, Any]:
+    """One measurement in this process (the checkout under test is on ``sys.path``)."""
+    from arcmemo.memory.ontology import Concept, Memory, Parameter
+    from arcmemo.tokens import estimate_tokens
+
+    if operation == "load":
+        seconds, _ = _median_time(lambda: Memory.load(path), repeat)
+        return {"seconds": seconds}
+    memory = Memory.load(path)
+    selected = [c.name for c in memory.concepts[:: max(len(memory.concepts) // SELECTED, 1)]]
+    if operation == "add":
+        counter = iter(range(1_000_000))
+
+        def add() -> None:
+            number = next(counter)
+            memory.add(
+                Concept(
+                    name=f"bench added routine {number}",
+                    kind="routine",
+                    routine_subtype="intermediate",
+                    parameters=[Parameter(name="rule", type="selection criteria")],
+                ),
+                task_id=f"bench-{number}",
+            )
+
+        seconds, _ = _median_time(add, repeat)
+        return {"seconds": seconds}
+    if operation == "save":
+        with tempfile.TemporaryDirectory() as folder:
+            seconds, _ = _median_time(lambda: memory.save(Path(folder) / "m.json"), repeat)
+        return {"seconds": seconds}
+    if operation.startswith("render "):
+        view = operation.removeprefix("render ")
+        options: dict[str, Any] = {}
+        if view == "selection":
+            options["budget_tokens"] = int(os.environ.get("BENCH_MEMORY_BUDGET", "17000"))
+        if view == "solve":
+            from arcmemo.memory import render
+
+            options["selected"] = selected
+            options["budget_tokens"] = getattr(render, "SOLVE_BUDGET_TOKENS", None)
+        copies = [memory.model_copy(deep=True) for _ in range(repeat)]
+        seconds, text = _median_time(lambda: copies.pop().render(view, **options), repeat)
+        return {"seconds": seconds, "tokens": estimate_tokens(text)}
+    if operation == "stats":
+        from click.testing import CliRunner
+
+        from arcmemo.cli.memory import memory as memory_group
+
+        def stats() -> None:
+            result = CliRunner().invoke(memory_group, ["stats", str(path)])
+            if result.exit_code != 0:
+                raise RuntimeError(result.output)
+
+        seconds, _ = _median_time(stats, repeat)
+        return {"seconds": seconds}
+    if operation == "diff":
+        from arcmemo.memory.diff import memory_diff
+
+        changed = Memory.load(other)
+        seconds, lines = _median_time(lambda: memory_diff(memory, changed), repeat)
+        return {"seconds": seconds, "lines": len(lines)}
+    if operation == "resolve":
+        from arcmemo.selection.llm import resolve_names
+
+        answer = _answer(memory)
+        seconds, (resolved, unknown, _) = _median_time(
+            lambda: resolve_names(answer, memory), repeat
+        )
+        return {"seconds": seconds, "resolved": len(resolved), "unknown": len(unknown)}
+    raise SystemExit(f"unknown operation {operation!r}")
+
+
+def _changed(memory: Any) -> Any:
+    """A later version for ``diff``: 1% of concepts extended, 10 added, 5 deleted."""
+    from arcmemo.memory.ontology import Concept
+
+    later = memory.model_copy(deep=True)
+    for concept in later.concepts[::100]:
+        concept.cues = [*concept.cues, "a cue learned later"]
+    for concept in later.concepts[-5:]:
+        later.delete(concept.name)
+    for number in range(10):
+        later.add(Concept(name=f"later structure {number}", kind="structure"))
+    return later
+
+
+def _measure(tree: Path, operation: str, files: tuple[Path, Path], args: Any) -> dict[str, Any]:
+    command = [sys.executable, __file__, "--worker", operation, "--file", str(files[0])]
+    command += ["--other", str(files[1]), "--repeat", str(args.repeat)]
+    env = {**os.environ, "PYTHONPATH": str(tree), "BENCH_MEMORY_BUDGET": str(args.memory_budget)}
+    try:
+        done = subprocess.run(
+            command, env=env, capture_output=True, text=True, timeout=args.timeout, check=False
+        )
+    except subprocess.TimeoutExpired:
+        return {"timeout": args.timeout}
+    if done.returncode != 0:
+        return {"error": (done.stderr.strip().splitlines() or ["?"])[-1]}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _seconds(result: dict[str, Any]) -> str:
+    if "timeout" in result:
+        return f"> {result['timeout']:g} s"
+    if "error" in result:
+        return "error"
+    value = result["seconds"]
+    return f"{value * 1000:.1f} ms" if value < 1 else f"{value:.2f} s"
+
+
+def _ratio(old: dict[str, Any], new: dict[str, Any]) -> str:
+    if "seconds" not in new:
+        return ""
+    if "timeout" in old:
+        return f"> {old['timeout'] / max(new['seconds'], 1e-9):,.0f}x"
+    if "seconds" not in old:
+        return ""
+    return f"{old['seconds'] / max(new['seconds'], 1e-9):,.1f}x"
+
+
+def _detail(result: dict[str, Any]) -> str:
+    if "tokens" in result:
+        return f"{result['tokens']:,}"
+    if "unknown" in result:
+        return f"{result['resolved']} resolved, {result['unknown']} unknown"
+    return ""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="300,3000,30000")
+    parser.add_argument("--old", type=Path, help="Checkout to compare with (its root).")
+    parser.add_argument("--timeout", type=float, default=120.0, help="Per measurement, s.")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--jobs", type=int, default=1, help="Measurements run at once.")
+    parser.add_argument("--memory-budget", type=int, default=17000)
+    parser.add_argument("--only", help="Comma-separated operations (default: all).")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--file", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--other", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        print(json.dumps(worker(args.worker, args.file, args.other, args.repeat)))
+        return
+    sys.path.insert(0, str(ROOT))
+    from arcmemo.memory.synthetic import synthetic_memory
+
+    operations = args.only.split(",") if args.only else list(OPERATIONS)
+    trees = [("new", ROOT)] + ([("old", args.old.resolve())] if args.old else [])
+    with tempfile.TemporaryDirectory() as folder:
+        jobs = []
+        for size in (int(s) for s in args.sizes.split(",")):
+            memory = synthetic_memory(size)
+            files = (Path(folder) / f"m{size}.json", Path(folder) / f"m{size}-later.json")
+            memory.save(files[0])
+            _changed(memory).save(files[1])
+            jobs += [(size, op, label, tree, files) for op in operations for label, tree in trees]
+        with ThreadPoolExecutor(args.jobs) as pool:
+            results = list(pool.map(lambda job: _measure(job[3], job[1], job[4], args), jobs))
+    table: dict[tuple[int, str], dict[str, dict[str, Any]]] = {}
+    for (size, op, label, _, _), result in zip(jobs, results, strict=True):
+        table.setdefault((size, op), {})[label] = result
+    print("| concepts | operation | old | new | old / new | old output | new output |")
+    print("|---:|---|---:|---:|---:|---:|---:|")
+    for (size, op), row in table.items():
+        old, new = row.get("old", {}), row["new"]
+        print(
+            f"| {size:,} | {op} | {_seconds(old) if old else ''} | {_seconds(new)} | "
+            f"{_ratio(old, new) if old else ''} | {_detail(old)} | {_detail(new)} |"
+        )
+
+
+if __name__ == "__main__":
+    main()

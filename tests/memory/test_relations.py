@@ -1,0 +1,134 @@
+"""The relation index: same relations as the definition, counted exactly, never stale."""
+
+from __future__ import annotations
+
+import pytest
+
+from arcmemo.memory.ontology import Concept, Memory, Parameter, TypeDef
+from arcmemo.memory.relations import RelationIndex, relation_index, usefulness
+from arcmemo.memory.synthetic import synthetic_memory
+from arcmemo.memory.types import type_names
+
+
+def _reference(memory: Memory, concept: Concept) -> list[str]:
+    """The definition, spelled out over all pairs: written names, then every routine
+    that fills one of the concept's parameter types and every concept with a parameter of
+    the type the concept fills, most useful first."""
+
+    def used(c: Concept) -> set[str]:
+        return {n.lower() for p in c.parameters for n in type_names(p.type or "")}
+
+    def fills(c: Concept) -> str | None:
+        return c.routine_subtype.lower() if c.kind == "routine" and c.routine_subtype else None
+
+    implied = [
+        other
+        for other in memory.concepts
+        if other.name != concept.name
+        and ((fills(other) or "") in used(concept) or (fills(concept) or "") in used(other))
+    ]
+    written = list(dict.fromkeys(concept.relations))
+    return written + [c.name for c in sorted(implied, key=usefulness) if c.name not in written]
+
+
+@pytest.mark.parametrize("size", [40, 300])
+def test_index_gives_the_defined_relations_and_exact_counts(size: int) -> None:
+    memory = synthetic_memory(size, seed=size)
+    # Written relations that overlap the implied ones must not be counted twice.
+    for concept in memory.concepts[:30]:
+        concept.relations = [*_reference(memory, concept)[-1:], memory.concepts[-1].name]
+    assert sum(len(c.relations) == 2 for c in memory.concepts[:30]) > 5
+    index = RelationIndex(memory.concepts)
+    assert max(len(_reference(memory, c)) for c in memory.concepts) > size // 20
+    for concept in memory.concepts:
+        expected = _reference(memory, concept)
+        assert index.related(concept) == (expected, 0), concept.name
+        for limit in (0, 1, 3, 12):
+            names, more = index.related(concept, limit)
+            assert names == expected[:limit]
+            assert more == len(expected) - len(names)
+
+
+def _criteria_memory() -> Memory:
+    return Memory(
+        types=[TypeDef(name="criteria", definition="Callable[[object], bool]")],
+        concepts=[
+            Concept(
+                name="filter objects",
+                kind="routine",
+                routine_subtype="intermediate",
+                parameters=[Parameter(name="keep", type="criteria")],
+            ),
+            Concept(name="size criteria", kind="routine", routine_subtype="criteria"),
+        ],
+    )
+
+
+def test_index_is_kept_until_the_concepts_change() -> None:
+    memory = _criteria_memory()
+    first = relation_index(memory)
+    assert relation_index(memory) is first
+    memory.render("full")
+    assert relation_index(memory) is first
+    memory.add(Concept(name="color criteria", kind="routine", routine_subtype="criteria"))
+    assert relation_index(memory) is not first
+    assert memory.relations()["filter-object"] == ["color criteria", "size criteria"]
+
+
+def test_index_sees_a_type_and_a_parameter_added_by_a_merge() -> None:
+    memory = _criteria_memory()
+    assert memory.relations()["size-criteria"] == ["filter objects"]
+    # A merge that brings a new callable type inline (the vocabulary grows) and a
+    # parameter of it: the new routine of that type relates to the merged concept.
+    memory.add(Concept(name="near criteria", kind="routine", routine_subtype="distance rule"))
+    memory.add(
+        Concept(
+            name="filter objects",
+            kind="routine",
+            routine_subtype="intermediate",
+            parameters=[Parameter(name="near", type="distance rule := Callable[[object], int]")],
+        )
+    )
+    assert "distance rule" in memory.type_names()
+    assert memory.relations()["filter-object"] == ["near criteria", "size criteria"]
+    assert memory.relations()["near-criteria"] == ["filter objects"]
+    assert "related: near criteria, size criteria" in memory.render("full")
+
+
+def test_index_sees_deletions_and_edits_in_place() -> None:
+    memory = _criteria_memory()
+    memory.add(Concept(name="color criteria", kind="routine", routine_subtype="criteria"))
+    assert memory.relations()["filter-object"] == ["color criteria", "size criteria"]
+    # selection statistics grow in place (continual runs): the more useful comes first
+    memory.concepts[1].stats.selected_solved += 3
+    assert memory.relations()["filter-object"] == ["size criteria", "color criteria"]
+    memory.concepts[0].parameters.append(Parameter(name="other", type="grid"))
+    memory.concepts[0].parameters[0].type = "grid"
+    assert memory.relations()["filter-object"] == []
+    memory.concepts[0].parameters[0].type = "criteria"
+    memory.delete("size criteria")
+    assert memory.relations()["filter-object"] == ["color criteria"]
+    copy = memory.model_copy(update={"concepts": memory.concepts[:1]})
+    assert copy.relations()["filter-object"] == []
+    assert memory.relations()["filter-object"] == ["color criteria"]
+
+
+def test_cache_takes_no_part_in_equality_or_serialisation() -> None:
+    memory, other = _criteria_memory(), _criteria_memory()
+    memory.render("selection")
+    assert memory == other
+    assert memory.model_dump() == other.model_dump()
+
+
+def test_long_related_lines_list_the_most_useful_and_count_the_rest() -> None:
+    memory = _criteria_memory()
+    for index in range(30):
+        memory.add(
+            Concept(name=f"rule number {index}", kind="routine", routine_subtype="criteria"),
+            task_id=f"t{index}",
+        )
+    memory.add(Concept(name="rule number 7", kind="routine"), task_id="again")
+    text = memory.render("full")
+    line = next(x for x in text.splitlines() if x.startswith("  related: rule number 7"))
+    names = line.removeprefix("  related: ").split(", ")
+    assert len(names) == 13 and names[-1] == "and 19 more"  # 12 shown of 31
