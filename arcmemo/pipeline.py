@@ -43,7 +43,7 @@ from arcmemo.models.client import ModelClient, ModelUnreachableError, open_model
 from arcmemo.models.limiter import Limiter
 from arcmemo.models.prices import PriceTable
 from arcmemo.models.registry import PROVIDERS, parse_spec
-from arcmemo.records import TaskResult
+from arcmemo.progress import ProgressSink, RunStarted, RunStopped, TaskFinished
 from arcmemo.resources import data_dir
 from arcmemo.rundir import RunDirectory, RunDirError, RunWriter
 from arcmemo.runner import Runner, build_summary, order_tasks, sandbox_isolation
@@ -228,16 +228,6 @@ def _distinct(*clients: ModelClient | None) -> list[ModelClient]:
     return list({id(c): c for c in clients if c is not None}.values())
 
 
-class ProgressSink:
-    """Receives task completions (the CLI shows a progress bar through it)."""
-
-    def start(self, total: int, already_done: int) -> None: ...
-
-    def task_done(self, result: TaskResult) -> None: ...
-
-    def stop(self) -> None: ...
-
-
 async def run_benchmark(
     config: RunConfig,
     *,
@@ -270,6 +260,8 @@ async def run_benchmark(
             solver, built_aux = open_models(config, rundir)
             aux = aux or built_aux
         aux = aux or solver
+        for client in _distinct(solver, aux):
+            client.progress = progress
         config = rundir.start(config, force=force_resume)
         updater: ContinualUpdater | None = None
         if config.update == "online" and memory is not None:
@@ -283,16 +275,17 @@ async def run_benchmark(
             memory=memory,
             selector_model=aux,
             after_batch=updater.after_batch if updater else None,
-            on_task_done=progress.task_done,
+            on_task_done=lambda result: progress.emit(TaskFinished(result=result)),
+            progress=progress,
         )
-        progress.start(len(tasks), len(rundir.completed()))
+        progress.emit(RunStarted(total=len(tasks), already_done=len(rundir.completed())))
         aborted: ModelUnreachableError | None = None
         try:
             await runner.run(tasks)
         except ModelUnreachableError as error:
             aborted = error
         finally:
-            progress.stop()
+            progress.emit(RunStopped())
         by_id = rundir.finished()
         results = [by_id[i] for i in (benchmark.task_id(t) for t in tasks) if i in by_id]
         summary = build_summary(

@@ -35,6 +35,7 @@ from arcmemo.config import RunConfig
 from arcmemo.memory.ontology import Memory
 from arcmemo.models.base import Completion, Usage
 from arcmemo.models.client import ModelCallError, ModelClient, UsageSummary
+from arcmemo.progress import ProgressSink, StageStarted
 from arcmemo.records import Attempt, Step, TaskResult
 from arcmemo.rundir import Batch, BatchCommit, RunDirError, RunWriter, Schedule, TaskProgress
 from arcmemo.selection.base import Selector
@@ -110,6 +111,7 @@ class Runner:
         selector_model: ModelClient | None = None,
         after_batch: BatchHook | None = None,
         on_task_done: Callable[[TaskResult], None] | None = None,
+        progress: ProgressSink | None = None,
     ) -> None:
         self.config = config
         self.benchmark = benchmark
@@ -123,6 +125,7 @@ class Runner:
         self.retries = config.retries if config.retries is not None else 0
         self.schedule = config.run_schedule
         self.reselect = config.retries_reselect and memory is not None
+        self.progress = progress or ProgressSink()
 
     # -- one task --------------------------------------------------------------------------
 
@@ -290,6 +293,7 @@ class Runner:
         return [results[i] for i in ids if i in results]
 
     async def _run_tasks(self, tasks: list[Any]) -> None:
+        self.progress.emit(StageStarted(stage="solve", where=f"{len(tasks)} tasks"))
         # Keep a bounded number of tasks alive; the model layer bounds requests anyway.
         gate = asyncio.Semaphore(max(2 * self.config.models.concurrency, 1))
 
@@ -387,8 +391,22 @@ class Runner:
                 rerun_errors = rerun_errors and more[0].round == schedule.batches[-1].round
                 schedule.batches += more
                 self.rundir.write_schedule(schedule)
+            self._announce(schedule, schedule.batches[index])
             await self._run_batch(schedule.batches[index], by_id, waiting)
             index += 1
+
+    def _announce(self, schedule: Schedule, batch: Batch) -> None:
+        """Report the stage a batch starts: first tries (solve) or a pass of retries."""
+        same = [
+            b.index
+            for b in schedule.batches
+            if b.pass_number == batch.pass_number and b.round == batch.round
+        ]
+        where = f"pass {batch.pass_number}, batch {same.index(batch.index) + 1}/{len(same)}"
+        if batch.round:
+            where += f", round {batch.round}"
+        stage = "retry" if batch.pass_number > 0 else "solve"
+        self.progress.emit(StageStarted(stage=stage, where=where))
 
     async def _run_batch(
         self, batch: Batch, by_id: dict[str, Any], waiting: dict[str, TaskState]
@@ -435,6 +453,7 @@ class Runner:
         self.rundir.append_progress(progress)
         commit = BatchCommit(batch=batch.index)
         if self.after_batch is not None:
+            self.progress.emit(StageStarted(stage="abstract", where=f"batch {batch.index + 1}"))
             commit = await self.after_batch(batch, items)
         self.rundir.write_commit(
             commit.model_copy(

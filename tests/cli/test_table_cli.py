@@ -57,7 +57,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
 def test_run_prints_flat_oracle_rows(runs: Runs) -> None:
     lines = runs.retried_output.splitlines()
     row = next(line for line in lines if " oracle@2 " in line)
-    assert "0.9000" in row and "{" not in row
+    assert "90.0%" in row and "{" not in row
     assert not any("by_retry" in line for line in lines)
 
 
