@@ -298,7 +298,7 @@ async def run_benchmark(
             aborted=str(aborted) if aborted else None,
             warnings=run_warnings(config),
         )
-        if updater is not None:
+        if updater is not None and summary.get("labels") is not False:  # no labels: no precision
             commit = rundir.read_commit()
             summary["write_precision"] = write_precision(
                 updater.signal.name, commit.written if commit else {}, results

@@ -104,6 +104,7 @@ class ProgressState:
     already_done: int = 0
     done: int = 0
     solved: int = 0
+    unscored: int = 0  # finished tasks without labels (inference mode)
     stage: str = "start"
     where: str = ""
     in_flight: Counter[str] = field(default_factory=Counter)
@@ -138,6 +139,7 @@ class ProgressState:
         elif isinstance(event, TaskFinished):
             self.done += 1
             self.solved += event.result.solved
+            self.unscored += event.result.score is None
         elif isinstance(event, RunStopped):
             self.stage, self.where = "done", ""
 
@@ -167,6 +169,11 @@ class ProgressState:
         parts = ", ".join(f"{stage} {n}" for stage, n in sorted(self.in_flight.items()))
         return f"{count} ({parts})"
 
+    def solved_text(self) -> str:
+        if self.done and self.unscored == self.done:
+            return "unscored: no labels"
+        return f"solved {self.solved}"
+
     def cost_text(self) -> str:
         return "cost unknown" if self.cost_usd is None else f"${self.cost_usd:,.2f}"
 
@@ -178,7 +185,7 @@ class ProgressState:
         eta = self.eta_s()
         return (
             f"[{clock_text(self.elapsed_s)}] tasks {self.finished}/{self.total} "
-            f"(solved {self.solved}) | stage {self.stage_text()} | "
+            f"({self.solved_text()}) | stage {self.stage_text()} | "
             f"in flight {self.in_flight_text()} | calls {self.calls:,} | "
             f"tokens {self.tokens:,} | {self.cost_text()} | "
             f"ETA {'unknown' if eta is None else clock_text(eta)}"

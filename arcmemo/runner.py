@@ -486,6 +486,9 @@ def error_summary(results: list[TaskResult]) -> dict[str, dict[str, Any]]:
     return kinds
 
 
+INFERENCE_MODE = "inference mode: no labels"
+
+
 def build_summary(
     config: RunConfig,
     benchmark: Benchmark[Any],
@@ -519,6 +522,10 @@ def build_summary(
     }
     summary["complete"] = summary["n_errors"] == 0 and len(results) >= n_planned and aborted is None
     summary.update(metrics)
+    if metrics.get("labels") is False:
+        # Inference mode: no task could be scored, so none counts as solved or unsolved.
+        del summary["n_solved"]
+        summary["mode"] = INFERENCE_MODE
     summary.update(
         {
             "tokens": {

@@ -280,7 +280,7 @@ def task_values(run: TableRun, *, strict: bool = False) -> dict[str, tuple[float
             pass_1 = problem_metrics(int(reference), answers, len(answers))["pass@1"]
             values[r.task_id] = (pass_1, pass_1 > 0)
         return values
-    return {r.task_id: (r.score, r.solved) for r in results}
+    return {r.task_id: (r.score, r.solved) for r in results if r.score is not None}
 
 
 def paired(first: TableRun, second: TableRun, *, strict: bool = False) -> Paired:

@@ -76,7 +76,7 @@ class LiveProgress(ProgressSink):
             self.task_id,
             completed=state.finished,
             stage=state.stage_text(),
-            status=f"solved {state.solved} | in flight {state.in_flight_text()} | "
+            status=f"{state.solved_text()} | in flight {state.in_flight_text()} | "
             f"tokens {state.tokens:,} | {state.cost_text()} | "
             f"ETA {'unknown' if eta is None else clock_text(eta)}",
         )
@@ -108,6 +108,10 @@ def summary_table_rows(summary: dict[str, Any], metrics: tuple[str, ...]) -> lis
         for label, value in summary_rows(summary, metrics)
         if label not in ("model calls", "cache hits", "wall time")
     ]
+    if "mode" in summary:
+        rows.insert(1, ("mode", str(summary["mode"])))
+    if summary.get("n_unlabelled") and "mode" not in summary:
+        rows.append(("unlabelled tasks", _count(summary["n_unlabelled"]) + " (not scored)"))
     if "calls" in summary:
         rows.append(
             (
