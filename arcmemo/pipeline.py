@@ -314,12 +314,30 @@ async def run_benchmark(
             await client.aclose()
 
 
+def estimate_record(estimate: RunEstimate) -> dict[str, Any]:
+    """``estimate.json``: the stages and the totals (what ``experiments/all.sh`` adds up)."""
+
+    def span(value: Span | None) -> dict[str, float] | None:
+        return None if value is None else value.model_dump()
+
+    return {
+        **estimate.model_dump(mode="json"),
+        "total": {
+            "calls": span(estimate.calls),
+            "input_tokens": span(estimate.input_tokens),
+            "output_tokens": span(estimate.output_tokens),
+            "cost_usd": span(estimate.cost_usd),
+        },
+    }
+
+
 class DryRunReport(BaseModel):
     """What a run would send: every stage's calls, tokens and cost as a range."""
 
     n_tasks: int
     estimate: RunEstimate
     prompts_dir: Path
+    estimate_path: Path | None = None
 
 
 async def dry_run(config: RunConfig) -> DryRunReport:
@@ -382,6 +400,11 @@ async def dry_run(config: RunConfig) -> DryRunReport:
             "ARC prompts); provider prompt caching (cheaper repeated prefixes) is not "
             "subtracted",
         ]
-        return DryRunReport(n_tasks=len(tasks), estimate=estimate, prompts_dir=rundir.prompts_dir)
+        return DryRunReport(
+            n_tasks=len(tasks),
+            estimate=estimate,
+            prompts_dir=rundir.prompts_dir,
+            estimate_path=rundir.write_estimate(estimate_record(estimate)),
+        )
     finally:
         benchmark.close()

@@ -3,8 +3,8 @@
 Files: ``config.json`` (the resolved :class:`~arcmemo.config.RunConfig`), ``results.jsonl``
 (one finished task per line, flushed and fsynced as it finishes), ``summary.json``,
 ``calls.jsonl`` (the model layer's log of every call), ``task_order.json`` (the processing
-order), ``prompts/`` (dry runs) and ``abstraction.jsonl`` (what each abstraction wrote and
-what failed).
+order), ``prompts/`` and ``estimate.json`` (dry runs) and ``abstraction.jsonl`` (what each
+abstraction wrote and what failed).
 
 A batched run (``--update online``, or ``--schedule passes``) also keeps
 ``schedule.json`` (its batches, fixed when it starts: :class:`Schedule`), ``passes.jsonl``
@@ -186,6 +186,10 @@ class RunDirectory:
     @property
     def prompts_dir(self) -> Path:
         return self.path / "prompts"
+
+    @property
+    def estimate_path(self) -> Path:
+        return self.path / "estimate.json"
 
     @property
     def memory_dir(self) -> Path:
@@ -498,6 +502,11 @@ class RunWriter(RunDirectory):
 
     def write_summary(self, summary: dict[str, Any]) -> None:
         atomic_write_text(self.summary_path, json.dumps(summary, indent=2, default=str) + "\n")
+
+    def write_estimate(self, estimate: dict[str, Any]) -> Path:
+        """A dry run's estimate (its stages and totals, each a low/high range)."""
+        atomic_write_text(self.estimate_path, json.dumps(estimate, indent=2) + "\n")
+        return self.estimate_path
 
     def write_prompt(self, name: str, text: str) -> Path:
         """A rendered prompt of a dry run, as ``prompts/NAME.txt``."""

@@ -411,6 +411,7 @@ def run(benchmark: str, **options: Any) -> None:
             report = asyncio.run(dry_run(config))
             print_estimate(console, report.estimate)
             console.print(f"prompts written to {report.prompts_dir}")
+            click.echo(report.estimate_path)  # stdout: the machine-readable estimate
             return
         for warning in run_warnings(resolve_config(config)):
             console.print(f"[yellow]warning: {warning}", highlight=False)

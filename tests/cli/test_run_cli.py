@@ -211,6 +211,11 @@ def test_dry_run_val100_needs_no_key(tmp_path: Path) -> None:
     assert "200 - 600" in result.output and "0 - 400" in result.output
     assert "prompt tokens" in result.output and "$" in result.output
     assert not (out / "calls.jsonl").exists()
+    # stdout names the machine-readable estimate (what experiments/all.sh adds up)
+    assert result.stdout.strip() == str(out / "estimate.json")
+    total = json.loads((out / "estimate.json").read_text())["total"]
+    assert total["calls"] == {"low": 200, "high": 600}
+    assert 0 < total["cost_usd"]["low"] < total["cost_usd"]["high"]
 
 
 def test_real_run_without_key_fails_fast_naming_the_variable(tmp_path: Path) -> None:
