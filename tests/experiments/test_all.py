@@ -100,8 +100,14 @@ def test_yes_runs_every_script(tmp_path: Path) -> None:
     outs = {c.split("--out ")[1].split()[0] for c in real if c.startswith("run ")}
     runs = tmp_path / "runs"
     assert {str(runs / name) for name in ARC_RUNS} <= outs
-    assert str(runs / "aime-baseline") in outs
+    assert {str(runs / f"aime-{name}") for name in ("baseline", "ps", "oe")} <= outs
     assert any(c.startswith("abstract --from") for c in real)
+    # The AIME pilot's option: OE lessons abstracted from the AIME training solves.
+    assert any(
+        c.startswith(f"abstract --from {runs}/aime-train-2022 --memory {runs}/memory-aime-oe.json")
+        and "--format oe" in c
+        for c in real
+    )
     assert any(c.startswith("table ") for c in real)
 
 
