@@ -62,6 +62,7 @@ def resolve_config(config: RunConfig) -> RunConfig:
     """
     benchmark = BENCHMARKS.get(config.benchmark.name)
     defaults = benchmark.factory.defaults  # type: ignore[attr-defined]
+    check_options(config)
     if config.memory is None:
         selector = SELECTORS.spec("none")  # nothing to select from
     elif config.selector is None:
@@ -87,6 +88,29 @@ def resolve_config(config: RunConfig) -> RunConfig:
         reselect=config.retries_reselect,
     )
     return RunConfig.model_validate(fields)
+
+
+class RunOptionsError(ValueError):
+    """Options that do not make a run together (one would be silently ignored)."""
+
+
+def check_options(config: RunConfig) -> None:
+    """Refuse options that would be silently ignored, and a run whose tasks nobody chose."""
+    if config.memory is None:
+        if config.update == "online":
+            raise RunOptionsError(
+                "--update online needs --memory, the memory file the run grows (start one "
+                "with `arcmemo memory init --out FILE`)"
+            )
+        if config.selector is not None and config.selector.name != "none":
+            raise RunOptionsError(
+                f"--select {config.selector.name} needs --memory, the memory to select from"
+            )
+    if config.split is None and config.data is None and not config.tasks:
+        raise RunOptionsError(
+            "no tasks chosen: give --split (`arcmemo run --help` names the benchmark's "
+            "splits), --data FILE_OR_FOLDER or --tasks IDS"
+        )
 
 
 def _resolved(path: str | Path | None) -> str | None:

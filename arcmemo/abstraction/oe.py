@@ -8,7 +8,7 @@ For AIME the lessons follow the authors' pilot adaptation (``arcmemo-method.md``
 written from the solution trace, two to five per problem, with number-free structural
 situations, concrete techniques, one lesson for the key step, no meta advice, and each
 situation opening with its mathematical domain in brackets (``[Number theory] ...``), which
-the answer must carry (``domain_prefix``; on by default for AIME).
+the answer must carry: the option ``domain_prefix`` (``experiments/aime/oe.sh`` sets it).
 """
 
 from __future__ import annotations
@@ -33,8 +33,6 @@ from arcmemo.structured import OutputError, load_yaml_block, tagged
 _STEP = re.compile(r"^\s*-\s*[ot]\s*\d+\s*:", re.MULTILINE | re.IGNORECASE)
 # "[Number theory] when ...": a bracketed domain of a few words, then the situation itself.
 _DOMAIN_PREFIX = re.compile(r"^\[[^\[\]\n]{2,40}\]\s*\S")
-# Domains whose lessons carry a domain prefix unless told otherwise (the AIME pilot's).
-PREFIXED_DOMAINS = ("aime",)
 
 
 def parse_thought_process(text: str) -> str:
@@ -90,10 +88,10 @@ def parse_prefixed_lessons(text: str) -> list[Lesson]:
 class LessonOptions(ExampleOptions):
     """Options of the ``oe`` format (``--format-arg k=v``)."""
 
-    domain_prefix: bool | None = Field(
-        default=None,
-        description="Lessons open with their domain in brackets ([Geometry] ...), with the "
-        "math-specific guidance of the AIME pilot; default: on for AIME, off otherwise.",
+    domain_prefix: bool = Field(
+        default=False,
+        description="The AIME pilot's lessons: two to five, number-free situations opening "
+        "with their mathematical domain in brackets ([Geometry] ...), concrete techniques.",
     )
 
 
@@ -106,11 +104,6 @@ class LessonAbstractor(Abstractor):
     def __init__(self, options: LessonOptions | None = None, *, actor: str = "human") -> None:
         super().__init__(options or LessonOptions(), actor=actor)
         self.settings = options or LessonOptions()
-
-    def prefixed(self, domain: str) -> bool:
-        """Whether lessons of ``domain`` carry a domain prefix."""
-        chosen = self.settings.domain_prefix
-        return domain in PREFIXED_DOMAINS if chosen is None else chosen
 
     def examples(self, domain: str) -> list[Example]:
         """The examples that show both steps (a thought process and lessons)."""
@@ -138,7 +131,7 @@ class LessonAbstractor(Abstractor):
         )
         if not outcome.account(trace, "thought process"):
             return outcome
-        prefixed = self.prefixed(item.domain)
+        prefixed = self.settings.domain_prefix
         answer = await ask(
             model,
             "abstraction/lessons",

@@ -19,6 +19,7 @@ def _user_error_types() -> tuple[type[BaseException], ...]:
     from arcmemo.models.base import ProviderError
     from arcmemo.models.client import ModelCallError
     from arcmemo.models.prices import PriceTableError
+    from arcmemo.pipeline import RunOptionsError
     from arcmemo.registry import RegistryError
     from arcmemo.rundir import RunDirError
     from arcmemo.sandbox import SandboxUnavailableError
@@ -32,6 +33,7 @@ def _user_error_types() -> tuple[type[BaseException], ...]:
         ProviderError,
         RegistryError,
         RunDirError,
+        RunOptionsError,
         SandboxUnavailableError,
         FileNotFoundError,
     )

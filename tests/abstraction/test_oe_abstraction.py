@@ -161,10 +161,13 @@ PREFIXED = fenced(
 )
 
 
+PILOT = ComponentSpec(name="oe", options={"domain_prefix": True})
+
+
 def test_aime_lessons_come_from_the_solution_trace_with_a_domain_prefix() -> None:
     memory = Memory(domain="aime")
     recorder = Recorder(AIME_TRACE, PREFIXED)
-    outcome = abstract(memory, recorder, "oe", item=AIME_ITEM)
+    outcome = abstract(memory, recorder, item=AIME_ITEM, spec=PILOT)
     assert outcome.failures == []
     assert [les.situation.split("]")[0] for les in memory.lessons] == [
         "[Number theory",
@@ -181,18 +184,16 @@ def test_aime_lessons_without_a_domain_prefix_are_repaired_once() -> None:
     memory = Memory(domain="aime")
     plain = fenced("- situation: a residue class\n  suggestion: bound the multiplier")
     recorder = Recorder(AIME_TRACE, plain, PREFIXED)
-    outcome = abstract(memory, recorder, "oe", item=AIME_ITEM)
+    outcome = abstract(memory, recorder, item=AIME_ITEM, spec=PILOT)
     assert outcome.failures == [] and len(memory.lessons) == 2
     assert "item 1: the situation must start with its domain in brackets" in recorder.last(2)
 
 
 def test_the_domain_prefix_is_an_option_of_the_format() -> None:
-    # Off for AIME: plain lessons are accepted and the ARC-style guidance is shown.
+    # Off by default: plain lessons are accepted and the generic guidance is shown.
     recorder = Recorder(AIME_TRACE, LESSONS)
-    spec = ComponentSpec(name="oe", options={"domain_prefix": False})
-    outcome = abstract(Memory(domain="aime"), recorder, item=AIME_ITEM, spec=spec)
+    outcome = abstract(Memory(domain="aime"), recorder, "oe", item=AIME_ITEM)
     assert outcome.failures == [] and "in brackets" not in recorder.prompt(1)
-    # On for ARC: the prefix is required there too.
-    on = ComponentSpec(name="oe", options={"domain_prefix": True})
-    refused = abstract(Memory(domain="arc"), Recorder(TRACE, LESSONS, LESSONS), spec=on)
+    # On, the prefix is required in any domain.
+    refused = abstract(Memory(domain="arc"), Recorder(TRACE, LESSONS, LESSONS), spec=PILOT)
     assert refused.written == [] and refused.failures

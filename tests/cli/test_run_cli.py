@@ -486,3 +486,33 @@ def test_resume_ignores_spelling_and_refuses_a_changed_memory(
     assert forced.exit_code == 0, forced.output
     saved = json.loads((tmp_path / "run" / "config.json").read_text())
     assert any("memory: the content" in d for d in saved["forced_resume"])
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--data", str(ARC_DIR), "--update", "online"], "--update online needs --memory"),
+        (["--data", str(ARC_DIR), "--select", "llm"], "--select llm needs --memory"),
+        ([], "no tasks chosen: give --split"),
+    ],
+)
+def test_options_that_would_be_ignored_are_refused(
+    tmp_path: Path, extra: list[str], message: str
+) -> None:
+    out = tmp_path / "run"
+    for dry in ([], ["--dry-run"]):
+        args = ["arc-agi-1", "--model", f"scripted:{ARC_SCRIPT}", *extra, *dry, "--out", str(out)]
+        assert_clean_failure(invoke(*args), message)
+        assert not out.exists()  # refused before anything was written
+
+
+def test_the_python_api_refuses_the_same_options(tmp_path: Path) -> None:
+    from arcmemo.config import RunConfig
+    from arcmemo.pipeline import RunOptionsError, resolve_config
+
+    config = RunConfig(
+        benchmark="arc-agi-1", data=str(ARC_DIR), model="scripted:x", update="online",
+        out=tmp_path,
+    )  # fmt: skip
+    with pytest.raises(RunOptionsError, match="--update online needs --memory"):
+        resolve_config(config)
