@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -70,6 +71,9 @@ def atomic_write_text(path: Path, text: str, *, backup: bool = False) -> None:
         prefix=f".{path.name}.", suffix=".tmp", dir=path.parent
     )
     try:
+        # mkstemp makes the file 0600; the file gets the mode a plain open() would give
+        # (collaborators on a shared cluster can read a saved memory) or keeps its own.
+        os.fchmod(descriptor, _mode_for(path))
         with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()
@@ -87,6 +91,27 @@ def atomic_write_text(path: Path, text: str, *, backup: bool = False) -> None:
         os.fsync(directory)
     finally:
         os.close(directory)
+
+
+def _mode_for(path: Path) -> int:
+    """The permission bits ``path`` keeps when replaced: its own, or those of a new file
+    under the current umask."""
+    try:
+        return stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        return 0o666 & ~current_umask()
+
+
+def current_umask() -> int:
+    """The process umask, read without changing it where Linux reports it (setting it to
+    read it back would briefly affect files other threads create)."""
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def _copy_backup(path: Path, backup_path: Path) -> None:

@@ -44,7 +44,7 @@ from arcmemo.models.client import ModelClient, ModelUnreachableError, open_model
 from arcmemo.models.limiter import Limiter
 from arcmemo.models.prices import PriceTable
 from arcmemo.models.registry import PROVIDERS, parse_spec
-from arcmemo.records import TaskResult
+from arcmemo.progress import ProgressSink, RunStarted, RunStopped, TaskFinished
 from arcmemo.resources import data_dir
 from arcmemo.rundir import RunDirectory, RunDirError, RunWriter
 from arcmemo.runner import Runner, build_summary, order_tasks, sandbox_isolation
@@ -63,6 +63,7 @@ def resolve_config(config: RunConfig) -> RunConfig:
     """
     benchmark = BENCHMARKS.get(config.benchmark.name)
     defaults = benchmark.factory.defaults  # type: ignore[attr-defined]
+    check_options(config)
     if config.memory is None:
         selector = SELECTORS.spec("none")  # nothing to select from
     elif config.selector is None:
@@ -88,6 +89,29 @@ def resolve_config(config: RunConfig) -> RunConfig:
         reselect=config.retries_reselect,
     )
     return RunConfig.model_validate(fields)
+
+
+class RunOptionsError(ValueError):
+    """Options that do not make a run together (one would be silently ignored)."""
+
+
+def check_options(config: RunConfig) -> None:
+    """Refuse options that would be silently ignored, and a run whose tasks nobody chose."""
+    if config.memory is None:
+        if config.update == "online":
+            raise RunOptionsError(
+                "--update online needs --memory, the memory file the run grows (start one "
+                "with `arcmemo memory init --out FILE`)"
+            )
+        if config.selector is not None and config.selector.name != "none":
+            raise RunOptionsError(
+                f"--select {config.selector.name} needs --memory, the memory to select from"
+            )
+    if config.split is None and config.data is None and not config.tasks:
+        raise RunOptionsError(
+            "no tasks chosen: give --split (`arcmemo run --help` names the benchmark's "
+            "splits), --data FILE_OR_FOLDER or --tasks IDS"
+        )
 
 
 def _resolved(path: str | Path | None) -> str | None:
@@ -236,16 +260,6 @@ def _distinct(*clients: ModelClient | None) -> list[ModelClient]:
     return list({id(c): c for c in clients if c is not None}.values())
 
 
-class ProgressSink:
-    """Receives task completions (the CLI shows a progress bar through it)."""
-
-    def start(self, total: int, already_done: int) -> None: ...
-
-    def task_done(self, result: TaskResult) -> None: ...
-
-    def stop(self) -> None: ...
-
-
 async def enable_batch_mode(
     clients: list[ModelClient], rundir: RunDirectory, settings: BatchSettings | None = None
 ) -> None:
@@ -296,6 +310,8 @@ async def run_benchmark(
         access.enter_context(rundir.occupy(alone=online or config.run_schedule == "passes"))
         if config.batch:
             await enable_batch_mode(_distinct(solver, aux), rundir, batch_settings)
+        for client in _distinct(solver, aux):
+            client.progress = progress
         config = rundir.start(config, force=force_resume)
         updater: ContinualUpdater | None = None
         if online and memory is not None:
@@ -309,16 +325,17 @@ async def run_benchmark(
             memory=memory,
             selector_model=aux,
             after_batch=updater.after_batch if updater else None,
-            on_task_done=progress.task_done,
+            on_task_done=lambda result: progress.emit(TaskFinished(result=result)),
+            progress=progress,
         )
-        progress.start(len(tasks), len(rundir.completed()))
+        progress.emit(RunStarted(total=len(tasks), already_done=len(rundir.completed())))
         aborted: ModelUnreachableError | None = None
         try:
             await runner.run(tasks)
         except ModelUnreachableError as error:
             aborted = error
         finally:
-            progress.stop()
+            progress.emit(RunStopped())
         by_id = rundir.finished()
         results = [by_id[i] for i in (benchmark.task_id(t) for t in tasks) if i in by_id]
         summary = build_summary(
@@ -331,7 +348,7 @@ async def run_benchmark(
             aborted=str(aborted) if aborted else None,
             warnings=run_warnings(config),
         )
-        if updater is not None:
+        if updater is not None and summary.get("labels") is not False:  # no labels: no precision
             commit = rundir.read_commit()
             summary["write_precision"] = write_precision(
                 updater.signal.name, commit.written if commit else {}, results
@@ -347,12 +364,30 @@ async def run_benchmark(
             await client.aclose()
 
 
+def estimate_record(estimate: RunEstimate) -> dict[str, Any]:
+    """``estimate.json``: the stages and the totals (what ``experiments/all.sh`` adds up)."""
+
+    def span(value: Span | None) -> dict[str, float] | None:
+        return None if value is None else value.model_dump()
+
+    return {
+        **estimate.model_dump(mode="json"),
+        "total": {
+            "calls": span(estimate.calls),
+            "input_tokens": span(estimate.input_tokens),
+            "output_tokens": span(estimate.output_tokens),
+            "cost_usd": span(estimate.cost_usd),
+        },
+    }
+
+
 class DryRunReport(BaseModel):
     """What a run would send: every stage's calls, tokens and cost as a range."""
 
     n_tasks: int
     estimate: RunEstimate
     prompts_dir: Path
+    estimate_path: Path | None = None
 
 
 async def dry_run(config: RunConfig) -> DryRunReport:
@@ -415,6 +450,11 @@ async def dry_run(config: RunConfig) -> DryRunReport:
             "ARC prompts); provider prompt caching (cheaper repeated prefixes) is not "
             "subtracted",
         ]
-        return DryRunReport(n_tasks=len(tasks), estimate=estimate, prompts_dir=rundir.prompts_dir)
+        return DryRunReport(
+            n_tasks=len(tasks),
+            estimate=estimate,
+            prompts_dir=rundir.prompts_dir,
+            estimate_path=rundir.write_estimate(estimate_record(estimate)),
+        )
     finally:
         benchmark.close()

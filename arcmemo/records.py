@@ -72,7 +72,7 @@ class TaskGrade(BaseModel):
     """How a task scored (computed from hidden labels after solving)."""
 
     solved: bool
-    score: float
+    score: float | None = Field(description="None: the task has no labels (inference mode).")
     metrics: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -91,7 +91,9 @@ class TaskResult(BaseModel):
 
     task_id: str
     solved: bool = False
-    score: float = 0.0
+    score: float | None = Field(
+        default=0.0, description="None: the task has no labels (inference mode), unscored."
+    )
     attempts: list[Attempt] = Field(default_factory=list)
     selection: Selection | None = None
     metrics: dict[str, Any] = Field(default_factory=dict)

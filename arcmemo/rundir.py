@@ -3,9 +3,9 @@
 Files: ``config.json`` (the resolved :class:`~arcmemo.config.RunConfig`), ``results.jsonl``
 (one finished task per line, flushed and fsynced as it finishes), ``summary.json``,
 ``calls.jsonl`` (the model layer's log of every call), ``task_order.json`` (the processing
-order), ``prompts/`` (dry runs), ``abstraction.jsonl`` (what each abstraction wrote and
-what failed), ``run.lock`` (held by every live process of the run: shared by runs
-that claim tasks, exclusive for a batched run) and ``claims/`` (one lock file per task
+order), ``prompts/`` and ``estimate.json`` (dry runs), ``abstraction.jsonl`` (what each
+abstraction wrote and what failed), ``run.lock`` (held by every live process of the run:
+shared by runs that claim tasks, exclusive for a batched run) and ``claims/`` (one lock file per task
 being solved, see :meth:`RunWriter.claim`). A run made by ``arcmemo merge`` has
 ``merged.json`` (:mod:`arcmemo.shards`). A ``--batch`` run also keeps ``batches.jsonl``: each
 provider batch it submitted (id and the cache keys of its requests) and each it collected
@@ -199,6 +199,10 @@ class RunDirectory:
     @property
     def prompts_dir(self) -> Path:
         return self.path / "prompts"
+
+    @property
+    def estimate_path(self) -> Path:
+        return self.path / "estimate.json"
 
     @property
     def memory_dir(self) -> Path:
@@ -606,6 +610,11 @@ class RunWriter(RunDirectory):
 
     def write_summary(self, summary: dict[str, Any]) -> None:
         atomic_write_text(self.summary_path, json.dumps(summary, indent=2, default=str) + "\n")
+
+    def write_estimate(self, estimate: dict[str, Any]) -> Path:
+        """A dry run's estimate (its stages and totals, each a low/high range)."""
+        atomic_write_text(self.estimate_path, json.dumps(estimate, indent=2) + "\n")
+        return self.estimate_path
 
     def write_prompt(self, name: str, text: str) -> Path:
         """A rendered prompt of a dry run, as ``prompts/NAME.txt``."""

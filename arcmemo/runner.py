@@ -35,6 +35,7 @@ from arcmemo.config import RunConfig
 from arcmemo.memory.ontology import Memory
 from arcmemo.models.base import Completion, Usage
 from arcmemo.models.client import ModelCallError, ModelClient, UsageSummary
+from arcmemo.progress import ProgressSink, StageStarted
 from arcmemo.records import Attempt, Step, TaskResult
 from arcmemo.rundir import Batch, BatchCommit, RunDirError, RunWriter, Schedule, TaskProgress
 from arcmemo.selection.base import Selector
@@ -113,6 +114,7 @@ class Runner:
         selector_model: ModelClient | None = None,
         after_batch: BatchHook | None = None,
         on_task_done: Callable[[TaskResult], None] | None = None,
+        progress: ProgressSink | None = None,
     ) -> None:
         self.config = config
         self.benchmark = benchmark
@@ -126,6 +128,7 @@ class Runner:
         self.retries = config.retries if config.retries is not None else 0
         self.schedule = config.run_schedule
         self.reselect = config.retries_reselect and memory is not None
+        self.progress = progress or ProgressSink()
 
     # -- one task --------------------------------------------------------------------------
 
@@ -304,6 +307,7 @@ class Runner:
         processes on one run directory split the tasks instead of each doing them all.
         Tasks claimed by another live process are waited for; a claim whose holder died
         is free again, and its task is done here."""
+        self.progress.emit(StageStarted(stage="solve", where=f"{len(tasks)} tasks"))
         gate = self._task_gate(len(tasks))
         before = dict(self.rundir.finished_now())
 
@@ -416,8 +420,22 @@ class Runner:
                 rerun_errors = rerun_errors and more[0].round == schedule.batches[-1].round
                 schedule.batches += more
                 self.rundir.write_schedule(schedule)
+            self._announce(schedule, schedule.batches[index])
             await self._run_batch(schedule.batches[index], by_id, waiting)
             index += 1
+
+    def _announce(self, schedule: Schedule, batch: Batch) -> None:
+        """Report the stage a batch starts: first tries (solve) or a pass of retries."""
+        same = [
+            b.index
+            for b in schedule.batches
+            if b.pass_number == batch.pass_number and b.round == batch.round
+        ]
+        where = f"pass {batch.pass_number}, batch {same.index(batch.index) + 1}/{len(same)}"
+        if batch.round:
+            where += f", round {batch.round}"
+        stage = "retry" if batch.pass_number > 0 else "solve"
+        self.progress.emit(StageStarted(stage=stage, where=where))
 
     async def _run_batch(
         self, batch: Batch, by_id: dict[str, Any], waiting: dict[str, TaskState]
@@ -464,6 +482,7 @@ class Runner:
         self.rundir.append_progress(progress)
         commit = BatchCommit(batch=batch.index)
         if self.after_batch is not None:
+            self.progress.emit(StageStarted(stage="abstract", where=f"batch {batch.index + 1}"))
             commit = await self.after_batch(batch, items)
         self.rundir.write_commit(
             commit.model_copy(
@@ -494,6 +513,9 @@ def error_summary(results: list[TaskResult]) -> dict[str, dict[str, Any]]:
         )
         entry["count"] += 1
     return kinds
+
+
+INFERENCE_MODE = "inference mode: no labels"
 
 
 def build_summary(
@@ -529,6 +551,10 @@ def build_summary(
     }
     summary["complete"] = summary["n_errors"] == 0 and len(results) >= n_planned and aborted is None
     summary.update(metrics)
+    if metrics.get("labels") is False:
+        # Inference mode: no task could be scored, so none counts as solved or unsolved.
+        del summary["n_solved"]
+        summary["mode"] = INFERENCE_MODE
     summary.update(
         {
             "tokens": {

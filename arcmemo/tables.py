@@ -22,9 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from arcmemo.config import RESULT_FIELDS, RunConfig
 from arcmemo.records import TaskResult
 from arcmemo.rundir import RunDirectory
-from arcmemo.stats import PairedComparison, paired_comparison
+from arcmemo.stats import PairedComparison, mean_std, paired_comparison
 
 Format = Literal["md", "csv", "latex"]
 FORMATS: tuple[Format, ...] = ("md", "csv", "latex")
@@ -51,6 +52,7 @@ class TableRun:
     task_ids: frozenset[str]
     # Why the numbers may not be a result (no summary.json, or one marked incomplete).
     caveat: str | None = None
+    config: RunConfig | None = None
 
     def results(self) -> list[TaskResult]:
         return RunDirectory(self.path).ordered_results()
@@ -98,6 +100,7 @@ def load_run(path: Path, label: str | None = None) -> TableRun:
         summary=summary,
         task_ids=frozenset(order),
         caveat=caveat,
+        config=config,
     )
 
 
@@ -236,6 +239,99 @@ def build_table(runs: Sequence[TableRun], *, strict: bool = False) -> Table:
     return table
 
 
+# -- one setting over several task orders -----------------------------------------------------
+
+# What may differ between the runs of one setting over task orders; any other field that
+# changes results (``RESULT_FIELDS``), the prompts or the starting memory may not.
+ORDER_FIELDS = ("order_seed", "replicate")
+
+
+def order_label(config: RunConfig) -> str:
+    label = f"order {'none' if config.order_seed is None else config.order_seed}"
+    return label + (f" rep {config.replicate}" if config.replicate else "")
+
+
+def check_one_setting(runs: Sequence[TableRun]) -> list[RunConfig]:
+    """Refuse runs that are not one setting over task orders, naming the field that differs
+    (or the order that is there twice); returns their configs."""
+    check_comparable(runs)
+    configs = []
+    for run in runs:
+        if run.config is None:
+            raise TableError(f"{run.label}: no config.json, so its task order is unknown")
+        configs.append(run.config)
+    first, first_config = runs[0], configs[0]
+    for run, config in zip(runs[1:], configs[1:], strict=True):
+        for name in (f for f in RESULT_FIELDS if f not in ORDER_FIELDS):
+            mine, theirs = getattr(first_config, name), getattr(config, name)
+            if mine != theirs:
+                raise TableError(
+                    f"{first.label} and {run.label} differ in {name} ({mine!r} vs {theirs!r}); "
+                    f"runs over task orders may differ only in {' and '.join(ORDER_FIELDS)}"
+                )
+        for content in ("prompts", "memory"):
+            if first_config.fingerprints.get(content) != config.fingerprints.get(content):
+                raise TableError(
+                    f"{first.label} and {run.label} differ in {content} (content); runs over task "
+                    f"orders may differ only in {' and '.join(ORDER_FIELDS)}"
+                )
+    seen: dict[tuple[int | None, int], str] = {}
+    for run, config in zip(runs, configs, strict=True):
+        order = (config.order_seed, config.replicate)
+        if order in seen:
+            raise TableError(
+                f"{seen[order]} and {run.label} are the same task order "
+                f"({order_label(config)}); give each order once"
+            )
+        seen[order] = run.label
+    return configs
+
+
+def _order_row(keys: list[str], values: list[float | None]) -> tuple[list[str], list[Cell]]:
+    known = [v for v in values if v is not None]
+    mean, std = mean_std(known) if len(known) == len(values) and known else (None, None)
+    return keys, [Cell(mean, std), *(Cell(v) for v in values)]
+
+
+def orders_table(runs: Sequence[TableRun], *, strict: bool = False) -> Table:
+    """One setting over several task orders (``order_seed``): per metric (and, for ARC, per
+    retry depth), the mean over orders with the sample std over orders, then each order's
+    value."""
+    if not runs:
+        raise TableError("no runs to lay out")
+    configs = check_one_setting(runs)
+    layouts = {_layout(run.summary) for run in runs}
+    if None in layouts or len(layouts) > 1:
+        raise TableError(f"no table layout over orders for the runs of {runs[0].benchmark}")
+    columns = [Column("mean", True), *(Column(order_label(c), False) for c in configs)]
+    rows = []
+    if layouts == {"aime"}:
+        if strict:
+            raise TableError("--strict is for ARC runs (one program right on every test input)")
+        keys = ["metric"]
+        names = list(runs[0].summary["by_metric"])
+        for name in names:
+            values = [(r.summary["by_metric"].get(name) or {}).get("mean") for r in runs]
+            rows.append(_order_row([name], values))
+    else:
+        keys = ["retries", "metric"]
+        n = max(int(r.summary.get("n_attempts", r.attempts)) for r in runs)
+        for depth in range(max(r.retries for r in runs) + 1):
+            cells = [_depth_cells(r, depth, strict) for r in runs]
+            for k in range(1, n + 1):
+                values = [(c.get(f"oracle@{k}") or {}).get("mean") for c in cells]
+                rows.append(_order_row([str(depth), f"oracle@{k}"], values))
+    unit = "problems" if layouts == {"aime"} else "tasks"
+    notes = [
+        f"{runs[0].benchmark} scores in percent over {len(runs[0].task_ids)} {unit}"
+        + (", strict" if strict else "")
+        + f", one setting over {len(runs)} task orders: mean over the orders (sample std over "
+        "them in brackets), then each order's value."
+    ]
+    notes += [f"{run.label}: {run.caveat}." for run in runs if run.caveat]
+    return Table(keys=keys, columns=columns, rows=rows, notes=notes)
+
+
 # -- paired comparison ------------------------------------------------------------------------
 
 
@@ -280,7 +376,7 @@ def task_values(run: TableRun, *, strict: bool = False) -> dict[str, tuple[float
             pass_1 = problem_metrics(int(reference), answers, len(answers))["pass@1"]
             values[r.task_id] = (pass_1, pass_1 > 0)
         return values
-    return {r.task_id: (r.score, r.solved) for r in results}
+    return {r.task_id: (r.score, r.solved) for r in results if r.score is not None}
 
 
 def paired(first: TableRun, second: TableRun, *, strict: bool = False) -> Paired:

@@ -23,6 +23,19 @@ AUX_SAMPLING=(--temperature "$AUX_TEMPERATURE" --max-tokens "$AUX_MAX_TOKENS")
 BOOTSTRAP="${BOOTSTRAP:-seeds}"
 BARC_DIR="${BARC_DIR:-}"
 mkdir -p "$RUNS"
+# all.sh's estimate pass (EXPERIMENTS_ESTIMATE=FILE, with a scratch $RUNS): every `arcmemo
+# run` becomes a dry run (prompts rendered, nothing called, estimate.json written), `arcmemo
+# memory` (free) runs so the dry runs find their memories, and every other command (seed
+# import, abstraction, tables) is only listed in FILE: nothing is paid.
+if [ -n "${EXPERIMENTS_ESTIMATE:-}" ]; then
+  arcmemo() {
+    case "$1" in
+      run) command arcmemo "$@" --dry-run > /dev/null ;;
+      memory) command arcmemo "$@" > /dev/null ;;
+      *) echo "arcmemo $*" >> "$EXPERIMENTS_ESTIMATE" ;;
+    esac
+  }
+fi
 # Common arguments of every solve run.
 SOLVE_ARGS=(--model "$SOLVER" --reasoning-effort "$EFFORT" --attempts "$ATTEMPTS" --retries "$RETRIES"
   --max-tokens "$MAX_TOKENS")

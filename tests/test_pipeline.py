@@ -524,7 +524,12 @@ def test_a_greedy_provider_samples_when_a_run_asks_for_several_attempts(tmp_path
 
     PROVIDERS.register("greedy-test")(Greedy)
     try:
-        base = {"benchmark": "arc-agi-1", "model": "greedy-test:m", "out": tmp_path}
+        base = {
+            "benchmark": "arc-agi-1",
+            "split": "evaluation",
+            "model": "greedy-test:m",
+            "out": tmp_path,
+        }
         several = resolve_config(RunConfig.model_validate({**base, "attempts": 2}))
         assert several.sampling.temperature == DEFAULT_SAMPLING_TEMPERATURE
         one = resolve_config(RunConfig.model_validate({**base, "attempts": 1}))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from pathlib import Path
 
 import pytest
@@ -191,17 +192,25 @@ def test_aime_table() -> None:
 
 
 def write_run(
-    path: Path, results: list[TaskResult], *, attempts: int, complete: bool = True
+    path: Path,
+    results: list[TaskResult],
+    *,
+    attempts: int,
+    complete: bool = True,
+    **config: object,
 ) -> Path:
     writer = RunWriter(path)
     writer.start(
         RunConfig(
-            benchmark="arc-agi-1",
-            data="tasks",
-            model="scripted:x",
-            attempts=attempts,
-            retries=0,
-            out=path,
+            **{
+                "benchmark": "arc-agi-1",
+                "data": "tasks",
+                "model": "scripted:x",
+                "attempts": attempts,
+                "retries": 0,
+                "out": path,
+                **config,
+            }
         )
     )
     writer.write_task_order([r.task_id for r in results])
@@ -231,3 +240,53 @@ def test_paired_comparison_of_two_run_directories(tmp_path: Path) -> None:
     assert "- worse: summary.json marks the run incomplete" in text
     same = tables.paired(a, a)
     assert same.stats.mean_difference == 0 and same.stats.sign_p == 1.0 and not same.differences
+
+
+def test_one_setting_over_task_orders_mean_std_and_each_order(tmp_path: Path) -> None:
+    # Three orders of the same two tasks: oracle@1 is 1/2, 1/4 and 0 (attempt 1 never right).
+    per_order = [
+        [arc_result("a", [[T]], [[F]]), arc_result("b", [[T]], [[F]])],
+        [arc_result("a", [[T]], [[F]]), arc_result("b", [[F]], [[F]])],
+        [arc_result("a", [[F]], [[F]]), arc_result("b", [[F]], [[F]])],
+    ]
+    runs = [
+        tables.load_run(write_run(tmp_path / f"o{seed}", results, attempts=2, order_seed=seed))
+        for seed, results in enumerate(per_order)
+    ]
+    table = tables.orders_table(runs)
+    assert [c.name for c in table.columns] == ["mean", "order 0", "order 1", "order 2"]
+    rows = {tuple(keys): cells for keys, cells in table.rows}
+    oracle_1 = rows[("0", "oracle@1")]
+    assert [c.value for c in oracle_1[1:]] == [0.5, 0.25, 0.0]
+    assert oracle_1[0].value == pytest.approx(0.25)
+    assert oracle_1[0].std == pytest.approx(0.25)  # sample std of 0.5, 0.25, 0
+    assert [c.value for c in rows[("0", "oracle@2")][1:]] == [1.0, 0.5, 0.0]
+    text = tables.render(table, "md")
+    assert "| 0 | oracle@1 | 25.00 (25.00) | 50.00 | 25.00 | 0.00 |" in text
+    assert "one setting over 3 task orders" in text
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"model": "scripted:y"}, "differ in model ('scripted:x' vs 'scripted:y')"),
+        ({"attempts": 3}, "differ in attempts (2 vs 3)"),
+        ({"order_seed": 0}, "o0 and o1 are the same task order (order 0)"),
+    ],
+)
+def test_runs_over_orders_differ_only_in_order_seed_and_replicate(
+    tmp_path: Path, change: dict[str, object], message: str
+) -> None:
+    results = [arc_result("a", [[T]], [[F]])]
+    fields: dict[str, object] = {"attempts": 2, "order_seed": 1} | change
+    first = tables.load_run(write_run(tmp_path / "o0", results, attempts=2, order_seed=0))
+    second = tables.load_run(write_run(tmp_path / "o1", results, **fields))
+    with pytest.raises(tables.TableError, match=re.escape(message)):
+        tables.orders_table([first, second])
+    replicate = tables.load_run(
+        write_run(tmp_path / "r1", results, attempts=2, order_seed=0, replicate=1)
+    )
+    assert [c.name for c in tables.orders_table([first, replicate]).columns][1:] == [
+        "order 0",
+        "order 0 rep 1",
+    ]

@@ -3,13 +3,19 @@ solution was found (interleaved observations and thoughts), then situation/sugge
 lessons from it, both few-shot with the hand-written examples that carry a thought process
 and lessons. Existing lessons are not shown (the paper's OE write ignores the memory); an
 identical lesson is not added twice.
+
+For AIME the lessons follow the authors' pilot adaptation (``arcmemo-method.md`` section 7):
+written from the solution trace, two to five per problem, with number-free structural
+situations, concrete techniques, one lesson for the key step, no meta advice, and each
+situation opening with its mathematical domain in brackets (``[Number theory] ...``), which
+the answer must carry: the option ``domain_prefix`` (``experiments/aime/oe.sh`` sets it).
 """
 
 from __future__ import annotations
 
 import re
 
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 
 from arcmemo.abstraction.base import (
     ABSTRACTORS,
@@ -25,6 +31,8 @@ from arcmemo.seeds import without_library
 from arcmemo.structured import OutputError, load_yaml_block, tagged
 
 _STEP = re.compile(r"^\s*-\s*[ot]\s*\d+\s*:", re.MULTILINE | re.IGNORECASE)
+# "[Number theory] when ...": a bracketed domain of a few words, then the situation itself.
+_DOMAIN_PREFIX = re.compile(r"^\[[^\[\]\n]{2,40}\]\s*\S")
 
 
 def parse_thought_process(text: str) -> str:
@@ -65,15 +73,37 @@ def parse_lessons(text: str) -> list[Lesson]:
     return lessons
 
 
-@ABSTRACTORS.register("oe", options=ExampleOptions)
+def parse_prefixed_lessons(text: str) -> list[Lesson]:
+    """:func:`parse_lessons`, each situation opening with its domain in brackets."""
+    lessons = parse_lessons(text)
+    missing = [n for n, les in enumerate(lessons, 1) if not _DOMAIN_PREFIX.match(les.situation)]
+    if missing:
+        raise OutputError(
+            f"item {', '.join(map(str, missing))}: the situation must start with its domain "
+            "in brackets, e.g. '[Number theory] ...'"
+        )
+    return lessons
+
+
+class LessonOptions(ExampleOptions):
+    """Options of the ``oe`` format (``--format-arg k=v``)."""
+
+    domain_prefix: bool = Field(
+        default=False,
+        description="The AIME pilot's lessons: two to five, number-free situations opening "
+        "with their mathematical domain in brackets ([Geometry] ...), concrete techniques.",
+    )
+
+
+@ABSTRACTORS.register("oe", options=LessonOptions)
 class LessonAbstractor(Abstractor):
     """Thought-process reconstruction, then up to four lessons per verified solution."""
 
     name = "oe"
 
-    def __init__(self, options: ExampleOptions | None = None, *, actor: str = "human") -> None:
-        super().__init__(options or ExampleOptions(), actor=actor)
-        self.settings = options or ExampleOptions()
+    def __init__(self, options: LessonOptions | None = None, *, actor: str = "human") -> None:
+        super().__init__(options or LessonOptions(), actor=actor)
+        self.settings = options or LessonOptions()
 
     def examples(self, domain: str) -> list[Example]:
         """The examples that show both steps (a thought process and lessons)."""
@@ -101,12 +131,14 @@ class LessonAbstractor(Abstractor):
         )
         if not outcome.account(trace, "thought process"):
             return outcome
+        prefixed = self.settings.domain_prefix
         answer = await ask(
             model,
             "abstraction/lessons",
-            parse_lessons,
+            parse_prefixed_lessons if prefixed else parse_lessons,
             task_id=item.task_id,
             domain=item.domain,
+            domain_prefix=prefixed,
             problem=item.problem,
             solution=solution,
             thought_process=trace.value,

@@ -18,6 +18,8 @@ def _user_error_types() -> tuple[type[BaseException], ...]:
     from arcmemo.memory.store import MemoryFileError
     from arcmemo.models.base import ProviderError
     from arcmemo.models.client import ModelCallError
+    from arcmemo.models.prices import PriceTableError
+    from arcmemo.pipeline import RunOptionsError
     from arcmemo.registry import RegistryError
     from arcmemo.rundir import RunDirError
     from arcmemo.sandbox import SandboxUnavailableError
@@ -27,9 +29,11 @@ def _user_error_types() -> tuple[type[BaseException], ...]:
         LockHeldError,
         MemoryFileError,
         ModelCallError,
+        PriceTableError,
         ProviderError,
         RegistryError,
         RunDirError,
+        RunOptionsError,
         SandboxUnavailableError,
         FileNotFoundError,
     )

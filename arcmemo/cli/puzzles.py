@@ -264,5 +264,5 @@ def show(reference: Path) -> None:
             for detail in check.details:
                 console.print(f"    - {detail}", highlight=False, markup=False)
     train = [(pair.input, pair.output) for pair in task.train]
-    test = list(zip(task.test_inputs, task.test_outputs, strict=True))
+    test = list(zip(task.test_inputs, task.expected, strict=True))
     console.print(task_view(train, test))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
@@ -29,78 +30,117 @@ from arcmemo.config import ONLINE_SHARD_REFUSAL, RunConfig, SamplingConfig, Shar
 from arcmemo.estimate import RunEstimate, Span
 from arcmemo.models.batch import BatchProgress, BatchSettings
 from arcmemo.models.client import ModelConfig, ModelUnreachableError
-from arcmemo.models.prices import BATCH_DISCOUNT, ModelPrice, PriceTable
-from arcmemo.pipeline import ProgressSink, dry_run, resolve_config, run_benchmark, run_warnings
-from arcmemo.records import TaskResult
+from arcmemo.models.prices import BATCH_DISCOUNT
+from arcmemo.pipeline import dry_run, resolve_config, run_benchmark, run_warnings
+from arcmemo.progress import (
+    PeriodicLines,
+    ProgressEvent,
+    ProgressSink,
+    ProgressState,
+    RunStarted,
+    RunStopped,
+    clock_text,
+)
 from arcmemo.registry import ComponentSpec
+from arcmemo.report.summary import summary_rows
 from arcmemo.sandbox import SANDBOXES
 from arcmemo.selection.base import SELECTORS
 from arcmemo.signals import WRITE_SIGNALS
 
 
-class RichProgress(ProgressSink):
-    """A progress bar with tasks done, solved, tokens and cost."""
+class LiveProgress(ProgressSink):
+    """On a terminal: a bar over the tasks with the stage, requests in flight, tokens, cost
+    so far and an ETA, redrawn as events arrive."""
 
-    def __init__(self, console: Console, price: ModelPrice | None = None) -> None:
+    def __init__(self, console: Console, clock: Callable[[], float] = time.monotonic) -> None:
+        self.state = ProgressState(clock=clock)
         self.progress = Progress(
-            TextColumn("{task.description}"),
+            TextColumn("{task.fields[stage]}"),
             BarColumn(),
             MofNCompleteColumn(),
             TextColumn("{task.fields[status]}"),
             TimeElapsedColumn(),
             console=console,
+            refresh_per_second=4,
         )
-        self.solved = 0
-        self.tokens = 0
-        self.price = price
-        self.cost: float | None = 0.0 if price is not None else None
         self.task_id: Any = None
 
-    def start(self, total: int, already_done: int) -> None:
-        self.progress.start()
-        self.task_id = self.progress.add_task(
-            "solving", total=total, completed=already_done, status=""
-        )
-
-    def task_done(self, result: TaskResult) -> None:
-        self.solved += result.solved
-        self.tokens += result.tokens.prompt_tokens + result.tokens.completion_tokens
-        if self.cost is not None and self.price is not None:
-            # Priced at the solver's rates (selection by another model is approximate);
-            # summary.json has the exact figure from the call log.
-            task_cost = self.price.cost_usd(result.tokens)
-            self.cost = None if task_cost is None else self.cost + task_cost
-        cost = f"~${self.cost:.2f}" if self.cost is not None else "cost unknown"
+    def emit(self, event: ProgressEvent) -> None:
+        self.state.apply(event)
+        if isinstance(event, RunStarted):
+            self.progress.start()
+            self.task_id = self.progress.add_task("run", total=event.total, stage="", status="")
+        if self.task_id is None:
+            return
+        state = self.state
+        eta = state.eta_s()
         self.progress.update(
             self.task_id,
-            advance=1,
-            status=f"solved {self.solved}  tokens {self.tokens:,}  {cost}",
+            completed=state.finished,
+            stage=state.stage_text(),
+            status=f"{state.solved_text()} | in flight {state.in_flight_text()} | "
+            f"tokens {state.tokens:,} | {state.cost_text()} | "
+            f"ETA {'unknown' if eta is None else clock_text(eta)}",
         )
+        if isinstance(event, RunStopped):
+            self.progress.stop()
 
-    def stop(self) -> None:
-        self.progress.stop()
+
+def progress_display(console: Console, every_s: float) -> ProgressSink:
+    """The live display on a terminal; plain lines every ``every_s`` seconds in a log."""
+    if console.is_terminal:
+        return LiveProgress(console)
+    stream = console.file
+
+    def write(line: str) -> None:
+        stream.write(line + "\n")
+        stream.flush()
+
+    return PeriodicLines(write, every_s)
+
+
+def _count(value: Any) -> str:
+    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
+
+
+def summary_table_rows(summary: dict[str, Any], metrics: tuple[str, ...]) -> list[tuple[str, str]]:
+    """The run's numbers as (label, formatted value) rows: no Python reprs."""
+    rows = [
+        (label, value)
+        for label, value in summary_rows(summary, metrics)
+        if label not in ("model calls", "cache hits", "wall time")
+    ]
+    if "mode" in summary:
+        rows.insert(1, ("mode", str(summary["mode"])))
+    if summary.get("n_unlabelled") and "mode" not in summary:
+        rows.append(("unlabelled tasks", _count(summary["n_unlabelled"]) + " (not scored)"))
+    if "calls" in summary:
+        rows.append(
+            (
+                "model calls",
+                f"{_count(summary['calls'])} "
+                f"({_count(summary.get('cache_hits', 0))} from the cache)",
+            )
+        )
+    if "wall_seconds" in summary:
+        rows.append(("wall time", clock_text(float(summary["wall_seconds"]))))
+    precision = summary.get("write_precision")
+    if isinstance(precision, dict) and precision.get("written"):
+        rows.append(
+            (
+                "write precision",
+                f"{precision['right']}/{precision['written']} written solutions right on the "
+                f"test outputs ({precision['signal']})",
+            )
+        )
+    return rows
 
 
 def print_summary(console: Console, summary: dict[str, Any], metrics: tuple[str, ...]) -> None:
     """A readable table of the run's main numbers (``metrics``: the benchmark's headline)."""
     table = Table(title=f"{summary['benchmark']} · {summary['model']}", show_header=False)
-    keys = [
-        "n_tasks",
-        "n_solved",
-        *metrics,
-        "n_errors",
-        "calls",
-        "cache_hits",
-        "tokens",
-        "cost_usd",
-        "wall_seconds",
-    ]
-    for key in keys:
-        if key in summary:
-            value = summary[key]
-            if isinstance(value, float):
-                value = f"{value:.4f}"
-            table.add_row(key, str(value))
+    for label, value in summary_table_rows(summary, metrics):
+        table.add_row(label, value)
     for warning in summary.get("warnings", []):
         table.add_row("WARNING", warning)
     console.print(table)
@@ -334,6 +374,13 @@ def print_errors(console: Console, summary: dict[str, Any]) -> None:
     "recorded in batches.jsonl instead of paying again.",
 )
 @click.option("--dry-run", is_flag=True, help="Render prompts and estimate cost; call nothing.")
+@click.option(
+    "--progress-every",
+    type=click.FloatRange(min=0, min_open=True),
+    default=30.0,
+    show_default=True,
+    help="When stderr is not a terminal (nohup, SLURM): seconds between plain progress lines.",
+)
 def run(benchmark: str, **options: Any) -> None:
     """Run BENCHMARK and write a run directory (re-running the same command resumes)."""
     console = Console(stderr=True)
@@ -409,11 +456,11 @@ def run(benchmark: str, **options: Any) -> None:
             if config.batch:
                 print_batch_cost(console, report.estimate)
             console.print(f"prompts written to {report.prompts_dir}")
+            click.echo(report.estimate_path)  # stdout: the machine-readable estimate
             return
         for warning in run_warnings(resolve_config(config)):
             console.print(f"[yellow]warning: {warning}", highlight=False)
-        price = PriceTable.load(config.models.prices_path).price_for(config.model)
-        progress = RichProgress(console, price)
+        progress = progress_display(console, options["progress_every"])
         try:
             summary = asyncio.run(
                 run_benchmark(
@@ -430,6 +477,8 @@ def run(benchmark: str, **options: Any) -> None:
         headline = BENCHMARKS.get(benchmark).factory.headline_metrics  # type: ignore[attr-defined]
         print_summary(console, summary, headline)
         console.print(f"run directory: {config.out}")
+        # The one line on stdout: where a script finds the machine-readable numbers.
+        click.echo(config.out / "summary.json")
         if not summary["complete"]:
             raise SystemExit(EXIT_INCOMPLETE)
 

@@ -38,6 +38,13 @@ _RUN_DIR = click.Path(exists=True, file_okay=False, path_type=Path)
     "sign and McNemar tests), printed under the table.",
 )
 @click.option("--paired", is_flag=True, help="Paired comparison of the first two RUNs.")
+@click.option(
+    "--over-orders",
+    is_flag=True,
+    help="RUNs are one setting over several task orders (--order-seed, --replicate): per "
+    "metric the mean over orders with their std, then each order's value. Runs that differ "
+    "in anything else are refused, naming the field.",
+)
 def table(
     runs: tuple[Path, ...],
     labels: tuple[str, ...],
@@ -46,6 +53,7 @@ def table(
     out: Path | None,
     compare: tuple[Path, Path] | None,
     paired: bool,
+    over_orders: bool,
 ) -> None:
     """Lay out RUNs as the paper's tables: rows = setting x retry depth, columns = each
     attempt's score and oracle@1..n with their std (ARC); pass@k and maj@n (AIME)."""
@@ -55,6 +63,8 @@ def table(
         raise click.UsageError(f"{len(labels)} --label for {len(runs)} runs")
     if paired and compare:
         raise click.UsageError("give --paired or --compare A B, not both")
+    if over_orders and (paired or compare):
+        raise click.UsageError("--over-orders lays out one setting; it has no paired comparison")
     if paired and len(runs) != 2:
         raise click.UsageError(f"--paired compares two runs; {len(runs)} were given")
     with user_errors():
@@ -64,17 +74,21 @@ def table(
                 for i, path in enumerate(runs)
             ]
             by_path = {path.resolve(): run for path, run in zip(runs, loaded, strict=True)}
+            if over_orders:
+                laid_out = tables.orders_table(loaded, strict=strict)
+                text = tables.render(laid_out, cast(tables.Format, fmt))
             pair = (runs[0], runs[1]) if paired else compare
             comparison = None
             if pair is not None:
                 first, second = (by_path.get(p.resolve()) or tables.load_run(p) for p in pair)
                 tables.check_comparable([*loaded, first, second])
                 comparison = tables.paired(first, second, strict=strict)
-            text = tables.render(
-                tables.build_table(loaded, strict=strict),
-                cast(tables.Format, fmt),
-                comparison=comparison,
-            )
+            if not over_orders:
+                text = tables.render(
+                    tables.build_table(loaded, strict=strict),
+                    cast(tables.Format, fmt),
+                    comparison=comparison,
+                )
         except tables.TableError as error:
             raise click.ClickException(str(error)) from None
     if out is None:

@@ -153,9 +153,32 @@ def _published_types(
     return [{"name": n, "definition": d} for n, d in types.items()]
 
 
+# The top-level keys of the published ArcMemo ``memory.json`` (version 0).
+PUBLISHED_KEYS = ("concepts", "solutions", "custom_types")
+
+
+def _check_published_keys(raw: dict[str, Any]) -> None:
+    """A file without ``schema_version`` is read as the published format only if it looks
+    like one: an ARC task file or ``{}`` is not a memory, whatever it would migrate to."""
+    if "concepts" not in raw:
+        found = ", ".join(sorted(map(str, raw))) or "none"
+        raise ValueError(
+            "the file has no schema_version and no 'concepts', so it is neither an arcmemo "
+            f"memory nor a published (version 0) one (its top-level keys: {found})"
+        )
+    unknown = sorted(str(key) for key in raw if key not in PUBLISHED_KEYS)
+    if unknown:
+        raise ValueError(
+            "the file has no schema_version, so it was read as the published (version 0) "
+            f"format, which has no key {', '.join(map(repr, unknown))} (it has "
+            f"{', '.join(PUBLISHED_KEYS)})"
+        )
+
+
 def _from_published_format(raw: dict[str, Any]) -> dict[str, Any]:
     """Version 0: the published ArcMemo ``memory.json`` (concepts keyed by name, ``used_in``,
     ``output_typing``, ``custom_types``) becomes version 1."""
+    _check_published_keys(raw)
     published = raw.get("concepts") or {}
     if not isinstance(published, dict):
         raise ValueError(

@@ -8,11 +8,12 @@ accounting, and an append-only ``calls.jsonl`` log. Providers only speak their w
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import random
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,13 @@ from arcmemo.models.limiter import Limiter
 from arcmemo.models.prices import PriceTable
 from arcmemo.models.redact import public_url, redact
 from arcmemo.models.registry import create_provider
+from arcmemo.progress import (
+    CallAccounted,
+    ProgressEvent,
+    ProgressSink,
+    RequestEnded,
+    RequestStarted,
+)
 from arcmemo.tokens import estimate_tokens
 
 Sleep = Callable[[float], Awaitable[None]]
@@ -314,6 +322,8 @@ class ModelClient:
         # Sampling used where a call leaves a parameter unset (a role's settings).
         self.defaults = SamplingConfig()
         self._owner: ModelClient | None = None
+        # Where requests and accounted calls are reported (the run's progress display).
+        self.progress: ProgressSink | None = None
         # Batch mode (enable_batch): cache misses go out as provider batches.
         self._batcher: Batcher | None = None
 
@@ -543,7 +553,7 @@ class ModelClient:
         while True:
             attempt += 1
             try:
-                async with self.limiter.slot(estimated) as record:
+                async with self.limiter.slot(estimated) as record, self._in_flight(stage, task_id):
                     request_started = self._clock()
                     timeout = None if self.provider.timeout_excludes_queue else config.timeout_s
                     completions = await asyncio.wait_for(
@@ -618,6 +628,20 @@ class ModelClient:
                 ) from failure
             await self._sleep(delay)
 
+    def _emit(self, event: ProgressEvent) -> None:
+        # A view reports through the client it was made from.
+        sink = (self._owner or self).progress
+        if sink is not None:
+            sink.emit(event)
+
+    @contextlib.asynccontextmanager
+    async def _in_flight(self, stage: str, task_id: str | None) -> AsyncIterator[None]:
+        self._emit(RequestStarted(stage=stage, task_id=task_id))
+        try:
+            yield
+        finally:
+            self._emit(RequestEnded(stage=stage, task_id=task_id))
+
     def backoff_delay(self, attempt: int, retry_after: float | None) -> float:
         """Full-jitter exponential backoff, never shorter than the server's ``Retry-After``."""
         ceiling = min(self.config.backoff_max_s, self.config.backoff_base_s * 2 ** (attempt - 1))
@@ -668,6 +692,14 @@ class ModelClient:
         self._usage.add(record)
         if self.call_log_path is not None:
             self._log(record)
+        self._emit(
+            CallAccounted(
+                stage=stage,
+                tokens=tokens.prompt_tokens + tokens.completion_tokens,
+                cost_usd=record.cost_usd,
+                cache_hits=cache_hits,
+            )
+        )
 
     def _cost(self, tokens: Usage, fresh: list[Completion]) -> float | None:
         """The gateway's own figure where it reports one (on the first completion of each

@@ -60,13 +60,27 @@ class PriceFile(BaseModel):
     models: dict[str, ModelPrice] = Field(default_factory=dict)
 
 
+class PriceTableError(ValueError):
+    """A price file that cannot be used; the message names the file and what to fix."""
+
+
 def _read_price_file(path: Path) -> dict[str, ModelPrice]:
     try:
         return PriceFile.model_validate(json.loads(path.read_text())).models
     except FileNotFoundError as error:
         raise FileNotFoundError(f"price table {path} does not exist") from error
-    except (json.JSONDecodeError, ValidationError) as error:
-        raise ValueError(f"price table {path} is malformed: {error}") from error
+    except json.JSONDecodeError as error:
+        raise PriceTableError(
+            f"price table {path} is not valid JSON (line {error.lineno} column {error.colno}: "
+            f'{error.msg}); it holds {{"models": {{"provider:model": {{"input": USD per '
+            'million, "output": ...}}}'
+        ) from None
+    except ValidationError as error:
+        first = error.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in first["loc"]) or "top level"
+        raise PriceTableError(f"price table {path}: at {where}: {first['msg']}") from None
+    except UnicodeDecodeError as error:
+        raise PriceTableError(f"price table {path}: not UTF-8 text (byte {error.start})") from None
 
 
 class PriceTable:

@@ -59,7 +59,7 @@ def recheck_puzzle(sandbox: Sandbox, task_path: Path) -> RecheckResult:
     if puzzle.passed:
         stored = (
             [(p.input, p.output) for p in task.train],
-            list(zip(task.test_inputs, task.test_outputs, strict=True)),
+            list(zip(task.test_inputs, task.expected, strict=True)),
         )
         rebuilt = (
             [(p.input, p.output) for p in puzzle.train],

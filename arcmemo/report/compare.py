@@ -25,10 +25,16 @@ def compare(main: RunData, other: RunData) -> Comparison:
     """Per-task wins (better score here) and losses (better there) on the shared tasks."""
     here, there = main.result_by_id, other.result_by_id
     shared = [tid for tid in here if tid in there]
+    # Tasks without labels (inference mode) have no score to compare.
+    scores = {
+        t: (a, b)
+        for t in shared
+        if (a := here[t].score) is not None and (b := there[t].score) is not None
+    }
     return Comparison(
         label=other.label,
-        wins=[t for t in shared if here[t].score > there[t].score],
-        losses=[t for t in shared if here[t].score < there[t].score],
+        wins=[t for t, (a, b) in scores.items() if a > b],
+        losses=[t for t, (a, b) in scores.items() if a < b],
         both=[t for t in shared if here[t].solved and there[t].solved],
         neither=[t for t in shared if here[t].score == there[t].score == 0],
         only_here=[t for t in here if t not in there],

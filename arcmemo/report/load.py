@@ -131,8 +131,11 @@ def _fallback_summary(run: RunData) -> dict[str, Any]:
         "n_tasks": len(results),
         "n_solved": sum(r.solved for r in results),
         "n_errors": sum(r.error is not None for r in results),
-        "score": sum(r.score for r in results) / len(results) if results else 0.0,
     }
+    scores = [r.score for r in results if r.score is not None]  # None: no labels
+    summary["score"] = sum(scores) / len(scores) if scores else (None if results else 0.0)
+    if summary["score"] is None:
+        del summary["score"], summary["n_solved"]
     if run.config is not None:
         summary["benchmark"] = run.config.benchmark.name
         summary["model"] = run.config.model

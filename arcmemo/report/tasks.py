@@ -26,6 +26,8 @@ def task_status(result: TaskResult) -> str:
         return "error"
     if result.solved:
         return "solved"
+    if result.score is None:
+        return "unlabelled"
     return "partial" if result.score > 0 else "unsolved"
 
 

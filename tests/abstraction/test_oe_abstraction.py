@@ -5,9 +5,11 @@ from __future__ import annotations
 import pytest
 from abstraction_helpers import ACTOR, ITEM, Recorder, abstract, fenced
 
+from arcmemo.abstraction import SolvedItem
 from arcmemo.abstraction.examples import load_examples
 from arcmemo.abstraction.oe import parse_lessons, parse_thought_process
 from arcmemo.memory.ontology import Concept, Lesson, Memory, TypeDef
+from arcmemo.registry import ComponentSpec
 from arcmemo.structured import OutputError
 
 TRACE = (
@@ -134,3 +136,64 @@ def test_parse_lessons_accepts_a_lessons_key_and_rejects_empty_lists() -> None:
     assert (lesson.situation, lesson.suggestion) == ("a", "b")
     with pytest.raises(OutputError, match="non-empty YAML list"):
         parse_lessons("```yaml\n[]\n```")
+
+
+# -- AIME: the pilot's adaptation (lessons from the solution trace, with a domain prefix) ---
+
+AIME_ITEM = SolvedItem(
+    task_id="2023-I-4",
+    domain="aime",
+    problem="Find the number of positive integers n < 1000 with n = 7k + 3 for some k.",
+    solution="Write n = 7k + 3 with k >= 0; 7k + 3 < 1000 gives k <= 142, so \\boxed{143}.",
+    reasoning="count the residues",
+)
+AIME_TRACE = (
+    "<thought_process>\n- o 1: n is fixed modulo 7\n- t 1: count the k that keep n in range\n"
+    "</thought_process>"
+)
+PREFIXED = fenced(
+    """
+- situation: "[Number theory] integers in a range are restricted to one residue class"
+  suggestion: write them as a fixed residue plus a multiple and bound the multiplier
+- situation: "[Counting] the count of integers between two bounds"
+  suggestion: count the admissible multipliers, watching both endpoints
+"""
+)
+
+
+PILOT = ComponentSpec(name="oe", options={"domain_prefix": True})
+
+
+def test_aime_lessons_come_from_the_solution_trace_with_a_domain_prefix() -> None:
+    memory = Memory(domain="aime")
+    recorder = Recorder(AIME_TRACE, PREFIXED)
+    outcome = abstract(memory, recorder, item=AIME_ITEM, spec=PILOT)
+    assert outcome.failures == []
+    assert [les.situation.split("]")[0] for les in memory.lessons] == [
+        "[Number theory",
+        "[Counting",
+    ]
+    extract = recorder.prompt(1)
+    assert AIME_ITEM.solution in extract  # the worked solution trace
+    assert "starts with the mathematical domain in brackets" in extract
+    assert "two to five" in extract and "one must capture the key step" in extract
+    assert "colors" not in extract  # none of ARC's wording
+
+
+def test_aime_lessons_without_a_domain_prefix_are_repaired_once() -> None:
+    memory = Memory(domain="aime")
+    plain = fenced("- situation: a residue class\n  suggestion: bound the multiplier")
+    recorder = Recorder(AIME_TRACE, plain, PREFIXED)
+    outcome = abstract(memory, recorder, item=AIME_ITEM, spec=PILOT)
+    assert outcome.failures == [] and len(memory.lessons) == 2
+    assert "item 1: the situation must start with its domain in brackets" in recorder.last(2)
+
+
+def test_the_domain_prefix_is_an_option_of_the_format() -> None:
+    # Off by default: plain lessons are accepted and the generic guidance is shown.
+    recorder = Recorder(AIME_TRACE, LESSONS)
+    outcome = abstract(Memory(domain="aime"), recorder, "oe", item=AIME_ITEM)
+    assert outcome.failures == [] and "in brackets" not in recorder.prompt(1)
+    # On, the prefix is required in any domain.
+    refused = abstract(Memory(domain="arc"), Recorder(TRACE, LESSONS, LESSONS), spec=PILOT)
+    assert refused.written == [] and refused.failures

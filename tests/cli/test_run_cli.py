@@ -132,7 +132,7 @@ def test_cli_run_uses_the_default_retries_and_writes_the_files(arc_cli_run: CliR
 
 def test_cli_run_prints_a_summary_table(arc_cli_run: CliRun) -> None:
     output = arc_cli_run.result.output
-    for key in ("n_solved", "score", "strict_score", "oracle", "calls"):
+    for key in ("solved", "score", "strict score", "oracle", "model calls"):
         assert key in output
     assert f"run directory: {arc_cli_run.out}" in output
 
@@ -211,6 +211,11 @@ def test_dry_run_val100_needs_no_key(tmp_path: Path) -> None:
     assert "200 - 600" in result.output and "0 - 400" in result.output
     assert "prompt tokens" in result.output and "$" in result.output
     assert not (out / "calls.jsonl").exists()
+    # stdout names the machine-readable estimate (what experiments/all.sh adds up)
+    assert result.stdout.strip() == str(out / "estimate.json")
+    total = json.loads((out / "estimate.json").read_text())["total"]
+    assert total["calls"] == {"low": 200, "high": 600}
+    assert 0 < total["cost_usd"]["low"] < total["cost_usd"]["high"]
 
 
 def test_real_run_without_key_fails_fast_naming_the_variable(tmp_path: Path) -> None:
@@ -297,25 +302,85 @@ def test_aime_dry_run(tmp_path: Path, aime_data: Path) -> None:
     assert "Find $2 + 3$." in prompt and "\\boxed{}" in prompt
 
 
-def test_progress_bar_shows_solved_tokens_and_cost() -> None:
+def test_live_display_shows_stage_in_flight_tokens_cost_and_eta() -> None:
     from rich.console import Console
 
-    from arcmemo.cli.run import RichProgress
-    from arcmemo.models.base import Usage
-    from arcmemo.models.prices import ModelPrice
+    from arcmemo.cli.run import LiveProgress
+    from arcmemo.progress import (
+        CallAccounted,
+        RequestStarted,
+        RunStarted,
+        RunStopped,
+        StageStarted,
+        TaskFinished,
+    )
 
-    progress = RichProgress(Console(file=io.StringIO()), ModelPrice(input=1.0, output=4.0))
-    progress.start(total=2, already_done=0)
-    tokens = Usage(prompt_tokens=1_000_000, completion_tokens=500_000)
-    progress.task_done(TaskResult(task_id="a", solved=True, tokens=tokens))
-    status = progress.progress.tasks[0].fields["status"]
-    progress.stop()
-    assert status == "solved 1  tokens 1,500,000  ~$3.00"
-    unpriced = RichProgress(Console(file=io.StringIO()))
-    unpriced.start(total=1, already_done=0)
-    unpriced.task_done(TaskResult(task_id="a", tokens=tokens))
-    assert unpriced.progress.tasks[0].fields["status"].endswith("cost unknown")
-    unpriced.stop()
+    now = [0.0]
+    live = LiveProgress(Console(file=io.StringIO()), clock=lambda: now[0])
+    live.emit(RunStarted(total=4))
+    live.emit(StageStarted(stage="retry", where="pass 1, batch 2/3"))
+    live.emit(RequestStarted(stage="retry"))
+    live.emit(RequestStarted(stage="select"))
+    live.emit(CallAccounted(stage="retry", tokens=1_500_000, cost_usd=3.0))
+    now[0] = 10.0
+    live.emit(TaskFinished(result=TaskResult(task_id="a", solved=True)))
+    fields = live.progress.tasks[0].fields
+    assert fields["stage"] == "retry (pass 1, batch 2/3)"
+    assert fields["status"] == (
+        "solved 1 | in flight 2 (retry 1, select 1) | tokens 1,500,000 | $3.00 | ETA 0:00:30"
+    )
+    assert live.progress.tasks[0].completed == 1
+    live.emit(CallAccounted(stage="abstract", tokens=10, cost_usd=None))
+    assert "cost unknown" in live.progress.tasks[0].fields["status"]
+    live.emit(RunStopped())
+
+
+# The fixture plan, each answer 0.15 s late: 66e6c45b is solved at once (final after pass
+# 0), 00576224 and ca8de6ea on their retry (final after pass 1).
+SLOW_SCRIPT = f"""
+import asyncio, importlib.util
+spec = importlib.util.spec_from_file_location("plan", {str(ARC_SCRIPT)!r})
+plan = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(plan)
+
+async def respond(messages):
+    await asyncio.sleep(0.15)
+    return plan.respond(messages)
+"""
+
+
+def test_log_mode_prints_stage_in_flight_and_eta_lines_during_the_run(tmp_path: Path) -> None:
+    script = tmp_path / "slow.py"
+    script.write_text(SLOW_SCRIPT)
+    out = tmp_path / "run"
+    result = invoke(
+        "arc-agi-1", "--data", str(ARC_DIR), "--tasks", "00576224,66e6c45b,ca8de6ea",
+        "--model", f"scripted:{script}", "--attempts", "1", "--retries", "1",
+        "--schedule", "passes", "--concurrency", "1",
+        "--progress-every", "0.05", "--out", str(out),
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.stderr.splitlines() if " | stage " in line]
+    assert lines[0].startswith("[0:00:00] tasks 0/3 (solved 0) | stage start")
+    assert any("stage solve (pass 0, batch 1/1)" in line for line in lines)
+    assert any("stage retry (pass 1, batch 1/1)" in line for line in lines)
+    assert any("in flight 1 (solve 1)" in line for line in lines)
+    assert any("in flight 1 (retry 1)" in line for line in lines)
+    assert "ETA unknown" in lines[0]
+    assert any("ETA 0:00:0" in line and "tasks 1/3" in line for line in lines)
+    assert lines[-1].startswith("[") and "tasks 3/3" in lines[-1] and "stage done" in lines[-1]
+    assert "tokens 0 " not in lines[-1]
+
+
+def test_summary_is_a_formatted_table_and_stdout_names_summary_json(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    result = invoke(*arc_args(out, "--tasks", ",".join(FAST)), **script_env(tmp_path))
+    assert result.exit_code == 0, result.output
+    assert "{'" not in result.output and "}" not in result.stderr  # no dict reprs
+    assert "prompt tokens" in result.stderr and "model calls" in result.stderr
+    assert "score" in result.stderr and "100.0%" in result.stderr
+    assert result.stdout.strip().splitlines() == [str(out / "summary.json")]
+    assert json.loads(Path(result.stdout.strip()).read_text())["n_solved"] == 3
 
 
 # -- runs a reviewer can trust -------------------------------------------------------------------
@@ -421,3 +486,33 @@ def test_resume_ignores_spelling_and_refuses_a_changed_memory(
     assert forced.exit_code == 0, forced.output
     saved = json.loads((tmp_path / "run" / "config.json").read_text())
     assert any("memory: the content" in d for d in saved["forced_resume"])
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--data", str(ARC_DIR), "--update", "online"], "--update online needs --memory"),
+        (["--data", str(ARC_DIR), "--select", "llm"], "--select llm needs --memory"),
+        ([], "no tasks chosen: give --split"),
+    ],
+)
+def test_options_that_would_be_ignored_are_refused(
+    tmp_path: Path, extra: list[str], message: str
+) -> None:
+    out = tmp_path / "run"
+    for dry in ([], ["--dry-run"]):
+        args = ["arc-agi-1", "--model", f"scripted:{ARC_SCRIPT}", *extra, *dry, "--out", str(out)]
+        assert_clean_failure(invoke(*args), message)
+        assert not out.exists()  # refused before anything was written
+
+
+def test_the_python_api_refuses_the_same_options(tmp_path: Path) -> None:
+    from arcmemo.config import RunConfig
+    from arcmemo.pipeline import RunOptionsError, resolve_config
+
+    config = RunConfig(
+        benchmark="arc-agi-1", data=str(ARC_DIR), model="scripted:x", update="online",
+        out=tmp_path,
+    )  # fmt: skip
+    with pytest.raises(RunOptionsError, match="--update online needs --memory"):
+        resolve_config(config)

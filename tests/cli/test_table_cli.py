@@ -57,7 +57,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
 def test_run_prints_flat_oracle_rows(runs: Runs) -> None:
     lines = runs.retried_output.splitlines()
     row = next(line for line in lines if " oracle@2 " in line)
-    assert "0.9000" in row and "{" not in row
+    assert "90.0%" in row and "{" not in row
     assert not any("by_retry" in line for line in lines)
 
 
@@ -137,3 +137,25 @@ def test_usage_errors(runs: Runs, tmp_path: Path) -> None:
     assert (
         not_a_run.exit_code == 1 and "no config.json; is this a run directory?" in not_a_run.output
     )
+
+
+def test_over_orders_aggregates_one_setting_and_refuses_another(
+    runs: Runs, tmp_path: Path
+) -> None:
+    shuffled = tmp_path / "order-7"
+    made = invoke(
+        *("run", "arc-agi-1", "--data", str(FIXTURES / "arc" / "eval"), "--tasks", ",".join(TASKS)),
+        *("--model", f"scripted:{ARC_SCRIPT}", "--attempts", "2", "--retries", "0"),
+        *("--order-seed", "7", "--out", str(shuffled)),
+    )
+    assert made.exit_code == 0, made.output
+    result = invoke("table", "--over-orders", str(runs.first_try), str(shuffled))
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0] == "| retries | metric | mean | order none | order 7 |"
+    # The scripted model answers the same whatever the order: no spread between orders.
+    assert any(line.startswith("| 0 | oracle@2 | ") and "(0.00)" in line for line in lines)
+    mixed = invoke("table", "--over-orders", str(runs.retried), str(shuffled))
+    assert mixed.exit_code == 1 and "differ in retries (2 vs 0)" in mixed.output
+    both = invoke("table", "--over-orders", "--paired", str(runs.first_try), str(shuffled))
+    assert both.exit_code == 2 and "no paired comparison" in both.output

@@ -232,3 +232,32 @@ def test_save_refuses_a_memory_that_would_not_load(tmp_path: Path) -> None:
     with pytest.raises(MemorySaveError), editing(path) as edited:
         edited.types.append(TypeDef(name="scheme", definition="dict[color, color]"))
     assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("{}", "no schema_version and no 'concepts'"),
+        (
+            '{"train": [{"input": [[1]], "output": [[2]]}], "test": [{"input": [[1]]}]}',
+            "top-level keys: test, train",
+        ),
+        ('{"concepts": {}, "lessons": []}', "published (version 0) format, which has no key "),
+    ],
+)
+def test_file_without_version_must_look_like_a_published_memory(
+    tmp_path: Path, text: str, expected: str
+) -> None:
+    path = tmp_path / "not-a-memory.json"
+    path.write_text(text)
+    with pytest.raises(MemoryFileError) as caught:
+        Memory.load(path)
+    assert str(caught.value).startswith(f"{path}: invalid memory file")
+    assert expected in str(caught.value)
+
+
+def test_unknown_top_level_key_of_a_versioned_memory_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "m.json"
+    path.write_text('{"schema_version": 1, "concept": []}')
+    with pytest.raises(MemoryFileError, match=r"m\.json: invalid memory file\n  at \$\.concept"):
+        Memory.load(path)

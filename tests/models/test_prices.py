@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from arcmemo.models import PriceTable, Usage
-from arcmemo.models.prices import ModelPrice
+from arcmemo.models.prices import ModelPrice, PriceTableError
 
 
 def test_cost_splits_uncached_cached_written_and_output_tokens() -> None:
@@ -42,3 +43,33 @@ def test_override_file_extends_and_replaces(
     assert table.price_for("openai:o4-mini") is not None
     with pytest.raises(FileNotFoundError, match=r"missing\.json"):
         PriceTable.load(tmp_path / "missing.json")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("{bad", "is not valid JSON (line 1 column 2"),
+        ('{"models": {"openai:x": {"input": "a"}}}', "at models.openai:x.input: Input should be"),
+    ],
+)
+def test_a_malformed_price_file_is_a_one_line_user_error(
+    tmp_path: Path, text: str, expected: str
+) -> None:
+    from click.testing import CliRunner
+
+    from arcmemo.cli.main import cli
+
+    prices = tmp_path / "prices.json"
+    prices.write_text(text)
+    with pytest.raises(PriceTableError, match=re.escape(expected)):
+        PriceTable.load(prices)
+    result = CliRunner().invoke(
+        cli,
+        ["run", "arc-agi-1", "--split", "val100", "--model", "openai:o4-mini", "--dry-run",
+         "--out", str(tmp_path / "dry")],
+        env={"ARCMEMO_PRICES": str(prices)},
+    )  # fmt: skip
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"Error: price table {prices}")
+    assert expected in lines[0]

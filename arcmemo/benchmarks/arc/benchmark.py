@@ -189,10 +189,16 @@ class ArcBenchmark(Benchmark[ArcTask]):
         )
 
     def judge(self, task: ArcTask, prediction: Any) -> list[bool]:
+        if task.test_outputs is None:
+            return []  # inference mode: nothing to judge against
         predictions = prediction or [None] * len(task.test_outputs)
         return [p == e for p, e in zip(predictions, task.test_outputs, strict=True)]
 
     def grade(self, task: ArcTask, attempts: list[Attempt]) -> TaskGrade:
+        if task.test_outputs is None:
+            return TaskGrade(
+                solved=False, score=None, metrics={"n_tests": len(task.test_inputs)}
+            )
         # score: the task's oracle@min(2, n), so the run's score is the mean of these;
         # solved: every test input is right in some attempt.
         matrix = [a.correct for a in attempts]

@@ -26,13 +26,25 @@ class ArcPair(BaseModel):
 
 
 class ArcTask(BaseModel):
-    """One ARC task. ``test_outputs`` are the hidden labels: grading only."""
+    """One ARC task. ``test_outputs`` are the hidden labels: grading only. A task without
+    them (an ARC Prize challenge file) runs in inference mode: predicted, not scored."""
 
     id: str
     train: list[ArcPair]
     test_inputs: list[Grid]
-    test_outputs: list[Grid] = Field(repr=False)
+    test_outputs: list[Grid] | None = Field(default=None, repr=False)
     source: str = ""
+
+    @property
+    def labelled(self) -> bool:
+        return self.test_outputs is not None
+
+    @property
+    def expected(self) -> list[Grid | None]:
+        """Per test input, its expected output (None in inference mode)."""
+        if self.test_outputs is None:
+            return [None] * len(self.test_inputs)
+        return list(self.test_outputs)
 
 
 def _grid(value: Any, where: str) -> Grid:
@@ -65,16 +77,31 @@ def parse_task(task_id: str, raw: Any, where: str) -> ArcTask:
             place = f"{where}.{part}[{index}]"
             if not isinstance(pair, dict) or "input" not in pair:
                 raise ArcTaskError(f"{place}: expected an object with 'input' and 'output'")
-            if "output" not in pair:
-                raise ArcTaskError(f"{place}: no 'output' (labels are needed to score a run)")
             grid_in = _grid(pair["input"], f"{place}.input")
+            if part == "test" and "output" not in pair:
+                # Challenge files hold no test outputs: the task runs unscored.
+                inputs.append(grid_in)
+                continue
+            if "output" not in pair:
+                raise ArcTaskError(f"{place}: no 'output' (train pairs need their outputs)")
             grid_out = _grid(pair["output"], f"{place}.output")
             if part == "train":
                 train.append(ArcPair(input=grid_in, output=grid_out))
             else:
                 inputs.append(grid_in)
                 outputs.append(grid_out)
-    return ArcTask(id=task_id, train=train, test_inputs=inputs, test_outputs=outputs, source=where)
+    if outputs and len(outputs) != len(inputs):
+        raise ArcTaskError(
+            f"{where}.test: some test pairs have an 'output' and some not; give every test "
+            "output (scored) or none (inference mode)"
+        )
+    return ArcTask(
+        id=task_id,
+        train=train,
+        test_inputs=inputs,
+        test_outputs=outputs if outputs else None,
+        source=where,
+    )
 
 
 def _read_json(path: Path) -> Any:

@@ -95,7 +95,7 @@ def task_view(task: ArcTask | None) -> dict[str, Any]:
         "train": [(grid_view(p.input), grid_view(p.output)) for p in task.train],
         "tests": [
             (grid_view(i), grid_view(o))
-            for i, o in zip(task.test_inputs, task.test_outputs, strict=True)
+            for i, o in zip(task.test_inputs, task.expected, strict=True)
         ],
     }
 
@@ -118,10 +118,10 @@ def step_view(task: ArcTask | None, step: Step) -> dict[str, Any]:
         )
     predictions = []
     produced = step.prediction if isinstance(step.prediction, list) else []
-    n_tests = len(task.test_outputs) if task else len(produced)
+    n_tests = len(task.test_inputs) if task else len(produced)
     for t in range(n_tests):
         value = produced[t] if t < len(produced) else None
-        expected = task.test_outputs[t] if task else None
+        expected = task.expected[t] if task else None
         predictions.append(
             PredictionView(
                 index=t,

@@ -153,6 +153,11 @@ def run_scores(results: list[TaskResult], attempts: int) -> dict[str, Any]:
     and ``by_retry`` / ``strict_by_retry``: per retry depth reached (``"0"``, ``"1"``, ...),
     :func:`oracle_cells`.
     """
+    unscored = sum(r.score is None for r in results)
+    if results and unscored == len(results):
+        # Inference mode (no test outputs): no score at all rather than a score of 0.
+        return {"labels": False, "n_unlabelled": unscored}
+    results = [r for r in results if r.score is not None]
     n = max([attempts, *(len(r.attempts) for r in results)])
     depths = max((len(a.steps) for r in results for a in r.attempts), default=1)
     by_retry: dict[str, dict[str, dict[str, Any]]] = {}
@@ -173,4 +178,5 @@ def run_scores(results: list[TaskResult], attempts: int) -> dict[str, Any]:
         **{key: cell["mean"] for key, cell in final.items()},
         "by_retry": by_retry,
         "strict_by_retry": strict_by_retry,
+        **({"n_unlabelled": unscored} if unscored else {}),
     }

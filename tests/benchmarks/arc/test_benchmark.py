@@ -85,9 +85,9 @@ def test_non_rectangular_grid_names_the_place() -> None:
     assert "output row" not in message  # it is an input grid of the task, not a program output
 
 
-def test_missing_output_names_the_pair() -> None:
-    with pytest.raises(ArcTaskError, match=r"missing_output\.json\.test\[0\]: no 'output'"):
-        load_path(BAD_DIR / "missing_output.json")
+def test_test_inputs_without_outputs_load_for_inference() -> None:
+    (task,) = load_path(BAD_DIR / "missing_output.json")
+    assert task.test_inputs == [[[5, 6], [7, 8]]] and task.test_outputs is None
 
 
 def test_bad_folder_in_a_set_fails_naming_the_file() -> None:

@@ -55,6 +55,7 @@ def test_grid_format_is_a_recorded_benchmark_option() -> None:
     config = resolve_config(
         RunConfig(
             benchmark={"name": "arc-agi-1", "options": {"grid_format": "spaces"}},
+            split="evaluation",
             model="scripted:x",
             out=Path("unused"),
         )

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Every experiment script, one after the other, once you have seen what they would cost.
+#
+#   bash experiments/all.sh [--yes]
+#
+# First (free): each script runs with its `arcmemo run` lines turned into dry runs in a
+# scratch folder; their estimates (calls, tokens, cost as low - high ranges) are printed per
+# run and in total, with the paid steps that have no dry run (bootstrap abstraction). Then
+# it asks before spending anything (--yes: it does not ask) and runs every script for real.
+# Settings come from common.sh (SOLVER, AUX, SPLIT, RUNS, BOOTSTRAP, BARC_DIR, ...). Scripts
+# whose inputs are not set are skipped, with the reason: arc/ps-paper-memory.sh without
+# ARC_MEMO_DIR, aime/*.sh without ARCMEMO_DATA_DIR.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+yes=0
+for arg in "$@"; do
+  case "$arg" in
+    -y|--yes) yes=1 ;;
+    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "all.sh: unknown argument $arg (try --help)" >&2; exit 2 ;;
+  esac
+done
+if [ "${BOOTSTRAP:-seeds}" = seeds ] && [ -z "${BARC_DIR:-}" ]; then
+  echo "all.sh: BOOTSTRAP=seeds (the default) needs BARC_DIR, a checkout of BARC" \
+    "(xu3kev/BARC); or set BOOTSTRAP=training" >&2
+  exit 2
+fi
+
+scripts=()
+for script in "$here"/arc/*.sh "$here"/aime/*.sh; do
+  name="${script#"$here"/}"
+  case "$name" in
+    arc/ps-paper-memory.sh) need=ARC_MEMO_DIR ;;
+    aime/*) need=ARCMEMO_DATA_DIR ;;
+    *) need="" ;;
+  esac
+  if [ -n "$need" ] && [ -z "${!need:-}" ]; then
+    echo "skipped $name: set $need" >&2
+    continue
+  fi
+  scripts+=("$script")
+done
+
+scratch="$(mktemp -d)"
+trap 'rm -rf "$scratch"' EXIT
+: > "$scratch/not-estimated.txt"
+for script in "${scripts[@]}"; do
+  if ! EXPERIMENTS_ESTIMATE="$scratch/not-estimated.txt" RUNS="$scratch/runs" \
+      bash "$script" > "$scratch/estimate.log" 2>&1; then
+    cat "$scratch/estimate.log" >&2
+    echo "all.sh: the dry run of ${script#"$here"/} failed (above); nothing was run" >&2
+    exit 1
+  fi
+done
+python3 "$here/estimate_total.py" "$scratch/runs"
+if [ -s "$scratch/not-estimated.txt" ]; then
+  echo "Not in the estimate (no dry run; see experiments/README.md for their cost):"
+  sort -u "$scratch/not-estimated.txt" | grep -v '^arcmemo table ' | sed "s|$scratch/runs|\$RUNS|g; s/^/  /"
+fi
+
+if [ "$yes" != 1 ]; then
+  printf 'Run these %d scripts for real (this spends the money above)? [y/N] ' "${#scripts[@]}" >&2
+  answer=""
+  read -r answer || true
+  case "$answer" in
+    y|Y|yes|YES) ;;
+    *) echo "all.sh: nothing run" >&2; exit 1 ;;
+  esac
+fi
+for script in "${scripts[@]}"; do
+  echo "== ${script#"$here"/}" >&2
+  bash "$script"
+done

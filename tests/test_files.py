@@ -1,0 +1,45 @@
+"""Atomic writes keep the permissions a collaborator expects."""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from arcmemo import Memory
+from arcmemo.files import atomic_write_text, current_umask
+
+
+@pytest.fixture
+def umask() -> Iterator[None]:
+    previous = os.umask(0o022)
+    os.umask(previous)
+    yield
+    os.umask(previous)
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+@pytest.mark.parametrize(("mask", "expected"), [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_new_files_follow_the_umask(tmp_path: Path, umask: None, mask: int, expected: int) -> None:
+    os.umask(mask)
+    assert current_umask() == mask
+    atomic_write_text(tmp_path / "a.txt", "x")
+    Memory().save(tmp_path / "memory.json")
+    assert _mode(tmp_path / "a.txt") == expected
+    assert _mode(tmp_path / "memory.json") == expected
+
+
+def test_replacing_a_file_keeps_its_mode(tmp_path: Path, umask: None) -> None:
+    os.umask(0o077)
+    path = tmp_path / "shared.json"
+    path.write_text("old")
+    path.chmod(0o664)
+    atomic_write_text(path, "new", backup=True)
+    assert path.read_text() == "new"
+    assert _mode(path) == 0o664
