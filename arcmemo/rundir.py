@@ -5,8 +5,8 @@ Files: ``config.json`` (the resolved :class:`~arcmemo.config.RunConfig`), ``resu
 ``calls.jsonl`` (the model layer's log of every call), ``task_order.json`` (the processing
 order), ``prompts/`` and ``estimate.json`` (dry runs), ``abstraction.jsonl`` (what each
 abstraction wrote and what failed), ``run.lock`` (held by every live process of the run:
-shared by runs that claim tasks, exclusive for a batched run) and ``claims/`` (one lock file per task
-being solved, see :meth:`RunWriter.claim`). A run made by ``arcmemo merge`` has
+shared by runs that claim tasks, exclusive for a batched run) and ``claims/`` (one lock file
+per task being solved, see :meth:`RunWriter.claim`). A run made by ``arcmemo merge`` has
 ``merged.json`` (:mod:`arcmemo.shards`). A ``--batch`` run also keeps ``batches.jsonl``: each
 provider batch it submitted (id and the cache keys of its requests) and each it collected
 (:class:`~arcmemo.models.batch.BatchRecord`), so a resume awaits a batch instead of paying
