@@ -113,13 +113,16 @@ def test_report_renders_without_console_errors(browser: Browser, report_file: Pa
     browser.open(report_file.as_uri())
     assert browser.evaluate("document.title").startswith("arcmemo report")
     assert browser.evaluate("document.querySelectorAll('section.task').length") == 6
+    # nothing of a task is drawn, or even made markup, until it is opened
+    assert browser.evaluate("document.querySelectorAll('table.grid, pre').length") == 0
     assert browser.console_errors() == []
 
 
 def test_task_grids_are_visible_in_the_arc_palette(
     browser: Browser, report_file: Path, tmp_path: Path
 ) -> None:
-    browser.open(report_file.as_uri())
+    # a task's grids are drawn when it is opened: here by the page's address
+    browser.open(report_file.as_uri() + "#task-66e6c45b")
     expected = json.loads((FIXTURES / "arc" / "eval" / "66e6c45b.json").read_text())
     first_input = expected["train"][0]["input"]
     grid = "document.querySelector('#task-66e6c45b table.grid')"
@@ -173,7 +176,11 @@ def test_filter_sort_and_concept_links_work(browser: Browser, report_file: Path)
     assert browser.evaluate(first_row) == "68b67ca3"
     browser.evaluate(f"{score_header}.click()")
     assert browser.evaluate(first_row) != "68b67ca3"
-    # a concept link opens the (collapsed) group holding its entry
+    # a task link in the table opens the task; in it, a concept link opens the (collapsed)
+    # group holding its entry
+    assert browser.evaluate("document.querySelector('#task-00576224 a.tag')") is None
+    browser.evaluate("document.querySelector('#task-table a[href=\"#task-00576224\"]').click()")
+    browser.wait_for("document.querySelector('#task-00576224 a.tag') !== null")
     browser.evaluate(
         "document.querySelectorAll('#memory details.mem-group').forEach(d => d.open = false)"
     )

@@ -3,7 +3,8 @@
 The task's train and test pairs as grids; per step the train pairs a program failed, its
 output next to the expected one, and its test outputs against the expected ones with the
 differing cells marked. Everything here is plain data; ``report.html.j2`` next to this
-module draws it (it extends the report's generic page).
+module lays it out (it extends the report's generic page), a grid as a compact string of its
+cells that the page's script draws when the task is opened.
 """
 
 from __future__ import annotations
@@ -31,11 +32,24 @@ def as_grid(value: Any) -> list[list[int]] | None:
     return value
 
 
+# One character per cell: the color 0-9, a letter a-j for that color where the cell differs
+# from the expected grid, z (Z where it differs) for a value outside the palette. The page's
+# script draws these when the grid comes into view (arcmemo/report/templates/_base.html.j2).
+_PLAIN = "0123456789"
+_DIFFERS = "abcdefghij"
+
+
+def _cell(value: int, differs: bool) -> str:
+    if 0 <= value <= 9:
+        return (_DIFFERS if differs else _PLAIN)[value]
+    return "Z" if differs else "z"
+
+
 @dataclass
 class GridView:
-    """A grid to draw: rows of (color, differs-from-expected) cells."""
+    """A grid to draw: its rows of cells, one character each (see ``_cell``), comma-joined."""
 
-    rows: list[list[tuple[int, bool]]]
+    cells: str
     shape: str
     n_diff: int = 0
     note: str = ""
@@ -47,7 +61,7 @@ def grid_view(value: Any, expected: Any = None) -> GridView | None:
     if grid is None:
         return None
     truth = as_grid(expected)
-    rows: list[list[tuple[int, bool]]] = []
+    rows: list[str] = []
     n_diff = 0
     for r, row in enumerate(grid):
         cells = []
@@ -56,13 +70,13 @@ def grid_view(value: Any, expected: Any = None) -> GridView | None:
                 r >= len(truth) or c >= len(truth[0]) or truth[r][c] != cell
             )
             n_diff += differs
-            cells.append((cell, differs))
-        rows.append(cells)
+            cells.append(_cell(cell, differs))
+        rows.append("".join(cells))
     shape = f"{len(grid)}×{len(grid[0])}"
     note = ""
     if truth is not None and (len(truth), len(truth[0])) != (len(grid), len(grid[0])):
         note = f"shape {shape}, expected {len(truth)}×{len(truth[0])}"
-    return GridView(rows=rows, shape=shape, n_diff=n_diff, note=note)
+    return GridView(cells=",".join(rows), shape=shape, n_diff=n_diff, note=note)
 
 
 @dataclass
