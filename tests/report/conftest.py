@@ -144,3 +144,11 @@ def aime_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     _run(config, AIME_SCRIPT)
     return config.out
+
+
+@pytest.fixture(scope="session")
+def synthetic_400(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A synthetic ARC run of 400 tasks with retries (tests/report/synthetic.py)."""
+    from tests.report.synthetic import write_run
+
+    return write_run(tmp_path_factory.mktemp("synthetic-400"), 400)

@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-import json
-
 from arcmemo.report.links import anchor
+from arcmemo.report.pack import unpack
 
-DATA_OPEN = '<script type="application/json" class="task-data">'
+DATA_OPEN = '<script type="application/x-deflate-base64" class="task-data">'
 
 
 def task_section(page: str, task_id: str) -> str:
     """One task's section as the browser shows it opened: heading, then the details that the
-    page keeps as a JSON string until the task is opened."""
+    page keeps packed until the task is opened."""
     start = page.index(f'<section class="task" id="{anchor("task", task_id)}"')
     end = page.index("\n</section>", start)
     section = page[start:end]
     head, data = section.split(DATA_OPEN, 1)
-    return head + json.loads(data.removesuffix("</script>"))
+    return head + unpack(data.removesuffix("</script>"))
 
 
 def grid_attr(grid: list[list[int]]) -> str:

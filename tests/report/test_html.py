@@ -10,7 +10,7 @@ import pytest
 
 from arcmemo.report import build_report, load_run, render_memory_page, render_report
 from tests.report.conftest import ARC_TASKS, FIXTURES, XSS
-from tests.report.pages import grid_attr, task_section
+from tests.report.pages import DATA_OPEN, grid_attr, task_section
 
 ESCAPED_XSS = "&lt;script&gt;alert(&#39;pwned&#39;)&lt;/script&gt;"
 
@@ -140,12 +140,20 @@ def test_plots_are_inline_svg(arc_page: str) -> None:
 def test_model_text_is_escaped(arc_page: str, aime_page: str) -> None:
     for page in (arc_page, aime_page):
         assert XSS not in page
-        assert ESCAPED_XSS in page
+        opened = "".join(
+            task_section(page, tid) for tid in re.findall(r'<tr data-task="([^"]+)"', page)
+        )
+        assert XSS not in opened
+        assert ESCAPED_XSS in opened
         # the report's own script is the only one that runs; the rest is data
         scripts = re.findall(r"<script[^>]*>", page)
         assert scripts[-1] == "<script>" and page.count("<script>") == 1
-        assert set(scripts[:-1]) == {'<script type="application/json" class="task-data">'}
+        assert set(scripts[:-1]) == {DATA_OPEN}
         assert page.count("</script>") == len(scripts)
+        # which holds base64 only: nothing in it can end it or open a comment
+        packed = re.findall(re.escape(DATA_OPEN) + "(.*?)</script>", page, re.S)
+        assert len(packed) == len(scripts) - 1
+        assert all(re.fullmatch(r"[A-Za-z0-9+/=]+", text) for text in packed)
         assert "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
         assert "https://" not in page
 
@@ -211,3 +219,14 @@ def test_memory_page_groups_entries_and_escapes(arc_memory_run: Path) -> None:
     background = memory.find("background")
     assert background is not None and "extract objects" in background.relations
     assert '<a href="#mem-extract-object">extract objects</a>' in page
+
+
+def test_a_400_task_page_is_smaller_than_the_data_it_shows(synthetic_400: Path) -> None:
+    """Grids take one character per cell, and nothing is repeated per cell as markup."""
+    page = build_report(synthetic_400)
+    data = sum(f.stat().st_size for f in (synthetic_400.parent / "data").iterdir())
+    shown = (synthetic_400 / "results.jsonl").stat().st_size + data
+    assert len(page.encode()) < shown
+    assert page.count('<section class="task"') == 400
+    details = page[page.index('<section id="details">') : page.index("<script>")]
+    assert "<td" not in details
