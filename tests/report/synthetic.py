@@ -21,14 +21,21 @@ from arcmemo.rundir import RunWriter
 
 Grid = list[list[int]]
 
-PROSE = (
-    "Looking at the train pairs, the output keeps the input's background and recolors each "
-    "object by its size: the largest object becomes blue, the smallest red. Objects that "
-    "touch the border are left alone. The output grid has the same shape as the input in "
-    "every pair, so the transformation is cell-wise after labelling the connected "
-    "components. Let me check pair {pair}: there are {n} objects, and the largest one has "
-    "{size} cells, which matches the blue region in the expected output. "
+# Completions are sentences of words drawn at random from this text: about as compressible
+# as English prose (a template repeated with a few numbers changed would pack far better).
+_TEXT = (
+    "looking at the train pairs the output keeps input background and recolors each object "
+    "by its size largest becomes blue smallest red objects that touch border are left alone "
+    "grid has same shape as in every pair so transformation is cell wise after labelling "
+    "connected components let me check there objects one matches region expected rows "
+    "columns count colors mirror rotate flip tile pattern repeat copy corner cells fill gap "
+    "between lines horizontal vertical diagonal symmetric axis center move shift down up "
+    "left right until hits wall stop draw line from dot to edge frame outline inside outside "
+    "hole enclosed area most frequent color least noise remove keep only biggest crop "
+    "bounding box scale factor two three upsample downsample overlay mask combine halves "
+    "logical and or xor separator column row split compare sizes sort order gravity falls"
 )
+WORDS = _TEXT.split(" ")
 PROGRAM = """def transform(grid):
     out = grid.copy()
     labels, count = ndimage.label(grid > 0)
@@ -81,9 +88,9 @@ def _step(
     rng: random.Random, task: dict[str, list[dict[str, Grid]]], round_: int, right: bool
 ) -> Step:
     program = PROGRAM.format(big=rng.randint(1, 9), small=rng.randint(1, 9), turns=round_)
-    prose = "".join(
-        PROSE.format(pair=p + 1, n=rng.randint(2, 9), size=rng.randint(3, 60))
-        for p in range(rng.randint(2, 5))
+    prose = " ".join(
+        " ".join(rng.choices(WORDS, k=rng.randint(8, 24))).capitalize() + "."
+        for _ in range(rng.randint(10, 30))
     )
     checks = []
     for index, pair in enumerate(task["train"]):

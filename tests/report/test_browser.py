@@ -14,19 +14,18 @@ import shutil
 import struct
 import time
 import zlib
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from arcmemo.report import write_report
 from tests.report.chromium import Browser, find_chromium
-from tests.report.conftest import FIXTURES
+from tests.report.conftest import FIXTURES, NO_CHROMIUM
 
 CHROMIUM = find_chromium()
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None,
-    reason="Chromium is not installed (Debian/Ubuntu: apt-get install -y chromium)",
+    reason=NO_CHROMIUM,
 )
 
 # The standard ARC palette, as the report's CSS paints colors 0-9.
@@ -99,16 +98,6 @@ def report_file(
 ) -> Path:
     out = tmp_path_factory.mktemp("browser") / "report.html"
     return write_report(arc_memory_run, out, compare=[arc_baseline_run])
-
-
-@pytest.fixture
-def browser(tmp_path: Path) -> Iterator[Browser]:
-    assert CHROMIUM is not None
-    opened = Browser(CHROMIUM, tmp_path / "profile")
-    try:
-        yield opened
-    finally:
-        opened.close()
 
 
 def test_report_renders_without_console_errors(browser: Browser, report_file: Path) -> None:

@@ -4,14 +4,11 @@ to the same text, with nothing in it run."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from arcmemo.report.html import environment
 from arcmemo.report.pack import pack, unpack
-from tests.report.chromium import Browser, find_chromium
+from tests.report.chromium import Browser
 
 HOSTILE = (
     "</script><script>window.pwned = 1</script>"
@@ -25,18 +22,6 @@ def test_packed_text_is_base64_and_unpacks_to_the_same_text() -> None:
     assert re.fullmatch(r"[A-Za-z0-9+/=]+", packed)
     assert unpack(packed) == HOSTILE * 50
     assert len(packed) < len((HOSTILE * 50).encode())  # repeated text shrinks
-
-
-@pytest.fixture
-def browser(tmp_path: Path) -> Iterator[Browser]:
-    executable = find_chromium()
-    if executable is None:
-        pytest.skip("Chromium is not installed (Debian/Ubuntu: apt-get install -y chromium)")
-    opened = Browser(executable, tmp_path / "profile")
-    try:
-        yield opened
-    finally:
-        opened.close()
 
 
 def test_the_page_script_unpacks_what_python_packed(browser: Browser, tmp_path: Path) -> None:
