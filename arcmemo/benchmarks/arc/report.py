@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from importlib import resources
+from itertools import chain
 from typing import Any
 
 from arcmemo.benchmarks.arc.data import ArcTask
@@ -22,13 +23,11 @@ def as_grid(value: Any) -> list[list[int]] | None:
     """``value`` as a rectangular grid of ints, or None when it is not one."""
     if not isinstance(value, list) or not value:
         return None
-    width = len(value[0]) if isinstance(value[0], list) else 0
-    if width == 0:
+    # Whole-grid checks at C speed; type(), not isinstance: a bool is an int but not a cell.
+    if set(map(type, value)) != {list} or len(set(map(len, value))) != 1 or not value[0]:
         return None
-    for row in value:
-        # type(), not isinstance: a bool is an int but not a cell (checked at C speed)
-        if not isinstance(row, list) or len(row) != width or set(map(type, row)) != {int}:
-            return None
+    if set(map(type, chain.from_iterable(value))) != {int}:
+        return None
     return value
 
 
