@@ -6,7 +6,9 @@ benchmark may draw its tasks its own way: its
 ``report.html.j2`` and overrides its task blocks; without one the page shows the generic
 view. Autoescaping is on: every string from a run (model completions, programs, errors,
 concept text) is escaped; only the SVG charts built in :mod:`arcmemo.report.plots` are
-inserted as markup.
+inserted as markup. A task's details go into the page packed (:mod:`arcmemo.report.pack`)
+and the page's script unpacks and inserts them when the task is opened; ARC's grids are
+compact strings it draws then.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from arcmemo.report import charts, links, summary
 from arcmemo.report.compare import add_compare_scores, compare
 from arcmemo.report.load import RunData, load_run
 from arcmemo.report.memory_view import concept_groups, memory_view
+from arcmemo.report.pack import pack
 from arcmemo.report.tasks import display, task_views
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -39,6 +42,7 @@ def environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    env.filters["pack"] = pack
     env.globals.update(
         mem_anchor=links.memory_anchor,
         lesson_anchor=links.lesson_anchor,

@@ -15,6 +15,7 @@ import queue
 import shutil
 import subprocess
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -179,6 +180,14 @@ class Browser:
         if "exceptionDetails" in result:
             raise BrowserError(f"script failed: {result['exceptionDetails']}")
         return result["result"].get("value")
+
+    def wait_for(self, expression: str, timeout_s: float = TIMEOUT_S) -> None:
+        """Wait until a JavaScript expression is true (a page's event handlers run later)."""
+        deadline = time.monotonic() + timeout_s
+        while not self.evaluate(expression):
+            if time.monotonic() > deadline:
+                raise BrowserError(f"{expression} still false after {timeout_s} s")
+            time.sleep(0.05)
 
     def drain_events(self) -> list[dict[str, Any]]:
         while True:

@@ -4,6 +4,7 @@ ARC run to compare with, and an AIME run. Built once per session (each takes sec
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -15,10 +16,12 @@ from arcmemo.memory.seeds import load_seed
 from arcmemo.models.client import ModelClient, ModelConfig
 from arcmemo.models.scripted import ScriptedProvider
 from arcmemo.pipeline import run_benchmark
+from tests.report.chromium import Browser, find_chromium
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 ARC_TASKS = ["66e6c45b", "00576224", "68b67ca3", "e345f17b", "bbb1b8b6", "ca8de6ea"]
 XSS = "<script>alert('pwned')</script>"
+NO_CHROMIUM = "Chromium is not installed (Debian/Ubuntu: apt-get install -y chromium)"
 
 SELECTION_ANSWER = "I pick these.\n```yaml\n- tile grid\n- reflect grids\n- made up concept\n```"
 PSEUDOCODE_ANSWER = "<summary>copy corners</summary><pseudocode>corners of the core</pseudocode>"
@@ -144,3 +147,24 @@ def aime_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     _run(config, AIME_SCRIPT)
     return config.out
+
+
+@pytest.fixture(scope="session")
+def synthetic_400(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A synthetic ARC run of 400 tasks with retries (tests/report/synthetic.py)."""
+    from tests.report.synthetic import write_run
+
+    return write_run(tmp_path_factory.mktemp("synthetic-400"), 400)
+
+
+@pytest.fixture
+def browser(tmp_path: Path) -> Iterator[Browser]:
+    """A headless Chromium with one page; the test is skipped where none is installed."""
+    executable = find_chromium()
+    if executable is None:
+        pytest.skip(NO_CHROMIUM)
+    opened = Browser(executable, tmp_path / "profile")
+    try:
+        yield opened
+    finally:
+        opened.close()

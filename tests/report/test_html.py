@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from arcmemo.report import build_report, load_run, render_memory_page, render_report
-from arcmemo.report.links import anchor
 from tests.report.conftest import ARC_TASKS, FIXTURES, XSS
+from tests.report.pages import DATA_OPEN, grid_attr, task_section
 
 ESCAPED_XSS = "&lt;script&gt;alert(&#39;pwned&#39;)&lt;/script&gt;"
 
@@ -23,18 +23,6 @@ def arc_page(arc_memory_run: Path) -> str:
 @pytest.fixture(scope="module")
 def aime_page(aime_run: Path) -> str:
     return build_report(aime_run)
-
-
-def _section(page: str, task_id: str) -> str:
-    """The HTML of one task's details section."""
-    start = page.index(f'<section class="task" id="{anchor("task", task_id)}"')
-    return page[start : page.index("\n</section>", start)]
-
-
-def _grid_html(grid: list[list[int]]) -> str:
-    return "".join(
-        "<tr>" + "".join(f'<td class="c{v}"></td>' for v in row) + "</tr>" for row in grid
-    )
 
 
 def test_overview_shows_summary_numbers_and_config(arc_page: str, arc_memory_run: Path) -> None:
@@ -69,16 +57,16 @@ def test_task_table_lists_every_task_with_status(arc_page: str) -> None:
 
 def test_arc_task_shows_train_and_test_grids(arc_page: str) -> None:
     raw = json.loads((FIXTURES / "arc" / "eval" / "66e6c45b.json").read_text())
-    section = _section(arc_page, "66e6c45b")
+    section = task_section(arc_page, "66e6c45b")
     for pair in raw["train"]:
-        assert _grid_html(pair["input"]) in section
-        assert _grid_html(pair["output"]) in section
-    assert _grid_html(raw["test"][0]["input"]) in section
-    assert _grid_html(raw["test"][0]["output"]) in section  # the expected output
+        assert grid_attr(pair["input"]) in section
+        assert grid_attr(pair["output"]) in section
+    assert grid_attr(raw["test"][0]["input"]) in section
+    assert grid_attr(raw["test"][0]["output"]) in section  # the expected output
 
 
 def test_retries_show_each_program_with_feedback(arc_page: str) -> None:
-    section = _section(arc_page, "00576224")
+    section = task_section(arc_page, "00576224")
     # round 0 is the identity program, round 1 the fix; both with their feedback
     assert section.count("round 0 (first try)") == 2
     assert section.count("round 1 (retry with feedback)") == 2
@@ -86,24 +74,27 @@ def test_retries_show_each_program_with_feedback(arc_page: str) -> None:
     assert "same = np.tile(grid, (1, 3))" in section
     assert "feedback: train pairs 0/2 passed" in section
     assert "feedback: train pairs 2/2 passed" in section
-    crash = _section(arc_page, "68b67ca3")
+    crash = task_section(arc_page, "68b67ca3")
     assert "ZeroDivisionError" in crash
     assert crash.count("round 2 (retry with feedback)") == 2
 
 
 def test_wrong_test_output_is_drawn_next_to_expected_with_marks(arc_page: str) -> None:
-    section = _section(arc_page, "bbb1b8b6")
+    section = task_section(arc_page, "bbb1b8b6")
     # the spoiled program answers all zeros (4x4) on test 2: cells differing are marked
-    assert '<td class="c0 x"></td>' in section
+    # (drawn black with a mark: a letter instead of the digit 0)
+    assert re.search(r'data-g="(?:[0a]{4},){3}[0a]{4}"', section)
+    assert re.search(r'data-g="[0a,]*a[0a,]*"', section)
     assert "cells differ" in section
     assert '<span class="bad">test 2 ✗</span>' in section
     assert '<span class="ok">test 1 ✓</span>' in section
-    right = _section(arc_page, "66e6c45b")
-    assert ' x"' not in right.split("test output", 1)[1]
+    right = task_section(arc_page, "66e6c45b")
+    drawn = re.findall(r'data-g="([^"]*)"', right.split("test output", 1)[1])
+    assert drawn and all(re.fullmatch(r"[0-9,]+", cells) for cells in drawn)
 
 
 def test_selected_concepts_link_to_memory_entries(arc_page: str) -> None:
-    section = _section(arc_page, "00576224")
+    section = task_section(arc_page, "00576224")
     links = re.findall(r'<a class="tag" href="#(mem-[^"]+)">([^<]+)</a>', section)
     assert ("mem-tile-grid", "tile grid") in links
     for target, _ in links:
@@ -119,10 +110,10 @@ def test_concepts_written_from_solved_tasks(arc_page: str, arc_memory_run: Path)
     writers = {o["task_id"] for o in outcomes if o["written"]}
     assert writers
     for task_id in writers:
-        section = _section(arc_page, task_id)
+        section = task_section(arc_page, task_id)
         assert "written to memory from this task" in section
         assert 'href="#mem-corner-copy">corner copy</a>' in section
-    unsolved = _section(arc_page, "68b67ca3")
+    unsolved = task_section(arc_page, "68b67ca3")
     assert "written to memory from this task" not in unsolved
 
 
@@ -149,9 +140,20 @@ def test_plots_are_inline_svg(arc_page: str) -> None:
 def test_model_text_is_escaped(arc_page: str, aime_page: str) -> None:
     for page in (arc_page, aime_page):
         assert XSS not in page
-        assert ESCAPED_XSS in page
-        # the only script element is the report's own
-        assert page.count("<script") == 1
+        opened = "".join(
+            task_section(page, tid) for tid in re.findall(r'<tr data-task="([^"]+)"', page)
+        )
+        assert XSS not in opened
+        assert ESCAPED_XSS in opened
+        # the report's own script is the only one that runs; the rest is data
+        scripts = re.findall(r"<script[^>]*>", page)
+        assert scripts[-1] == "<script>" and page.count("<script>") == 1
+        assert set(scripts[:-1]) == {DATA_OPEN}
+        assert page.count("</script>") == len(scripts)
+        # which holds base64 only: nothing in it can end it or open a comment
+        packed = re.findall(re.escape(DATA_OPEN) + "(.*?)</script>", page, re.S)
+        assert len(packed) == len(scripts) - 1
+        assert all(re.fullmatch(r"[A-Za-z0-9+/=]+", text) for text in packed)
         assert "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
         assert "https://" not in page
 
@@ -159,7 +161,7 @@ def test_model_text_is_escaped(arc_page: str, aime_page: str) -> None:
 def test_aime_report_shows_answers_against_the_correct_one(aime_page: str) -> None:
     assert "pass@1" in aime_page and "pass@3" in aime_page and "maj@3" in aime_page
     assert "avg@" not in aime_page
-    section = _section(aime_page, "toy-2")
+    section = task_section(aime_page, "toy-2")
     assert "Find the number of positive divisors of $2^{15}$." in section
     assert "correct answer: <b>16</b>" in section
     assert "majority vote wrong" in section
@@ -170,7 +172,7 @@ def test_aime_report_shows_answers_against_the_correct_one(aime_page: str) -> No
     # reasoning is present but collapsed
     assert "<details><summary>reasoning" in section and "forgot one again" in section
     assert '<span class="bad">wrong ✗</span>' in section and "test 1" not in section
-    missing = _section(aime_page, "toy-3")
+    missing = task_section(aime_page, "toy-3")
     assert "no final answer found" in missing
     assert "<td>–, –, 73 / 73</td>" in aime_page
 
@@ -199,7 +201,7 @@ def test_report_without_reloadable_tasks_still_builds(arc_memory_run: Path, tmp_
     page = render_report(run)
     assert "could not be reloaded" in page
     assert 'id="task-66e6c45b"' in page
-    assert '<table class="grid"' in page  # produced outputs are still drawn
+    assert '<table class="grid"' in task_section(page, "66e6c45b")  # produced outputs
 
 
 def test_memory_page_groups_entries_and_escapes(arc_memory_run: Path) -> None:
@@ -217,3 +219,14 @@ def test_memory_page_groups_entries_and_escapes(arc_memory_run: Path) -> None:
     background = memory.find("background")
     assert background is not None and "extract objects" in background.relations
     assert '<a href="#mem-extract-object">extract objects</a>' in page
+
+
+def test_a_400_task_page_is_smaller_than_the_data_it_shows(synthetic_400: Path) -> None:
+    """Grids take one character per cell, and nothing is repeated per cell as markup."""
+    page = build_report(synthetic_400)
+    data = sum(f.stat().st_size for f in (synthetic_400.parent / "data").iterdir())
+    shown = (synthetic_400 / "results.jsonl").stat().st_size + data
+    assert len(page.encode()) < shown
+    assert page.count('<section class="task"') == 400
+    details = page[page.index('<section id="details">') : page.index("<script>")]
+    assert "<td" not in details

@@ -25,6 +25,7 @@ from arcmemo.records import Attempt, CheckResult, Step, TaskGrade, TaskResult
 from arcmemo.report import build_report, load_run
 from arcmemo.report.tasks import task_status
 from tests.report.conftest import XSS, _client
+from tests.report.pages import task_section
 
 ESCAPED_XSS = "&lt;script&gt;alert(&#39;pwned&#39;)&lt;/script&gt;"
 
@@ -113,11 +114,6 @@ def toy_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return config.out
 
 
-def _section(page: str, task_id: str) -> str:
-    start = page.index(f'<section class="task" id="task-{task_id}"')
-    return page[start : page.index("\n</section>", start)]
-
-
 def test_a_benchmark_without_report_hooks_gets_the_generic_view(toy_run: Path) -> None:
     run = load_run(toy_run)
     assert run.benchmark is not None and run.benchmark.name == "toy-report-reverse"
@@ -126,7 +122,7 @@ def test_a_benchmark_without_report_hooks_gets_the_generic_view(toy_run: Path) -
     cards = page[page.index('id="summary-cards"') :]
     assert '<div class="v">50.0%</div><div class="k">score</div>' in cards
     assert '<div class="v">2</div><div class="k">exact</div>' in cards  # a count, as is
-    first = _section(page, "w1")
+    first = task_section(page, "w1")
     assert '<h4>problem</h4><pre class="problem">Spell &#39;abc&#39; backwards.</pre>' in first
     # each step: what was extracted, what was graded, whether it was right
     assert '<pre class="candidate">cba</pre>' in first
@@ -139,12 +135,13 @@ def test_a_benchmark_without_report_hooks_gets_the_generic_view(toy_run: Path) -
     answers = first[first.index('<table class="data answers">') :]
     assert "<td>1</td><td>cba</td><td>cba</td>" in answers
     assert "<details><summary>completion" in first
-    second = _section(page, "w2")
+    second = task_section(page, "w2")
     assert "no ANSWER line" in second
     assert "<td>2</td><td>YX</td><td>yx</td>" in second  # candidate, then prediction
     # no benchmark-specific pieces, model text escaped
-    assert '<table class="grid"' not in page and "train pairs" not in page
-    assert XSS not in page and ESCAPED_XSS in page
+    opened = first + second
+    assert '<table class="grid"' not in opened and "train pairs" not in opened
+    assert XSS not in page and XSS not in opened and ESCAPED_XSS in first
     assert re.findall(r'<tr data-task="([^"]+)" data-status="([^"]+)">', page) == [
         ("w1", "solved"),
         ("w2", "solved"),

@@ -3,7 +3,8 @@
 The task's train and test pairs as grids; per step the train pairs a program failed, its
 output next to the expected one, and its test outputs against the expected ones with the
 differing cells marked. Everything here is plain data; ``report.html.j2`` next to this
-module draws it (it extends the report's generic page).
+module lays it out (it extends the report's generic page), a grid as a compact string of its
+cells that the page's script draws when the task is opened.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from importlib import resources
+from itertools import chain
 from typing import Any
 
 from arcmemo.benchmarks.arc.data import ArcTask
@@ -21,21 +23,50 @@ def as_grid(value: Any) -> list[list[int]] | None:
     """``value`` as a rectangular grid of ints, or None when it is not one."""
     if not isinstance(value, list) or not value:
         return None
-    if not all(isinstance(row, list) for row in value):
+    # Whole-grid checks at C speed; type(), not isinstance: a bool is an int but not a cell.
+    if set(map(type, value)) != {list} or len(set(map(len, value))) != 1 or not value[0]:
         return None
-    width = len(value[0])
-    if width == 0 or any(len(row) != width for row in value):
-        return None
-    if not all(isinstance(c, int) and not isinstance(c, bool) for row in value for c in row):
+    if set(map(type, chain.from_iterable(value))) != {int}:
         return None
     return value
 
 
+# One character per cell: the color 0-9, a letter a-j for that color where the cell differs
+# from the expected grid, z (Z where it differs) for a value outside the palette. The page's
+# script draws these when the grid comes into view (arcmemo/report/templates/_base.html.j2).
+_PLAIN = "0123456789"
+_DIFFERS = "abcdefghij"
+# The same, for a row of cells 0-255 as bytes (bytes.translate runs at C speed).
+_PLAIN_BYTES = bytes(ord(_PLAIN[v]) if v <= 9 else ord("z") for v in range(256))
+
+
+def _cell(value: int, differs: bool) -> str:
+    if 0 <= value <= 9:
+        return (_DIFFERS if differs else _PLAIN)[value]
+    return "Z" if differs else "z"
+
+
+def _row(row: list[int], truth: list[int] | None) -> tuple[str, int]:
+    """A row's cells and how many differ from ``truth`` (None: nothing to compare with)."""
+    if truth is None or truth == row:
+        try:
+            return bytes(row).translate(_PLAIN_BYTES).decode("ascii"), 0
+        except ValueError:  # a value below 0 or above 255: cell by cell below
+            pass
+    width = len(truth) if truth is not None else 0
+    cells = [
+        _cell(value, truth is not None and (c >= width or truth[c] != value))
+        for c, value in enumerate(row)
+    ]
+    n_diff = sum(cell not in _PLAIN and cell != "z" for cell in cells)
+    return "".join(cells), n_diff
+
+
 @dataclass
 class GridView:
-    """A grid to draw: rows of (color, differs-from-expected) cells."""
+    """A grid to draw: its rows of cells, one character each (see ``_cell``), comma-joined."""
 
-    rows: list[list[tuple[int, bool]]]
+    cells: str
     shape: str
     n_diff: int = 0
     note: str = ""
@@ -47,22 +78,18 @@ def grid_view(value: Any, expected: Any = None) -> GridView | None:
     if grid is None:
         return None
     truth = as_grid(expected)
-    rows: list[list[tuple[int, bool]]] = []
+    rows: list[str] = []
     n_diff = 0
     for r, row in enumerate(grid):
-        cells = []
-        for c, cell in enumerate(row):
-            differs = truth is not None and (
-                r >= len(truth) or c >= len(truth[0]) or truth[r][c] != cell
-            )
-            n_diff += differs
-            cells.append((cell, differs))
+        # a row below the expected grid differs everywhere: compared with an empty row
+        cells, differing = _row(row, None if truth is None else truth[r] if r < len(truth) else [])
         rows.append(cells)
+        n_diff += differing
     shape = f"{len(grid)}×{len(grid[0])}"
     note = ""
     if truth is not None and (len(truth), len(truth[0])) != (len(grid), len(grid[0])):
         note = f"shape {shape}, expected {len(truth)}×{len(truth[0])}"
-    return GridView(rows=rows, shape=shape, n_diff=n_diff, note=note)
+    return GridView(cells=",".join(rows), shape=shape, n_diff=n_diff, note=note)
 
 
 @dataclass
