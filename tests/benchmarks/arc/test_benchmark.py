@@ -258,6 +258,20 @@ def test_retry_prompt_shows_the_traceback_of_a_crash(
     assert step.checks[0].error and step.checks[0].error in user.content
 
 
+def test_checking_stops_at_the_first_timeout_and_the_retry_prompt_says_so(
+    arc: ArcBenchmark, tasks: dict[str, ArcTask]
+) -> None:
+    task = tasks["00576224"]  # two train pairs, one test input
+    step = arc.check(task, block("def transform(grid):\n    while True:\n        pass\n"))
+    assert [c.error_kind for c in step.checks] == ["timeout", "not_run"]
+    assert step.prediction == [None] and step.verified is False
+    retry = arc.prompt(task, concepts="", previous=step)[-1].content
+    assert "Example 1:\nthe call ran longer than" in retry
+    stopped = "Example 2 was not run: the program was stopped after its first timeout or crash."
+    assert stopped in retry
+    assert "Example 2:" not in retry
+
+
 def test_retry_prompt_after_a_parse_failure(arc: ArcBenchmark, tasks: dict[str, ArcTask]) -> None:
     task = tasks["66e6c45b"]
     step = arc.check(task, "no code here")
