@@ -118,8 +118,8 @@ class ResponseCache:
         self.read = read
         self.write = write
         self._lock = threading.Lock()
-        # The cache's own thread: asyncio's default executor also runs sandbox checks, and
-        # a cache read must not queue behind programs that take seconds.
+        # The cache's own writer thread: asyncio's default executor also runs sandbox
+        # checks, and a write must not queue behind programs that take seconds.
         self._io = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="arcmemo-cache")
         self._connection = sqlite3.connect(
             self.path,
@@ -181,10 +181,6 @@ class ResponseCache:
                 self._connection.execute("ROLLBACK")
                 raise
             self._connection.execute("COMMIT")
-
-    async def aget_many(self, keys: Sequence[str]) -> list[Completion | None]:
-        """:meth:`get_many` on the cache's thread, off the event loop."""
-        return await asyncio.get_running_loop().run_in_executor(self._io, self.get_many, keys)
 
     async def aput_many(self, spec: str, entries: Sequence[tuple[str, Completion]]) -> None:
         """:meth:`put_many` on the cache's thread; returns once the entries are committed."""

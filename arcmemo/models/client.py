@@ -356,9 +356,10 @@ class ModelClient:
             identity = {**identity, "namespace": self.config.cache_namespace}
         indices = range(first_sample, first_sample + n)
         keys = cache_keys(identity, messages, params, indices)
-        # SQLite runs off the event loop, so a slow disk or a busy writer stalls no other task.
+        # Reads stay on the event loop: under WAL a reader never waits for a writer, and a
+        # hand-off to a thread costs more than the read (the loop then waits for the GIL).
         results: list[Completion | None] = (
-            await self.cache.aget_many(keys) if self.cache is not None else [None] * n
+            self.cache.get_many(keys) if self.cache is not None else [None] * n
         )
         missing = [index for index, result in zip(indices, results, strict=True) if result is None]
         # One request for all missing samples, or one per sample when the API samples a

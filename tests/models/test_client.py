@@ -483,7 +483,7 @@ def test_first_sample_gives_an_identical_request_its_own_answer(tmp_path: Path) 
     assert first.text != second.text and again.text == second.text and again.cache_hit
 
 
-def test_a_request_is_serialised_once_and_its_cache_io_runs_off_the_event_loop(
+def test_a_request_is_serialised_once_and_its_cache_writes_run_off_the_event_loop(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from arcmemo.models import cache as cache_module
@@ -500,11 +500,11 @@ def test_a_request_is_serialised_once_and_its_cache_io_runs_off_the_event_loop(
     get_many, put_many = cache.get_many, cache.put_many
 
     def recording_get(keys: Any) -> Any:
-        threads.append(threading.current_thread().name)
+        threads.append(f"get on {threading.current_thread().name}")
         return get_many(keys)
 
     def recording_put(spec: str, entries: Any) -> None:
-        threads.append(threading.current_thread().name)
+        threads.append(f"put on {threading.current_thread().name}")
         put_many(spec, entries)
 
     monkeypatch.setattr(cache_module, "_message_key", counting)
@@ -520,7 +520,8 @@ def test_a_request_is_serialised_once_and_its_cache_io_runs_off_the_event_loop(
     completions, loop_thread = asyncio.run(generate())
     assert len(completions) == 5
     assert serialised == ["rules", MESSAGES[0].content]  # once per request, not per sample
-    assert len(threads) == 2 and loop_thread not in threads
+    # One read on the loop (never blocked by writers under WAL), one write off it.
+    assert threads == [f"get on {loop_thread}", "put on arcmemo-cache_0"]
     # Committed when generate returned: another connection reads all five.
     keys = cache_module.cache_keys(
         CountingProvider().cache_identity(), messages, GenerateParams(), range(5)
