@@ -4,8 +4,9 @@ Every measurement runs each checkout in a fresh interpreter (``PYTHONPATH`` = th
 checkout, so the same virtual environment serves both), alternating which goes first, and
 reports medians over ``--repeats``:
 
-* **startup**: ``arcmemo --help``, and a no-op rerun (``arcmemo run`` again on a finished
-  run directory: it loads the tasks, finds every result and stops);
+* **startup**: ``arcmemo --help``; loading the tasks, timed inside the interpreter; and a
+  no-op rerun (``arcmemo run`` again on a finished run directory: it loads the tasks, finds
+  every result and stops);
 * **run overhead per task at latency 0**: ``arcmemo run arc-agi-1`` on ``--tasks`` evaluation
   tasks with the scripted provider (answers in no time, so all that is left is arcmemo's
   own work: prompts, cache, sandbox checks, records), a fixed memory (the seed ontology,
@@ -67,6 +68,16 @@ json.dump(out, sys.stdout)
 """
 
 
+LOADING = r"""
+import json, sys, time
+from arcmemo.benchmarks.arc import ArcBenchmark
+ids = sys.argv[1].split(",")
+started = time.perf_counter()
+ArcBenchmark().load(split="evaluation", data=None, task_ids=ids, limit=None)
+json.dump(time.perf_counter() - started, sys.stdout)
+"""
+
+
 def _env(tree: Path) -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(tree)
@@ -111,6 +122,14 @@ def measure(tree: Path, work: Path, ids: list[str]) -> dict[str, float]:
     solve += ["--attempts", "2", "--retries", "2", "--model", f"scripted:{wrong}"]
     stamp = time.monotonic_ns()
     row = {"help_s": _timed(tree, ["--help"], work)}
+    loaded = subprocess.run(
+        [sys.executable, "-c", LOADING, ",".join(ids)],
+        env=_env(tree),
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    row["load_s"] = json.loads(loaded.stdout)
     row["fresh_s"] = _timed(tree, [*solve, "--out", str(work / f"a-{stamp}")], work)
     row["noop_s"] = _timed(tree, [*solve, "--out", str(work / f"a-{stamp}")], work)
     row["cached_s"] = _timed(tree, [*solve, "--out", str(work / f"b-{stamp}")], work)
@@ -169,6 +188,7 @@ def main() -> None:
     print("|---|---|---|---|")
     lines = [
         ("`arcmemo --help`", lambda name: median(name, "help_s")),
+        (f"loading the {n} tasks (in-process)", lambda name: median(name, "load_s")),
         ("no-op rerun", lambda name: median(name, "noop_s")),
         (
             "fresh run, per task",
