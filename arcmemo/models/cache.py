@@ -183,8 +183,13 @@ class ResponseCache:
             self._connection.execute("COMMIT")
 
     async def aput_many(self, spec: str, entries: Sequence[tuple[str, Completion]]) -> None:
-        """:meth:`put_many` on the cache's thread; returns once the entries are committed."""
-        await asyncio.get_running_loop().run_in_executor(self._io, self.put_many, spec, entries)
+        """:meth:`put_many` on the cache's thread; returns once the entries are committed.
+
+        Shielded: a caller cancelled while the write waits its turn (another task of the run
+        failed) still gets its paid answers stored, as a write on the event loop always did.
+        """
+        write = asyncio.get_running_loop().run_in_executor(self._io, self.put_many, spec, entries)
+        await asyncio.shield(write)
 
     def __len__(self) -> int:
         with self._lock:
