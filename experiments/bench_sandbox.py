@@ -7,8 +7,17 @@ first, after the workers are warm (their start is not timed). Reported per sandb
 thread count: medians over repetitions of programs per second and of the per-program
 latency (wall time of one ``Sandbox.run``), and the ratio bwrap / process.
 
+``--floor`` measures instead what one program costs at the least and what a pre-forked
+child or ``posix_spawn`` could take off it: the latency of ``Sandbox.run`` of a program
+that returns its argument (one input; the whole round trip: framing, a fresh directory,
+fork, child set-up, exec, reply, reaping), then, in an interpreter warmed like a zygote
+(numpy and scipy.ndimage imported, ``gc.freeze()``), ``fork`` + ``_exit`` + ``waitpid``
+(what a pre-forked child would move off the critical path, at most), the wake-up of a
+pre-forked child blocked on a pipe (what it would still cost), and ``posix_spawn`` of a
+fresh interpreter with and without numpy (what spawning instead of forking costs).
+
 Usage: ``python experiments/bench_sandbox.py [--programs 60] [--repeats 5] [--threads 1 2]
-[--json FILE]``
+[--json FILE] [--floor]``
 """
 
 from __future__ import annotations
@@ -17,6 +26,7 @@ import argparse
 import json
 import random
 import statistics
+import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -92,6 +102,95 @@ def measure(sandbox: Sandbox, jobs: list[tuple[Program, list[Any]]], threads: in
     }
 
 
+IDENTITY = Program(source="def f(x):\n    return x\n", entry="f")
+
+WARM_PROCESS = r"""
+import gc, json, os, statistics, subprocess, sys, time
+import numpy, scipy.ndimage  # what a zygote imports before it serves
+gc.freeze()
+n = int(sys.argv[1])
+
+def median_ms(samples):
+    return round(1000 * statistics.median(samples), 3)
+
+forks = []
+for _ in range(n):
+    began = time.perf_counter()
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+    forks.append(time.perf_counter() - began)
+
+wakes = []
+for _ in range(n):
+    request_r, request_w = os.pipe()
+    reply_r, reply_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.read(request_r, 1)
+        os.write(reply_w, b"r")
+        os._exit(0)
+    time.sleep(0.002)  # the spare child is waiting before the request comes
+    began = time.perf_counter()
+    os.write(request_w, b"q")
+    os.read(reply_r, 1)
+    wakes.append(time.perf_counter() - began)
+    os.waitpid(pid, 0)
+    for fd in (request_r, request_w, reply_r, reply_w):
+        os.close(fd)
+
+def spawn(code, count):
+    samples = []
+    for _ in range(count):
+        began = time.perf_counter()
+        pid = os.posix_spawn(sys.executable, [sys.executable, "-I", "-B", "-c", code], {})
+        os.waitpid(pid, 0)
+        samples.append(time.perf_counter() - began)
+    return samples
+
+json.dump({
+    "fork_exit_wait_ms": median_ms(forks),
+    "prefork_wake_ms": median_ms(wakes),
+    "spawn_python_ms": median_ms(spawn("pass", max(5, n // 10))),
+    "spawn_python_numpy_ms": median_ms(spawn("import numpy", max(5, n // 10))),
+}, sys.stdout)
+"""
+
+
+def floor(calls: int) -> None:
+    """The per-program floor of each sandbox and the costs a pre-fork or spawn would change."""
+    rows = {}
+    for kind in KINDS:
+        box = SANDBOXES.create(SANDBOXES.spec(kind, {"max_workers": 1}))
+        try:
+            box.run(IDENTITY, [[0]])  # warm (not timed)
+            samples = []
+            for k in range(calls):
+                began = time.perf_counter()
+                box.run(IDENTITY, [[k]])
+                samples.append(time.perf_counter() - began)
+        finally:
+            box.close()
+        rows[kind] = round(1000 * statistics.median(samples), 3)
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", WARM_PROCESS, str(calls)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    warm = json.loads(done.stdout)
+    print(f"per-program floor, medians of {calls} (ms)")
+    print("| measure | ms |")
+    print("|---|---|")
+    print(f"| bwrap `Sandbox.run`, identity program, 1 input | {rows['bwrap']} |")
+    print(f"| process `Sandbox.run`, identity program, 1 input | {rows['process']} |")
+    print(f"| warm interpreter: fork + _exit + waitpid | {warm['fork_exit_wait_ms']} |")
+    print(f"| warm interpreter: wake a pre-forked child | {warm['prefork_wake_ms']} |")
+    print(f"| posix_spawn python -I -B -c pass | {warm['spawn_python_ms']} |")
+    print(f"| posix_spawn python -I -B -c 'import numpy' | {warm['spawn_python_numpy_ms']} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--programs", type=int, default=60, help="programs per measurement")
@@ -99,7 +198,11 @@ def main() -> None:
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--json", help="also write the measurements to this file")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--floor", action="store_true", help="measure the per-program floor")
     args = parser.parse_args()
+    if args.floor:
+        floor(max(20, args.programs))
+        return
 
     rng = random.Random(args.seed)
     programs = [

@@ -255,9 +255,13 @@ def test_crash_feedback_is_the_traceback(arc_run: ArcRun) -> None:
 def test_loop_feedback_is_a_timeout(arc_run: ArcRun) -> None:
     first = arc_run.results["0c786b71"].attempts[0].steps[0]
     assert first.checks[0].error_kind == "timeout"
-    assert [c.error_kind for c in first.checks[1:]] == [None, None]
+    # Checking stops at the first timeout: the other examples are not run, and the retry
+    # prompt says so.
+    assert [c.error_kind for c in first.checks[1:]] == ["not_run", "not_run"]
     error = first.checks[0].error or ""
-    assert error and all(error in p for p in arc_run.retry_prompts_for("0c786b71"))
+    retries = arc_run.retry_prompts_for("0c786b71")
+    assert error and all(error in p for p in retries)
+    assert all("Examples 2, 3 were not run" in p for p in retries)
 
 
 def test_hostile_program_is_contained_and_the_run_goes_on(arc_run: ArcRun) -> None:

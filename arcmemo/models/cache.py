@@ -8,13 +8,15 @@ Only completions are stored; provider identities never include credentials.
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import hashlib
 import json
 import os
 import sqlite3
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -63,17 +65,41 @@ def cache_key(
     params: GenerateParams,
     sample_index: int,
 ) -> str:
-    """sha256 of the canonical JSON of everything that determines sample ``sample_index``."""
+    """sha256 of the canonical JSON of everything that determines sample ``sample_index``:
+    ``{"identity", "messages", "params" (without n), "sample", "v"}``."""
+    return cache_keys(identity, messages, params, [sample_index])[0]
+
+
+def cache_keys(
+    identity: dict[str, Any],
+    messages: Sequence[Message],
+    params: GenerateParams,
+    sample_indices: Iterable[int],
+) -> list[str]:
+    """:func:`cache_key` of each sample index, the request serialised and hashed once.
+
+    Sorted keys put ``sample`` after everything the samples share, so the hash of that
+    shared prefix is computed once and copied per sample: the keys are byte for byte those
+    of hashing each sample's whole canonical JSON, but a long prompt costs one pass, not n.
+    """
     sampling = params.model_dump(mode="json", exclude={"n"})
-    material = {
-        "v": _SCHEMA_VERSION,
-        "identity": identity,
-        "messages": [_message_key(message) for message in messages],
-        "params": sampling,
-        "sample": sample_index,
-    }
+    shared = (
+        '{"identity":'
+        + canonical_json(identity)
+        + ',"messages":'
+        + canonical_json([_message_key(message) for message in messages])
+        + ',"params":'
+        + canonical_json(sampling)
+        + ',"sample":'
+    )
     # surrogatepass: text that is not valid Unicode still gets its own, distinct key.
-    return hashlib.sha256(canonical_json(material).encode("utf-8", "surrogatepass")).hexdigest()
+    prefix = hashlib.sha256(shared.encode("utf-8", "surrogatepass"))
+    keys = []
+    for index in sample_indices:
+        digest = prefix.copy()
+        digest.update(f'{canonical_json(int(index))},"v":{_SCHEMA_VERSION}}}'.encode())
+        keys.append(digest.hexdigest())
+    return keys
 
 
 class ResponseCache:
@@ -92,6 +118,9 @@ class ResponseCache:
         self.read = read
         self.write = write
         self._lock = threading.Lock()
+        # The cache's own writer thread: asyncio's default executor also runs sandbox
+        # checks, and a write must not queue behind programs that take seconds.
+        self._io = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="arcmemo-cache")
         self._connection = sqlite3.connect(
             self.path,
             timeout=_BUSY_TIMEOUT_MS / 1000,
@@ -125,22 +154,49 @@ class ResponseCache:
 
     def put(self, key: str, spec: str, completion: Completion) -> None:
         """Store ``completion`` under ``key`` (replacing an older entry), unless not writing."""
-        if not self.write:
+        self.put_many(spec, [(key, completion)])
+
+    def get_many(self, keys: Sequence[str]) -> list[Completion | None]:
+        """:meth:`get` of each key."""
+        return [self.get(key) for key in keys]
+
+    def put_many(self, spec: str, entries: Sequence[tuple[str, Completion]]) -> None:
+        """:meth:`put` of each ``(key, completion)``, in one transaction."""
+        if not self.write or not entries:
             return
-        stored = completion.model_copy(update={"cache_hit": False})
-        data = Completion.model_validate(encodable(stored.model_dump(mode="json")))
+        rows = []
+        for key, completion in entries:
+            stored = completion.model_copy(update={"cache_hit": False})
+            data = Completion.model_validate(encodable(stored.model_dump(mode="json")))
+            rows.append((key, encodable(spec), data.model_dump_json(), time.time()))
         with self._lock:
-            self._connection.execute(
-                "INSERT OR REPLACE INTO responses (key, spec, completion, created)"
-                " VALUES (?, ?, ?, ?)",
-                (key, encodable(spec), data.model_dump_json(), time.time()),
-            )
+            self._connection.execute("BEGIN IMMEDIATE")
+            try:
+                self._connection.executemany(
+                    "INSERT OR REPLACE INTO responses (key, spec, completion, created)"
+                    " VALUES (?, ?, ?, ?)",
+                    rows,
+                )
+            except BaseException:
+                self._connection.execute("ROLLBACK")
+                raise
+            self._connection.execute("COMMIT")
+
+    async def aput_many(self, spec: str, entries: Sequence[tuple[str, Completion]]) -> None:
+        """:meth:`put_many` on the cache's thread; returns once the entries are committed.
+
+        Shielded: a caller cancelled while the write waits its turn (another task of the run
+        failed) still gets its paid answers stored, as a write on the event loop always did.
+        """
+        write = asyncio.get_running_loop().run_in_executor(self._io, self.put_many, spec, entries)
+        await asyncio.shield(write)
 
     def __len__(self) -> int:
         with self._lock:
             return self._connection.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
 
     def close(self) -> None:
-        """Close the database connection."""
+        """Close the database connection (after the reads and writes under way)."""
+        self._io.shutdown(wait=True)
         with self._lock:
             self._connection.close()

@@ -36,7 +36,7 @@ from arcmemo.models.batch import (
     BatchUnanswered,
     BatchUnsupportedError,
 )
-from arcmemo.models.cache import ResponseCache, cache_key
+from arcmemo.models.cache import ResponseCache, cache_keys
 from arcmemo.models.limiter import Limiter
 from arcmemo.models.prices import PriceTable
 from arcmemo.models.redact import public_url, redact
@@ -412,10 +412,12 @@ class ModelClient:
         if self.config.cache_namespace:
             identity = {**identity, "namespace": self.config.cache_namespace}
         indices = range(first_sample, first_sample + n)
-        keys = [cache_key(identity, messages, params, index) for index in indices]
-        results: list[Completion | None] = [
-            self.cache.get(key) if self.cache is not None else None for key in keys
-        ]
+        keys = cache_keys(identity, messages, params, indices)
+        # Reads stay on the event loop: under WAL a reader never waits for a writer, and a
+        # hand-off to a thread costs more than the read (the loop then waits for the GIL).
+        results: list[Completion | None] = (
+            self.cache.get_many(keys) if self.cache is not None else [None] * n
+        )
         missing = [index for index, result in zip(indices, results, strict=True) if result is None]
         # One request for all missing samples, or one per sample when the API samples a
         # single answer per request (then each sample is retried and cached on its own).
@@ -440,6 +442,7 @@ class ModelClient:
         )
         fresh: list[Completion] = []
         batched: list[Completion] = []
+        to_store: list[tuple[str, Completion]] = []
         attempts = 0
         error: ModelCallError | None = None
         unexpected: BaseException | None = None
@@ -457,8 +460,10 @@ class ModelClient:
                 position = index - first_sample
                 results[position] = completion
                 (batched if via_batch else fresh).append(completion)
-                if self.cache is not None:
-                    self.cache.put(keys[position], self.spec, completion)
+                to_store.append((keys[position], completion))
+        if self.cache is not None and to_store:
+            # Awaited: once generate returns, its completions are committed (crash-safe).
+            await self.cache.aput_many(self.spec, to_store)
         self._account(
             stage=stage,
             task_id=task_id,

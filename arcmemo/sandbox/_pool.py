@@ -270,6 +270,7 @@ class ZygoteSandbox(Sandbox):
             "entry": program.entry,
             "harness": program.harness,
             "bindings": program.bindings,
+            "stop_after_failure": program.stop_after_failure,
             "inputs": inputs,
             "limits": limits.model_dump(),
         }

@@ -17,7 +17,8 @@ see :mod:`_framing`) read from stdin:
   frame per call back through a pipe;
 * the zygote enforces the wall-clock limit of each phase; on a timeout or crash it kills the
   child (as PID 1: every other process of the namespace, so nothing a program started
-  survives it), records the failed call and continues the remaining calls in a fresh child.
+  survives it), records the failed call and continues the remaining calls in a fresh child
+  (or, when the request says ``stop_after_failure``, records them as ``not_run``).
   It caps the text of every frame it forwards; the parent validates everything again.
 """
 
@@ -575,6 +576,13 @@ def _serve(base_dir: str) -> None:
         start = 0
         while start < n:
             start = _run_child(request, start, results, base_dir)
+            # _run_child stops short of n only after a timeout or crash at start - 1.
+            if start < n and request.get("stop_after_failure"):
+                failed = results[start - 1].get("error_kind", "a failure")
+                message = f"not run: the program was stopped after call {start} ({failed})"
+                for rest in range(start, n):
+                    results[rest] = _failure("not_run", message)
+                break
         _framing.write_frame(1, {"results": results})
 
 

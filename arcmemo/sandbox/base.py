@@ -25,8 +25,17 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from arcmemo.registry import Registry
 
 ErrorKind = Literal[
-    "exception", "timeout", "memory", "syntax", "invalid_output", "crashed", "forbidden"
+    "exception",
+    "timeout",
+    "memory",
+    "syntax",
+    "invalid_output",
+    "crashed",
+    "forbidden",
+    "not_run",
 ]
+"""``not_run``: a call skipped because an earlier one timed out or crashed and the program
+asked to stop there (:attr:`Program.stop_after_failure`)."""
 Isolation = Literal["kernel", "process"]
 
 MAX_ERROR_CHARS = 4000
@@ -82,6 +91,12 @@ class Program(BaseModel):
         default_factory=dict,
         description="Global name -> module, imported and bound in the program's globals "
         'before it runs, e.g. {"np": "numpy"}.',
+    )
+    stop_after_failure: bool = Field(
+        default=False,
+        description="After the first call that times out or crashes, run no further calls: "
+        "they come back as `not_run` (a hopeless program does not hold a worker for every "
+        "remaining input's time limit).",
     )
 
 
@@ -219,9 +234,10 @@ class Sandbox(abc.ABC):
         """Exec the program once, then return ``entry(*args)`` for each ``args`` in order.
 
         Arguments are JSON-able and passed as they are. A timeout or crash in one call does
-        not lose the others (the remaining calls run in a fresh process); a syntax error
-        makes every result ``error_kind="syntax"``. Never raises for anything the program
-        does; ``limits=None`` means ``self.options.limits``.
+        not lose the others (the remaining calls run in a fresh process), unless the
+        program has ``stop_after_failure``: then the remaining calls are ``not_run``. A
+        syntax error makes every result ``error_kind="syntax"``. Never raises for anything
+        the program does; ``limits=None`` means ``self.options.limits``.
         """
         if not inputs:
             return []

@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import multiprocessing
+import random
+import threading
 from pathlib import Path
 
 import pytest
 
 from arcmemo.models import Completion, GenerateParams, Message, ResponseCache
-from arcmemo.models.cache import CACHE_FILE_NAME, cache_key, default_cache_dir
+from arcmemo.models.cache import (
+    CACHE_FILE_NAME,
+    cache_key,
+    cache_keys,
+    canonical_json,
+    default_cache_dir,
+)
 
 IDENTITY = {"provider": "scripted", "model": "x"}
 MESSAGES = [Message(role="user", content="hello")]
@@ -74,3 +84,74 @@ def test_lone_surrogates_never_crash_the_key_or_the_store(tmp_path: Path) -> Non
     assert hit is not None
     assert hit.text == "answer \\ud800 here" and hit.reasoning == "\\udfff"
     hit.text.encode("utf-8")  # stored text is valid UTF-8
+
+
+def _whole_request_key(
+    identity: dict, messages: list[Message], params: GenerateParams, i: int
+) -> str:
+    """The key as arcmemo has always computed it: sha256 of one sample's whole canonical JSON."""
+    material = {
+        "v": 1,
+        "identity": identity,
+        "messages": [{"role": m.role, "content": m.content} for m in messages],
+        "params": params.model_dump(mode="json", exclude={"n"}),
+        "sample": i,
+    }
+    return hashlib.sha256(canonical_json(material).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def test_keys_hashed_once_per_request_equal_the_whole_request_keys() -> None:
+    # Existing caches stay valid: a key fixed before the incremental hash still matches...
+    messages = [
+        Message(role="system", content="be brief"),
+        Message(role="user", content="héllo \udcff"),
+    ]
+    params = GenerateParams(temperature=0.3, seed=4)
+    pinned = "8e1880d5e7f4f96dbc900c58ce2c7973fc58cf8777f21ab36cfde816d1dbe9f5"
+    assert cache_key(IDENTITY, messages, params, 3) == pinned
+    # ...and so does every key of random requests.
+    rng = random.Random(2)
+    alphabet = ["a", "{", '"', "\\", "\n", "é", "\udcff", ",", ":", "0"]
+    for _ in range(200):
+        messages = [
+            Message(
+                role=rng.choice(["system", "user", "assistant"]),
+                content="".join(rng.choices(alphabet, k=rng.randint(0, 30))),
+            )
+            for _ in range(rng.randint(1, 4))
+        ]
+        identity = {"provider": rng.choice(["a", "b"]), "namespace": rng.choice(["", "r1"])}
+        params = GenerateParams(
+            temperature=rng.choice([None, 0.0, 0.7]), seed=rng.choice([None, 5])
+        )
+        indices = range(rng.randint(0, 20), rng.randint(21, 40))
+        expected = [_whole_request_key(identity, messages, params, i) for i in indices]
+        assert cache_keys(identity, messages, params, indices) == expected
+
+
+def test_put_many_commits_every_entry_at_once(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path)
+    cache.put_many("scripted:x", [("a", Completion(text="1")), ("b", Completion(text="2"))])
+    other = ResponseCache(tmp_path)  # another connection sees both: committed
+    assert [c.text if c else None for c in other.get_many(["a", "b", "c"])] == ["1", "2", None]
+    ResponseCache(tmp_path, write=False).put_many("scripted:x", [("c", Completion(text="3"))])
+    assert other.get("c") is None
+
+
+def test_a_cancelled_writer_still_stores_its_entries(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path)
+    gate = threading.Event()
+    cache._io.submit(gate.wait)  # the cache's thread is busy: the write has to queue
+
+    async def cancel_while_queued() -> None:
+        write = asyncio.ensure_future(cache.aput_many("x", [("k", Completion(text="paid"))]))
+        await asyncio.sleep(0.01)
+        write.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await write
+
+    asyncio.run(cancel_while_queued())
+    gate.set()
+    cache.close()  # waits for the queued write
+    hit = ResponseCache(tmp_path).get("k")
+    assert hit is not None and hit.text == "paid"

@@ -109,6 +109,28 @@ def test_a_timeout_does_not_lose_the_other_calls(sandbox: Sandbox) -> None:
     assert [r.value for r in results] == [0, None, 20]
 
 
+@pytest.mark.parametrize(
+    ("body", "kind"),
+    [("while True:\n            pass", "timeout"), ("import os\n        os._exit(3)", "crashed")],
+)
+def test_stop_after_failure_runs_nothing_after_a_timeout_or_crash(
+    sandbox: Sandbox, body: str, kind: str
+) -> None:
+    source = f"def f(x):\n    if x == 1:\n        {body}\n    return x * 10\n"
+    inputs: list[list[object]] = [[0], [1], [2], [3]]
+    limits = SandboxLimits(timeout_s=0.5)
+    program = Program(source=source, entry="f", stop_after_failure=True)
+    results = sandbox.run(program, inputs, limits=limits)
+    assert [r.error_kind for r in results] == [None, kind, "not_run", "not_run"]
+    assert [r.value for r in results] == [0, None, None, None]
+    assert results[2].error == f"not run: the program was stopped after call 2 ({kind})"
+    assert not any(r.ok for r in results[1:])
+    # Without the flag the remaining calls still run, each in a fresh process.
+    results = sandbox.run(Program(source=source, entry="f"), inputs, limits=limits)
+    assert [r.error_kind for r in results] == [None, kind, None, None]
+    assert [r.value for r in results] == [0, None, 20, 30]
+
+
 def test_state_does_not_leak_between_programs(sandbox: Sandbox) -> None:
     call(
         sandbox,

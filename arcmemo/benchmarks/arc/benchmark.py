@@ -63,9 +63,18 @@ def as_grid_result(result: CallResult) -> CallResult:
 
 
 def transform_program(source: str) -> Program:
-    """A model's ``transform`` program in ARC's calling convention (``np`` bound for it)."""
+    """A model's ``transform`` program in ARC's calling convention (``np`` bound for it).
+
+    After its first timeout or crash the remaining grids are not run (``not_run``): such a
+    program has failed verification already, and every further grid could cost another
+    full time limit while holding a sandbox worker.
+    """
     return Program(
-        source=source, entry="_arcmemo_transform", harness=_HARNESS, bindings={"np": "numpy"}
+        source=source,
+        entry="_arcmemo_transform",
+        harness=_HARNESS,
+        bindings={"np": "numpy"},
+        stop_after_failure=True,
     )
 
 

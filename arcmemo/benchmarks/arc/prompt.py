@@ -95,8 +95,12 @@ def previous_view(
     with_completion: bool = False,
 ) -> dict[str, Any]:
     failures = []
+    not_run = []
     for check in step.checks:
         if check.correct:
+            continue
+        if check.error_kind == "not_run":
+            not_run.append(check.index + 1)
             continue
         expected = task.train[check.index].output
         failures.append(
@@ -114,5 +118,6 @@ def previous_view(
         "completion": step.completion if with_completion else "",
         "parse_error": step.parse_error,
         "failures": failures,
+        "not_run": not_run,
         "passed": sum(c.correct for c in step.checks),
     }

@@ -26,6 +26,7 @@ so the run's ``score`` is the mean of its tasks' scores.
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from itertools import combinations
 from math import comb
@@ -110,6 +111,13 @@ def _unit_weights(signatures: Counter[Signature], n_tasks: int) -> dict[int, flo
     return weights
 
 
+@functools.lru_cache(maxsize=256)
+def _subset_masks(n: int, k: int) -> tuple[int, ...]:
+    """The bitmask of every k-subset of n attempts, in ``combinations`` order (the same for
+    every retry depth and for plain and strict scoring, so computed once)."""
+    return tuple(sum(1 << a for a in s) for s in combinations(range(n), k))
+
+
 def _subset_scores(weights: dict[int, float], n: int, k: int) -> list[float]:
     """The run-level score of every k-subset of the n attempts, in ``combinations`` order:
     the weight of the units that some attempt of the subset gets right."""
@@ -120,7 +128,7 @@ def _subset_scores(weights: dict[int, float], n: int, k: int) -> list[float]:
     dtype = np.int64 if n < 63 else object  # masks of many attempts stay Python ints
     masks = np.array(list(weights), dtype=dtype)
     shares = np.array(list(weights.values()), dtype=float)
-    subsets = np.array([sum(1 << a for a in s) for s in combinations(range(n), k)], dtype=dtype)
+    subsets = np.array(_subset_masks(n, k), dtype=dtype)
     hit = (subsets[:, None] & masks[None, :]) != 0
     return [float(v) for v in hit.astype(float) @ shares]
 
@@ -135,9 +143,13 @@ def oracle_cells(matrices: list[Matrix], n: int, *, strict: bool) -> dict[str, d
     """
     signatures = Counter(_signature(m, strict=strict) for m in matrices)
     weights = _unit_weights(signatures, len(matrices))
+    # The mean only depends on how many attempts get each unit right: n + 1 terms per k.
+    by_count: dict[int, float] = {}
+    for mask, weight in weights.items():
+        by_count[mask.bit_count()] = by_count.get(mask.bit_count(), 0.0) + weight
     cells: dict[str, dict[str, Any]] = {}
     for k in range(1, n + 1):
-        mean = sum(c * _mean_credit(s, n, k) for s, c in signatures.items()) / len(matrices)
+        mean = sum(weight * any_of_k(n, c, k) for c, weight in sorted(by_count.items()))
         subsets = _subset_scores(weights, n, k) if comb(n, k) <= MAX_SUBSETS else None
         std = mean_std(subsets)[1] if subsets else None
         cells[f"oracle@{k}"] = {"mean": mean, "std": std, "subsets": subsets}

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -256,6 +259,53 @@ def test_retry_prompt_shows_the_traceback_of_a_crash(
     user = arc.prompt(task, concepts="", previous=step)[-1]
     assert "KeyError" in user.content
     assert step.checks[0].error and step.checks[0].error in user.content
+
+
+def test_checking_stops_at_the_first_timeout_and_the_retry_prompt_says_so(
+    arc: ArcBenchmark, tasks: dict[str, ArcTask]
+) -> None:
+    task = tasks["00576224"]  # two train pairs, one test input
+    step = arc.check(task, block("def transform(grid):\n    while True:\n        pass\n"))
+    assert [c.error_kind for c in step.checks] == ["timeout", "not_run"]
+    assert step.prediction == [None] and step.verified is False
+    retry = arc.prompt(task, concepts="", previous=step)[-1].content
+    assert "Example 1:\nthe call ran longer than" in retry
+    stopped = "Example 2 was not run: the program was stopped after its first timeout or crash."
+    assert stopped in retry
+    assert "Example 2:" not in retry
+
+
+def test_concurrent_first_checks_share_one_sandbox(
+    tasks: dict[str, ArcTask], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from arcmemo.sandbox import SANDBOXES
+
+    created: list[object] = []
+    create = SANDBOXES.create
+
+    def slow_create(spec: object) -> object:
+        time.sleep(0.2)  # wide enough for every thread to find no sandbox yet
+        created.append(create(spec))  # type: ignore[arg-type]
+        return created[-1]
+
+    monkeypatch.setattr(SANDBOXES, "create", slow_create)
+    bench = ArcBenchmark()
+    task = tasks["00576224"]
+    start = threading.Barrier(16)
+
+    def first_check() -> bool:
+        start.wait()
+        return bench.check(task, block("def transform(grid):\n    return grid\n")).verified
+
+    try:
+        with ThreadPoolExecutor(16) as pool:
+            verified = list(pool.map(lambda _: first_check(), range(16)))
+    finally:
+        bench.close()
+        for extra in created[1:]:
+            extra.close()  # type: ignore[attr-defined]
+    assert verified == [False] * 16
+    assert len(created) == 1
 
 
 def test_retry_prompt_after_a_parse_failure(arc: ArcBenchmark, tasks: dict[str, ArcTask]) -> None:
