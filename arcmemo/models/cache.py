@@ -182,14 +182,19 @@ class ResponseCache:
                 raise
             self._connection.execute("COMMIT")
 
+    def submit_many(
+        self, spec: str, entries: Sequence[tuple[str, Completion]]
+    ) -> concurrent.futures.Future[None]:
+        """Start :meth:`put_many` on the cache's thread now; the future ends when committed."""
+        return self._io.submit(self.put_many, spec, entries)
+
     async def aput_many(self, spec: str, entries: Sequence[tuple[str, Completion]]) -> None:
         """:meth:`put_many` on the cache's thread; returns once the entries are committed.
 
         Shielded: a caller cancelled while the write waits its turn (another task of the run
         failed) still gets its paid answers stored, as a write on the event loop always did.
         """
-        write = asyncio.get_running_loop().run_in_executor(self._io, self.put_many, spec, entries)
-        await asyncio.shield(write)
+        await asyncio.shield(asyncio.wrap_future(self.submit_many(spec, entries)))
 
     def __len__(self) -> int:
         with self._lock:

@@ -461,9 +461,14 @@ class ModelClient:
                 results[position] = completion
                 (batched if via_batch else fresh).append(completion)
                 to_store.append((keys[position], completion))
-        if self.cache is not None and to_store:
-            # Awaited: once generate returns, its completions are committed (crash-safe).
-            await self.cache.aput_many(self.spec, to_store)
+        # The write starts now on the cache's thread and the paid call is logged before
+        # anything is awaited, so a cancellation (another task of the run failed) can neither
+        # leave an answer cached but unlogged nor logged but unstored.
+        write = (
+            self.cache.submit_many(self.spec, to_store)
+            if self.cache is not None and to_store
+            else None
+        )
         self._account(
             stage=stage,
             task_id=task_id,
@@ -475,6 +480,9 @@ class ModelClient:
             error=error,
             batched=batched,
         )
+        if write is not None:
+            # Awaited: once generate returns, its completions are committed (crash-safe).
+            await asyncio.shield(asyncio.wrap_future(write))
         if unexpected is not None:
             raise unexpected
         fresh += batched
