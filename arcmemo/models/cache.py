@@ -8,8 +8,6 @@ Only completions are stored; provider identities never include credentials.
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import hashlib
 import json
 import os
@@ -118,9 +116,6 @@ class ResponseCache:
         self.read = read
         self.write = write
         self._lock = threading.Lock()
-        # The cache's own writer thread: asyncio's default executor also runs sandbox
-        # checks, and a write must not queue behind programs that take seconds.
-        self._io = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="arcmemo-cache")
         self._connection = sqlite3.connect(
             self.path,
             timeout=_BUSY_TIMEOUT_MS / 1000,
@@ -182,21 +177,11 @@ class ResponseCache:
                 raise
             self._connection.execute("COMMIT")
 
-    async def aput_many(self, spec: str, entries: Sequence[tuple[str, Completion]]) -> None:
-        """:meth:`put_many` on the cache's thread; returns once the entries are committed.
-
-        Shielded: a caller cancelled while the write waits its turn (another task of the run
-        failed) still gets its paid answers stored, as a write on the event loop always did.
-        """
-        write = asyncio.get_running_loop().run_in_executor(self._io, self.put_many, spec, entries)
-        await asyncio.shield(write)
-
     def __len__(self) -> int:
         with self._lock:
             return self._connection.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
 
     def close(self) -> None:
-        """Close the database connection (after the reads and writes under way)."""
-        self._io.shutdown(wait=True)
+        """Close the database connection."""
         with self._lock:
             self._connection.close()

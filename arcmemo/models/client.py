@@ -356,8 +356,6 @@ class ModelClient:
             identity = {**identity, "namespace": self.config.cache_namespace}
         indices = range(first_sample, first_sample + n)
         keys = cache_keys(identity, messages, params, indices)
-        # Reads stay on the event loop: under WAL a reader never waits for a writer, and a
-        # hand-off to a thread costs more than the read (the loop then waits for the GIL).
         results: list[Completion | None] = (
             self.cache.get_many(keys) if self.cache is not None else [None] * n
         )
@@ -400,8 +398,9 @@ class ModelClient:
                 fresh.append(completion)
                 to_store.append((keys[position], completion))
         if self.cache is not None and to_store:
-            # Awaited: once generate returns, its completions are committed (crash-safe).
-            await self.cache.aput_many(self.spec, to_store)
+            # On the event loop, with no await before the call is logged: a paid answer is
+            # never cached without its log entry, even when the call is being cancelled.
+            self.cache.put_many(self.spec, to_store)
         self._account(
             stage=stage,
             task_id=task_id,

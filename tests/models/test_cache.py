@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import multiprocessing
 import random
-import threading
 from pathlib import Path
 
 import pytest
@@ -137,21 +135,3 @@ def test_put_many_commits_every_entry_at_once(tmp_path: Path) -> None:
     ResponseCache(tmp_path, write=False).put_many("scripted:x", [("c", Completion(text="3"))])
     assert other.get("c") is None
 
-
-def test_a_cancelled_writer_still_stores_its_entries(tmp_path: Path) -> None:
-    cache = ResponseCache(tmp_path)
-    gate = threading.Event()
-    cache._io.submit(gate.wait)  # the cache's thread is busy: the write has to queue
-
-    async def cancel_while_queued() -> None:
-        write = asyncio.ensure_future(cache.aput_many("x", [("k", Completion(text="paid"))]))
-        await asyncio.sleep(0.01)
-        write.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await write
-
-    asyncio.run(cancel_while_queued())
-    gate.set()
-    cache.close()  # waits for the queued write
-    hit = ResponseCache(tmp_path).get("k")
-    assert hit is not None and hit.text == "paid"
