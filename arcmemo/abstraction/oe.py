@@ -15,6 +15,7 @@ from arcmemo.abstraction.base import (
     ABSTRACTORS,
     AbstractionOutcome,
     Abstractor,
+    PitfallOptions,
     SolvedItem,
     ask,
 )
@@ -65,15 +66,19 @@ def parse_lessons(text: str) -> list[Lesson]:
     return lessons
 
 
-@ABSTRACTORS.register("oe", options=ExampleOptions)
+class OEOptions(ExampleOptions, PitfallOptions):
+    """Options of the ``oe`` memory format (``--format-arg k=v``)."""
+
+
+@ABSTRACTORS.register("oe", options=OEOptions)
 class LessonAbstractor(Abstractor):
     """Thought-process reconstruction, then up to four lessons per verified solution."""
 
     name = "oe"
 
     def __init__(self, options: ExampleOptions | None = None, *, actor: str = "human") -> None:
-        super().__init__(options or ExampleOptions(), actor=actor)
-        self.settings = options or ExampleOptions()
+        super().__init__(options or OEOptions(), actor=actor)
+        self.settings = options or OEOptions()
 
     def examples(self, domain: str) -> list[Example]:
         """The examples that show both steps (a thought process and lessons)."""

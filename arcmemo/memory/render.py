@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from arcmemo.memory.evidence import active, usefulness_key
 from arcmemo.memory.ontology import Concept, Lesson, Memory, concept_id
 from arcmemo.tokens import estimate_tokens
 
@@ -141,9 +142,11 @@ def _render_types(memory: Memory) -> list[str]:
 
 
 def _lesson_lines(index: int, lesson: Lesson) -> list[str]:
+    # A pitfall (learned from a failed attempt) is marked, so it reads as a warning.
+    mark = "Pitfall: " if lesson.kind == "pitfall" else ""
     return [
         f"- {lesson_name(index)}",
-        f"  situation: {lesson.situation}",
+        f"  {mark}situation: {lesson.situation}",
         f"  suggestion: {lesson.suggestion}",
     ]
 
@@ -158,7 +161,7 @@ def _render_cheatsheet(memory: Memory) -> list[str]:
 
 
 def _by_usefulness(concepts: list[Concept]) -> list[Concept]:
-    return sorted(concepts, key=lambda c: (-c.usage, -c.stats.selected_solved, c.id))
+    return sorted(concepts, key=usefulness_key)
 
 
 def _finish(lines: list[str]) -> str:
@@ -326,6 +329,7 @@ def render_memory(
     """
     if view not in VIEWS:
         raise ValueError(f"unknown view {view!r}; choose one of {', '.join(VIEWS)}")
+    memory = active(memory)  # retired concepts are never shown
     if view == "selection":
         return render_selection(
             memory, budget_tokens=budget_tokens, usage_threshold=usage_threshold
