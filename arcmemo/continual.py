@@ -19,6 +19,7 @@ from arcmemo.abstraction.pitfall import failed_item
 from arcmemo.benchmarks.base import Benchmark
 from arcmemo.config import RunConfig
 from arcmemo.memory.attribution import attribute_task, record_attribution
+from arcmemo.memory.judge import judge_usage
 from arcmemo.memory.ontology import Memory, concept_id
 from arcmemo.memory.render import lesson_name
 from arcmemo.models.client import ModelCallError, ModelClient
@@ -90,6 +91,17 @@ class ContinualUpdater:
                 task_id=task_id, format=self.abstractor.name, failures=[failure]
             )
 
+    async def _judge(self, result: TaskResult, solution: Step | None) -> dict[str, bool] | None:
+        """The aux model's attribution opinions, with ``attribution_judge`` (else None)."""
+        if not self.config.attribution_judge:
+            return None
+        try:
+            return await judge_usage(
+                self.model, self.memory, result, solution, domain=self.benchmark.domain
+            )
+        except ModelCallError:
+            return None  # the lexical verdicts stand
+
     async def after_batch(self, batch: Batch, done: list[BatchItem]) -> BatchCommit:
         """Write the batch's newly confirmed solutions and final statistics to memory."""
         outcomes: list[AbstractionOutcome] = []
@@ -99,7 +111,9 @@ class ContinualUpdater:
                 confirmed = step is not None or result.task_id in self.written
                 record_selection_stats(self.memory, result, confirmed)
                 solution = step or located_step(result, self.written.get(result.task_id))
-                record_attribution(self.memory, attribute_task(self.memory, result, solution))
+                judged = await self._judge(result, solution)
+                attribution = attribute_task(self.memory, result, solution, judged)
+                record_attribution(self.memory, attribution)
                 self.processed.append(result.task_id)
                 if solution is None and self.abstractor.writes_pitfalls:
                     failed = failed_item(

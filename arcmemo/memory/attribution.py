@@ -16,7 +16,9 @@ against the step's solution: for a Python program its AST identifiers, calls and
 otherwise the words of the answer. It matches (a) every content word of the concept's name,
 (b) a specific parameter name as an identifier, or (c) a call named in an implementation
 note (``np.rot90(...)``, ```flood_fill```). It is evidence, not proof: a solution can
-use an idea under other names (missed) or share a generic word (over-counted). Lessons are not
+use an idea under other names (missed) or share a generic word (over-counted); the run
+option ``attribution_judge`` adds the aux model's opinion (:mod:`arcmemo.memory.judge`),
+which then decides. Lessons are not
 attributed: free-text advice has no names to find in a program.
 """
 
@@ -176,9 +178,26 @@ def _shown(result: TaskResult) -> list[str]:
     return names
 
 
-def attribute_task(memory: Memory, result: TaskResult, confirmed: Step | None) -> TaskAttribution:
+def _judged(
+    concept: Concept, used: bool, evidence: list[str], judged: dict[str, bool] | None
+) -> tuple[bool, list[str]]:
+    """The aux model's opinion, when it gave one for ``concept``, decides "used"."""
+    if judged is None or concept.id not in judged:
+        return used, evidence
+    opinion = judged[concept.id]
+    return opinion, [*evidence, f"aux model: {'used' if opinion else 'not used'}"]
+
+
+def attribute_task(
+    memory: Memory,
+    result: TaskResult,
+    confirmed: Step | None,
+    judged: dict[str, bool] | None = None,
+) -> TaskAttribution:
     """The verdict of every concept of ``memory`` shown to ``result``'s task; ``confirmed``
-    is the step the write signal confirmed (None when it confirmed none)."""
+    is the step the write signal confirmed (None when it confirmed none); ``judged`` the aux
+    model's opinions by concept id (:mod:`arcmemo.memory.judge`), which override the lexical
+    check for the concepts they name."""
     attribution = TaskAttribution(task_id=result.task_id, confirmed=confirmed is not None)
     steps = [s for a in result.attempts for s in a.steps if not s.error]
     texts = {id(s): solution_text(s) for s in steps}
@@ -194,13 +213,15 @@ def attribute_task(memory: Memory, result: TaskResult, confirmed: Step | None) -
         if confirmed is not None:
             if any(s is confirmed for s in shown_to):
                 evidence = concept_evidence(concept, texts[id(confirmed)])
-                verdict = "helpful" if evidence else "unused"
-        else:
+                used, evidence = _judged(concept, bool(evidence), evidence, judged)
+                verdict = "helpful" if used else "unused"
+        elif shown_to:
             for step in shown_to:
                 evidence = concept_evidence(concept, texts[id(step)])
                 if evidence:
-                    verdict = "harmful"
                     break
+            used, evidence = _judged(concept, bool(evidence), evidence, judged)
+            verdict = "harmful" if used else "unused"
         attribution.verdicts.append(
             ConceptVerdict(
                 concept_id=concept.id, name=concept.name, verdict=verdict, evidence=evidence

@@ -52,7 +52,9 @@ def loop_model() -> ModuleType:
     return sys.modules[name]
 
 
-def online_run(tmp_path: Path, tasks: list[str], *, pitfalls: bool) -> tuple[Any, Memory]:
+def online_run(
+    tmp_path: Path, tasks: list[str], *, pitfalls: bool, judge: str | None = None
+) -> tuple[Any, Memory]:
     lm = loop_model()
     memory = load_seed("arc")
     memory.add(
@@ -79,6 +81,8 @@ def online_run(tmp_path: Path, tasks: list[str], *, pitfalls: bool) -> tuple[Any
                 "- name: move center to corners\n  cues: [only the corners are colored]"
             ),
             ("pitfall", FAILED): PITFALL,
+            # the judge's prompt shows no grids: one answer for every task
+            **({("attribute", None): judge} if judge is not None else {}),
         },
         arc_ids=tasks,
     )
@@ -96,6 +100,7 @@ def online_run(tmp_path: Path, tasks: list[str], *, pitfalls: bool) -> tuple[Any
         update="online",
         update_every=1,
         memory_format=ComponentSpec(name="ps", options={"pitfalls": pitfalls}),
+        attribution_judge=judge is not None,
     )
 
     def client(name: str) -> ModelClient:
@@ -137,6 +142,15 @@ def test_without_the_option_failures_write_nothing(tmp_path: Path) -> None:
     assert final.lessons == []
     reflect = final.find("reflect grid")
     assert reflect is not None and reflect.stats.harmful == [FAILED]
+
+
+def test_the_attribution_judge_runs_once_per_task_and_decides(tmp_path: Path) -> None:
+    model, final = online_run(tmp_path, [FAILED], pitfalls=False, judge="```yaml\n[]\n```")
+    (call,) = model.of("attribute")
+    assert "np.fliplr(grid)" in call.prompt and "- reflect grid:" in call.prompt
+    reflect = final.find("reflect grid")
+    assert reflect is not None
+    assert reflect.stats.harmful == [] and reflect.stats.unused == [FAILED]
 
 
 def test_only_an_attempt_with_train_feedback_is_a_failed_item() -> None:
