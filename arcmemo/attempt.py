@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from arcmemo.benchmarks.base import Benchmark
+from arcmemo.memory.evidence import active
 from arcmemo.memory.ontology import Memory
 from arcmemo.memory.render import lesson_name
 from arcmemo.models.base import Message
@@ -89,7 +90,7 @@ async def prepare_prompt(
     selection_prompt = None
     if memory is not None:
         task_id = benchmark.task_id(task)
-        visible = hide_own_concepts(memory, task_id)
+        visible = hide_own_concepts(active(memory), task_id)  # retired: never selected
         problem = benchmark.describe(task)
         selection_prompt = selector.preview(visible, problem) if preview else None
         if selection_prompt is not None:

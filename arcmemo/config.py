@@ -158,6 +158,12 @@ class RunConfig(BaseModel):
         description="What confirms a solution for writing (train, consistency, oracle); None = "
         "the benchmark's default.",
     )
+    attribution_judge: bool = Field(
+        default=False,
+        description="Online runs: one aux-model call per final task judges which shown "
+        "concepts its solution used (prompts/attribution/judge.j2), overriding the lexical "
+        "check of the attribution statistics.",
+    )
     memory_format: ComponentSpec = Field(
         default=ComponentSpec(name="ps"),
         description="What memory writes produce: concepts (ps), lessons (oe) or a cheatsheet.",
@@ -279,5 +285,5 @@ RESULT_FIELDS = (
     "benchmark", "split", "data", "model", "model_args", "aux_model", "sampling",
     "aux_model_args", "aux_sampling", "selector", "update", "update_every", "write_signal",
     "memory_format", "sandbox", "attempts", "retries", "order_seed", "sampling_seed",
-    "replicate", "schedule", "reselect", "shard",
+    "replicate", "schedule", "reselect", "shard", "attribution_judge",
 )  # fmt: skip

@@ -11,11 +11,15 @@ the fact, how often they were right.
 
 from __future__ import annotations
 
+from collections.abc import Coroutine
 from typing import Any
 
 from arcmemo.abstraction.base import ABSTRACTORS, AbstractionOutcome, Failure
+from arcmemo.abstraction.pitfall import failed_item
 from arcmemo.benchmarks.base import Benchmark
 from arcmemo.config import RunConfig
+from arcmemo.memory.attribution import attribute_task, record_attribution
+from arcmemo.memory.judge import judge_usage
 from arcmemo.memory.ontology import Memory, concept_id
 from arcmemo.memory.render import lesson_name
 from arcmemo.models.client import ModelCallError, ModelClient
@@ -75,6 +79,29 @@ class ContinualUpdater:
         if commit is None:
             rundir.write_initial_memory(memory)
 
+    async def _write(
+        self, task_id: str, write: Coroutine[Any, Any, AbstractionOutcome]
+    ) -> AbstractionOutcome:
+        try:
+            return await write
+        except ModelCallError as error:
+            # The run goes on; the failure is recorded like any unusable answer.
+            failure = Failure(stage="model call", error=str(error))
+            return AbstractionOutcome(
+                task_id=task_id, format=self.abstractor.name, failures=[failure]
+            )
+
+    async def _judge(self, result: TaskResult, solution: Step | None) -> dict[str, bool] | None:
+        """The aux model's attribution opinions, with ``attribution_judge`` (else None)."""
+        if not self.config.attribution_judge:
+            return None
+        try:
+            return await judge_usage(
+                self.model, self.memory, result, solution, domain=self.benchmark.domain
+            )
+        except ModelCallError:
+            return None  # the lexical verdicts stand
+
     async def after_batch(self, batch: Batch, done: list[BatchItem]) -> BatchCommit:
         """Write the batch's newly confirmed solutions and final statistics to memory."""
         outcomes: list[AbstractionOutcome] = []
@@ -83,21 +110,31 @@ class ContinualUpdater:
             if final and result.error is None and result.task_id not in self.processed:
                 confirmed = step is not None or result.task_id in self.written
                 record_selection_stats(self.memory, result, confirmed)
+                solution = step or located_step(result, self.written.get(result.task_id))
+                judged = await self._judge(result, solution)
+                attribution = attribute_task(self.memory, result, solution, judged)
+                record_attribution(self.memory, attribution)
                 self.processed.append(result.task_id)
+                if solution is None and self.abstractor.writes_pitfalls:
+                    failed = failed_item(
+                        result, domain=self.benchmark.domain, problem=self.benchmark.describe(task)
+                    )
+                    if failed is not None:
+                        outcomes.append(
+                            await self._write(
+                                result.task_id,
+                                self.abstractor.learn_from_failure(self.memory, failed, self.model),
+                            )
+                        )
             if step is None:
                 continue
             self.written[result.task_id] = written_step(result, step)
             item = self.benchmark.solved_item(task, step)
-            try:
-                outcomes.append(await self.abstractor.abstract(self.memory, item, self.model))
-            except ModelCallError as error:
-                # The run goes on; the failure is recorded like any unusable answer.
-                failure = Failure(stage="model call", error=str(error))
-                outcomes.append(
-                    AbstractionOutcome(
-                        task_id=item.task_id, format=self.abstractor.name, failures=[failure]
-                    )
+            outcomes.append(
+                await self._write(
+                    item.task_id, self.abstractor.abstract(self.memory, item, self.model)
                 )
+            )
         snapshot = self.rundir.write_snapshot(self.memory, batch.index)
         target = self.config.memory_out or self.config.memory
         if target is not None:
@@ -116,6 +153,16 @@ def written_step(result: TaskResult, step: Step) -> WrittenStep:
     attempt = next(a.index for a in result.attempts if any(s is step for s in a.steps))
     right = None if step.correct is None else bool(step.correct) and all(step.correct)
     return WrittenStep(attempt=attempt, round=step.round, right=right)
+
+
+def located_step(result: TaskResult, written: WrittenStep | None) -> Step | None:
+    """The step of ``result`` that ``written`` names (None when it names none)."""
+    if written is None:
+        return None
+    attempt = next((a for a in result.attempts if a.index == written.attempt), None)
+    if attempt is None or not 0 <= written.round < len(attempt.steps):
+        return None
+    return attempt.steps[written.round]
 
 
 def _right(step: Step | None) -> bool:

@@ -6,7 +6,7 @@ import abc
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -16,6 +16,9 @@ from arcmemo.models.base import Message, Usage
 from arcmemo.models.client import ModelClient
 from arcmemo.registry import Registry
 from arcmemo.structured import Structured, generate_structured
+
+if TYPE_CHECKING:
+    from arcmemo.abstraction.pitfall import FailedItem
 
 T = TypeVar("T")
 
@@ -85,6 +88,16 @@ async def ask(
     )
 
 
+class PitfallOptions(BaseModel):
+    """The pitfall option of a memory format (mixed into its options model)."""
+
+    pitfalls: bool = Field(
+        default=False,
+        description="Also write a pitfall lesson from each task that ends with no confirmed "
+        "solution but with train feedback (one aux-model call per such task).",
+    )
+
+
 class Abstractor(abc.ABC):
     """Writes into a memory from one verified solution."""
 
@@ -99,6 +112,19 @@ class Abstractor(abc.ABC):
         self, memory: Memory, item: SolvedItem, model: ModelClient
     ) -> AbstractionOutcome:
         """Update ``memory`` in place from ``item``; never raises on bad model output."""
+
+    @property
+    def writes_pitfalls(self) -> bool:
+        """Whether failed attempts with train feedback write pitfalls (an option)."""
+        return bool(getattr(self.options, "pitfalls", False))
+
+    async def learn_from_failure(
+        self, memory: Memory, item: FailedItem, model: ModelClient
+    ) -> AbstractionOutcome:
+        """Write the pitfall lessons of a failed attempt (:mod:`arcmemo.abstraction.pitfall`)."""
+        from arcmemo.abstraction.pitfall import write_pitfalls
+
+        return await write_pitfalls(memory, item, model, fmt=self.name, actor=self.actor)
 
 
 ABSTRACTORS: Registry[Abstractor] = Registry(

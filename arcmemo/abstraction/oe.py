@@ -21,6 +21,7 @@ from arcmemo.abstraction.base import (
     ABSTRACTORS,
     AbstractionOutcome,
     Abstractor,
+    PitfallOptions,
     SolvedItem,
     ask,
 )
@@ -85,7 +86,7 @@ def parse_prefixed_lessons(text: str) -> list[Lesson]:
     return lessons
 
 
-class LessonOptions(ExampleOptions):
+class LessonOptions(ExampleOptions, PitfallOptions):
     """Options of the ``oe`` format (``--format-arg k=v``)."""
 
     domain_prefix: bool = Field(

@@ -19,6 +19,7 @@ from arcmemo.abstraction.base import (
     ABSTRACTORS,
     AbstractionOutcome,
     Abstractor,
+    PitfallOptions,
     SolvedItem,
     ask,
 )
@@ -144,7 +145,7 @@ def parse_concepts(text: str, memory: Memory) -> tuple[list[Concept], list[str]]
     return concepts, errors
 
 
-class PSOptions(ExampleOptions):
+class PSOptions(ExampleOptions, PitfallOptions):
     """Options of the ``ps`` memory format (``--format-arg k=v``)."""
 
     usage_threshold: int = Field(

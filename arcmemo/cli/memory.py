@@ -96,7 +96,8 @@ def init(domain: str, out: Path, force: bool, no_concepts: bool) -> None:
 
 
 def _print_concept(console: Console, concept: Concept) -> None:
-    console.print(f"- [bold cyan]{escape(concept.name)}[/]  [dim]usage {concept.usage}[/]")
+    retired = f"  [red]retired: {escape(concept.retired)}[/]" if concept.retired else ""
+    console.print(f"- [bold cyan]{escape(concept.name)}[/]  [dim]usage {concept.usage}[/]{retired}")
     if concept.description:
         console.print(f"    {escape(concept.description)}")
     for param in concept.parameters:
@@ -133,7 +134,8 @@ def _print_text(memory: Memory, path: Path, concepts: list[Concept], whole: bool
     if whole and memory.lessons:
         console.print(f"\n[bold underline]lessons[/] ({len(memory.lessons)})")
         for index, lesson in enumerate(memory.lessons, start=1):
-            console.print(f"- [bold cyan]lesson {index}[/]")
+            mark = " [red](pitfall)[/]" if lesson.kind == "pitfall" else ""
+            console.print(f"- [bold cyan]lesson {index}[/]{mark}")
             console.print(f"    [yellow]situation[/] {escape(lesson.situation)}")
             console.print(f"    [blue]suggestion[/] {escape(lesson.suggestion)}")
 
@@ -223,6 +225,40 @@ def _rows(rows: list[tuple[str, Any]]) -> list[str]:
     return [f"  {label.ljust(width)}  {value}" for label, value in rows]
 
 
+def _attribution_lines(loaded: Memory, top: int = 10) -> list[str]:
+    """Helpful / unused / harmful verdicts, the most useful concepts, retired and pitfalls."""
+    from arcmemo.memory.evidence import evidence_count, usefulness_key
+
+    with_evidence = sorted((c for c in loaded.concepts if evidence_count(c)), key=usefulness_key)
+    total = {
+        v: sum(len(getattr(c.stats, v)) for c in loaded.concepts)
+        for v in ("helpful", "unused", "harmful")
+    }
+    lines = [
+        f"attribution: {total['helpful']} helpful, {total['unused']} unused, "
+        f"{total['harmful']} harmful verdicts over {len(with_evidence)} concepts"
+    ]
+    if with_evidence:
+        lines.append(f"most useful (helpful/unused/harmful, tasks helped), top {top}:")
+        lines += _rows(
+            [
+                (
+                    c.name + (" [retired]" if c.retired else ""),
+                    f"{len(c.stats.helpful)}/{len(c.stats.unused)}/{len(c.stats.harmful)}"
+                    + (f"  {', '.join(c.stats.helpful)}" if c.stats.helpful else ""),
+                )
+                for c in with_evidence[:top]
+            ]
+        )
+    retired = [c.name for c in loaded.concepts if c.retired]
+    lines.append(
+        f"retired concepts: {len(retired)}" + (f" ({', '.join(retired)})" if retired else "")
+    )
+    pitfalls = sum(lesson.kind == "pitfall" for lesson in loaded.lessons)
+    lines.append(f"pitfall lessons: {pitfalls}")
+    return lines
+
+
 @memory.command()
 @click.argument("file", type=_FILE)
 def stats(file: Path) -> None:
@@ -243,6 +279,7 @@ def stats(file: Path) -> None:
         f"selections: {sum(c.stats.selected for c in loaded.concepts)} "
         f"({sum(c.stats.selected_solved for c in loaded.concepts)} in solved tasks)"
     )
+    lines += _attribution_lines(loaded)
     lines.append("rendered size (estimated tokens):")
     lines += _rows([(view, estimate_tokens(loaded.render(view))) for view in VIEWS])
     click.echo("\n".join(lines))
@@ -326,3 +363,167 @@ def import_(
         raise click.ClickException(f"cannot write {out}: {error.strerror or error}") from None
     click.echo("\n".join(report.lines()))
     click.echo(f"wrote {out}: {len(imported.concepts)} concepts, {len(imported.lessons)} lessons")
+
+
+# -- learning what helps: attribution, pruning, consolidation ---------------------------
+
+
+def _save_as(memory: Memory, file: Path, out: Path | None) -> Path:
+    """Save ``memory`` to ``out`` (default: ``file`` itself, keeping ``FILE.bak``)."""
+    target = out or file
+    try:
+        memory.save(target)
+    except MemoryFileError as error:
+        raise click.ClickException(str(error)) from None
+    except OSError as error:
+        raise click.ClickException(f"cannot write {target}: {error.strerror or error}") from None
+    return target
+
+
+_DRY_RUN = click.option("--dry-run", is_flag=True, help="Print what would change; save nothing.")
+_OUT = click.option(
+    "--out", type=_FILE, default=None, help="Write the result here instead of FILE (FILE.bak)."
+)
+
+
+@memory.command()
+@click.argument("run", type=click.Path(file_okay=False, exists=True, path_type=Path))
+@click.option("--memory", "file", required=True, type=_FILE, help="Memory file to fold into.")
+@_DRY_RUN
+@_OUT
+def attribute(run: Path, file: Path, dry_run: bool, out: Path | None) -> None:
+    """Fold a fixed-memory run's selections and attribution into a memory file.
+
+    For every final task of RUN (results.jsonl), each concept its prompts showed gets a
+    verdict (helpful / unused / harmful, see arcmemo.memory.attribution) against the step
+    the run's write signal confirms; the selection counts are added too. An online run
+    already wrote both into its memory; a run folded once is refused the second time.
+    """
+    from arcmemo.continual import record_selection_stats
+    from arcmemo.memory.attribution import attribute_task, record_attribution, summarize
+    from arcmemo.memory.ontology import HistoryEntry
+    from arcmemo.rundir import RunDirectory, RunDirError
+    from arcmemo.signals import WRITE_SIGNALS
+
+    rundir = RunDirectory(run)
+    try:
+        config = rundir.require_config()
+        results = rundir.ordered_results()
+    except RunDirError as error:
+        raise click.ClickException(str(error)) from None
+    if config.update == "online":
+        raise click.ClickException(
+            f"{run}: an online run (--update online) already wrote its selections and "
+            "attribution into the memory it grew; nothing to fold"
+        )
+    loaded = _load(file)
+    marker = f"attribution of run {run.resolve()}"
+    if any(e.op == "stats" and e.target == marker for e in loaded.history):
+        raise click.ClickException(f"{file}: {run} was already folded into this memory")
+    if config.write_signal is None:
+        raise click.ClickException(f"{run}: config.json names no write signal")
+    signal = WRITE_SIGNALS.create(config.write_signal)
+    attributions = []
+    for result in results:
+        if result.error is not None:
+            continue  # not a result: the task ended on a model-call failure
+        confirmed = signal.confirmed_step(result)
+        attribution = attribute_task(loaded, result, confirmed)
+        attributions.append(attribution)
+        record_selection_stats(loaded, result, confirmed is not None)
+        record_attribution(loaded, attribution)
+    summary = summarize(attributions)
+    click.echo(f"{run}: {summary.line()}")
+    for attribution in attributions:
+        for verdict in attribution.verdicts:
+            why = f" ({'; '.join(verdict.evidence)})" if verdict.evidence else ""
+            click.echo(f"  {attribution.task_id}: {verdict.name}: {verdict.verdict}{why}")
+    if dry_run:
+        return
+    loaded.history.append(HistoryEntry(op="stats", target=marker, why=summary.line()))
+    click.echo(f"wrote {_save_as(loaded, file, out)}")
+
+
+@memory.command()
+@click.argument("file", type=_FILE)
+@click.option(
+    "--min-evidence",
+    type=click.IntRange(min=1),
+    required=True,
+    help="Retire concepts with at least this many attributed selections and none helpful.",
+)
+@_DRY_RUN
+@_OUT
+def prune(file: Path, min_evidence: int, dry_run: bool, out: Path | None) -> None:
+    """Retire concepts that were selected often and never helped (kept in the file, with a
+    history entry; never rendered or selected again)."""
+    from arcmemo.memory.evidence import prune as retire_unhelpful
+
+    loaded = _load(file)
+    retired = retire_unhelpful(loaded, min_evidence)
+    for concept in retired:
+        click.echo(f"retire {concept.name!r}: {concept.retired}")
+    if not retired:
+        click.echo(f"nothing to retire (--min-evidence {min_evidence})")
+    if dry_run or not retired:
+        return
+    click.echo(f"wrote {_save_as(loaded, file, out)}: {len(retired)} concepts retired")
+
+
+@memory.command()
+@click.argument("file", type=_FILE)
+@click.option(
+    "--name-threshold",
+    type=click.FloatRange(0, 100),
+    default=None,
+    help="Least name similarity (rapidfuzz token_set_ratio, 0-100) of a pair; default 70.",
+)
+@click.option(
+    "--content-threshold",
+    type=click.FloatRange(-1, 1),
+    default=None,
+    help="Least content similarity (cosine of description, cues, notes) of a pair; default 0.35.",
+)
+@click.option(
+    "--embedder", default="tfidf", show_default=True, help="tfidf (offline) or openai:MODEL."
+)
+@_DRY_RUN
+@_OUT
+def consolidate(
+    file: Path,
+    name_threshold: float | None,
+    content_threshold: float | None,
+    embedder: str,
+    dry_run: bool,
+    out: Path | None,
+) -> None:
+    """Merge near-duplicate concepts (similar names, confirmed by similar contents) with
+    full provenance; review with --dry-run, or --out and `arcmemo memory diff`."""
+    import asyncio
+
+    from arcmemo.memory import consolidate as merging
+    from arcmemo.registry import RegistryError
+
+    loaded = _load(file)
+    try:
+        proposals = asyncio.run(
+            merging.propose_merges(
+                loaded,
+                name_threshold=merging.NAME_THRESHOLD if name_threshold is None else name_threshold,
+                content_threshold=(
+                    merging.CONTENT_THRESHOLD if content_threshold is None else content_threshold
+                ),
+                embedder=embedder,
+            )
+        )
+    except RegistryError as error:
+        raise click.BadParameter(str(error), param_hint="--embedder") from None
+    for proposal in proposals:
+        click.echo(proposal.line())
+    if not proposals:
+        click.echo("no near-duplicates found")
+    if dry_run or not proposals:
+        return
+    merging.apply_merges(loaded, proposals)
+    target = _save_as(loaded, file, out)
+    click.echo(f"wrote {target}: {len(proposals)} merges, {len(loaded.concepts)} concepts")

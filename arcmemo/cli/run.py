@@ -317,6 +317,12 @@ def print_errors(console: Console, summary: dict[str, Any]) -> None:
     help="What online updates write.",
 )
 @click.option("--format-arg", "format_args", multiple=True, help="Memory-format option k=v.")
+@click.option(
+    "--attribution-judge",
+    is_flag=True,
+    help="Online runs: the aux model judges which shown concepts each solution used "
+    "(one call per task; default: the lexical check alone).",
+)
 @sandbox_options
 @click.option("--attempts", type=click.IntRange(min=1), default=2, show_default=True)
 @click.option(
@@ -421,6 +427,7 @@ def run(benchmark: str, **options: Any) -> None:
             schedule=options["schedule"],
             reselect=options["reselect"],
             write_signal=options["update_signal"],
+            attribution_judge=options["attribution_judge"],
             memory_format=ComponentSpec(
                 name=options["memory_format"],
                 options=parse_component_args(options["format_args"], "--format-arg"),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from arcmemo.memory.ontology import Concept, Memory
+from arcmemo.memory.ontology import Concept, Memory, concept_id
 
 
 def _list_change(label: str, old: list[str], new: list[str]) -> list[str]:
@@ -14,7 +14,7 @@ def _list_change(label: str, old: list[str], new: list[str]) -> list[str]:
 def concept_changes(old: Concept, new: Concept) -> list[str]:
     """Field-by-field differences between two versions of a concept (timestamps ignored)."""
     changes: list[str] = []
-    for field in ("name", "kind", "routine_subtype", "description", "output_type"):
+    for field in ("name", "kind", "routine_subtype", "description", "output_type", "retired"):
         before, after = getattr(old, field), getattr(new, field)
         if before != after:
             changes.append(f"{field}: {before!r} -> {after!r}")
@@ -29,7 +29,7 @@ def concept_changes(old: Concept, new: Concept) -> list[str]:
             before, after = getattr(old_params[name], field), getattr(new_params[name], field)
             if before != after:
                 changes.append(f"parameters[{name!r}].{field}: {before!r} -> {after!r}")
-    for field in ("cues", "implementation", "relations"):
+    for field in ("cues", "implementation", "relations", "merged_from"):
         changes += _list_change(field, getattr(old, field), getattr(new, field))
     for field in ("sources", "authors"):
         changes += _list_change(
@@ -37,6 +37,10 @@ def concept_changes(old: Concept, new: Concept) -> list[str]:
         )
     for field in ("selected", "selected_solved"):
         before, after = getattr(old.stats, field), getattr(new.stats, field)
+        if before != after:
+            changes.append(f"stats.{field}: {before} -> {after}")
+    for field in ("helpful", "unused", "harmful"):  # attribution: counts of task ids
+        before, after = len(getattr(old.stats, field)), len(getattr(new.stats, field))
         if before != after:
             changes.append(f"stats.{field}: {before} -> {after}")
     return changes
@@ -51,14 +55,19 @@ def memory_diff(old: Memory, new: Memory) -> list[str]:
     for concept in new.concepts:
         if concept.id not in old_by_id:
             lines.append(f"+ {concept.name} ({concept.kind})")
+    # A concept consolidated into another is named in that one's merged_from.
+    merged_into = {concept_id(name): c.name for c in new.concepts for name in c.merged_from}
     for concept in old.concepts:
         if concept.id not in new_by_id:
-            lines.append(f"- {concept.name} ({concept.kind})")
+            into = merged_into.get(concept.id)
+            merged = f": merged into {into}" if into else ""
+            lines.append(f"- {concept.name} ({concept.kind}){merged}")
     for concept in new.concepts:
         if concept.id in old_by_id:
             changes = concept_changes(old_by_id[concept.id], concept)
             if changes:
-                lines.append(f"~ {concept.name}")
+                retired = " (retired)" if concept.retired else ""
+                lines.append(f"~ {concept.name}{retired}")
                 lines += [f"    {change}" for change in changes]
     old_types = {t.name: t.definition for t in old.types}
     new_types = {t.name: t.definition for t in new.types}

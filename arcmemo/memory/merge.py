@@ -185,10 +185,54 @@ def _merge_concept(
         update={
             "selected": old.stats.selected + new.stats.selected,
             "selected_solved": old.stats.selected_solved + new.stats.selected_solved,
+            "helpful": merge_unique(old.stats.helpful, new.stats.helpful),
+            "unused": merge_unique(old.stats.unused, new.stats.unused),
+            "harmful": merge_unique(old.stats.harmful, new.stats.harmful),
         }
     )
+    if new.merged_from:
+        update["merged_from"] = merge_unique(old.merged_from, new.merged_from)
     update.update(provenance=provenance, stats=stats)
     return old.model_copy(update=update), changes, conflicts
+
+
+def fold_concept(
+    memory: Memory,
+    absorbed: Concept,
+    into: Concept,
+    *,
+    actor: str = "human",
+    why: str | None = None,
+    now: datetime | None = None,
+) -> WriteResult:
+    """Merge ``absorbed`` (another concept of ``memory``) into ``into`` by the rules above
+    and remove it; its name goes to ``merged_from`` and one ``consolidate`` history entry
+    records the merge with the absorbed concept's content."""
+    now = now or utc_now()
+    renamed = absorbed.model_copy(
+        update={"name": into.name, "id": into.id, "merged_from": [absorbed.name]}
+    )
+    merged, changes, conflicts = _merge_concept(into, renamed, now)
+    if absorbed.name not in merged.merged_from:
+        merged = merged.model_copy(
+            update={"merged_from": merge_unique(merged.merged_from, [absorbed.name])}
+        )
+    memory.concepts = [
+        merged if c.id == into.id else c for c in memory.concepts if c.id != absorbed.id
+    ]
+    memory.history.append(
+        HistoryEntry(
+            op="consolidate",
+            target=into.id,
+            actor=actor,
+            at=now,
+            why=why,
+            changes=[f"absorbed {absorbed.name!r}", *changes]
+            + [f"conflict: {c}" for c in conflicts]
+            + [f"absorbed content: {absorbed.model_dump_json(exclude={'stats'})}"],
+        )
+    )
+    return WriteResult(op="merge", concept_id=into.id, changes=changes, conflicts=conflicts)
 
 
 def write_concept(

@@ -116,6 +116,20 @@ class ConceptStats(BaseModel):
         description="Times it was picked for a task whose solution the write signal then "
         "confirmed (train pairs by default: never test labels unless the run says it leaks).",
     )
+    # Attribution (arcmemo.memory.attribution documents the three verdicts); one task id per
+    # attributed selection, so the counts are the lengths of these lists.
+    helpful: list[str] = Field(
+        default_factory=list,
+        description="Tasks where it was shown and the confirmed solution used it.",
+    )
+    unused: list[str] = Field(
+        default_factory=list,
+        description="Tasks where it was shown and no attributed solution used it.",
+    )
+    harmful: list[str] = Field(
+        default_factory=list,
+        description="Tasks where it was shown, an attempt used it, and no solution was confirmed.",
+    )
 
 
 class Concept(BaseModel):
@@ -156,6 +170,15 @@ class Concept(BaseModel):
     )
     provenance: Provenance = Field(default_factory=Provenance, description="Origin of the entry.")
     stats: ConceptStats = Field(default_factory=ConceptStats, description="Selection statistics.")
+    retired: str | None = Field(
+        default=None,
+        description="Why it was retired (arcmemo memory prune); a retired concept stays in "
+        "the file and its history but is never rendered or selected.",
+    )
+    merged_from: list[str] = Field(
+        default_factory=list,
+        description="Names of near-duplicate concepts consolidated into this one.",
+    )
 
     @field_validator("name")
     @classmethod
@@ -201,6 +224,11 @@ class Lesson(BaseModel):
 
     situation: str = Field(min_length=1, description="What to observe that signals the lesson.")
     suggestion: str = Field(min_length=1, description="What to try in that situation.")
+    kind: Literal["lesson", "pitfall"] = Field(
+        default="lesson",
+        description="'pitfall': learned from a failed attempt's train feedback (what went "
+        "wrong and what to do instead); rendered with a 'Pitfall:' mark.",
+    )
     provenance: Provenance = Field(default_factory=Provenance, description="Origin of the lesson.")
     stats: ConceptStats = Field(default_factory=ConceptStats, description="Selection statistics.")
 
@@ -224,7 +252,16 @@ class HistoryEntry(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     op: Literal[
-        "add", "merge", "delete", "lesson", "cheatsheet", "solution", "conflict", "stats"
+        "add",
+        "merge",
+        "delete",
+        "lesson",
+        "cheatsheet",
+        "solution",
+        "conflict",
+        "stats",
+        "retire",
+        "consolidate",
     ] = Field(description="What happened.")
     target: str = Field(description="Concept id, lesson index or other object affected.")
     task_id: str | None = Field(default=None, description="Task whose solution caused it, if any.")

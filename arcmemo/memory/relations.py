@@ -24,13 +24,14 @@ from collections.abc import Iterator, Sequence
 from functools import lru_cache, partial
 from typing import TYPE_CHECKING
 
+from arcmemo.memory.evidence import usefulness_key
 from arcmemo.memory.types import type_names
 
 if TYPE_CHECKING:
     from arcmemo.memory.ontology import Concept, Memory
 
 _Signature = tuple[object, ...]
-_Ranked = tuple[tuple[int, int, str], str]
+_Ranked = tuple[tuple[int, int, int, str], str]
 
 
 @lru_cache(maxsize=1 << 16)
@@ -39,12 +40,12 @@ def _used_types(annotation: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(name.lower() for name in type_names(annotation)))
 
 
-def usefulness(concept: Concept) -> tuple[int, int, str]:
-    """Sort key, most useful first: usage, then solved selections, then id."""
-    return (-concept.usage, -concept.stats.selected_solved, concept.id)
+def usefulness(concept: Concept) -> tuple[int, int, int, str]:
+    """Sort key, most useful first (:func:`arcmemo.memory.evidence.usefulness_key`)."""
+    return usefulness_key(concept)
 
 
-def _signature(concept: Concept, rank: tuple[int, int, str]) -> _Signature:
+def _signature(concept: Concept, rank: tuple[int, int, int, str]) -> _Signature:
     """Everything about a concept that a relation list or its order depends on."""
     return (
         concept.name,
@@ -91,7 +92,7 @@ class RelationIndex:
     def _ranked(self, concepts: list[Concept]) -> list[_Ranked]:
         return sorted((self._ranks[id(c)], c.name) for c in concepts)
 
-    def rank(self, concept: Concept) -> tuple[int, int, str]:
+    def rank(self, concept: Concept) -> tuple[int, int, int, str]:
         """:func:`usefulness` of a concept of this index (computed once)."""
         if self._members.get(id(concept)) is not concept:
             return usefulness(concept)

@@ -36,6 +36,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from arcmemo.memory.evidence import active
 from arcmemo.memory.ontology import Concept, Lesson, Memory, concept_id
 from arcmemo.memory.relations import RelationIndex, relation_index
 from arcmemo.tokens import estimate_tokens
@@ -163,9 +164,11 @@ def _render_types(memory: Memory) -> list[str]:
 
 
 def _lesson_lines(index: int, lesson: Lesson) -> list[str]:
+    # A pitfall (learned from a failed attempt) is marked, so it reads as a warning.
+    mark = "Pitfall: " if lesson.kind == "pitfall" else ""
     return [
         f"- {lesson_name(index)}",
-        f"  situation: {lesson.situation}",
+        f"  {mark}situation: {lesson.situation}",
         f"  suggestion: {lesson.suggestion}",
     ]
 
@@ -395,6 +398,7 @@ def render_memory(
     """
     if view not in VIEWS:
         raise ValueError(f"unknown view {view!r}; choose one of {', '.join(VIEWS)}")
+    memory = active(memory)  # retired concepts are never shown
     if view == "selection":
         return render_selection(
             memory, budget_tokens=budget_tokens, usage_threshold=usage_threshold

@@ -127,8 +127,11 @@ def routine_signature(concept: Concept) -> str:
 
 
 def concept_version(concept: Concept) -> str:
-    """A short hash of what the concept says (usage statistics and provenance excluded)."""
-    content = concept.model_dump(mode="json", exclude={"stats", "provenance"})
+    """A short hash of what the concept says (usage statistics, provenance and the
+    retired / merged_from bookkeeping excluded)."""
+    content = concept.model_dump(
+        mode="json", exclude={"stats", "provenance", "retired", "merged_from"}
+    )
     return hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()[:12]
 
 

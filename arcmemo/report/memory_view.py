@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from arcmemo.memory.evidence import evidence_count, usefulness_key
 from arcmemo.memory.ontology import Concept, Memory
 from arcmemo.report.links import MemoryIndex
 from arcmemo.report.load import RunData
@@ -34,6 +35,8 @@ class MemoryView:
     memory: Memory
     groups: list[tuple[str, list[Concept]]]
     marks: dict[str, str]
+    # (name, link, helpful, unused, harmful, retired) per concept with attribution evidence
+    attribution: list[tuple[str, str | None, int, int, int, bool]] = field(default_factory=list)
 
 
 def _size(memory: Memory) -> tuple[int, int, int]:
@@ -109,6 +112,24 @@ def _usage(run: RunData, index: MemoryIndex) -> list[tuple[str, str | None, int,
     ]
 
 
+def _attribution(
+    memory: Memory, index: MemoryIndex
+) -> list[tuple[str, str | None, int, int, int, bool]]:
+    """Helpful / unused / harmful counts of every concept that has any, most useful first."""
+    rows = [c for c in memory.concepts if evidence_count(c)]
+    return [
+        (
+            c.name,
+            index.link(c.name),
+            len(c.stats.helpful),
+            len(c.stats.unused),
+            len(c.stats.harmful),
+            bool(c.retired),
+        )
+        for c in sorted(rows, key=usefulness_key)
+    ]
+
+
 def memory_view(run: RunData, index: MemoryIndex) -> MemoryView | None:
     final = run.final_memory
     if final is None:
@@ -136,4 +157,5 @@ def memory_view(run: RunData, index: MemoryIndex) -> MemoryView | None:
         memory=final,
         groups=concept_groups(final.concepts),
         marks=marks,
+        attribution=_attribution(final, index),
     )

@@ -104,7 +104,12 @@ def test_examples_file_and_count_are_options(tmp_path: Path) -> None:
         )
     )
     spec = ABSTRACTORS.spec("ps", {"examples": str(mine)})
-    assert spec.options == {"examples": str(mine), "n_examples": None, "usage_threshold": 2}
+    assert spec.options == {
+        "examples": str(mine),
+        "n_examples": None,
+        "usage_threshold": 2,
+        "pitfalls": False,
+    }
     client_recorder = Recorder(PSEUDOCODE, CONCEPTS)
     abstract(small_memory(), client_recorder, spec=spec)
     assert "MY OWN SUMMARY" in client_recorder.prompt(0)

@@ -40,3 +40,25 @@ def test_memory_index_links_lessons_and_concepts() -> None:
     assert index.link("Lesson 1") == "#mem-lesson-1"
     assert index.link("lesson 2") is None
     assert index.titled_links(["tile-grid"]) == [("Tile Grids", "#mem-tile-grid")]
+
+
+def test_the_memory_section_shows_attribution_counts(arc_memory_run: Path) -> None:
+    from arcmemo.report import render_report
+
+    run = load_run(arc_memory_run)
+    final = run.final_memory
+    assert final is not None
+    view = memory_view(run, MemoryIndex(final))
+    assert view is not None and view.attribution
+    for name, href, helpful, unused, harmful, retired in view.attribution:
+        concept = final.find(name)
+        assert concept is not None and href == f"#mem-{concept.id}"
+        stats = concept.stats
+        assert (helpful, unused, harmful) == (
+            len(stats.helpful),
+            len(stats.unused),
+            len(stats.harmful),
+        )
+        assert helpful + unused + harmful > 0 and not retired
+    html = render_report(run)
+    assert 'id="attribution-table"' in html

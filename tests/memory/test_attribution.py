@@ -1,0 +1,151 @@
+"""Attribution: which shown concepts a task's solution used, and the verdicts it records."""
+
+from __future__ import annotations
+
+from arcmemo.memory.attribution import (
+    attribute_task,
+    concept_evidence,
+    record_attribution,
+    solution_text,
+    summarize,
+)
+from arcmemo.memory.ontology import Concept, Memory, Parameter
+from arcmemo.records import Attempt, Selection, Step, TaskResult
+
+SPLIT_PROGRAM = """
+def transform(grid):
+    # cut along the divider lines
+    parts = split_grid(grid, divider_color=5)
+    return np.rot90(parts[0])
+"""
+FLIP_PROGRAM = """
+def transform(grid):
+    return np.fliplr(grid)  # reflect the grid
+"""
+
+
+def concept(name: str, **fields: object) -> Concept:
+    return Concept.model_validate({"name": name, "kind": "routine", **fields})
+
+
+def memory() -> Memory:
+    return Memory(
+        concepts=[
+            concept("split grid", parameters=[Parameter(name="divider color")]),
+            concept("reflect grid", implementation=["use `np.fliplr` for a left-right flip"]),
+            concept("recolor object", parameters=[Parameter(name="grid")]),
+            concept("rotate grid", implementation=["np.rot90(grid, k) turns it"]),
+        ]
+    )
+
+
+def step(program: str, concepts: list[str], *, verified: bool, round_: int = 0) -> Step:
+    return Step(
+        round=round_,
+        completion=f"```python\n{program}\n```",
+        candidate=program,
+        verified=verified,
+        concepts=concepts,
+    )
+
+
+def result(task_id: str, selected: list[str], *steps: Step) -> TaskResult:
+    return TaskResult(
+        task_id=task_id,
+        selection=Selection(selector="llm", selected=selected),
+        attempts=[Attempt(index=0, steps=list(steps))],
+    )
+
+
+def test_program_parts_come_from_the_ast_and_its_comments() -> None:
+    text = solution_text(step(SPLIT_PROGRAM, [], verified=True))
+    assert {"split", "grid", "divider", "color", "cut", "line", "rot90"} <= text.words
+    assert {"split_grid", "divider_color", "part"} <= text.identifiers
+    assert text.calls == {"split_grid", "rot90"}
+
+
+def test_a_non_program_answer_is_matched_on_its_words() -> None:
+    worked = Step(round=0, completion="Use the Chinese Remainder Theorem here.", candidate="7")
+    text = solution_text(worked)
+    assert {"chinese", "remainder", "theorem"} <= text.words
+    assert text.identifiers == set()
+
+
+def test_each_rule_of_the_lexical_check() -> None:
+    mem = memory()
+    text = solution_text(step(SPLIT_PROGRAM, [], verified=True))
+    split, reflect, recolor, rotate = mem.concepts
+    assert concept_evidence(split, text) == ["name words split, grid", "parameter divider color"]
+    assert concept_evidence(rotate, text) == ["implementation call rot90"]
+    # a generic parameter name ("grid") and a name with a missing word are no evidence
+    assert concept_evidence(recolor, text) == []
+    assert concept_evidence(reflect, text) == []
+    flipped = solution_text(step(FLIP_PROGRAM, [], verified=False))
+    assert concept_evidence(reflect, flipped) == [
+        "name words reflect, grid",
+        "implementation call fliplr",
+    ]
+
+
+def test_verdicts_of_a_confirmed_task() -> None:
+    mem = memory()
+    shown = ["split grid", "recolor object", "lesson 1"]
+    solved = step(SPLIT_PROGRAM, shown, verified=True)
+    attribution = attribute_task(mem, result("t1", shown, solved), solved)
+    verdicts = {v.name: v.verdict for v in attribution.verdicts}
+    assert verdicts == {"split grid": "helpful", "recolor object": "unused"}  # lessons: none
+    assert attribution.confirmed
+
+
+def test_a_failed_attempt_that_followed_a_concept_makes_it_harmful() -> None:
+    mem = memory()
+    shown = ["reflect grid", "split grid"]
+    failed = step(FLIP_PROGRAM, shown, verified=False)
+    attribution = attribute_task(mem, result("t2", shown, failed), None)
+    assert {v.name: v.verdict for v in attribution.verdicts} == {
+        "reflect grid": "harmful",
+        "split grid": "unused",
+    }
+
+
+def test_only_the_confirmed_step_decides_helpful() -> None:
+    """A retry shown a reselected concept that the confirmed step was not shown."""
+    mem = memory()
+    first = step(SPLIT_PROGRAM, ["recolor object"], verified=True)
+    attribution = attribute_task(mem, result("t3", ["recolor object"], first), first)
+    assert [v.verdict for v in attribution.verdicts] == ["unused"]
+    retried = step(SPLIT_PROGRAM, ["split grid"], verified=False, round_=1)
+    other = result("t4", ["rotate grid"], step(SPLIT_PROGRAM, ["rotate grid"], verified=True))
+    other.attempts.append(Attempt(index=1, steps=[retried]))
+    confirmed = other.attempts[0].steps[0]
+    verdicts = {v.name: v.verdict for v in attribute_task(mem, other, confirmed).verdicts}
+    assert verdicts == {"rotate grid": "helpful", "split grid": "unused"}
+
+
+def test_recording_adds_task_ids_once_per_concept() -> None:
+    mem = memory()
+    shown = ["split grid", "recolor object"]
+    solved = step(SPLIT_PROGRAM, shown, verified=True)
+    attribution = attribute_task(mem, result("t1", shown, solved), solved)
+    assert record_attribution(mem, attribution) == 2
+    assert record_attribution(mem, attribution) == 0  # the same task again: idempotent
+    split, _, recolor, _ = mem.concepts
+    assert split.stats.helpful == ["t1"] and split.stats.unused == []
+    assert recolor.stats.unused == ["t1"]
+
+
+def test_summary_counts_solves_attributed_to_a_shown_concept() -> None:
+    mem = memory()
+    solved = step(SPLIT_PROGRAM, ["split grid"], verified=True)
+    ignored = step(FLIP_PROGRAM, ["recolor object"], verified=True)
+    failed = step(FLIP_PROGRAM, ["reflect grid"], verified=False)
+    summary = summarize(
+        [
+            attribute_task(mem, result("a", ["split grid"], solved), solved),
+            attribute_task(mem, result("b", ["recolor object"], ignored), ignored),
+            attribute_task(mem, result("c", ["reflect grid"], failed), None),
+        ]
+    )
+    assert (summary.tasks, summary.confirmed, summary.attributed) == (3, 2, 1)
+    assert summary.share_attributed == 0.5
+    assert summary.verdicts == {"helpful": 1, "unused": 1, "harmful": 1}
