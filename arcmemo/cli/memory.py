@@ -6,9 +6,12 @@ click error with a message naming the file and a non-zero exit status, never a t
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
+import os
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -380,6 +383,31 @@ def _save_as(memory: Memory, file: Path, out: Path | None) -> Path:
     return target
 
 
+@contextlib.contextmanager
+def _sole_writer(file: Path, out: Path | None, dry_run: bool) -> Iterator[None]:
+    """One memory file, one writer: from load to save, hold the writer lock that an online
+    run or ``arcmemo abstract`` holds, so neither loses the other's updates."""
+    from arcmemo.files import LockHeldError, held_lock
+    from arcmemo.pipeline import writer_lock_path
+
+    target = out or file
+    holder = f"pid {os.getpid()}, arcmemo memory"
+    with contextlib.ExitStack() as stack:
+        try:
+            if not dry_run:
+                stack.enter_context(held_lock(writer_lock_path(target), holder=holder))
+            if dry_run or target != file:
+                with held_lock(writer_lock_path(file), holder=holder, shared=True):
+                    pass  # only checks that no live run is writing what is read
+        except LockHeldError as error:
+            written = error.path.with_name(error.path.name.removesuffix(".writer.lock"))
+            raise click.ClickException(
+                f"{written} is being written by another live run ({error.holder}); wait for "
+                "it to end"
+            ) from None
+        yield
+
+
 _DRY_RUN = click.option("--dry-run", is_flag=True, help="Print what would change; save nothing.")
 _OUT = click.option(
     "--out", type=_FILE, default=None, help="Write the result here instead of FILE (FILE.bak)."
@@ -399,11 +427,7 @@ def attribute(run: Path, file: Path, dry_run: bool, out: Path | None) -> None:
     the run's write signal confirms; the selection counts are added too. An online run
     already wrote both into its memory; a run folded once is refused the second time.
     """
-    from arcmemo.continual import record_selection_stats
-    from arcmemo.memory.attribution import attribute_task, record_attribution, summarize
-    from arcmemo.memory.ontology import HistoryEntry
     from arcmemo.rundir import RunDirectory, RunDirError
-    from arcmemo.signals import WRITE_SIGNALS
 
     rundir = RunDirectory(run)
     try:
@@ -416,6 +440,18 @@ def attribute(run: Path, file: Path, dry_run: bool, out: Path | None) -> None:
             f"{run}: an online run (--update online) already wrote its selections and "
             "attribution into the memory it grew; nothing to fold"
         )
+    with _sole_writer(file, out, dry_run):
+        _fold_attribution(run, config, results, file, dry_run, out)
+
+
+def _fold_attribution(
+    run: Path, config: Any, results: list[Any], file: Path, dry_run: bool, out: Path | None
+) -> None:
+    from arcmemo.continual import record_selection_stats
+    from arcmemo.memory.attribution import attribute_task, record_attribution, summarize
+    from arcmemo.memory.ontology import HistoryEntry
+    from arcmemo.signals import WRITE_SIGNALS
+
     loaded = _load(file)
     marker = f"attribution of run {run.resolve()}"
     if any(e.op == "stats" and e.target == marker for e in loaded.history):
@@ -457,6 +493,11 @@ def attribute(run: Path, file: Path, dry_run: bool, out: Path | None) -> None:
 def prune(file: Path, min_evidence: int, dry_run: bool, out: Path | None) -> None:
     """Retire concepts that were selected often and never helped (kept in the file, with a
     history entry; never rendered or selected again)."""
+    with _sole_writer(file, out, dry_run):
+        _prune(file, min_evidence, dry_run, out)
+
+
+def _prune(file: Path, min_evidence: int, dry_run: bool, out: Path | None) -> None:
     from arcmemo.memory.evidence import prune as retire_unhelpful
 
     loaded = _load(file)
@@ -499,6 +540,18 @@ def consolidate(
 ) -> None:
     """Merge near-duplicate concepts (similar names, confirmed by similar contents) with
     full provenance; review with --dry-run, or --out and `arcmemo memory diff`."""
+    with _sole_writer(file, out, dry_run):
+        _consolidate(file, name_threshold, content_threshold, embedder, dry_run, out)
+
+
+def _consolidate(
+    file: Path,
+    name_threshold: float | None,
+    content_threshold: float | None,
+    embedder: str,
+    dry_run: bool,
+    out: Path | None,
+) -> None:
     import asyncio
 
     from arcmemo.memory import consolidate as merging

@@ -149,3 +149,28 @@ def test_consolidate_dry_run_then_apply_and_review(tmp_path: Path) -> None:
     assert run("consolidate", str(out), "--dry-run").output == "no near-duplicates found\n"
     bad = run("consolidate", str(path), "--embedder", "nope")
     assert bad.exit_code == 2 and "unknown embedder" in bad.output
+
+
+def test_edits_refuse_a_memory_a_live_run_is_writing(tmp_path: Path) -> None:
+    # One memory file, one writer: prune/consolidate/attribute would otherwise load, edit
+    # and save over the updates of an online run writing the same file.
+    from arcmemo.files import held_lock
+    from arcmemo.pipeline import writer_lock_path
+
+    path = memory_file(tmp_path)
+    memory = Memory.load(path)
+    memory.concepts[3].stats = ConceptStats(unused=["a", "b"], harmful=["c"])
+    memory.save(path)
+    before = path.read_bytes()
+    with held_lock(writer_lock_path(path), holder="pid 1, run directory runs/online"):
+        for args in (["prune", str(path), "--min-evidence", "3"], ["consolidate", str(path)]):
+            refused = run(*args)
+            assert refused.exit_code == 1, refused.output
+            assert "is being written by another live run (pid 1, run directory runs/online)" in (
+                refused.output
+            )
+            assert len(refused.output.strip().splitlines()) == 1
+        assert path.read_bytes() == before
+        # A dry run reads only, but not a file that moves under it.
+        assert run("prune", str(path), "--min-evidence", "3", "--dry-run").exit_code == 1
+    assert run("prune", str(path), "--min-evidence", "3").exit_code == 0
