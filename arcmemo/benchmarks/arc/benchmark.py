@@ -62,19 +62,19 @@ def as_grid_result(result: CallResult) -> CallResult:
     return result.model_copy(update={"value": grid})
 
 
-def transform_program(source: str) -> Program:
+def transform_program(source: str, *, stop_after_failure: bool = True) -> Program:
     """A model's ``transform`` program in ARC's calling convention (``np`` bound for it).
 
-    After its first timeout or crash the remaining grids are not run (``not_run``): such a
-    program has failed verification already, and every further grid could cost another
-    full time limit while holding a sandbox worker.
+    With ``stop_after_failure``, after its first timeout or crash the remaining grids are
+    not run (``not_run``): such a program has failed verification already, and every
+    further grid could cost another full time limit while holding a sandbox worker.
     """
     return Program(
         source=source,
         entry="_arcmemo_transform",
         harness=_HARNESS,
         bindings={"np": "numpy"},
-        stop_after_failure=True,
+        stop_after_failure=stop_after_failure,
     )
 
 
@@ -93,6 +93,12 @@ class ArcOptions(BaseModel):
         description="What a retry shows of the failed attempt besides the per-example "
         "feedback: its program, or its whole answer text (the paper's num_feedback_passes "
         "shows the completion).",
+    )
+    stop_after_failure: bool = Field(
+        default=True,
+        description="Stop running a program at its first timeout or crash (the remaining "
+        "grids are not_run). Faster on hopeless programs; unlike the paper, such a program's "
+        "test outputs are then not scored (false runs every grid, as the paper does).",
     )
 
 
@@ -166,7 +172,10 @@ class ArcBenchmark(Benchmark[ArcTask]):
         """``transform`` of ``source`` on each grid, in the sandbox, outputs checked as grids."""
         if not grids:
             return []
-        results = self.sandbox.get().run(transform_program(source), [[grid] for grid in grids])
+        options = self.options
+        stop = options.stop_after_failure if isinstance(options, ArcOptions) else True
+        program = transform_program(source, stop_after_failure=stop)
+        results = self.sandbox.get().run(program, [[grid] for grid in grids])
         return [as_grid_result(result) for result in results]
 
     def check(self, task: ArcTask, completion: str) -> CheckResult:
