@@ -177,7 +177,7 @@ def _write_html(loaded: Memory, file: Path, out: Path) -> None:
     help="Print the prompt rendering of this view instead of a listing.",
 )
 @click.option(
-    "--budget", type=int, default=None, help="Token budget of the selection view (--view)."
+    "--budget", type=int, default=None, help="Token budget of the selection or solve view (--view)."
 )
 @click.option(
     "--html",
