@@ -286,10 +286,10 @@ def test_the_paper_s_checking_runs_every_grid_after_a_timeout(
         task = tasks["00576224"]
         loops_on_train = (
             "def transform(grid):\n"
-            "    if grid.tolist() != %r:\n"
+            f"    if grid.tolist() != {task.test_inputs[0]!r}:\n"
             "        while True:\n"
             "            pass\n"
-            "    return grid\n" % (task.test_inputs[0],)
+            "    return grid\n"
         )
         step = bench.check(task, block(loops_on_train))
         assert [c.error_kind for c in step.checks] == ["timeout", "timeout"]

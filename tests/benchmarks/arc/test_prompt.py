@@ -45,10 +45,15 @@ def test_the_three_formats() -> None:
 
 
 def test_grid_format_is_a_recorded_benchmark_option() -> None:
-    assert BENCHMARKS.spec("arc-agi-1").options == {"grid_format": "numpy", "feedback": "program"}
+    assert BENCHMARKS.spec("arc-agi-1").options == {
+        "grid_format": "numpy",
+        "feedback": "program",
+        "stop_after_failure": True,
+    }
     assert BENCHMARKS.spec("arc-agi-2", {"grid_format": "digits"}).options == {
         "grid_format": "digits",
         "feedback": "program",
+        "stop_after_failure": True,
     }
     with pytest.raises(RegistryError, match="grid_format"):
         BENCHMARKS.spec("arc-agi-1", {"grid_format": "hex"})
@@ -60,7 +65,11 @@ def test_grid_format_is_a_recorded_benchmark_option() -> None:
             out=Path("unused"),
         )
     )
-    assert config.benchmark.options == {"grid_format": "spaces", "feedback": "program"}
+    assert config.benchmark.options == {
+        "grid_format": "spaces",
+        "feedback": "program",
+        "stop_after_failure": True,
+    }
     assert '"grid_format": "spaces"' in config.model_dump_json(indent=2)
 
 
