@@ -67,14 +67,12 @@ class DcrsSelector(Selector):
 
     async def retrieve(self, memory: Memory, problem: str, *, task_id: str) -> list[str]:
         """Task ids of the ``top_k`` stored problems most similar to ``problem``."""
-        ids = sorted(t for t, s in memory.solutions.items() if s.problem.strip() and t != task_id)
-        if not ids:
-            return []
-        corpus = [memory.solutions[t].problem for t in ids]
-        vectors = await self.embedder.embed([problem, *corpus], corpus=corpus)
-        scores = vectors[1:] @ vectors[0]
-        order = sorted(range(len(ids)), key=lambda i: (-scores[i], ids[i]))
-        return [ids[i] for i in order[: self.top_k]]
+        problems = {
+            t: s.problem
+            for t, s in sorted(memory.solutions.items())
+            if s.problem.strip() and t != task_id
+        }
+        return [t for t, _ in await self.embedder.nearest(problem, problems, self.top_k)]
 
     def _prompt(self, memory: Memory, problem: str, retrieved: list[str]) -> str:
         examples = [

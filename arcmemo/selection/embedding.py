@@ -46,6 +46,20 @@ class Embedder(abc.ABC):
     async def embed(self, texts: list[str], *, corpus: list[str]) -> np.ndarray:
         """Vectors for ``texts``; ``corpus`` is the collection being searched (for fitting)."""
 
+    async def nearest(
+        self, query: str, documents: dict[str, str], top_k: int
+    ) -> list[tuple[str, float]]:
+        """The ``top_k`` documents most similar to ``query`` with their cosine, most similar
+        first (ties by name, so the order is deterministic)."""
+        names = list(documents)
+        if not names:
+            return []
+        corpus = [documents[n] for n in names]
+        vectors = await self.embed([query, *corpus], corpus=corpus)
+        scores = vectors[1:] @ vectors[0]
+        order = sorted(range(len(names)), key=lambda i: (-scores[i], names[i]))[:top_k]
+        return [(names[i], float(scores[i])) for i in order]
+
 
 class TfidfEmbedder(Embedder):
     """Bag-of-words TF-IDF fitted on the corpus; no network, no model."""
@@ -132,10 +146,6 @@ class EmbeddingSelector(Selector):
         texts = entry_texts(memory)
         if not texts:
             return Selection(selector=self.name, trace="memory is empty")
-        names = list(texts)
-        corpus = [texts[n] for n in names]
-        vectors = await self.embedder.embed([problem, *corpus], corpus=corpus)
-        scores = vectors[1:] @ vectors[0]
-        order = sorted(range(len(names)), key=lambda i: (-scores[i], names[i]))[: self.top_k]
-        trace = "\n".join(f"{names[i]}: {scores[i]:.3f}" for i in order)
-        return Selection(selector=self.name, selected=[names[i] for i in order], trace=trace)
+        nearest = await self.embedder.nearest(problem, texts, self.top_k)
+        trace = "\n".join(f"{name}: {score:.3f}" for name, score in nearest)
+        return Selection(selector=self.name, selected=[name for name, _ in nearest], trace=trace)
