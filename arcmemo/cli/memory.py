@@ -440,44 +440,38 @@ def attribute(run: Path, file: Path, dry_run: bool, out: Path | None) -> None:
             f"{run}: an online run (--update online) already wrote its selections and "
             "attribution into the memory it grew; nothing to fold"
         )
-    with _sole_writer(file, out, dry_run):
-        _fold_attribution(run, config, results, file, dry_run, out)
-
-
-def _fold_attribution(
-    run: Path, config: Any, results: list[Any], file: Path, dry_run: bool, out: Path | None
-) -> None:
     from arcmemo.continual import record_selection_stats
     from arcmemo.memory.attribution import attribute_task, record_attribution, summarize
     from arcmemo.memory.ontology import HistoryEntry
     from arcmemo.signals import WRITE_SIGNALS
 
-    loaded = _load(file)
-    marker = f"attribution of run {run.resolve()}"
-    if any(e.op == "stats" and e.target == marker for e in loaded.history):
-        raise click.ClickException(f"{file}: {run} was already folded into this memory")
-    if config.write_signal is None:
-        raise click.ClickException(f"{run}: config.json names no write signal")
-    signal = WRITE_SIGNALS.create(config.write_signal)
-    attributions = []
-    for result in results:
-        if result.error is not None:
-            continue  # not a result: the task ended on a model-call failure
-        confirmed = signal.confirmed_step(result)
-        attribution = attribute_task(loaded, result, confirmed)
-        attributions.append(attribution)
-        record_selection_stats(loaded, result, confirmed is not None)
-        record_attribution(loaded, attribution)
-    summary = summarize(attributions)
-    click.echo(f"{run}: {summary.line()}")
-    for attribution in attributions:
-        for verdict in attribution.verdicts:
-            why = f" ({'; '.join(verdict.evidence)})" if verdict.evidence else ""
-            click.echo(f"  {attribution.task_id}: {verdict.name}: {verdict.verdict}{why}")
-    if dry_run:
-        return
-    loaded.history.append(HistoryEntry(op="stats", target=marker, why=summary.line()))
-    click.echo(f"wrote {_save_as(loaded, file, out)}")
+    with _sole_writer(file, out, dry_run):
+        loaded = _load(file)
+        marker = f"attribution of run {run.resolve()}"
+        if any(e.op == "stats" and e.target == marker for e in loaded.history):
+            raise click.ClickException(f"{file}: {run} was already folded into this memory")
+        if config.write_signal is None:
+            raise click.ClickException(f"{run}: config.json names no write signal")
+        signal = WRITE_SIGNALS.create(config.write_signal)
+        attributions = []
+        for result in results:
+            if result.error is not None:
+                continue  # not a result: the task ended on a model-call failure
+            confirmed = signal.confirmed_step(result)
+            attribution = attribute_task(loaded, result, confirmed)
+            attributions.append(attribution)
+            record_selection_stats(loaded, result, confirmed is not None)
+            record_attribution(loaded, attribution)
+        summary = summarize(attributions)
+        click.echo(f"{run}: {summary.line()}")
+        for attribution in attributions:
+            for verdict in attribution.verdicts:
+                why = f" ({'; '.join(verdict.evidence)})" if verdict.evidence else ""
+                click.echo(f"  {attribution.task_id}: {verdict.name}: {verdict.verdict}{why}")
+        if dry_run:
+            return
+        loaded.history.append(HistoryEntry(op="stats", target=marker, why=summary.line()))
+        click.echo(f"wrote {_save_as(loaded, file, out)}")
 
 
 @memory.command()
@@ -493,22 +487,18 @@ def _fold_attribution(
 def prune(file: Path, min_evidence: int, dry_run: bool, out: Path | None) -> None:
     """Retire concepts that were selected often and never helped (kept in the file, with a
     history entry; never rendered or selected again)."""
-    with _sole_writer(file, out, dry_run):
-        _prune(file, min_evidence, dry_run, out)
-
-
-def _prune(file: Path, min_evidence: int, dry_run: bool, out: Path | None) -> None:
     from arcmemo.memory.evidence import prune as retire_unhelpful
 
-    loaded = _load(file)
-    retired = retire_unhelpful(loaded, min_evidence)
-    for concept in retired:
-        click.echo(f"retire {concept.name!r}: {concept.retired}")
-    if not retired:
-        click.echo(f"nothing to retire (--min-evidence {min_evidence})")
-    if dry_run or not retired:
-        return
-    click.echo(f"wrote {_save_as(loaded, file, out)}: {len(retired)} concepts retired")
+    with _sole_writer(file, out, dry_run):
+        loaded = _load(file)
+        retired = retire_unhelpful(loaded, min_evidence)
+        for concept in retired:
+            click.echo(f"retire {concept.name!r}: {concept.retired}")
+        if not retired:
+            click.echo(f"nothing to retire (--min-evidence {min_evidence})")
+        if dry_run or not retired:
+            return
+        click.echo(f"wrote {_save_as(loaded, file, out)}: {len(retired)} concepts retired")
 
 
 @memory.command()
@@ -540,43 +530,36 @@ def consolidate(
 ) -> None:
     """Merge near-duplicate concepts (similar names, confirmed by similar contents) with
     full provenance; review with --dry-run, or --out and `arcmemo memory diff`."""
-    with _sole_writer(file, out, dry_run):
-        _consolidate(file, name_threshold, content_threshold, embedder, dry_run, out)
-
-
-def _consolidate(
-    file: Path,
-    name_threshold: float | None,
-    content_threshold: float | None,
-    embedder: str,
-    dry_run: bool,
-    out: Path | None,
-) -> None:
     import asyncio
 
-    from arcmemo.memory import consolidate as merging
-    from arcmemo.registry import RegistryError
+    with _sole_writer(file, out, dry_run):
+        from arcmemo.memory import consolidate as merging
+        from arcmemo.registry import RegistryError
 
-    loaded = _load(file)
-    try:
-        proposals = asyncio.run(
-            merging.propose_merges(
-                loaded,
-                name_threshold=merging.NAME_THRESHOLD if name_threshold is None else name_threshold,
-                content_threshold=(
-                    merging.CONTENT_THRESHOLD if content_threshold is None else content_threshold
-                ),
-                embedder=embedder,
+        loaded = _load(file)
+        try:
+            proposals = asyncio.run(
+                merging.propose_merges(
+                    loaded,
+                    name_threshold=(
+                        merging.NAME_THRESHOLD if name_threshold is None else name_threshold
+                    ),
+                    content_threshold=(
+                        merging.CONTENT_THRESHOLD
+                        if content_threshold is None
+                        else content_threshold
+                    ),
+                    embedder=embedder,
+                )
             )
-        )
-    except RegistryError as error:
-        raise click.BadParameter(str(error), param_hint="--embedder") from None
-    for proposal in proposals:
-        click.echo(proposal.line())
-    if not proposals:
-        click.echo("no near-duplicates found")
-    if dry_run or not proposals:
-        return
-    merging.apply_merges(loaded, proposals)
-    target = _save_as(loaded, file, out)
-    click.echo(f"wrote {target}: {len(proposals)} merges, {len(loaded.concepts)} concepts")
+        except RegistryError as error:
+            raise click.BadParameter(str(error), param_hint="--embedder") from None
+        for proposal in proposals:
+            click.echo(proposal.line())
+        if not proposals:
+            click.echo("no near-duplicates found")
+        if dry_run or not proposals:
+            return
+        merging.apply_merges(loaded, proposals)
+        target = _save_as(loaded, file, out)
+        click.echo(f"wrote {target}: {len(proposals)} merges, {len(loaded.concepts)} concepts")
