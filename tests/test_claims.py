@@ -178,3 +178,16 @@ def test_a_line_torn_by_a_dead_process_is_cut_before_the_next_append(tmp_path: P
     writer.append_result(TaskResult(task_id="b"))
     assert list(RunDirectory(writer.path).finished()) == ["a", "b"]
     assert writer.results_path.read_text().count("\n") == 2
+
+
+@pytest.mark.parametrize(
+    "task_id", ["../../outside", "/etc/passwd", "..", ".hidden", "a/b", "x" * 300, "tâche\n1"]
+)
+def test_a_hostile_task_id_claims_a_file_inside_claims(tmp_path: Path, task_id: str) -> None:
+    # Task ids come from data files (AIME ids, --data): a claim must never name a path
+    # outside the run directory, however the id is spelled.
+    writer = RunWriter(tmp_path / "run")
+    path = writer.claim_path(task_id)
+    assert path.parent == writer.claims_dir
+    assert path.name != ".lock" and "/" not in path.name
+    assert path != writer.claim_path(task_id + "2")
