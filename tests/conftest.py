@@ -9,6 +9,8 @@ from types import ModuleType
 
 import pytest
 
+from arcmemo.memory.edits import VERIFY_VARIABLE
+
 _KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
 
 
@@ -17,6 +19,9 @@ def _offline_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]
     """Session-wide (covers module-scoped fixtures): no API keys, a throwaway cache."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("ARCMEMO_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+        # Every cached relation index is checked field by field when it is reused, so an
+        # edit to a concept that arcmemo.memory.edits does not count fails the test.
+        patch.setenv(VERIFY_VARIABLE, "1")
         for variable in _KEYS:
             patch.delenv(variable, raising=False)
         yield

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timezone
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from arcmemo.memory.edits import Tracked, TrackedList, TrackedListField
 
 SCHEMA_VERSION = 1
 ConceptKind = Literal["structure", "routine"]
@@ -40,6 +43,7 @@ def _singular(word: str) -> str:
     return word
 
 
+@lru_cache(maxsize=1 << 17)  # names repeat: every load, merge and lookup derives them
 def concept_id(name: str) -> str:
     """The stable id of a concept name: lower-case words, singular, joined by hyphens.
 
@@ -61,7 +65,7 @@ def parse_typedef(text: str) -> tuple[str, str] | None:
     return " ".join(match.group(1).split()), match.group(2).strip()
 
 
-class Parameter(BaseModel):
+class Parameter(Tracked):
     """One parameter of a routine (or one configurable aspect of a structure)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -86,25 +90,25 @@ class TypeDef(BaseModel):
     )
 
 
-class Provenance(BaseModel):
+class Provenance(Tracked):
     """Where an entry came from."""
 
     model_config = ConfigDict(extra="forbid")
 
-    sources: list[str] = Field(
-        default_factory=list,
+    sources: TrackedListField[str] = Field(
+        default_factory=TrackedList,
         description="Task ids whose solutions wrote or extended this entry ('seed' for the "
         "hand-written seed ontology).",
     )
-    authors: list[str] = Field(
-        default_factory=list,
+    authors: TrackedListField[str] = Field(
+        default_factory=TrackedList,
         description="Who wrote it: 'provider:model' specs of models, or 'human'.",
     )
     created_at: datetime = Field(default_factory=utc_now, description="First written (UTC).")
     updated_at: datetime = Field(default_factory=utc_now, description="Last changed (UTC).")
 
 
-class ConceptStats(BaseModel):
+class ConceptStats(Tracked):
     """How an entry has been used by selection."""
 
     model_config = ConfigDict(extra="forbid")
@@ -118,21 +122,21 @@ class ConceptStats(BaseModel):
     )
     # Attribution (arcmemo.memory.attribution documents the three verdicts); one task id per
     # attributed selection, so the counts are the lengths of these lists.
-    helpful: list[str] = Field(
-        default_factory=list,
+    helpful: TrackedListField[str] = Field(
+        default_factory=TrackedList,
         description="Tasks where it was shown and the confirmed solution used it.",
     )
-    unused: list[str] = Field(
-        default_factory=list,
+    unused: TrackedListField[str] = Field(
+        default_factory=TrackedList,
         description="Tasks where it was shown and no attributed solution used it.",
     )
-    harmful: list[str] = Field(
-        default_factory=list,
+    harmful: TrackedListField[str] = Field(
+        default_factory=TrackedList,
         description="Tasks where it was shown, an attempt used it, and no solution was confirmed.",
     )
 
 
-class Concept(BaseModel):
+class Concept(Tracked):
     """A typed, parameterized concept (program-synthesis format).
 
     ``structure`` concepts are visual or mathematical entities to look for; ``routine``
@@ -155,17 +159,19 @@ class Concept(BaseModel):
         "name this routine instantiates (e.g. 'selection criteria').",
     )
     description: str = Field(default="", description="What the concept is, in a sentence or two.")
-    parameters: list[Parameter] = Field(default_factory=list, description="Typed parameters.")
+    parameters: TrackedListField[Parameter] = Field(
+        default_factory=TrackedList, description="Typed parameters."
+    )
     output_type: str | None = Field(default=None, description="Type of the result (routines).")
-    cues: list[str] = Field(
-        default_factory=list,
+    cues: TrackedListField[str] = Field(
+        default_factory=TrackedList,
         description="Relevance cues: what in a problem suggests this concept.",
     )
-    implementation: list[str] = Field(
-        default_factory=list, description="Implementation notes and hints."
+    implementation: TrackedListField[str] = Field(
+        default_factory=TrackedList, description="Implementation notes and hints."
     )
-    relations: list[str] = Field(
-        default_factory=list,
+    relations: TrackedListField[str] = Field(
+        default_factory=TrackedList,
         description="Names of concepts this one uses or is used by (beyond what types imply).",
     )
     provenance: Provenance = Field(default_factory=Provenance, description="Origin of the entry.")
@@ -175,8 +181,8 @@ class Concept(BaseModel):
         description="Why it was retired (arcmemo memory prune); a retired concept stays in "
         "the file and its history but is never rendered or selected.",
     )
-    merged_from: list[str] = Field(
-        default_factory=list,
+    merged_from: TrackedListField[str] = Field(
+        default_factory=TrackedList,
         description="Names of near-duplicate concepts consolidated into this one.",
     )
 
@@ -195,7 +201,8 @@ class Concept(BaseModel):
             raise ValueError(
                 f"id {self.id!r} does not match name {self.name!r} (expected {expected!r})"
             )
-        self.id = expected
+        if self.id != expected:  # assigning counts as an edit (arcmemo.memory.edits)
+            self.id = expected
         if self.kind == "structure" and self.routine_subtype:
             raise ValueError("routine_subtype is only allowed on routines, not structures")
         names = [p.name for p in self.parameters]
@@ -325,7 +332,7 @@ class Memory(BaseModel):
         Duplicate concept ids, duplicate type names and type references that resolve to
         nothing in the vocabulary.
         """
-        from arcmemo.memory.types import unresolved
+        from arcmemo.memory.types import unresolved, vocabulary
 
         issues: list[tuple[str, str]] = []
         first_index: dict[str, int] = {}
@@ -345,7 +352,7 @@ class Memory(BaseModel):
             if typedef.name.lower() in seen_types:
                 issues.append((f"types[{index}].name", f"duplicate type {typedef.name!r}"))
             seen_types.add(typedef.name.lower())
-        known = self.type_names()
+        known = vocabulary(self.type_names())
         for index, typedef in enumerate(self.types):
             for name in unresolved(typedef.definition, known):
                 issues.append(

@@ -1,4 +1,4 @@
-"""Relations between concepts, indexed once per version of a memory's concept list.
+"""Relations between concepts, indexed once per version of a concept list.
 
 A concept is related to the names in its written ``relations`` and to those its types
 imply: a routine whose ``routine_subtype`` is a callable type (``selection criteria``) can
@@ -6,24 +6,27 @@ fill every parameter of that type, so it is related to each concept with such a 
 both ways. Growing memories make these lists long (a thousand criteria routines relate to
 every filter), so the index answers per concept in time proportional to what is asked for:
 type -> fillers and type -> users lists, each sorted most useful first, merged lazily, and
-counted without being listed.
+counted without being listed. It also holds the concepts in usefulness order, which the
+budgeted views walk for every task.
 
-:func:`relation_index` keeps one index per memory and rebuilds it when the relation
-signature of the concept list changes (a concept added, merged, deleted or edited in place),
-so a render never sees a stale index.
+:func:`relation_index` keeps the indexes of the last few concept lists, keyed by the
+identities of their members and valid until the next edit to any concept
+(:mod:`arcmemo.memory.edits` counts them): a cached index costs one pass over the list's
+identities, and a concept added, merged, deleted or edited in place rebuilds it, so a
+render never sees a stale index. The copies that leave out retired concepts or a task's
+own concepts share the index of the same filtered list.
 """
 
 from __future__ import annotations
 
 import heapq
-import itertools
 import threading
-import weakref
-from collections import Counter
-from collections.abc import Iterator, Sequence
-from functools import lru_cache, partial
-from typing import TYPE_CHECKING
+from collections import Counter, OrderedDict
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
 
+from arcmemo.memory import edits
 from arcmemo.memory.evidence import usefulness_key
 from arcmemo.memory.types import type_names
 
@@ -57,15 +60,49 @@ def _signature(concept: Concept, rank: tuple[int, int, int, str]) -> _Signature:
     )
 
 
+class _Listing:
+    """Names of sorted ``(key, name)`` lists merged most useful first without repeats,
+    listed only as far as asked for."""
+
+    def __init__(self, lists: list[list[_Ranked]]) -> None:
+        self._source = iter(lists[0]) if len(lists) == 1 else heapq.merge(*lists)
+        self._names: list[str] = []
+        self._seen: set[str] = set()
+        self._lock = threading.Lock()
+
+    def prefix(self, length: int | None) -> list[str]:
+        """The first ``length`` names (all of them for None; fewer when there are not
+        as many)."""
+        with self._lock:
+            while length is None or len(self._names) < length:
+                ranked = next(self._source, None)
+                if ranked is None:
+                    break
+                if ranked[1] not in self._seen:
+                    self._seen.add(ranked[1])
+                    self._names.append(ranked[1])
+            return self._names[:length]
+
+
 class RelationIndex:
     """Type -> fillers and type -> users of one concept list (see the module docstring)."""
 
     def __init__(self, concepts: Sequence[Concept]) -> None:
+        self.edits = edits.count()  # before reading anything, so a concurrent edit shows
         # By object identity; the objects are kept, so no identity is reused meanwhile.
         self._members = {id(c): c for c in concepts}
         self._ranks = {id(c): usefulness(c) for c in concepts}
-        self.signatures = [_signature(c, self._ranks[id(c)]) for c in concepts]
+        self.order = sorted(concepts, key=lambda c: self._ranks[id(c)])
+        # Only for the field-by-field check of :meth:`matches` (the test suite's).
+        self.signatures = (
+            [_signature(c, self._ranks[id(c)]) for c in concepts] if edits.verifying() else None
+        )
         self._memo: dict[tuple[int, int | None], tuple[list[str], int]] = {}
+        self._listings: dict[tuple[frozenset[str], str | None], _Listing] = {}
+        self._counts: dict[tuple[frozenset[str], str | None], int] = {}
+        # What the renderer derived from this version of the list (arcmemo.memory.render's
+        # concept blocks), dropped with the index.
+        self.rendered: dict[tuple[int, object], list[Any]] = {}
         self._by_id: dict[str, Concept] = {}
         self._uses: dict[str, frozenset[str]] = {}
         fillers: dict[str, list[Concept]] = {}
@@ -92,12 +129,6 @@ class RelationIndex:
     def _ranked(self, concepts: list[Concept]) -> list[_Ranked]:
         return sorted((self._ranks[id(c)], c.name) for c in concepts)
 
-    def rank(self, concept: Concept) -> tuple[int, int, int, str]:
-        """:func:`usefulness` of a concept of this index (computed once)."""
-        if self._members.get(id(concept)) is not concept:
-            return usefulness(concept)
-        return self._ranks[id(concept)]
-
     @staticmethod
     def _filled(concept: Concept) -> str | None:
         """The type a routine fills (its subtype, lower-cased), if any."""
@@ -106,7 +137,11 @@ class RelationIndex:
         return None
 
     def matches(self, concepts: Sequence[Concept]) -> bool:
-        """Whether this index still describes ``concepts``."""
+        """Whether this index still describes ``concepts``, field by field (the check
+        :data:`arcmemo.memory.edits.VERIFY_VARIABLE` makes on every cache hit; an index
+        built without that variable set has nothing to compare)."""
+        if self.signatures is None:
+            raise RuntimeError(f"set {edits.VERIFY_VARIABLE}=1 to compare an index field by field")
         if len(concepts) != len(self.signatures):
             return False
         for concept, signature in zip(concepts, self.signatures, strict=True):
@@ -114,37 +149,49 @@ class RelationIndex:
                 return False
         return True
 
-    def _implied_lists(self, concept: Concept) -> tuple[list[list[_Ranked]], list[_Ranked]]:
-        own = self._uses.get(concept.id, frozenset())
-        filled = self._filled(concept)
-        fills = [self._fillers[t] for t in sorted(own) if t in self._fillers]
-        used_by = self._users.get(filled, []) if filled is not None else []
-        return fills, used_by
+    def holds(self, concept: Concept) -> bool:
+        """Whether ``concept`` (this very object) is a member of the indexed list."""
+        return self._members.get(id(concept)) is concept
 
-    def _implied(self, concept: Concept) -> Iterator[str]:
-        """Type-implied names, most useful first, without ``concept`` itself or repeats."""
-        fills, used_by = self._implied_lists(concept)
-        lists = [ranked for ranked in (*fills, used_by) if ranked]
-        seen = {concept.name}
-        merged = lists[0] if len(lists) == 1 else heapq.merge(*lists)
-        for _, name in merged:
-            if name not in seen:
-                seen.add(name)
-                yield name
+    def by_usefulness(self, concepts: Iterable[Concept]) -> list[Concept]:
+        """``concepts`` (members of this index) most useful first."""
+        wanted = {id(c) for c in concepts}
+        if len(wanted) == len(self.order):
+            return list(self.order)
+        if len(wanted) * 8 < len(self.order):  # a few: sorting them beats a pass over all
+            return sorted((self._members[i] for i in wanted), key=lambda c: self._ranks[id(c)])
+        return [c for c in self.order if id(c) in wanted]
 
-    def _implied_count(self, concept: Concept) -> int:
-        """How many names :meth:`_implied` yields, counted without listing them."""
-        own = self._uses.get(concept.id, frozenset())
-        filled = self._filled(concept)
-        fills, used_by = self._implied_lists(concept)
-        # Fillers of different types are disjoint (one subtype each); a filler of one of
-        # these types that also uses this routine's type is in both lists.
-        total = sum(map(len, fills)) + len(used_by)
-        if filled is not None:
-            total -= sum(self._both[(t, filled)] for t in own if t in self._fillers)
-            if filled in own:  # the concept fills its own parameter: it is in both, once
-                total -= 1
-        return total
+    def _kinship(self, concept: Concept) -> tuple[frozenset[str], str | None]:
+        """What a concept's implied relations depend on: the types it uses and fills."""
+        return self._uses.get(concept.id, frozenset()), self._filled(concept)
+
+    def _implied_names(self, kin: tuple[frozenset[str], str | None]) -> _Listing:
+        # Concepts of one kinship share their implied list (less themselves), so it is
+        # merged once for all of them, and only as far as a view reads it.
+        listing = self._listings.get(kin)
+        if listing is None:
+            own, filled = kin
+            fills = [self._fillers[t] for t in sorted(own) if t in self._fillers]
+            used_by = self._users.get(filled, []) if filled is not None else []
+            listing = self._listings[kin] = _Listing([r for r in (*fills, used_by) if r])
+        return listing
+
+    def _implied_count(self, kin: tuple[frozenset[str], str | None]) -> int:
+        """How many type-implied names a concept of this kinship has (itself left out),
+        counted without listing them."""
+        if kin not in self._counts:
+            own, filled = kin
+            # Fillers of different types are disjoint (one subtype each); a filler of one
+            # of these types that also uses this routine's type is in both lists.
+            total = sum(len(self._fillers[t]) for t in own if t in self._fillers)
+            if filled is not None:
+                total += len(self._users.get(filled, []))
+                total -= sum(self._both[(t, filled)] for t in own if t in self._fillers)
+                if filled in own:  # the concept fills its own parameter: in both, once
+                    total -= 1
+            self._counts[kin] = total
+        return self._counts[kin]
 
     def _is_implied(self, concept: Concept, name: str) -> bool:
         from arcmemo.memory.ontology import concept_id
@@ -162,7 +209,7 @@ class RelationIndex:
     def related(self, concept: Concept, limit: int | None = None) -> tuple[list[str], int]:
         """Up to ``limit`` related names of ``concept`` (written ones first, then the
         implied ones most useful first) and how many more there are."""
-        if self._members.get(id(concept)) is not concept:
+        if not self.holds(concept):
             return self._related(concept, limit)
         key = (id(concept), limit)
         if key not in self._memo:  # a view renders it again for every task
@@ -174,37 +221,50 @@ class RelationIndex:
         written = list(dict.fromkeys(concept.relations))
         names = written if limit is None else written[:limit]
         room = None if limit is None else max(limit - len(names), 0)
+        kin = self._kinship(concept)
         if room != 0:
-            extra = (n for n in self._implied(concept) if n not in written)
-            names = names + list(itertools.islice(extra, room))
-        implied = self._implied_count(concept) - sum(
-            1 for n in written if self._is_implied(concept, n)
-        )
+            # Type-implied names most useful first, less the concept and its written
+            # ones: at most len(skip) of the first room + len(skip) are left out.
+            skip = {*written, concept.name}
+            listed = self._implied_names(kin).prefix(None if room is None else room + len(skip))
+            extra = [name for name in listed if name not in skip]
+            names = names + (extra if room is None else extra[:room])
+        implied = self._implied_count(kin) - sum(1 for n in written if self._is_implied(concept, n))
         return names, len(written) + implied - len(names)
 
 
 _LOCK = threading.Lock()
-_INDEXES: dict[int, tuple[weakref.ref[Memory], RelationIndex]] = {}
+# The last few concept lists' indexes, by their members' identities (each index keeps its
+# members alive, so an identity in a key is never reused while the key is held).
+_INDEXES: OrderedDict[tuple[int, ...], RelationIndex] = OrderedDict()
+_KEPT = 4
 
 
-def _forget(key: int, _ref: object = None) -> None:
-    with _LOCK:
-        _INDEXES.pop(key, None)
+class StaleIndexError(AssertionError):
+    """A concept was edited in a way :mod:`arcmemo.memory.edits` did not count."""
 
 
 def relation_index(memory: Memory) -> RelationIndex:
-    """The relation index of ``memory``, rebuilt only when its concepts changed.
+    """The relation index of ``memory``'s concept list, rebuilt only after an edit.
 
-    Kept outside the model (keyed by the memory's identity, dropped with it) so that a
-    cache never takes part in equality, copies or serialisation.
+    Kept outside the model so that a cache never takes part in equality, copies or
+    serialisation.
     """
-    key = id(memory)
+    key = tuple(map(id, memory.concepts))
     with _LOCK:
-        entry = _INDEXES.get(key)
-    if entry is not None and entry[0]() is memory and entry[1].matches(memory.concepts):
-        return entry[1]
+        index = _INDEXES.get(key)
+        if index is not None and index.edits == edits.count():
+            _INDEXES.move_to_end(key)
+        else:
+            index = None
+    if index is not None:
+        if edits.verifying() and not index.matches(memory.concepts):
+            raise StaleIndexError("a concept was edited without counting as an edit")
+        return index
     index = RelationIndex(memory.concepts)
-    owner = weakref.ref(memory, partial(_forget, key))
     with _LOCK:
-        _INDEXES[key] = (owner, index)
+        _INDEXES[key] = index
+        _INDEXES.move_to_end(key)
+        while len(_INDEXES) > _KEPT:
+            _INDEXES.popitem(last=False)
     return index

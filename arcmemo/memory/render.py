@@ -35,10 +35,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
+from arcmemo.memory.bulk import paused_gc
+from arcmemo.memory.edits import verifying
 from arcmemo.memory.evidence import active
 from arcmemo.memory.ontology import Concept, Lesson, Memory, concept_id
-from arcmemo.memory.relations import RelationIndex, relation_index
+from arcmemo.memory.relations import RelationIndex, StaleIndexError, relation_index
 from arcmemo.tokens import estimate_tokens
 
 VIEWS = ("full", "compressed", "selection", "solve")
@@ -97,6 +100,34 @@ def _related_line(concept: Concept, index: RelationIndex) -> list[str]:
 
 
 def _concept_block(concept: Concept, fields: _Fields, index: RelationIndex) -> list[str]:
+    """A concept's block, built once per version of the concept list (a budgeted view
+    shows the same blocks for every task)."""
+    return _kept_block(concept, fields, index)[0]
+
+
+def _block_cost(concept: Concept, fields: _Fields, index: RelationIndex) -> int:
+    """:func:`_cost` of a concept's block, counted once per version of the list."""
+    kept = _kept_block(concept, fields, index)
+    if kept[1] < 0:
+        kept[1] = _cost(kept[0])
+    return kept[1]
+
+
+def _kept_block(concept: Concept, fields: _Fields, index: RelationIndex) -> list[Any]:
+    # [lines, cost or -1 until asked for], kept by the index of this version of the list.
+    key = (id(concept), fields)
+    kept = index.rendered.get(key)
+    if kept is not None:
+        if verifying() and _build_block(concept, fields, index) != kept[0]:
+            raise StaleIndexError(f"{concept.name!r} was edited without counting as an edit")
+        return kept
+    kept = [_build_block(concept, fields, index), -1]
+    if index.holds(concept):
+        index.rendered[key] = kept
+    return kept
+
+
+def _build_block(concept: Concept, fields: _Fields, index: RelationIndex) -> list[str]:
     lines = [f"- concept: {concept.name}"]
     if concept.description:
         lines.append(f"  description: {concept.description}")
@@ -183,7 +214,7 @@ def _render_cheatsheet(memory: Memory) -> list[str]:
 
 
 def _by_usefulness(concepts: Iterable[Concept], index: RelationIndex) -> list[Concept]:
-    return sorted(concepts, key=index.rank)
+    return index.by_usefulness(concepts)
 
 
 def _finish(lines: list[str]) -> str:
@@ -277,8 +308,8 @@ def _budgeted_text(memory: Memory, index: RelationIndex, view: _View, budget: in
     for concept in view.candidates:
         key = _section_key(concept)
         if view.in_full(concept):
-            block = _concept_block(concept, _FULL, index)
-            cost = _cost(block) + section_cost(key) + (0 if layout.types else types_cost)
+            cost = _block_cost(concept, _FULL, index) + section_cost(key)
+            cost += 0 if layout.types else types_cost
             if spent + cost <= limit:
                 spent += cost
                 opened.add(key)
@@ -398,6 +429,17 @@ def render_memory(
     """
     if view not in VIEWS:
         raise ValueError(f"unknown view {view!r}; choose one of {', '.join(VIEWS)}")
+    with paused_gc():  # a view of a big memory builds a big graph (arcmemo.memory.bulk)
+        return _render_memory(memory, view, selected, budget_tokens, usage_threshold)
+
+
+def _render_memory(
+    memory: Memory,
+    view: str,
+    selected: list[str] | None,
+    budget_tokens: int | None,
+    usage_threshold: int,
+) -> str:
     memory = active(memory)  # retired concepts are never shown
     if view == "selection":
         return render_selection(

@@ -1,0 +1,154 @@
+"""A process-wide count of edits to concepts, so that caches derived from a concept list
+(the relation index and the usefulness order of :mod:`arcmemo.memory.relations`) can tell
+in constant time whether they still hold.
+
+Every way of changing what those caches read bumps the count: assigning a field of a
+concept, a parameter, its provenance or its statistics (:class:`Tracked`), and changing one
+of their lists in place (:class:`TrackedList`: ``concept.relations.append(...)``,
+``stats.helpful.append(...)``). Adding, removing or replacing concepts in a memory's list
+changes the list's members, which the caches compare by identity. So no caller has to
+remember to invalidate anything, and a render never sees a stale index.
+
+The count is global, not per memory: memories share concept objects (the copies that hide
+retired or a task's own concepts), and an edit through one must reach the caches of all.
+Edits are rare next to renders (at most a few per task), so rebuilding every cache after
+any edit costs little.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Annotated, Any, SupportsIndex, TypeVar
+
+from pydantic import AfterValidator, BaseModel
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+T = TypeVar("T")
+
+_COUNTER = itertools.count(1)  # next() on a count is atomic under the GIL
+_edits = 0
+# Set by the test suite: every cache hit is also checked field by field against a fresh
+# derivation, so a way of editing that does not bump the count fails the tests.
+VERIFY_VARIABLE = "ARCMEMO_VERIFY_CACHES"
+
+
+def count() -> int:
+    """How many edits this process has made to concepts so far."""
+    return _edits
+
+
+def bump() -> None:
+    """Record an edit (caches built before it rebuild on their next use)."""
+    global _edits
+    _edits = next(_COUNTER)
+
+
+def verifying() -> bool:
+    """Whether cache hits are checked against a fresh derivation (the test suite)."""
+    return os.environ.get(VERIFY_VARIABLE) == "1"
+
+
+class TrackedList(list[T]):
+    """A list whose in-place changes count as edits; otherwise a plain list (equal to,
+    serialised and copied as one)."""
+
+    __slots__ = ()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Copies and pickles are built whole, not appended to (which would count).
+        return (TrackedList, (list(self),))
+
+    def append(self, item: T) -> None:
+        bump()
+        super().append(item)
+
+    def extend(self, items: Iterable[T]) -> None:
+        bump()
+        super().extend(items)
+
+    def insert(self, index: SupportsIndex, item: T) -> None:
+        bump()
+        super().insert(index, item)
+
+    def remove(self, item: T) -> None:
+        bump()
+        super().remove(item)
+
+    def pop(self, index: SupportsIndex = -1) -> T:
+        bump()
+        return super().pop(index)
+
+    def clear(self) -> None:
+        bump()
+        super().clear()
+
+    def sort(self, *args: Any, **kwargs: Any) -> None:
+        bump()
+        super().sort(*args, **kwargs)
+
+    def reverse(self) -> None:
+        bump()
+        super().reverse()
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        bump()
+        super().__setitem__(index, value)
+
+    def __delitem__(self, index: Any) -> None:
+        bump()
+        super().__delitem__(index)
+
+    def __iadd__(self, items: Iterable[T]) -> TrackedList[T]:  # type: ignore[override,misc]
+        bump()
+        super().__iadd__(items)
+        return self
+
+    def __imul__(self, times: SupportsIndex) -> TrackedList[T]:
+        bump()
+        super().__imul__(times)
+        return self
+
+
+def _tracked(items: list[T]) -> list[T]:
+    return TrackedList(items)
+
+
+# A list field whose in-place changes count as edits (the same schema as ``list[T]``).
+TrackedListField = Annotated[list[T], AfterValidator(_tracked)]
+
+
+def _track_lists(model: BaseModel) -> None:
+    # Values that arrive without validation (model_copy's update, model_construct).
+    for name, value in model.__dict__.items():
+        if type(value) is list:
+            model.__dict__[name] = TrackedList(value)
+
+
+class Tracked(BaseModel):
+    """A model whose field assignments count as edits; every list it is given without
+    validation (assigned, copied in by ``model_copy(update=...)``) is tracked too."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        bump()
+        if type(value) is list:
+            value = TrackedList(value)
+        super().__setattr__(name, value)
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        copied = super().model_copy(update=update, deep=deep)
+        if update:
+            _track_lists(copied)
+        return copied
+
+    @classmethod
+    # pydantic's mypy plugin gives every model its own typed model_construct signature.
+    def model_construct(  # type: ignore[override]
+        cls, _fields_set: set[str] | None = None, **values: Any
+    ) -> Self:
+        built = super().model_construct(_fields_set, **values)
+        _track_lists(built)
+        return built
