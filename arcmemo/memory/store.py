@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from arcmemo.files import atomic_write_text, file_lock
+from arcmemo.memory.bulk import paused_gc
 from arcmemo.memory.merge import merge_unique
 from arcmemo.memory.ontology import SCHEMA_VERSION, Memory, concept_id, parse_typedef
 from arcmemo.memory.types import unresolved
@@ -236,6 +237,11 @@ def migrate(raw: dict[str, Any]) -> dict[str, Any]:
 
 def parse_memory(text: str, path: Path) -> Memory:
     """Validate memory JSON text; ``path`` is only used in messages."""
+    with paused_gc():
+        return _parse_memory(text, path)
+
+
+def _parse_memory(text: str, path: Path) -> Memory:
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as error:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 # Names a Python-like annotation may use without defining them.
 BUILTIN_TYPES = frozenset(
@@ -39,10 +40,22 @@ def type_names(annotation: str) -> list[str]:
     return names
 
 
-def unresolved(annotation: str, known: Iterable[str]) -> list[str]:
-    """Type names in ``annotation`` that are neither built in nor in ``known``."""
-    vocabulary = {k.lower() for k in known} | BUILTIN_TYPES
-    return [n for n in type_names(annotation) if n.lower() not in vocabulary]
+@lru_cache(maxsize=1 << 16)
+def _named(annotation: str) -> tuple[tuple[str, str], ...]:
+    # Annotations repeat across a memory: each is parsed once per process.
+    return tuple((name, name.lower()) for name in type_names(annotation))
+
+
+def vocabulary(known: Iterable[str]) -> frozenset[str]:
+    """The lower-cased names an annotation may use: built-ins and ``known``."""
+    return frozenset(k.lower() for k in known) | BUILTIN_TYPES
+
+
+def unresolved(annotation: str, known: Iterable[str] | frozenset[str]) -> list[str]:
+    """Type names in ``annotation`` that are neither built in nor in ``known`` (names, or
+    a :func:`vocabulary` built once for many annotations)."""
+    names = known if isinstance(known, frozenset) else vocabulary(known)
+    return [name for name, lower in _named(annotation) if lower not in names]
 
 
 def _definition_end(text: str, start: int) -> int:

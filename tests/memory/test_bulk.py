@@ -1,0 +1,64 @@
+"""The cyclic collector is paused while a memory is built or rendered, and only then."""
+
+from __future__ import annotations
+
+import gc
+from pathlib import Path
+
+import pytest
+
+from arcmemo.memory.bulk import paused_gc
+from arcmemo.memory.ontology import Memory
+from arcmemo.memory.synthetic import synthetic_memory
+
+
+def test_pauses_nest_and_restore_the_collectors_state() -> None:
+    assert gc.isenabled()
+    with paused_gc():
+        assert not gc.isenabled()
+        with paused_gc():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # the outer pause still holds
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with paused_gc():
+            pass
+        assert not gc.isenabled()  # it was off before: it stays off
+    finally:
+        gc.enable()
+
+
+def test_a_failing_block_still_resumes_the_collector() -> None:
+    with pytest.raises(ValueError), paused_gc():
+        raise ValueError("boom")
+    assert gc.isenabled()
+
+
+def test_loading_and_rendering_run_with_the_collector_paused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "memory.json"
+    synthetic_memory(30).save(path)
+    seen: list[bool] = []
+    validate = Memory.model_validate.__func__  # type: ignore[attr-defined]
+
+    def watching(cls: type[Memory], *args: object, **kwargs: object) -> Memory:
+        seen.append(gc.isenabled())
+        return validate(cls, *args, **kwargs)
+
+    monkeypatch.setattr(Memory, "model_validate", classmethod(watching))
+    memory = Memory.load(path)
+    assert seen == [False] and gc.isenabled()
+    from arcmemo.memory import render
+
+    build = render._build_block
+    during: list[bool] = []
+
+    def block(*args: object) -> list[str]:
+        during.append(gc.isenabled())
+        return build(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(render, "_build_block", block)
+    memory.render("full")
+    assert during and not any(during) and gc.isenabled()
