@@ -126,7 +126,9 @@ class ArcBenchmark(Benchmark[ArcTask]):
             tasks = load_path(Path(data))
         else:
             wanted = set(task_ids) if task_ids else None
-            tasks = load_split(split or "evaluation", self.name, wanted)
+            # Given ids come in their own order (select_tasks): only then parse them all.
+            first = None if task_ids else limit
+            tasks = load_split(split or "evaluation", self.name, wanted, first)
         return select_tasks(tasks, task_ids, limit)
 
     def find_tasks(self, task_ids: Sequence[str]) -> list[ArcTask]:
@@ -214,9 +216,7 @@ class ArcBenchmark(Benchmark[ArcTask]):
 
     def grade(self, task: ArcTask, attempts: list[Attempt]) -> TaskGrade:
         if task.test_outputs is None:
-            return TaskGrade(
-                solved=False, score=None, metrics={"n_tests": len(task.test_inputs)}
-            )
+            return TaskGrade(solved=False, score=None, metrics={"n_tests": len(task.test_inputs)})
         # score: the task's oracle@min(2, n), so the run's score is the mean of these;
         # solved: every test input is right in some attempt.
         matrix = [a.correct for a in attempts]

