@@ -6,12 +6,14 @@ what a run sends.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from arcmemo.benchmarks.base import Benchmark
+from arcmemo.memory.edits import TrackedList, derived
 from arcmemo.memory.evidence import active
-from arcmemo.memory.ontology import Memory
+from arcmemo.memory.ontology import Concept, Memory
 from arcmemo.memory.render import lesson_name
 from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient
@@ -22,22 +24,37 @@ from arcmemo.selection.base import Selector, render_hint
 SELECTED_AT_RUN_TIME = "(concepts chosen by the selector at run time)"
 
 
+def _sole_sources(concepts: Sequence[Concept]) -> dict[str, set[int]]:
+    """Identities of the concepts whose only source is each task, by task id."""
+    owned: dict[str, set[int]] = {}
+    for concept in concepts:
+        sources = concept.provenance.sources
+        if sources and all(s == sources[0] for s in sources):
+            owned.setdefault(sources[0], set()).add(id(concept))
+    return owned
+
+
 def hide_own_concepts(memory: Memory, task_id: str) -> Memory:
     """The memory without entries whose only source is ``task_id`` (leakage guard).
 
     A memory built from the tasks being evaluated must not hand a task its own solution.
+    Which concepts each task owns, and the list without a task's own, are worked out once
+    per version of the concept list (a task's retries see the same list, and its index).
     """
 
     def own(sources: list[str]) -> bool:
         return bool(sources) and set(sources) == {task_id}
 
-    if not any(own(c.provenance.sources) for c in memory.concepts) and not any(
-        own(les.provenance.sources) for les in memory.lessons
-    ):
+    hidden = derived("concepts by sole source", memory.concepts, _sole_sources).get(task_id)
+    if not hidden and not any(own(les.provenance.sources) for les in memory.lessons):
         return memory
+
+    def without(concepts: Sequence[Concept]) -> TrackedList[Concept]:
+        return TrackedList(c for c in concepts if id(c) not in (hidden or ()))
+
     return memory.model_copy(
         update={
-            "concepts": [c for c in memory.concepts if not own(c.provenance.sources)],
+            "concepts": derived(f"concepts less task {task_id}'s", memory.concepts, without),
             "lessons": [les for les in memory.lessons if not own(les.provenance.sources)],
         }
     )

@@ -1,6 +1,8 @@
-"""A process-wide count of edits to concepts, so that caches derived from a concept list
-(the relation index and the usefulness order of :mod:`arcmemo.memory.relations`) can tell
-in constant time whether they still hold.
+"""A process-wide count of edits to concepts, and :func:`derived`: what is computed from a
+concept list once per version of it (the relation index and usefulness order of
+:mod:`arcmemo.memory.relations`, the retired and task-owned concepts, the names a selector
+may answer), so that rendering a prompt for every task of a run costs what the prompt
+shows, not what the memory holds.
 
 Every way of changing what those caches read bumps the count: assigning a field of a
 concept, a parameter, its provenance or its statistics (:class:`Tracked`), and changing one
@@ -19,7 +21,9 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Iterable, Mapping
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, SupportsIndex, TypeVar
 
 from pydantic import AfterValidator, BaseModel
@@ -28,6 +32,7 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
 T = TypeVar("T")
+V = TypeVar("V")
 
 _COUNTER = itertools.count(1)  # next() on a count is atomic under the GIL
 _edits = 0
@@ -152,3 +157,53 @@ class Tracked(BaseModel):
         built = super().model_construct(_fields_set, **values)
         _track_lists(built)
         return built
+
+
+class StaleCacheError(AssertionError):
+    """A concept was edited in a way this module did not count (found by the test suite's
+    check of every cache hit)."""
+
+
+_LOCK = threading.Lock()
+# (what, the list's identity or its members') -> (edit count, the list, value). Each entry
+# keeps its list alive, so an identity in a key is never reused while the key is held.
+_DERIVED: OrderedDict[tuple[str, object], tuple[int, Sequence[Any], Any]] = OrderedDict()
+_KEPT = 16
+
+
+def derived(
+    what: str,
+    items: Sequence[T],
+    build: Callable[[Sequence[T]], V],
+    check: Callable[[V], bool] | None = None,
+) -> V:
+    """``build(items)``, computed once per version of the list: kept until the list's
+    members change (compared by identity) or any concept is edited.
+
+    ``what`` names the derivation (one cache serves several). With
+    :data:`VERIFY_VARIABLE` set, a kept value is checked on every hit, by ``check`` or
+    against a fresh ``build``, and :class:`StaleCacheError` is raised when it is stale.
+    The value is shared: callers must not change it.
+    """
+    # A tracked list counts its own changes, so the list itself is the key; any other
+    # sequence is known by its members.
+    key = (what, id(items)) if type(items) is TrackedList else (what, tuple(map(id, items)))
+    with _LOCK:
+        kept = _DERIVED.get(key)
+        if kept is not None and kept[0] == _edits and (kept[1] is items or type(key[1]) is tuple):
+            _DERIVED.move_to_end(key)
+        else:
+            kept = None
+    if kept is not None:
+        value: V = kept[2]
+        if verifying() and not (check(value) if check else build(items) == value):
+            raise StaleCacheError(f"{what}: a concept was edited without counting as an edit")
+        return value
+    edits = _edits  # before building, so an edit made meanwhile shows on the next call
+    value = build(items)
+    with _LOCK:
+        _DERIVED[key] = (edits, items, value)
+        _DERIVED.move_to_end(key)
+        while len(_DERIVED) > _KEPT:
+            _DERIVED.popitem(last=False)
+    return value

@@ -14,6 +14,9 @@ every rendering and selection.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from arcmemo.memory.edits import TrackedList, derived
 from arcmemo.memory.ontology import Concept, HistoryEntry, Memory
 
 
@@ -33,11 +36,22 @@ def usefulness_key(concept: Concept) -> tuple[int, int, int, str]:
     return (-helped(concept), -concept.usage, -concept.stats.selected_solved, concept.id)
 
 
+def _unretired(concepts: Sequence[Concept]) -> TrackedList[Concept] | None:
+    if not any(c.retired for c in concepts):
+        return None
+    return TrackedList(c for c in concepts if not c.retired)
+
+
 def active(memory: Memory) -> Memory:
-    """``memory`` without its retired concepts (the same object when none is retired)."""
-    if not any(c.retired for c in memory.concepts):
+    """``memory`` without its retired concepts (the same object when none is retired).
+
+    Asked for every task, so the answer is kept per version of the concept list (copies
+    of one version share their concept list's relation index too)."""
+    kept = derived("unretired concepts", memory.concepts, _unretired)
+    if kept is None:
         return memory
-    return memory.model_copy(update={"concepts": [c for c in memory.concepts if not c.retired]})
+    # The kept list itself: a change to it through the copy counts as an edit.
+    return memory.model_copy(update={"concepts": kept})
 
 
 def prune_candidates(memory: Memory, min_evidence: int) -> list[Concept]:

@@ -282,7 +282,7 @@ class HistoryEntry(BaseModel):
     )
 
 
-class Memory(BaseModel):
+class Memory(Tracked):
     """A whole memory: what ``arcmemo`` stores in one JSON file."""
 
     model_config = ConfigDict(extra="forbid")
@@ -290,7 +290,9 @@ class Memory(BaseModel):
     schema_version: int = Field(default=SCHEMA_VERSION, description="Version of this file format.")
     domain: str = Field(default="arc", description="Problem domain: 'arc', 'aime', or any string.")
     types: list[TypeDef] = Field(default_factory=list, description="Type vocabulary.")
-    concepts: list[Concept] = Field(default_factory=list, description="Program-synthesis concepts.")
+    concepts: TrackedListField[Concept] = Field(
+        default_factory=TrackedList, description="Program-synthesis concepts."
+    )
     lessons: list[Lesson] = Field(default_factory=list, description="Open-ended lessons.")
     cheatsheet: str = Field(
         default="", description="Free-text sheet (Dynamic Cheatsheet baseline)."

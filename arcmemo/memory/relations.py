@@ -9,19 +9,18 @@ type -> fillers and type -> users lists, each sorted most useful first, merged l
 counted without being listed. It also holds the concepts in usefulness order, which the
 budgeted views walk for every task.
 
-:func:`relation_index` keeps the indexes of the last few concept lists, keyed by the
-identities of their members and valid until the next edit to any concept
-(:mod:`arcmemo.memory.edits` counts them): a cached index costs one pass over the list's
-identities, and a concept added, merged, deleted or edited in place rebuilds it, so a
-render never sees a stale index. The copies that leave out retired concepts or a task's
-own concepts share the index of the same filtered list.
+:func:`relation_index` keeps the index of a concept list until its members change or any
+concept is edited (:func:`arcmemo.memory.edits.derived`): a kept index costs one pass
+over the list's identities, and a concept added, merged, deleted or edited in place
+rebuilds it, so a render never sees a stale index. The copies that leave out retired
+concepts or a task's own concepts share the index of the same filtered list.
 """
 
 from __future__ import annotations
 
 import heapq
 import threading
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -88,7 +87,6 @@ class RelationIndex:
     """Type -> fillers and type -> users of one concept list (see the module docstring)."""
 
     def __init__(self, concepts: Sequence[Concept]) -> None:
-        self.edits = edits.count()  # before reading anything, so a concurrent edit shows
         # By object identity; the objects are kept, so no identity is reused meanwhile.
         self._members = {id(c): c for c in concepts}
         self._ranks = {id(c): usefulness(c) for c in concepts}
@@ -152,6 +150,10 @@ class RelationIndex:
     def holds(self, concept: Concept) -> bool:
         """Whether ``concept`` (this very object) is a member of the indexed list."""
         return self._members.get(id(concept)) is concept
+
+    def with_ids(self, ids: Iterable[str]) -> list[Concept]:
+        """The members with these ids (in the order given; unknown ids left out)."""
+        return [self._by_id[i] for i in ids if i in self._by_id]
 
     def by_usefulness(self, concepts: Iterable[Concept]) -> list[Concept]:
         """``concepts`` (members of this index) most useful first."""
@@ -233,38 +235,9 @@ class RelationIndex:
         return names, len(written) + implied - len(names)
 
 
-_LOCK = threading.Lock()
-# The last few concept lists' indexes, by their members' identities (each index keeps its
-# members alive, so an identity in a key is never reused while the key is held).
-_INDEXES: OrderedDict[tuple[int, ...], RelationIndex] = OrderedDict()
-_KEPT = 4
-
-
-class StaleIndexError(AssertionError):
-    """A concept was edited in a way :mod:`arcmemo.memory.edits` did not count."""
-
-
 def relation_index(memory: Memory) -> RelationIndex:
-    """The relation index of ``memory``'s concept list, rebuilt only after an edit.
-
-    Kept outside the model so that a cache never takes part in equality, copies or
-    serialisation.
-    """
-    key = tuple(map(id, memory.concepts))
-    with _LOCK:
-        index = _INDEXES.get(key)
-        if index is not None and index.edits == edits.count():
-            _INDEXES.move_to_end(key)
-        else:
-            index = None
-    if index is not None:
-        if edits.verifying() and not index.matches(memory.concepts):
-            raise StaleIndexError("a concept was edited without counting as an edit")
-        return index
-    index = RelationIndex(memory.concepts)
-    with _LOCK:
-        _INDEXES[key] = index
-        _INDEXES.move_to_end(key)
-        while len(_INDEXES) > _KEPT:
-            _INDEXES.popitem(last=False)
-    return index
+    """The relation index of ``memory``'s concept list, rebuilt only after an edit
+    (:func:`arcmemo.memory.edits.derived`; kept outside the model, so that a cache never
+    takes part in equality, copies or serialisation)."""
+    concepts = memory.concepts
+    return edits.derived("relation index", concepts, RelationIndex, lambda i: i.matches(concepts))

@@ -32,16 +32,18 @@ prompt prefixes stay cacheable at the provider.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from arcmemo.memory.bulk import paused_gc
-from arcmemo.memory.edits import verifying
+from arcmemo.memory.edits import StaleCacheError, verifying
 from arcmemo.memory.evidence import active
 from arcmemo.memory.ontology import Concept, Lesson, Memory, concept_id
-from arcmemo.memory.relations import RelationIndex, StaleIndexError, relation_index
+from arcmemo.memory.relations import RelationIndex, relation_index
 from arcmemo.tokens import estimate_tokens
 
 VIEWS = ("full", "compressed", "selection", "solve")
@@ -59,11 +61,18 @@ SOLVE_BUDGET_TOKENS = 8000
 # A space before a digit is a token of its own (arcmemo.tokens), so a title that starts
 # with a digit costs one more after ": " or ", ".
 _DIGIT_FIRST = re.compile(r"\d")
+_LESSON_ID = re.compile(r"lesson-(\d+)")
 
 
 def lesson_name(index: int) -> str:
     """The selectable name of the lesson at ``index`` (0-based) of a memory."""
     return f"lesson {index + 1}"
+
+
+def _lesson_number(wanted_id: str) -> int | None:
+    """The 0-based index a ``lesson N`` id names (``concept_id(lesson_name(i))``), if any."""
+    match = _LESSON_ID.fullmatch(wanted_id)
+    return int(match.group(1)) - 1 if match and int(match.group(1)) > 0 else None
 
 
 def is_established(concept: Concept, usage_threshold: int = USAGE_THRESHOLD) -> bool:
@@ -119,7 +128,7 @@ def _kept_block(concept: Concept, fields: _Fields, index: RelationIndex) -> list
     kept = index.rendered.get(key)
     if kept is not None:
         if verifying() and _build_block(concept, fields, index) != kept[0]:
-            raise StaleIndexError(f"{concept.name!r} was edited without counting as an edit")
+            raise StaleCacheError(f"{concept.name!r} was edited without counting as an edit")
         return kept
     kept = [_build_block(concept, fields, index), -1]
     if index.holds(concept):
@@ -157,16 +166,17 @@ def _names_line(label: str, names: list[str]) -> str:
 
 
 def _render_concepts(
-    memory: Memory,
+    concepts: Iterable[Concept],
     index: RelationIndex,
     full: set[str],
     titled: set[str],
     fields: _Fields,
     title_label: str,
 ) -> list[str]:
-    """Concepts grouped in sections; ids in ``full`` as blocks, ids in ``titled`` by name."""
+    """``concepts`` grouped in sections; ids in ``full`` as blocks, ids in ``titled`` by
+    name, the rest left out."""
     sections: dict[tuple[int, str], list[Concept]] = {}
-    for concept in memory.concepts:
+    for concept in concepts:
         if concept.id in full or concept.id in titled:
             sections.setdefault(_section_key(concept), []).append(concept)
     lines: list[str] = []
@@ -213,10 +223,6 @@ def _render_cheatsheet(memory: Memory) -> list[str]:
     return ["## Cheatsheet", memory.cheatsheet.strip(), ""] if memory.cheatsheet.strip() else []
 
 
-def _by_usefulness(concepts: Iterable[Concept], index: RelationIndex) -> list[Concept]:
-    return index.by_usefulness(concepts)
-
-
 def _finish(lines: list[str]) -> str:
     return "\n".join(lines).strip() + "\n" if lines else ""
 
@@ -238,6 +244,8 @@ class _Layout:
     lessons: list[int] = field(default_factory=list)
     cheatsheet: bool = False
     types: bool = True
+    # The concepts of ``full`` and ``titled`` (a view of a big memory shows a few).
+    shown: dict[str, Concept] = field(default_factory=dict)
     # Every choice in the order it was made, so the last ones can be taken back.
     order: list[tuple[str, str | int]] = field(default_factory=list)
 
@@ -246,7 +254,7 @@ class _Layout:
 class _View:
     """How the selection or solve view chooses, in the order of its preference."""
 
-    candidates: list[Concept]  # concepts in the order they claim room
+    candidates: Iterable[Concept]  # concepts in the order they claim room (read once)
     in_full: Callable[[Concept], bool]  # which are shown in full when they fit
     lessons: list[int]  # lessons it may show, in order
     title_label: str
@@ -268,7 +276,9 @@ def _view_lines(
     memory: Memory, index: RelationIndex, view: _View, layout: _Layout, budget: int | None
 ) -> list[str]:
     lines = _render_types(memory) if layout.types else []
-    lines += _render_concepts(memory, index, layout.full, layout.titled, _FULL, view.title_label)
+    lines += _render_concepts(
+        layout.shown.values(), index, layout.full, layout.titled, _FULL, view.title_label
+    )
     lines += _render_lessons((i, memory.lessons[i]) for i in sorted(layout.lessons))
     if layout.cheatsheet:
         lines += _render_cheatsheet(memory)
@@ -279,6 +289,7 @@ def _view_lines(
     return lines
 
 
+@lru_cache(maxsize=1 << 16)  # a budgeted view costs the same titles for every task
 def _title_cost(name: str) -> int:
     return estimate_tokens(name) + (1 if _DIGIT_FIRST.match(name) else 0)
 
@@ -315,6 +326,7 @@ def _budgeted_text(memory: Memory, index: RelationIndex, view: _View, budget: in
                 opened.add(key)
                 layout.types = True
                 layout.full.add(concept.id)
+                layout.shown[concept.id] = concept
                 layout.order.append(("full", concept.id))
                 continue
         cost = _title_cost(concept.name) + (1 if key in named else names_line)
@@ -325,6 +337,7 @@ def _budgeted_text(memory: Memory, index: RelationIndex, view: _View, budget: in
         opened.add(key)
         named.add(key)
         layout.titled.add(concept.id)
+        layout.shown[concept.id] = concept
         layout.order.append(("titled", concept.id))
     if view.lessons:
         spent += _cost(["## Lessons", ""])
@@ -361,13 +374,15 @@ def _budgeted_text(memory: Memory, index: RelationIndex, view: _View, budget: in
 def _render_view(memory: Memory, index: RelationIndex, view: _View, budget: int | None) -> str:
     """``view`` in full without a budget, else within ``budget``."""
     if budget is None:
-        full = {c.id for c in view.candidates if view.in_full(c)}
+        shown = {c.id: c for c in view.candidates}
+        full = {key for key, c in shown.items() if view.in_full(c)}
         layout = _Layout(
             full=full,
-            titled={c.id for c in view.candidates} - full,
+            titled=set(shown) - full,
             lessons=list(view.lessons),
             cheatsheet=True,
             types=view.types_always or bool(full),
+            shown=shown,
         )
         return _finish(_view_lines(memory, index, view, layout, None))
     return _budgeted_text(memory, index, view, budget)
@@ -380,7 +395,7 @@ def render_selection(
     (what does not fit is counted in a closing note, when the note itself fits)."""
     index = relation_index(memory)
     view = _View(
-        candidates=_by_usefulness(memory.concepts, index),
+        candidates=index.order,
         in_full=lambda c: is_established(c, usage_threshold),
         lessons=list(range(len(memory.lessons))),
         title_label=LOWER_USAGE_LABEL,
@@ -399,12 +414,14 @@ def render_solve(
     what is not listed."""
     index = relation_index(memory)
     wanted = {concept_id(name) for name in selected or []}
-    chosen = _by_usefulness((c for c in memory.concepts if c.id in wanted), index)
-    others = _by_usefulness((c for c in memory.concepts if c.id not in wanted), index)
+    chosen = index.by_usefulness(index.with_ids(wanted))
+    # The rest most useful first, read only as far as the budget reaches.
+    others = (c for c in index.order if c.id not in wanted)
+    lessons = (_lesson_number(w) for w in wanted)
     view = _View(
-        candidates=chosen + others,
+        candidates=itertools.chain(chosen, others),
         in_full=lambda c: c.id in wanted,
-        lessons=[i for i in range(len(memory.lessons)) if concept_id(lesson_name(i)) in wanted],
+        lessons=sorted(i for i in lessons if i is not None and i < len(memory.lessons)),
         title_label=OTHER_LABEL,
         omitted="not listed",
         types_always=False,
@@ -452,11 +469,16 @@ def _render_memory(
     indexed_lessons = list(enumerate(memory.lessons))
     lines: list[str] = _render_types(memory)
     if view == "full":
-        lines += _render_concepts(memory, index, every, set(), _FULL, OTHER_LABEL)
+        lines += _render_concepts(memory.concepts, index, every, set(), _FULL, OTHER_LABEL)
     else:
         established = {c.id for c in memory.concepts if is_established(c, usage_threshold)}
         lines += _render_concepts(
-            memory, index, established, every - established, _COMPRESSED, LOWER_USAGE_LABEL
+            memory.concepts,
+            index,
+            established,
+            every - established,
+            _COMPRESSED,
+            LOWER_USAGE_LABEL,
         )
     lines += _render_lessons(indexed_lessons)
     lines += _render_cheatsheet(memory)

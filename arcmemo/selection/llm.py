@@ -9,12 +9,14 @@ are reported as unknown in the selection record, never silently dropped.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from pydantic import ConfigDict, Field
 from rapidfuzz import fuzz, process
 
 from arcmemo import prompting
-from arcmemo.memory.ontology import Memory, concept_id
+from arcmemo.memory.edits import derived
+from arcmemo.memory.ontology import Concept, Memory, concept_id
 from arcmemo.memory.render import USAGE_THRESHOLD, lesson_name
 from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient
@@ -37,30 +39,48 @@ def _numbers(name: str) -> list[int]:
 
 def selectable_names(memory: Memory) -> dict[str, str]:
     """Every name a selector may return, by id: concept names and ``lesson N``."""
-    names = {c.id: c.name for c in memory.concepts}
-    names.update({concept_id(lesson_name(i)): lesson_name(i) for i in range(len(memory.lessons))})
+    names = dict(_concept_names(memory.concepts))
+    names.update(_lesson_names(memory))
     return names
 
 
+def _concept_names(concepts: Sequence[Concept]) -> dict[str, str]:
+    return {c.id: c.name for c in concepts}
+
+
+def _lesson_names(memory: Memory) -> dict[str, str]:
+    return {concept_id(lesson_name(i)): lesson_name(i) for i in range(len(memory.lessons))}
+
+
+def _ids_by_numbers(concepts: Sequence[Concept]) -> dict[tuple[int, ...], list[str]]:
+    by_numbers: dict[tuple[int, ...], list[str]] = {}
+    for cid in _concept_names(concepts):
+        by_numbers.setdefault(tuple(_numbers(cid)), []).append(cid)
+    return by_numbers
+
+
 def resolve_names(names: list[str], memory: Memory) -> tuple[list[str], list[str], list[str]]:
-    """(resolved names in memory spelling, unknown names, notes on fuzzy matches)."""
-    known = selectable_names(memory)
-    # Candidates by the numbers in their ids, built once and only when a name needs it.
-    by_numbers: dict[tuple[int, ...], list[str]] | None = None
+    """(resolved names in memory spelling, unknown names, notes on fuzzy matches).
+
+    The concept names and their grouping by numbers are kept per version of the concept
+    list (:func:`arcmemo.memory.edits.derived`): a selection is resolved for every task.
+    """
+    concepts = derived("selectable concept names", memory.concepts, _concept_names)
+    lessons = _lesson_names(memory)
     resolved: list[str] = []
     unknown: list[str] = []
     notes: list[str] = []
     for name in names:
         wanted = concept_id(name)
-        if wanted in known:
-            match = known[wanted]
-        else:
-            if by_numbers is None:
-                by_numbers = {}
-                for cid in known:
-                    by_numbers.setdefault(tuple(_numbers(cid)), []).append(cid)
+        match = lessons.get(wanted) or concepts.get(wanted)  # as selectable_names: lessons win
+        if match is None:
+            numbers = tuple(_numbers(wanted))
+            by_numbers = derived("concept ids by numbers", memory.concepts, _ids_by_numbers)
+            candidates = [
+                *by_numbers.get(numbers, []),
+                *(cid for cid in lessons if tuple(_numbers(cid)) == numbers),
+            ]
             # Ties never pass the ambiguity margin, so their order does not matter.
-            candidates = by_numbers.get(tuple(_numbers(wanted)), [])
             scored = [
                 (score / 100, cid)
                 for cid, score, _ in process.extract(
@@ -70,7 +90,7 @@ def resolve_names(names: list[str], memory: Memory) -> tuple[list[str], list[str
             best = scored[0] if scored else (0.0, "")
             runner_up = scored[1][0] if len(scored) > 1 else 0.0
             if best[0] >= FUZZY_CUTOFF and best[0] - runner_up >= AMBIGUITY_MARGIN:
-                match = known[best[1]]
+                match = lessons.get(best[1]) or concepts[best[1]]
                 notes.append(f"{name!r} matched to {match!r} ({best[0]:.2f})")
             else:
                 unknown.append(name)

@@ -139,9 +139,7 @@ def test_usage_errors(runs: Runs, tmp_path: Path) -> None:
     )
 
 
-def test_over_orders_aggregates_one_setting_and_refuses_another(
-    runs: Runs, tmp_path: Path
-) -> None:
+def test_over_orders_aggregates_one_setting_and_refuses_another(runs: Runs, tmp_path: Path) -> None:
     shuffled = tmp_path / "order-7"
     made = invoke(
         *("run", "arc-agi-1", "--data", str(FIXTURES / "arc" / "eval"), "--tasks", ",".join(TASKS)),

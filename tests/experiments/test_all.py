@@ -86,8 +86,7 @@ def test_estimate_first_and_nothing_paid_without_a_yes(tmp_path: Path) -> None:
     assert "[y/N]" in done.stderr and "nothing run" in done.stderr
     made = calls(tmp_path)
     assert made and all(
-        c.startswith("memory ") or (c.startswith("run ") and c.endswith("--dry-run"))
-        for c in made
+        c.startswith("memory ") or (c.startswith("run ") and c.endswith("--dry-run")) for c in made
     )
     assert not (tmp_path / "runs").exists()  # the estimate ran in a scratch folder
 

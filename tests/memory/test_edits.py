@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import pytest
 
+from arcmemo.attempt import hide_own_concepts
 from arcmemo.memory import edits
-from arcmemo.memory.edits import TrackedList
+from arcmemo.memory.edits import StaleCacheError, TrackedList, derived
+from arcmemo.memory.evidence import active
 from arcmemo.memory.ontology import Concept, ConceptStats, Memory, Parameter, Provenance, TypeDef
-from arcmemo.memory.relations import StaleIndexError, relation_index
+from arcmemo.memory.relations import RelationIndex, relation_index
 
 
 def _memory() -> Memory:
@@ -82,7 +84,7 @@ def test_an_edit_the_count_cannot_see_is_caught_by_the_test_suites_check() -> No
     # Writing the model's storage directly bypasses every hook: only the field-by-field
     # check that the test suite turns on can see it, and it must.
     memory.concepts[2].__dict__["routine_subtype"] = "intermediate"
-    with pytest.raises(StaleIndexError):
+    with pytest.raises(StaleCacheError):
         relation_index(memory)
 
 
@@ -109,3 +111,72 @@ def test_reading_and_rendering_count_no_edits() -> None:
     memory.relations()
     Memory.model_validate_json(memory.model_dump_json())  # loading a file edits nothing
     assert edits.count() == before
+
+
+def test_a_memorys_own_list_is_tracked_however_it_is_set() -> None:
+    memory = _memory()
+    before = edits.count()
+    memory.concepts.append(Concept(name="shape criteria", kind="routine"))
+    assert edits.count() > before
+    memory.concepts = [memory.concepts[0]]
+    assert type(memory.concepts) is TrackedList
+    copy = memory.model_copy(update={"concepts": [memory.concepts[0]]})
+    assert type(copy.concepts) is TrackedList
+
+
+def test_a_derivation_is_kept_until_an_edit_and_never_shared_across_lists(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv(edits.VERIFY_VARIABLE)  # its check builds again on every hit
+    built: list[int] = []
+
+    def count_names(concepts: Sequence[Concept]) -> int:
+        built.append(len(concepts))
+        return len(concepts)
+
+    memory = _memory()
+    assert derived("names", memory.concepts, count_names) == 3
+    assert derived("names", memory.concepts, count_names) == 3
+    assert built == [3]
+    memory.concepts[0].cues.append("many objects")  # any edit to any concept
+    assert derived("names", memory.concepts, count_names) == 3
+    assert built == [3, 3]
+    other = _memory()
+    assert derived("names", other.concepts[:2], count_names) == 2  # a plain list: by members
+    assert derived("names", list(other.concepts[:2]), count_names) == 2
+    assert built == [3, 3, 2]
+
+
+def test_a_stale_derivation_is_caught_by_the_test_suites_check() -> None:
+    memory = _memory()
+    derived("subtypes", memory.concepts, lambda cs: [c.routine_subtype for c in cs])
+    memory.concepts[1].__dict__["routine_subtype"] = "other"  # bypasses every hook
+    with pytest.raises(StaleCacheError):
+        derived("subtypes", memory.concepts, lambda cs: [c.routine_subtype for c in cs])
+
+
+def test_copies_without_retired_or_a_tasks_own_concepts_share_one_index() -> None:
+    memory = _memory()
+    memory.concepts[1].retired = "never helped"
+    memory.concepts[2].provenance.sources.append("task-a")
+    built: list[int] = []
+    build = RelationIndex.__init__
+
+    def counting(self: RelationIndex, concepts: Sequence[Concept]) -> None:
+        built.append(len(concepts))
+        build(self, concepts)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(RelationIndex, "__init__", counting)
+        for _ in range(3):  # a task's first try and its retries
+            visible = hide_own_concepts(active(memory), "task-a")
+            assert [c.name for c in visible.concepts] == ["filter objects"]
+            visible.render("selection", budget_tokens=500)
+            visible.render("solve", selected=["filter objects"], budget_tokens=500)
+        assert built == [1]
+        assert [c.name for c in hide_own_concepts(active(memory), "task-b").concepts] == [
+            "filter objects",
+            "color criteria",
+        ]
+        memory.concepts[2].provenance.sources.append("task-b")  # now owned by nobody alone
+        assert len(hide_own_concepts(active(memory), "task-a").concepts) == 2

@@ -23,6 +23,8 @@ from tests.test_continual import QUADRANTS, lm
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 TASKS = ["0c786b71", "e345f17b"]
+
+
 def challenges(folder: Path, ids: list[str]) -> tuple[Path, dict[str, list]]:
     """An ARC Prize challenge file of ``ids`` (test outputs removed) and those outputs."""
     hidden, tasks = {}, {}
@@ -109,8 +111,6 @@ def test_cli_says_inference_mode_and_prints_no_score(tmp_path: Path) -> None:
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     assert "inference mode: no labels" in result.stderr
-    assert any(
-        "tasks 2/2 (unscored: no labels)" in line for line in result.stderr.splitlines()
-    )
+    assert any("tasks 2/2 (unscored: no labels)" in line for line in result.stderr.splitlines())
     table = [line for line in result.stderr.splitlines() if line.startswith("│")]
     assert table and not any(word in row for row in table for word in ("score", "solved"))
