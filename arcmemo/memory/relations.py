@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from arcmemo.memory.ontology import Concept, Memory
 
 _Signature = tuple[object, ...]
-_Ranked = tuple[tuple[int, int, int, str], str]
+_Ranked = tuple[int, str]
 
 
 @lru_cache(maxsize=1 << 16)
@@ -89,11 +89,11 @@ class RelationIndex:
     def __init__(self, concepts: Sequence[Concept]) -> None:
         # By object identity; the objects are kept, so no identity is reused meanwhile.
         self._members = {id(c): c for c in concepts}
-        self._ranks = {id(c): usefulness(c) for c in concepts}
-        self.order = sorted(concepts, key=lambda c: self._ranks[id(c)])
+        self.order = sorted(concepts, key=usefulness)
+        self._position = {id(c): i for i, c in enumerate(self.order)}
         # Only for the field-by-field check of :meth:`matches` (the test suite's).
         self.signatures = (
-            [_signature(c, self._ranks[id(c)]) for c in concepts] if edits.verifying() else None
+            [_signature(c, usefulness(c)) for c in concepts] if edits.verifying() else None
         )
         self._memo: dict[tuple[int, int | None], tuple[list[str], int]] = {}
         self._listings: dict[tuple[frozenset[str], str | None], _Listing] = {}
@@ -101,31 +101,28 @@ class RelationIndex:
         # What the renderer derived from this version of the list (arcmemo.memory.render's
         # concept blocks), dropped with the index.
         self.rendered: dict[tuple[int, object], list[Any]] = {}
-        self._by_id: dict[str, Concept] = {}
+        self._by_id = {c.id: c for c in concepts}
         self._uses: dict[str, frozenset[str]] = {}
-        fillers: dict[str, list[Concept]] = {}
-        users: dict[str, list[Concept]] = {}
+        # (position in the usefulness order, name) pairs: walking the concepts in that
+        # order lists every type's fillers and users already sorted, and merging them
+        # compares integers.
+        self._fillers: dict[str, list[_Ranked]] = {}
+        self._users: dict[str, list[_Ranked]] = {}
         self._both: Counter[tuple[str, str]] = Counter()
-        for concept in concepts:
-            self._by_id[concept.id] = concept
+        for position, concept in enumerate(self.order):
             used: frozenset[str] = frozenset()
             for param in concept.parameters:
                 if param.type:
                     used = used.union(_used_types(param.type))
             self._uses[concept.id] = used
+            entry = (position, concept.name)
             for name in used:
-                users.setdefault(name, []).append(concept)
+                self._users.setdefault(name, []).append(entry)
             filled = self._filled(concept)
             if filled is not None:
-                fillers.setdefault(filled, []).append(concept)
+                self._fillers.setdefault(filled, []).append(entry)
                 for name in used:
                     self._both[(filled, name)] += 1
-        # (sort key, name) pairs, so merging compares precomputed keys.
-        self._fillers = {t: self._ranked(cs) for t, cs in fillers.items()}
-        self._users = {t: self._ranked(cs) for t, cs in users.items()}
-
-    def _ranked(self, concepts: list[Concept]) -> list[_Ranked]:
-        return sorted((self._ranks[id(c)], c.name) for c in concepts)
 
     @staticmethod
     def _filled(concept: Concept) -> str | None:
@@ -161,7 +158,7 @@ class RelationIndex:
         if len(wanted) == len(self.order):
             return list(self.order)
         if len(wanted) * 8 < len(self.order):  # a few: sorting them beats a pass over all
-            return sorted((self._members[i] for i in wanted), key=lambda c: self._ranks[id(c)])
+            return sorted((self._members[i] for i in wanted), key=lambda c: self._position[id(c)])
         return [c for c in self.order if id(c) in wanted]
 
     def _kinship(self, concept: Concept) -> tuple[frozenset[str], str | None]:
