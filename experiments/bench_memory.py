@@ -32,7 +32,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 OPERATIONS = (
     "load", "add", "save", "render full", "render compressed", "render selection",
-    "render solve", "stats", "diff", "resolve",
+    "render solve", "stats", "diff", "resolve", "run 16", "run 48",
 )  # fmt: skip
 SELECTED = 8
 # Names a selector might answer: exact, misspelled, and unknown ones.
@@ -64,6 +64,8 @@ def worker(operation: str, path: Path, other: Path, repeat: int) -> dict[str, An
     if operation == "load":
         seconds, _ = _median_time(lambda: Memory.load(path), repeat)
         return {"seconds": seconds}
+    if operation.startswith("run "):
+        return {"seconds": _run_seconds(int(operation.split()[1]), path, repeat)}
     memory = Memory.load(path)
     selected = [c.name for c in memory.concepts[:: max(len(memory.concepts) // SELECTED, 1)]]
     if operation == "add":
@@ -129,6 +131,45 @@ def worker(operation: str, path: Path, other: Path, repeat: int) -> dict[str, An
     raise SystemExit(f"unknown operation {operation!r}")
 
 
+# The scripted model of the run rows: a selection answer naming six concepts of the view
+# it was shown (and one misspelling, for fuzzy resolution), then a wrong program.
+SELECTING_MODEL = """import re
+
+WRONG = "```python\\ndef transform(grid):\\n    return grid[::-1]\\n```\\n"
+
+
+def respond(messages):
+    text = messages[-1].content
+    if "### Answer format" in text:
+        names = re.findall(r"^- concept: (.+)$", text, flags=re.M)[:6]
+        names.append(names[0][:-2] + names[0][-1] + names[0][-2])
+        return "```yaml\\n" + "".join(f"- {n}\\n" for n in names) + "```\\n"
+    return WRONG
+"""
+
+
+def _run_seconds(tasks: int, path: Path, repeat: int) -> float:
+    """Median wall time of ``arcmemo run`` in this process: the first ``tasks`` evaluation
+    tasks, the LLM selector under the memory budget, one attempt, no retries, no cache."""
+    from arcmemo.cli.main import cli
+
+    times = []
+    with tempfile.TemporaryDirectory() as folder:
+        script = Path(folder) / "selecting.py"
+        script.write_text(SELECTING_MODEL, encoding="utf-8")
+        os.environ["ARCMEMO_CACHE_DIR"] = str(Path(folder) / "cache")
+        for number in range(repeat):
+            args = ["run", "arc-agi-1", "--split", "evaluation", "--limit", str(tasks)]
+            args += ["--memory", str(path), "--select", "llm", "--attempts", "1"]
+            args += ["--memory-budget", os.environ.get("BENCH_MEMORY_BUDGET", "17000")]
+            args += ["--retries", "0", "--model", f"scripted:{script}", "--no-cache"]
+            args += ["--out", str(Path(folder) / f"run-{number}")]
+            start = time.perf_counter()
+            cli.main(args, standalone_mode=False)
+            times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
 def _changed(memory: Any) -> Any:
     """A later version for ``diff``: 1% of concepts extended, 10 added, 5 deleted."""
     from arcmemo.memory.ontology import Concept
@@ -159,6 +200,8 @@ def _measure(tree: Path, operation: str, files: tuple[Path, Path], args: Any) ->
 
 
 def _seconds(result: dict[str, Any]) -> str:
+    if not result:
+        return ""
     if "timeout" in result:
         return f"> {result['timeout']:g} s"
     if "error" in result:
@@ -221,8 +264,16 @@ def main() -> None:
         table.setdefault((size, op), {})[label] = result
     print("| concepts | operation | old | new | old / new | old output | new output |")
     print("|---:|---|---:|---:|---:|---:|---:|")
-    for (size, op), row in table.items():
-        old, new = row.get("old", {}), row["new"]
+    for size in {size for size, _ in table}:
+        runs = table.get((size, "run 16")), table.get((size, "run 48"))
+        if runs[0] and runs[1]:  # what one more task costs, start-up left out
+            table[(size, "run, per task")] = {
+                label: {"seconds": (runs[1][label]["seconds"] - runs[0][label]["seconds"]) / 32}
+                for label in runs[0]
+                if "seconds" in runs[0][label] and "seconds" in runs[1].get(label, {})
+            }
+    for (size, op), row in sorted(table.items(), key=lambda item: item[0][0]):
+        old, new = row.get("old", {}), row.get("new", {})
         print(
             f"| {size:,} | {op} | {_seconds(old) if old else ''} | {_seconds(new)} | "
             f"{_ratio(old, new) if old else ''} | {_detail(old)} | {_detail(new)} |"
