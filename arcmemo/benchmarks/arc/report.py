@@ -2,7 +2,8 @@
 
 The task's train and test pairs as grids; per step the train pairs a program failed, its
 output next to the expected one, and its test outputs against the expected ones with the
-differing cells marked. Everything here is plain data; ``report.html.j2`` next to this
+differing cells marked. Everything here is plain data (a step's grids drawn when the page
+first reads them); ``report.html.j2`` next to this
 module lays it out (it extends the report's generic page), a grid as a compact string of its
 cells that the page's script draws when the task is opened.
 """
@@ -10,9 +11,11 @@ cells that the page's script draws when the task is opened.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from importlib import resources
-from itertools import chain
+from itertools import chain, repeat
+from operator import add, mul, ne
 from typing import Any
 
 from arcmemo.benchmarks.arc.data import ArcTask
@@ -36,8 +39,11 @@ def as_grid(value: Any) -> list[list[int]] | None:
 # script draws these when the grid comes into view (arcmemo/report/templates/_base.html.j2).
 _PLAIN = "0123456789"
 _DIFFERS = "abcdefghij"
-# The same, for a row of cells 0-255 as bytes (bytes.translate runs at C speed).
-_PLAIN_BYTES = bytes(ord(_PLAIN[v]) if v <= 9 else ord("z") for v in range(256))
+# The same for a grid's cells as bytes, with 10 added where a cell differs: 0-9 plain,
+# 10-19 differing (bytes.translate runs at C speed).
+_CODES = bytes(
+    ord(_PLAIN[v]) if v <= 9 else ord(_DIFFERS[v - 10]) if v <= 19 else ord("z") for v in range(256)
+)
 
 
 def _cell(value: int, differs: bool) -> str:
@@ -48,11 +54,6 @@ def _cell(value: int, differs: bool) -> str:
 
 def _row(row: list[int], truth: list[int] | None) -> tuple[str, int]:
     """A row's cells and how many differ from ``truth`` (None: nothing to compare with)."""
-    if truth is None or truth == row:
-        try:
-            return bytes(row).translate(_PLAIN_BYTES).decode("ascii"), 0
-        except ValueError:  # a value below 0 or above 255: cell by cell below
-            pass
     width = len(truth) if truth is not None else 0
     cells = [
         _cell(value, truth is not None and (c >= width or truth[c] != value))
@@ -60,6 +61,42 @@ def _row(row: list[int], truth: list[int] | None) -> tuple[str, int]:
     ]
     n_diff = sum(cell not in _PLAIN and cell != "z" for cell in cells)
     return "".join(cells), n_diff
+
+
+def _row_cells(grid: list[list[int]], truth: list[list[int]] | None) -> tuple[str, int]:
+    """The cells of any grid, row by row, and how many differ from ``truth``."""
+    rows: list[str] = []
+    n_diff = 0
+    for r, row in enumerate(grid):
+        # a row below the expected grid differs everywhere: compared with an empty row
+        drawn, differing = _row(row, None if truth is None else truth[r] if r < len(truth) else [])
+        rows.append(drawn)
+        n_diff += differing
+    return ",".join(rows), n_diff
+
+
+def _rows(flat: bytes, width: int) -> str:
+    """Cells of a grid, one character each, a comma between rows."""
+    text = flat.translate(_CODES).decode("ascii")
+    return ",".join([text[start : start + width] for start in range(0, len(text), width)])
+
+
+def _fast_cells(grid: list[list[int]], truth: list[list[int]] | None) -> tuple[str, int] | None:
+    """The cells of a grid of colors 0-9 shaped as ``truth`` (or without one) and how many
+    differ, a whole grid at a time; None for other grids (drawn row by row)."""
+    flat = list(chain.from_iterable(grid))
+    if min(flat) < 0 or max(flat) > 9:
+        return None
+    width = len(grid[0])
+    if truth is None:
+        return _rows(bytes(flat), width), 0
+    if len(truth) != len(grid) or len(truth[0]) != width:
+        return None
+    differs = list(map(ne, flat, chain.from_iterable(truth)))
+    n_diff = sum(differs)
+    if not n_diff:
+        return _rows(bytes(flat), width), 0
+    return _rows(bytes(map(add, flat, map(mul, differs, repeat(10)))), width), n_diff
 
 
 @dataclass
@@ -78,29 +115,62 @@ def grid_view(value: Any, expected: Any = None) -> GridView | None:
     if grid is None:
         return None
     truth = as_grid(expected)
-    rows: list[str] = []
-    n_diff = 0
-    for r, row in enumerate(grid):
-        # a row below the expected grid differs everywhere: compared with an empty row
-        cells, differing = _row(row, None if truth is None else truth[r] if r < len(truth) else [])
-        rows.append(cells)
-        n_diff += differing
+    cells, n_diff = _fast_cells(grid, truth) or _row_cells(grid, truth)
     shape = f"{len(grid)}×{len(grid[0])}"
     note = ""
     if truth is not None and (len(truth), len(truth[0])) != (len(grid), len(grid[0])):
         note = f"shape {shape}, expected {len(truth)}×{len(truth[0])}"
-    return GridView(cells=",".join(rows), shape=shape, n_diff=n_diff, note=note)
+    return GridView(cells=cells, shape=shape, n_diff=n_diff, note=note)
+
+
+class _Expected:
+    """Plain views of one task's grids, each drawn once: every step of the task shows its
+    expected outputs again. Keyed by the grid's identity, which holding the task keeps."""
+
+    def __init__(self, task: ArcTask | None) -> None:
+        self.task = task
+        self.views: dict[int, GridView | None] = {}
+
+    def view(self, grid: Any) -> GridView | None:
+        if grid is None:
+            return None
+        key = id(grid)
+        if key not in self.views:
+            self.views[key] = grid_view(grid)
+        return self.views[key]
+
+
+# The task drawn last: the report draws a task's heading and then its steps, one task after
+# another, and never changes a task while drawing it.
+_last = _Expected(None)
+
+
+def _expected(task: ArcTask | None) -> _Expected:
+    global _last
+    if _last.task is not task:
+        _last = _Expected(task)
+    return _last
 
 
 @dataclass
 class CheckView:
-    """A program on one train pair: what it produced against the expected output."""
+    """A program on one train pair: what it produced against the expected output. The
+    grids are drawn when the page shows them (the ARC page shows failed pairs only)."""
 
     index: int
     correct: bool
     error: str | None
-    output: GridView | None
-    expected: GridView | None
+    value: Any = field(repr=False)  # what the program returned
+    truth: Any = field(repr=False)  # the pair's expected output (None: unknown)
+    drawn: _Expected = field(repr=False, compare=False)
+
+    @cached_property
+    def output(self) -> GridView | None:
+        return grid_view(self.value, self.truth)
+
+    @cached_property
+    def expected(self) -> GridView | None:
+        return self.drawn.view(self.truth)
 
 
 @dataclass
@@ -109,19 +179,33 @@ class PredictionView:
 
     index: int
     correct: bool | None
-    produced: GridView | None
-    expected: GridView | None
-    raw: str  # the output as JSON when it is not a grid
+    value: Any = field(repr=False)  # what the program returned (None: nothing)
+    truth: Any = field(repr=False)  # the expected output (None: unlabelled)
+    drawn: _Expected = field(repr=False, compare=False)
+
+    @cached_property
+    def produced(self) -> GridView | None:
+        return grid_view(self.value, self.truth)
+
+    @cached_property
+    def expected(self) -> GridView | None:
+        return self.drawn.view(self.truth)
+
+    @cached_property
+    def raw(self) -> str:
+        """The output as JSON when it is not a grid."""
+        return "" if self.value is None or as_grid(self.value) else json.dumps(self.value)[:500]
 
 
 def task_view(task: ArcTask | None) -> dict[str, Any]:
     """The task's train pairs and test pairs (input, expected output) as grids."""
     if task is None:
         return {"train": [], "tests": []}
+    drawn = _expected(task)
     return {
-        "train": [(grid_view(p.input), grid_view(p.output)) for p in task.train],
+        "train": [(grid_view(p.input), drawn.view(p.output)) for p in task.train],
         "tests": [
-            (grid_view(i), grid_view(o))
+            (grid_view(i), drawn.view(o))
             for i, o in zip(task.test_inputs, task.expected, strict=True)
         ],
     }
@@ -129,33 +213,31 @@ def task_view(task: ArcTask | None) -> dict[str, Any]:
 
 def step_view(task: ArcTask | None, step: Step) -> dict[str, Any]:
     """A step's train-pair checks and test outputs, each next to the expected grid."""
-    checks = []
-    for check in step.checks:
-        expected = (
-            task.train[check.index].output if task and check.index < len(task.train) else None
+    drawn = _expected(task)
+    checks = [
+        CheckView(
+            index=check.index,
+            correct=check.correct,
+            error=check.error,
+            value=check.output,
+            truth=task.train[check.index].output
+            if task and check.index < len(task.train)
+            else None,
+            drawn=drawn,
         )
-        checks.append(
-            CheckView(
-                index=check.index,
-                correct=check.correct,
-                error=check.error,
-                output=grid_view(check.output, expected),
-                expected=grid_view(expected),
-            )
-        )
+        for check in step.checks
+    ]
     predictions = []
     produced = step.prediction if isinstance(step.prediction, list) else []
     n_tests = len(task.test_inputs) if task else len(produced)
     for t in range(n_tests):
-        value = produced[t] if t < len(produced) else None
-        expected = task.expected[t] if task else None
         predictions.append(
             PredictionView(
                 index=t,
                 correct=step.correct[t] if step.correct and t < len(step.correct) else None,
-                produced=grid_view(value, expected),
-                expected=grid_view(expected),
-                raw="" if value is None or as_grid(value) else json.dumps(value)[:500],
+                value=produced[t] if t < len(produced) else None,
+                truth=task.expected[t] if task else None,
+                drawn=drawn,
             )
         )
     return {"checks": checks, "predictions": predictions}
