@@ -153,19 +153,16 @@ def _expected(task: ArcTask | None) -> _Expected:
 
 
 @dataclass
-class CheckView:
-    """A program on one train pair: what it produced against the expected output. The
-    grids are drawn when the page shows them (the ARC page shows failed pairs only)."""
+class _Compared:
+    """A program's output against the expected grid, each drawn when the page first shows
+    it (the ARC page shows failed train pairs only)."""
 
-    index: int
-    correct: bool
-    error: str | None
-    value: Any = field(repr=False)  # what the program returned
-    truth: Any = field(repr=False)  # the pair's expected output (None: unknown)
+    value: Any = field(repr=False)  # what the program returned (None: nothing)
+    truth: Any = field(repr=False)  # the expected output (None: unknown, unlabelled)
     drawn: _Expected = field(repr=False, compare=False)
 
     @cached_property
-    def output(self) -> GridView | None:
+    def value_view(self) -> GridView | None:
         return grid_view(self.value, self.truth)
 
     @cached_property
@@ -174,22 +171,28 @@ class CheckView:
 
 
 @dataclass
-class PredictionView:
+class CheckView(_Compared):
+    """A program on one train pair: what it produced against the expected output."""
+
+    index: int
+    correct: bool
+    error: str | None
+
+    @property
+    def output(self) -> GridView | None:
+        return self.value_view
+
+
+@dataclass
+class PredictionView(_Compared):
     """A program's output for one test input against the expected one."""
 
     index: int
     correct: bool | None
-    value: Any = field(repr=False)  # what the program returned (None: nothing)
-    truth: Any = field(repr=False)  # the expected output (None: unlabelled)
-    drawn: _Expected = field(repr=False, compare=False)
 
-    @cached_property
+    @property
     def produced(self) -> GridView | None:
-        return grid_view(self.value, self.truth)
-
-    @cached_property
-    def expected(self) -> GridView | None:
-        return self.drawn.view(self.truth)
+        return self.value_view
 
     @cached_property
     def raw(self) -> str:
