@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import re
 from pathlib import Path
 
 import pytest
 
-from arcmemo.report import build_report, load_run, render_memory_page, render_report
+from arcmemo.report import RunData, build_report, html, load_run, render_memory_page, render_report
 from tests.report.conftest import ARC_TASKS, FIXTURES, XSS
 from tests.report.pages import DATA_OPEN, grid_attr, task_section
 
@@ -230,3 +231,27 @@ def test_a_400_task_page_is_smaller_than_the_data_it_shows(synthetic_400: Path) 
     assert page.count('<section class="task"') == 400
     details = page[page.index('<section id="details">') : page.index("<script>")]
     assert "<td" not in details
+
+
+def test_the_cycle_collector_is_paused_while_a_report_is_built(
+    arc_memory_run: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reading a big run would trigger a full collection again and again; it is paused while
+    the run is read and rendered, and left as it was (on, or off) afterwards."""
+    seen: list[bool] = []
+    real_load = html.load_run
+
+    def load(path: Path, **options: object) -> RunData:
+        seen.append(gc.isenabled())
+        return real_load(path, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(html, "load_run", load)
+    assert gc.isenabled()
+    build_report(arc_memory_run)
+    assert seen == [False] and gc.isenabled()
+    gc.disable()
+    try:
+        build_report(arc_memory_run)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
