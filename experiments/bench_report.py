@@ -4,11 +4,12 @@ Builds synthetic ARC runs (``tests/report/synthetic.py``: 3-5 train pairs of up 
 2 attempts of up to 3 rounds with programs, reasoning text and train-pair feedback) of each
 size, then for each code tree renders the report in a fresh process (render time: load and
 render, as ``arcmemo report`` does; peak memory: the process's peak RSS, imports included)
-and loads the page in headless Chromium (navigation to load event plus the first layout).
-The old tree is any checkout of the project, e.g. ``git worktree add /tmp/report-old 9af7010``.
+and loads the page in headless Chromium (navigation to load event plus the first layout;
+the median of ``--loads`` loads, each in a fresh browser).
+The old tree is any checkout of the project, e.g. ``git worktree add /tmp/report-old a03e27a``.
 
 Usage: ``python experiments/bench_report.py [--sizes 400 4000] [--old /tmp/report-old]
-[--old-sizes 400] [--no-browser] [--json FILE]``
+[--old-sizes 400] [--loads 3] [--no-browser] [--json FILE]``
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -87,6 +89,7 @@ def main() -> None:
     parser.add_argument(
         "--old-sizes", type=int, nargs="*", default=None, help="sizes to run OLD at (all)"
     )
+    parser.add_argument("--loads", type=int, default=3, help="browser loads per page (median)")
     parser.add_argument("--no-browser", action="store_true")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
@@ -105,7 +108,10 @@ def main() -> None:
                 page = base / f"n{size}-{label}.html"
                 row: dict[str, Any] = {"tasks": size, "code": label, **render(tree, run, page)}
                 if use_browser:
-                    row["load_s"] = browser_load(chromium, page, base / f"profile-{label}-{size}")
+                    row["load_s"] = statistics.median(
+                        browser_load(chromium, page, base / f"profile-{label}-{size}-{n}")
+                        for n in range(args.loads)
+                    )
                 page.unlink()
                 rows.append(row)
                 print(json.dumps(row), file=sys.stderr, flush=True)
@@ -121,11 +127,11 @@ def main() -> None:
         new = next((r for r in rows if r["tasks"] == size and r["code"] == "new"), None)
         old = next((r for r in rows if r["tasks"] == size and r["code"] == "old"), None)
         if new and old:
-            ratios = [f"page {old['page_mb'] / new['page_mb']:.0f}x smaller"]
+            ratios = [f"page {old['page_mb'] / new['page_mb']:.2f}x smaller"]
             ratios.append(f"render {old['render_s'] / new['render_s']:.1f}x faster")
-            ratios.append(f"memory {old['peak_mb'] / new['peak_mb']:.1f}x less")
+            ratios.append(f"memory {old['peak_mb'] / new['peak_mb']:.2f}x less")
             if "load_s" in new and "load_s" in old:
-                ratios.append(f"load {old['load_s'] / new['load_s']:.0f}x faster")
+                ratios.append(f"load {old['load_s'] / new['load_s']:.1f}x faster")
             print(f"{size:,} tasks, new vs old: " + ", ".join(ratios))
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1) + "\n")

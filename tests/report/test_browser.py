@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from arcmemo.report import write_report
+from arcmemo.report.html import environment
 from tests.report.chromium import Browser, find_chromium
 from tests.report.conftest import FIXTURES, NO_CHROMIUM
 
@@ -287,4 +288,37 @@ def test_the_task_table_shows_a_page_at_a_time_over_all_tasks(
     browser.evaluate("document.querySelectorAll('#task-table th')[2].click()")
     assert browser.evaluate(shown)[0] == "68b67ca3"
     assert browser.evaluate("document.querySelectorAll('section.task').length") == 6
+    assert browser.console_errors() == []
+
+
+def test_task_ids_that_name_object_properties_are_tasks_like_any(
+    browser: Browser, tmp_path: Path
+) -> None:
+    """The page's script looks tasks up by id and anchor: ids such as "constructor" or
+    "__proto__" (an id is whatever the data says) must not find the script's own objects."""
+    base = environment().get_template("_base.html.j2")
+    rows = "".join(
+        f'<tr data-task="{tid}" data-status="solved"><td><a href="#task-{tid}">{tid}</a></td></tr>'
+        for tid in ("__proto__", "constructor", "plain")
+    )
+    sections = "".join(
+        f'<section class="task" id="task-{tid}" data-task="{tid}"><details class="task-body">'
+        f"<summary>{tid}</summary></details></section>"
+        for tid in ("__proto__", "plain")  # "constructor" has a row, no details
+    )
+    body = (
+        '<table class="data sortable" id="task-table"><thead><tr><th data-sort>task</th></tr>'
+        f'</thead><tbody></tbody><template id="task-rows" data-page="2">{rows}</template></table>'
+        f'<div id="task-list"></div><template id="task-sections">{sections}</template>'
+    )
+    page = tmp_path / "ids.html"
+    html = base.render(title="ids").replace("<body>\n", "<body>\n" + body, 1)
+    page.write_text(html, encoding="utf-8")
+    browser.open(page.as_uri() + "#task-plain")
+    shown = "Array.from(document.querySelectorAll('#task-table tbody tr:not(.hidden)'))"
+    assert browser.evaluate(shown + ".map(tr => tr.dataset.task)") == ["plain"]
+    assert browser.evaluate("document.querySelector('#task-plain details').open") is True
+    browser.evaluate("location.hash = '#task-__proto__'")
+    browser.wait_for("document.querySelector('#task-__proto__ details').open === true")
+    assert browser.evaluate(shown + ".map(tr => tr.dataset.task)") == ["__proto__", "constructor"]
     assert browser.console_errors() == []
