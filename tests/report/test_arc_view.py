@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from arcmemo.benchmarks.arc.report import _fast_cells, _row_cells, as_grid, grid_view
+from arcmemo.benchmarks.arc.report import _fast_cells, _flat, _row_cells, as_grid, grid_view
 
 
 def test_grid_view_marks_differing_cells() -> None:
@@ -49,7 +49,7 @@ def test_whole_grid_drawing_matches_drawing_row_by_row() -> None:
         if rng.random() < 0.8:
             shape = (height, width) if rng.random() < 0.8 else (rng.randint(1, 6), width)
             truth = [[rng.choice((0, 1, 5, 12)) for _ in range(shape[1])] for _ in range(shape[0])]
-        fast = _fast_cells(grid, truth)
+        fast = _fast_cells(grid, _flat(grid) or [], truth, _flat(truth))
         if fast is not None:
             taken += 1
             assert fast == _row_cells(grid, truth), (grid, truth)

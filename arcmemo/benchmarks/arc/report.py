@@ -22,16 +22,20 @@ from arcmemo.benchmarks.arc.data import ArcTask
 from arcmemo.records import Step
 
 
-def as_grid(value: Any) -> list[list[int]] | None:
-    """``value`` as a rectangular grid of ints, or None when it is not one."""
+def _flat(value: Any) -> list[int] | None:
+    """The cells of ``value`` row after row when it is a rectangular grid of ints, else None."""
     if not isinstance(value, list) or not value:
         return None
     # Whole-grid checks at C speed; type(), not isinstance: a bool is an int but not a cell.
     if set(map(type, value)) != {list} or len(set(map(len, value))) != 1 or not value[0]:
         return None
-    if set(map(type, chain.from_iterable(value))) != {int}:
-        return None
-    return value
+    cells = list(chain.from_iterable(value))
+    return cells if set(map(type, cells)) == {int} else None
+
+
+def as_grid(value: Any) -> list[list[int]] | None:
+    """``value`` as a rectangular grid of ints, or None when it is not one."""
+    return value if _flat(value) is not None else None
 
 
 # One character per cell: the color 0-9, a letter a-j for that color where the cell differs
@@ -41,6 +45,7 @@ _PLAIN = "0123456789"
 _DIFFERS = "abcdefghij"
 # The same for a grid's cells as bytes, with 10 added where a cell differs: 0-9 plain,
 # 10-19 differing (bytes.translate runs at C speed).
+_COLOR_BYTES = bytes(range(10))
 _CODES = bytes(
     ord(_PLAIN[v]) if v <= 9 else ord(_DIFFERS[v - 10]) if v <= 19 else ord("z") for v in range(256)
 )
@@ -81,21 +86,27 @@ def _rows(flat: bytes, width: int) -> str:
     return ",".join([text[start : start + width] for start in range(0, len(text), width)])
 
 
-def _fast_cells(grid: list[list[int]], truth: list[list[int]] | None) -> tuple[str, int] | None:
-    """The cells of a grid of colors 0-9 shaped as ``truth`` (or without one) and how many
-    differ, a whole grid at a time; None for other grids (drawn row by row)."""
-    flat = list(chain.from_iterable(grid))
-    if min(flat) < 0 or max(flat) > 9:
+def _fast_cells(
+    grid: list[list[int]], flat: list[int], truth: list[list[int]] | None, truth_flat: Any
+) -> tuple[str, int] | None:
+    """The cells of a grid of colors 0-9 (``flat``: its cells row after row) shaped as
+    ``truth`` (or without one) and how many differ, a whole grid at a time; None for other
+    grids (drawn row by row)."""
+    try:
+        codes = bytes(flat)
+    except ValueError:  # a value below 0 or above 255
+        return None
+    if codes.translate(None, _COLOR_BYTES):  # what is left once colors are removed
         return None
     width = len(grid[0])
     if truth is None:
-        return _rows(bytes(flat), width), 0
+        return _rows(codes, width), 0
     if len(truth) != len(grid) or len(truth[0]) != width:
         return None
-    differs = list(map(ne, flat, chain.from_iterable(truth)))
+    differs = list(map(ne, flat, truth_flat))
     n_diff = sum(differs)
     if not n_diff:
-        return _rows(bytes(flat), width), 0
+        return _rows(codes, width), 0
     return _rows(bytes(map(add, flat, map(mul, differs, repeat(10)))), width), n_diff
 
 
@@ -111,11 +122,13 @@ class GridView:
 
 def grid_view(value: Any, expected: Any = None) -> GridView | None:
     """Draw ``value``, marking cells that differ from ``expected`` (when given)."""
-    grid = as_grid(value)
-    if grid is None:
+    flat = _flat(value)
+    if flat is None:
         return None
-    truth = as_grid(expected)
-    cells, n_diff = _fast_cells(grid, truth) or _row_cells(grid, truth)
+    grid: list[list[int]] = value
+    truth_flat = _flat(expected)
+    truth: list[list[int]] | None = expected if truth_flat is not None else None
+    cells, n_diff = _fast_cells(grid, flat, truth, truth_flat) or _row_cells(grid, truth)
     shape = f"{len(grid)}×{len(grid[0])}"
     note = ""
     if truth is not None and (len(truth), len(truth[0])) != (len(grid), len(grid[0])):
