@@ -4,12 +4,13 @@ Builds synthetic ARC runs (``tests/report/synthetic.py``: 3-5 train pairs of up 
 2 attempts of up to 3 rounds with programs, reasoning text and train-pair feedback) of each
 size, then for each code tree renders the report in a fresh process (render time: load and
 render, as ``arcmemo report`` does; peak memory: the process's peak RSS, imports included)
-and loads the page in headless Chromium (navigation to load event plus the first layout;
-the median of ``--loads`` loads, each in a fresh browser).
+and loads the page in headless Chromium (navigation to load event plus the first layout,
+each load in a fresh browser). Each number is the median of ``--renders`` renders and
+``--loads`` loads, the trees taking turns to go first.
 The old tree is any checkout of the project, e.g. ``git worktree add /tmp/report-old a03e27a``.
 
 Usage: ``python experiments/bench_report.py [--sizes 400 4000] [--old /tmp/report-old]
-[--old-sizes 400] [--loads 3] [--no-browser] [--json FILE]``
+[--old-sizes 400] [--renders 3] [--loads 3] [--no-browser] [--json FILE]``
 """
 
 from __future__ import annotations
@@ -89,6 +90,7 @@ def main() -> None:
     parser.add_argument(
         "--old-sizes", type=int, nargs="*", default=None, help="sizes to run OLD at (all)"
     )
+    parser.add_argument("--renders", type=int, default=3, help="renders per tree (median)")
     parser.add_argument("--loads", type=int, default=3, help="browser loads per page (median)")
     parser.add_argument("--no-browser", action="store_true")
     parser.add_argument("--json", type=Path, default=None)
@@ -102,17 +104,33 @@ def main() -> None:
         base = Path(scratch)
         for size in args.sizes:
             run = synthetic.write_run(base / f"n{size}", size)
-            for label, tree in trees:
-                if label == "old" and args.old_sizes is not None and size not in args.old_sizes:
-                    continue
-                page = base / f"n{size}-{label}.html"
-                row: dict[str, Any] = {"tasks": size, "code": label, **render(tree, run, page)}
-                if use_browser:
-                    row["load_s"] = statistics.median(
-                        browser_load(chromium, page, base / f"profile-{label}-{size}-{n}")
-                        for n in range(args.loads)
-                    )
-                page.unlink()
+            here = [
+                (label, tree)
+                for label, tree in trees
+                if label == "new" or args.old_sizes is None or size in args.old_sizes
+            ]
+            renders: dict[str, list[dict[str, Any]]] = {label: [] for label, _ in here}
+            loads: dict[str, list[float]] = {label: [] for label, _ in here}
+            # Side by side: the trees take turns going first, so a change in the machine's
+            # load falls on both.
+            for repeat in range(args.renders):
+                for label, tree in here if repeat % 2 == 0 else here[::-1]:
+                    page = base / f"n{size}-{label}.html"
+                    renders[label].append(render(tree, run, page))
+                    print(json.dumps({"tasks": size, "code": label, **renders[label][-1]}),
+                          file=sys.stderr, flush=True)  # fmt: skip
+            for repeat in range(args.loads if use_browser else 0):
+                for label, _ in here if repeat % 2 == 0 else here[::-1]:
+                    page = base / f"n{size}-{label}.html"
+                    profile = base / f"profile-{label}-{size}-{repeat}"
+                    loads[label].append(browser_load(chromium, page, profile))
+            for label, _ in here:
+                (base / f"n{size}-{label}.html").unlink()
+                row: dict[str, Any] = {"tasks": size, "code": label}
+                for key in ("render_s", "peak_mb", "page_mb"):
+                    row[key] = statistics.median(r[key] for r in renders[label])
+                if loads[label]:
+                    row["load_s"] = statistics.median(loads[label])
                 rows.append(row)
                 print(json.dumps(row), file=sys.stderr, flush=True)
     print("| tasks | code | page (MB) | render (s) | peak memory (MB) | browser load (s) |")
