@@ -122,11 +122,15 @@ class GridView:
 
 def grid_view(value: Any, expected: Any = None) -> GridView | None:
     """Draw ``value``, marking cells that differ from ``expected`` (when given)."""
+    return _drawn(value, expected, _flat(expected))
+
+
+def _drawn(value: Any, expected: Any, truth_flat: list[int] | None) -> GridView | None:
+    """:func:`grid_view`, given the cells of ``expected`` (None: it is no grid)."""
     flat = _flat(value)
     if flat is None:
         return None
     grid: list[list[int]] = value
-    truth_flat = _flat(expected)
     truth: list[list[int]] | None = expected if truth_flat is not None else None
     cells, n_diff = _fast_cells(grid, flat, truth, truth_flat) or _row_cells(grid, truth)
     shape = f"{len(grid)}×{len(grid[0])}"
@@ -143,6 +147,7 @@ class _Expected:
     def __init__(self, task: ArcTask | None) -> None:
         self.task = task
         self.views: dict[int, GridView | None] = {}
+        self.cells: dict[int, list[int] | None] = {}
 
     def view(self, grid: Any) -> GridView | None:
         if grid is None:
@@ -151,6 +156,13 @@ class _Expected:
         if key not in self.views:
             self.views[key] = grid_view(grid)
         return self.views[key]
+
+    def compared(self, value: Any, grid: Any) -> GridView | None:
+        """``value`` drawn against the task's ``grid``, whose cells are read once."""
+        key = id(grid)
+        if key not in self.cells:
+            self.cells[key] = _flat(grid)
+        return _drawn(value, grid, self.cells[key])
 
 
 # The task drawn last: the report draws a task's heading and then its steps, one task after
@@ -176,7 +188,7 @@ class _Compared:
 
     @cached_property
     def value_view(self) -> GridView | None:
-        return grid_view(self.value, self.truth)
+        return self.drawn.compared(self.value, self.truth)
 
     @cached_property
     def expected(self) -> GridView | None:
