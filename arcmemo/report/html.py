@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from functools import cache
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +85,11 @@ def _unique_labels(runs: list[RunData]) -> None:
 
 def render_report(main: RunData, others: list[RunData] | None = None) -> str:
     """The report page of ``main``, compared with ``others`` when given."""
+    return "".join(_report_pieces(main, others))
+
+
+def _report_pieces(main: RunData, others: list[RunData] | None) -> Iterator[str]:
+    """The report page of ``main`` in the pieces the template renders it in."""
     others = others or []
     runs = [main, *others]
     _unique_labels(runs)
@@ -104,7 +110,20 @@ def render_report(main: RunData, others: list[RunData] | None = None) -> str:
         "memory": memory_view(main, index),
     }
     source = main.benchmark.report_template() if main.benchmark is not None else None
-    return _page_template(source).render(**context)
+    return _page_template(source).generate(**context)
+
+
+def _batched(pieces: Iterator[str], size: int = 4096) -> Iterator[str]:
+    """``pieces`` joined ``size`` at a time (fewer, larger writes)."""
+    while batch := "".join(islice(pieces, size)):
+        yield batch
+
+
+def _load(
+    run_dir: Path, compare: list[Path] | None, data: str | None
+) -> tuple[RunData, list[RunData]]:
+    main = load_run(Path(run_dir), data=data)
+    return main, [load_run(Path(path)) for path in compare or []]
 
 
 @contextmanager
@@ -129,9 +148,7 @@ def build_report(
     ``data`` overrides where the main run's tasks are reloaded from (a moved task folder).
     """
     with _collector_paused():
-        main = load_run(Path(run_dir), data=data)
-        others = [load_run(Path(path)) for path in compare or []]
-        return render_report(main, others)
+        return render_report(*_load(run_dir, compare, data))
 
 
 def write_report(
@@ -142,9 +159,10 @@ def write_report(
     data: str | None = None,
 ) -> Path:
     """Write the report of ``run_dir`` (default ``RUN_DIR/report.html``); returns its path."""
-    page = build_report(run_dir, compare=compare, data=data)
     target = Path(out) if out is not None else Path(run_dir) / "report.html"
-    atomic_write_text(target, page)
+    with _collector_paused():
+        # written as it is rendered: the page of a big run is never whole in memory
+        atomic_write_text(target, _batched(_report_pieces(*_load(run_dir, compare, data))))
     target.chmod(0o644)  # a page to share, unlike the private temp file it was written as
     return target
 
