@@ -7,7 +7,7 @@ import fcntl
 import os
 import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 
@@ -61,10 +61,11 @@ def held_lock(path: Path, *, holder: str, shared: bool = False) -> Iterator[None
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def atomic_write_text(path: Path, text: str, *, backup: bool = False) -> None:
+def atomic_write_text(path: Path, text: str | Iterable[str], *, backup: bool = False) -> None:
     """Write ``text`` to ``path`` so that readers see the old or the new file, never a mix.
 
-    With ``backup``, the previous file is kept as ``path`` + ``.bak``.
+    ``text`` may come in pieces (an iterable of strings, e.g. a page as it is rendered),
+    written as they come. With ``backup``, the previous file is kept as ``path`` + ``.bak``.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     descriptor, temporary = tempfile.mkstemp(
@@ -75,7 +76,10 @@ def atomic_write_text(path: Path, text: str, *, backup: bool = False) -> None:
         # (collaborators on a shared cluster can read a saved memory) or keeps its own.
         os.fchmod(descriptor, _mode_for(path))
         with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            handle.write(text)
+            if isinstance(text, str):
+                handle.write(text)
+            else:
+                handle.writelines(text)
             handle.flush()
             os.fsync(handle.fileno())
         if backup and path.exists():

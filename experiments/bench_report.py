@@ -4,11 +4,13 @@ Builds synthetic ARC runs (``tests/report/synthetic.py``: 3-5 train pairs of up 
 2 attempts of up to 3 rounds with programs, reasoning text and train-pair feedback) of each
 size, then for each code tree renders the report in a fresh process (render time: load and
 render, as ``arcmemo report`` does; peak memory: the process's peak RSS, imports included)
-and loads the page in headless Chromium (navigation to load event plus the first layout).
-The old tree is any checkout of the project, e.g. ``git worktree add /tmp/report-old 9af7010``.
+and loads the page in headless Chromium (navigation to load event plus the first layout,
+each load in a fresh browser). Each number is the median of ``--renders`` renders and
+``--loads`` loads, the trees taking turns to go first.
+The old tree is any checkout of the project, e.g. ``git worktree add /tmp/report-old a03e27a``.
 
 Usage: ``python experiments/bench_report.py [--sizes 400 4000] [--old /tmp/report-old]
-[--old-sizes 400] [--no-browser] [--json FILE]``
+[--old-sizes 400] [--renders 3] [--loads 3] [--no-browser] [--json FILE]``
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -87,6 +90,8 @@ def main() -> None:
     parser.add_argument(
         "--old-sizes", type=int, nargs="*", default=None, help="sizes to run OLD at (all)"
     )
+    parser.add_argument("--renders", type=int, default=3, help="renders per tree (median)")
+    parser.add_argument("--loads", type=int, default=3, help="browser loads per page (median)")
     parser.add_argument("--no-browser", action="store_true")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
@@ -99,14 +104,33 @@ def main() -> None:
         base = Path(scratch)
         for size in args.sizes:
             run = synthetic.write_run(base / f"n{size}", size)
-            for label, tree in trees:
-                if label == "old" and args.old_sizes is not None and size not in args.old_sizes:
-                    continue
-                page = base / f"n{size}-{label}.html"
-                row: dict[str, Any] = {"tasks": size, "code": label, **render(tree, run, page)}
-                if use_browser:
-                    row["load_s"] = browser_load(chromium, page, base / f"profile-{label}-{size}")
-                page.unlink()
+            here = [
+                (label, tree)
+                for label, tree in trees
+                if label == "new" or args.old_sizes is None or size in args.old_sizes
+            ]
+            renders: dict[str, list[dict[str, Any]]] = {label: [] for label, _ in here}
+            loads: dict[str, list[float]] = {label: [] for label, _ in here}
+            # Side by side: the trees take turns going first, so a change in the machine's
+            # load falls on both.
+            for repeat in range(args.renders):
+                for label, tree in here if repeat % 2 == 0 else here[::-1]:
+                    page = base / f"n{size}-{label}.html"
+                    renders[label].append(render(tree, run, page))
+                    print(json.dumps({"tasks": size, "code": label, **renders[label][-1]}),
+                          file=sys.stderr, flush=True)  # fmt: skip
+            for repeat in range(args.loads if use_browser else 0):
+                for label, _ in here if repeat % 2 == 0 else here[::-1]:
+                    page = base / f"n{size}-{label}.html"
+                    profile = base / f"profile-{label}-{size}-{repeat}"
+                    loads[label].append(browser_load(chromium, page, profile))
+            for label, _ in here:
+                (base / f"n{size}-{label}.html").unlink()
+                row: dict[str, Any] = {"tasks": size, "code": label}
+                for key in ("render_s", "peak_mb", "page_mb"):
+                    row[key] = statistics.median(r[key] for r in renders[label])
+                if loads[label]:
+                    row["load_s"] = statistics.median(loads[label])
                 rows.append(row)
                 print(json.dumps(row), file=sys.stderr, flush=True)
     print("| tasks | code | page (MB) | render (s) | peak memory (MB) | browser load (s) |")
@@ -121,11 +145,11 @@ def main() -> None:
         new = next((r for r in rows if r["tasks"] == size and r["code"] == "new"), None)
         old = next((r for r in rows if r["tasks"] == size and r["code"] == "old"), None)
         if new and old:
-            ratios = [f"page {old['page_mb'] / new['page_mb']:.0f}x smaller"]
+            ratios = [f"page {old['page_mb'] / new['page_mb']:.2f}x smaller"]
             ratios.append(f"render {old['render_s'] / new['render_s']:.1f}x faster")
-            ratios.append(f"memory {old['peak_mb'] / new['peak_mb']:.1f}x less")
+            ratios.append(f"memory {old['peak_mb'] / new['peak_mb']:.2f}x less")
             if "load_s" in new and "load_s" in old:
-                ratios.append(f"load {old['load_s'] / new['load_s']:.0f}x faster")
+                ratios.append(f"load {old['load_s'] / new['load_s']:.1f}x faster")
             print(f"{size:,} tasks, new vs old: " + ", ".join(ratios))
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1) + "\n")

@@ -43,3 +43,20 @@ def test_replacing_a_file_keeps_its_mode(tmp_path: Path, umask: None) -> None:
     atomic_write_text(path, "new", backup=True)
     assert path.read_text() == "new"
     assert _mode(path) == 0o664
+
+
+def test_atomic_write_takes_text_in_pieces_and_leaves_nothing_if_they_fail(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "page.html"
+    atomic_write_text(path, (f"<p>{n}</p>" for n in range(3)))
+    assert path.read_text() == "<p>0</p><p>1</p><p>2</p>"
+
+    def broken() -> Iterator[str]:
+        yield "half a page"
+        raise RuntimeError("render failed")
+
+    with pytest.raises(RuntimeError):
+        atomic_write_text(path, broken())
+    assert path.read_text() == "<p>0</p><p>1</p><p>2</p>"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["page.html"]

@@ -29,16 +29,19 @@ class MemoryIndex:
         self.ids: set[str] = set()
         self.names: dict[str, str] = {}
         self.lessons: set[str] = set()
+        # every task links the same few names, once per step: each is resolved once
+        self._links: dict[str, str | None] = {}
         if memory is not None:
             self.ids = {c.id for c in memory.concepts}
             self.names = {c.id: c.name for c in memory.concepts}
             self.lessons = {concept_id(lesson_name(i)) for i in range(len(memory.lessons))}
 
     def link(self, name: str) -> str | None:
-        key = concept_id(name)
-        if key in self.ids or key in self.lessons:
-            return "#" + memory_anchor(key)
-        return None
+        if name not in self._links:
+            key = concept_id(name)
+            known = key in self.ids or key in self.lessons
+            self._links[name] = "#" + memory_anchor(key) if known else None
+        return self._links[name]
 
     def links(self, names: list[str]) -> list[tuple[str, str | None]]:
         return [(name, self.link(name)) for name in names]

@@ -14,8 +14,10 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
+from arcmemo.benchmarks.base import Benchmark
 from arcmemo.records import Step, TaskResult
 from arcmemo.report.links import MemoryIndex, anchor
 from arcmemo.report.load import RunData
@@ -69,13 +71,22 @@ class TaskView:
     max_round: int
     tokens: int
     cost: float | None
-    problem: str | None = None
     view: Mapping[str, Any] = field(default_factory=dict)
     attempts: list[AttemptView] = field(default_factory=list)
     selected: list[tuple[str, str | None]] = field(default_factory=list)
     written: list[tuple[str, str | None]] = field(default_factory=list)
     abstraction_notes: list[str] = field(default_factory=list)
     compare_scores: list[float | None] = field(default_factory=list)
+    # the benchmark and its task, to describe the task if the page shows it (ARC's does not)
+    source: tuple[Benchmark[Any], Any] | None = field(default=None, repr=False)
+
+    @cached_property
+    def problem(self) -> str | None:
+        """The task as the benchmark describes it (None: no benchmark or no task)."""
+        if self.source is None or self.source[1] is None:
+            return None
+        benchmark, task = self.source
+        return benchmark.describe(task)
 
 
 def _step_verdict(step: Step) -> str:
@@ -125,7 +136,7 @@ def task_views(run: RunData, index: MemoryIndex) -> list[TaskView]:
             abstraction_notes=notes.get(result.task_id, []),
         )
         if benchmark is not None:
-            view.problem = benchmark.describe(task) if task is not None else None
+            view.source = (benchmark, task)
             view.view = benchmark.report_task(task, result)
         for attempt in result.attempts:
             last = len(attempt.steps) - 1

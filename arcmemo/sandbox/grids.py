@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -9,6 +10,7 @@ import numpy as np
 Grid = list[list[int]]
 
 MAX_GRID_SIDE = 30
+_COLORS = frozenset(range(10))
 
 
 class InvalidGridError(ValueError):
@@ -41,6 +43,31 @@ def validate_grid(value: Any) -> Grid:
                 "(convert with .astype(int))"
             )
         value = value.tolist()
+    plain = _plain_grid(value)
+    if plain is not None:
+        return plain
+    return _checked_grid(value)
+
+
+def _plain_grid(value: Any) -> Grid | None:
+    """A copy of ``value`` when it is a list of equally long lists of plain ints 0-9 within
+    the size limits (task data, most program outputs), checked at C speed; else None."""
+    if type(value) is not list or not 0 < len(value) <= MAX_GRID_SIDE:
+        return None
+    # type(), not isinstance: subclasses (of list, of int: bool) take the careful path
+    if set(map(type, value)) != {list}:
+        return None
+    widths = set(map(len, value))
+    if len(widths) != 1 or not 0 < next(iter(widths)) <= MAX_GRID_SIDE:
+        return None
+    cells = list(chain.from_iterable(value))
+    if set(map(type, cells)) != {int} or not _COLORS.issuperset(cells):
+        return None
+    return [row[:] for row in value]
+
+
+def _checked_grid(value: Any) -> Grid:
+    """``value`` checked cell by cell: the grid, or the first reason it is not one."""
     if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
         raise InvalidGridError(
             f"output is {type(value).__name__} {_describe(value)}, not a 2-D grid "

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
-from arcmemo.benchmarks.arc.report import as_grid, grid_view
+from arcmemo.benchmarks.arc.report import _fast_cells, _flat, _row_cells, as_grid, grid_view
 
 
 def test_grid_view_marks_differing_cells() -> None:
@@ -32,3 +33,24 @@ def test_non_grids_are_not_drawn() -> None:
     for value in values:
         assert as_grid(value) is None
         assert grid_view(value) is None
+
+
+def test_whole_grid_drawing_matches_drawing_row_by_row() -> None:
+    """The fast path (a whole grid at C speed) draws every grid it takes as the row by row
+    path does: same characters, same count of differing cells."""
+    rng = random.Random(0)
+    taken = 0
+    for _ in range(2000):
+        height, width = rng.randint(1, 6), rng.randint(1, 6)
+        grid = [[rng.choice((0, 1, 5, 9)) for _ in range(width)] for _ in range(height)]
+        if rng.random() < 0.1:
+            grid[0][0] = rng.choice((-1, 10, 300))
+        truth: list[list[int]] | None = None
+        if rng.random() < 0.8:
+            shape = (height, width) if rng.random() < 0.8 else (rng.randint(1, 6), width)
+            truth = [[rng.choice((0, 1, 5, 12)) for _ in range(shape[1])] for _ in range(shape[0])]
+        fast = _fast_cells(grid, _flat(grid) or [], truth, _flat(truth))
+        if fast is not None:
+            taken += 1
+            assert fast == _row_cells(grid, truth), (grid, truth)
+    assert taken > 1000

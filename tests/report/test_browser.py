@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from arcmemo.report import write_report
+from arcmemo.report.html import environment
 from tests.report.chromium import Browser, find_chromium
 from tests.report.conftest import FIXTURES, NO_CHROMIUM
 
@@ -241,4 +242,83 @@ def test_opening_a_task_of_400_draws_its_grids_and_only_its(
     assert (
         browser.evaluate("document.querySelectorAll('details.task-body[data-filled]').length") == 1
     )
+    assert browser.console_errors() == []
+
+
+def test_the_task_table_shows_a_page_at_a_time_over_all_tasks(
+    browser: Browser, report_file: Path, tmp_path: Path
+) -> None:
+    """Pages of 2 tasks: filter, sort and links reach every task, on any page; only the
+    rows and headings of pages shown are ever put into the document."""
+    paged = tmp_path / "paged.html"
+    html = report_file.read_text(encoding="utf-8")
+    assert html.count('data-page="500"') == 1
+    paged.write_text(html.replace('data-page="500"', 'data-page="2"'), encoding="utf-8")
+    browser.open(paged.as_uri())
+    shown = (
+        "Array.from(document.querySelectorAll('#task-table tbody tr:not(.hidden)'))"
+        ".map(tr => tr.dataset.task)"
+    )
+    headings = (
+        "Array.from(document.querySelectorAll('section.task:not(.hidden)'))"
+        ".map(s => s.dataset.task)"
+    )
+    assert browser.evaluate(shown) == ["66e6c45b", "00576224"]
+    assert browser.evaluate(headings) == ["66e6c45b", "00576224"]
+    assert browser.evaluate("document.querySelectorAll('section.task').length") == 2
+    assert browser.evaluate("document.getElementById('task-page').textContent") == "1–2 of 6"
+    browser.evaluate("document.getElementById('task-next').click()")
+    assert browser.evaluate(shown) == ["68b67ca3", "e345f17b"]
+    assert browser.evaluate(headings) == ["68b67ca3", "e345f17b"]
+    assert browser.evaluate("document.querySelector('#task-66e6c45b').offsetHeight") == 0
+    # the filter searches every task, not the page
+    browser.evaluate(
+        "(() => { const t = document.getElementById('task-filter'); t.value = 'ca8d';"
+        " t.dispatchEvent(new Event('input')); })()"
+    )
+    assert browser.evaluate(shown) == ["ca8de6ea"]
+    assert browser.evaluate("document.getElementById('task-pager').offsetHeight") == 0
+    # a link to a task the filter hides clears the filter and turns to the task's page
+    browser.evaluate("location.hash = '#task-bbb1b8b6'")
+    opened = "document.querySelector('#task-bbb1b8b6 details.task-body[data-ready]') !== null"
+    browser.wait_for(opened)
+    assert browser.evaluate(shown) == ["bbb1b8b6", "ca8de6ea"]
+    assert browser.evaluate("document.getElementById('task-filter').value") == ""
+    # sorting orders every task: the one unsolved task (page 2) comes first
+    browser.evaluate("document.querySelectorAll('#task-table th')[2].click()")
+    assert browser.evaluate(shown)[0] == "68b67ca3"
+    assert browser.evaluate("document.querySelectorAll('section.task').length") == 6
+    assert browser.console_errors() == []
+
+
+def test_task_ids_that_name_object_properties_are_tasks_like_any(
+    browser: Browser, tmp_path: Path
+) -> None:
+    """The page's script looks tasks up by id and anchor: ids such as "constructor" or
+    "__proto__" (an id is whatever the data says) must not find the script's own objects."""
+    base = environment().get_template("_base.html.j2")
+    rows = "".join(
+        f'<tr data-task="{tid}" data-status="solved"><td><a href="#task-{tid}">{tid}</a></td></tr>'
+        for tid in ("__proto__", "constructor", "plain")
+    )
+    sections = "".join(
+        f'<section class="task" id="task-{tid}" data-task="{tid}"><details class="task-body">'
+        f"<summary>{tid}</summary></details></section>"
+        for tid in ("__proto__", "plain")  # "constructor" has a row, no details
+    )
+    body = (
+        '<table class="data sortable" id="task-table"><thead><tr><th data-sort>task</th></tr>'
+        f'</thead><tbody></tbody><template id="task-rows" data-page="2">{rows}</template></table>'
+        f'<div id="task-list"></div><template id="task-sections">{sections}</template>'
+    )
+    page = tmp_path / "ids.html"
+    html = base.render(title="ids").replace("<body>\n", "<body>\n" + body, 1)
+    page.write_text(html, encoding="utf-8")
+    browser.open(page.as_uri() + "#task-plain")
+    shown = "Array.from(document.querySelectorAll('#task-table tbody tr:not(.hidden)'))"
+    assert browser.evaluate(shown + ".map(tr => tr.dataset.task)") == ["plain"]
+    assert browser.evaluate("document.querySelector('#task-plain details').open") is True
+    browser.evaluate("location.hash = '#task-__proto__'")
+    browser.wait_for("document.querySelector('#task-__proto__ details').open === true")
+    assert browser.evaluate(shown + ".map(tr => tr.dataset.task)") == ["__proto__", "constructor"]
     assert browser.console_errors() == []

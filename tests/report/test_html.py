@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import re
 from pathlib import Path
 
 import pytest
 
-from arcmemo.report import build_report, load_run, render_memory_page, render_report
+from arcmemo.report import (
+    RunData,
+    build_report,
+    html,
+    load_run,
+    render_memory_page,
+    render_report,
+    write_report,
+)
 from tests.report.conftest import ARC_TASKS, FIXTURES, XSS
 from tests.report.pages import DATA_OPEN, grid_attr, task_section
 
@@ -230,3 +239,44 @@ def test_a_400_task_page_is_smaller_than_the_data_it_shows(synthetic_400: Path) 
     assert page.count('<section class="task"') == 400
     details = page[page.index('<section id="details">') : page.index("<script>")]
     assert "<td" not in details
+
+
+def test_the_cycle_collector_is_paused_while_a_report_is_built(
+    arc_memory_run: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Reading a big run would trigger a full collection again and again; it is paused while
+    the run is read and rendered, and left as it was (on, or off) afterwards."""
+    seen: list[bool] = []
+    real_load = html.load_run
+
+    def load(path: Path, **options: object) -> RunData:
+        seen.append(gc.isenabled())
+        return real_load(path, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(html, "load_run", load)
+    assert gc.isenabled()
+    build_report(arc_memory_run)
+    assert seen == [False] and gc.isenabled()
+    write_report(arc_memory_run, tmp_path / "report.html")
+    assert seen == [False, False] and gc.isenabled()
+    gc.disable()
+    try:
+        build_report(arc_memory_run)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_the_written_page_is_the_page_rendered_whole(
+    arc_memory_run: Path, arc_baseline_run: Path, tmp_path: Path
+) -> None:
+    """write_report writes the page piece by piece as it renders: the same page."""
+    out = write_report(arc_memory_run, tmp_path / "report.html", compare=[arc_baseline_run])
+    written = out.read_text(encoding="utf-8")
+    whole = build_report(arc_memory_run, compare=[arc_baseline_run])
+
+    def timeless(page: str) -> str:
+        return re.sub(r"generated \d{4}-\d\d-\d\d \d\d:\d\d UTC", "", page)
+
+    assert len(written) > 50_000 and timeless(written) == timeless(whole)
+    assert list(html._batched(iter("abcde"), 2)) == ["ab", "cd", "e"]

@@ -1,7 +1,10 @@
+import random
+
 import numpy as np
 import pytest
 
 from arcmemo.sandbox import InvalidGridError, validate_grid
+from arcmemo.sandbox.grids import _checked_grid, _plain_grid
 
 
 def test_lists_and_int_arrays_are_grids() -> None:
@@ -40,3 +43,43 @@ def test_invalid_grids_are_explained(value: object, message: str) -> None:
     with pytest.raises(InvalidGridError) as caught:
         validate_grid(value)
     assert message in str(caught.value)
+
+
+class Color(int):
+    """An int subclass: a color to the careful check, never to the fast one."""
+
+
+def _outcome(check: object, value: object) -> object:
+    try:
+        return check(value)  # type: ignore[operator]
+    except InvalidGridError as error:
+        return f"error: {error}"
+
+
+def test_the_fast_path_decides_as_the_cell_by_cell_check() -> None:
+    """validate_grid answers, and words its errors, as the careful check alone does."""
+    rng = random.Random(0)
+    cells: list[object] = [0, 3, 9, 10, -1, True, False, 1.0, Color(2), np.int64(4), "1", None]
+    values: list[object] = [[], [[]], [[0] * 31], [[0]] * 31, [(1, 2)], ((1, 2),)]
+    for _ in range(3000):
+        height, width = rng.choice((1, 2, 5, 30, 31)), rng.choice((1, 3, 30, 31))
+        grid = [[rng.randint(0, 9) for _ in range(width)] for _ in range(height)]
+        for _ in range(rng.choice((0, 0, 1, 2))):
+            row = grid[rng.randrange(height)]
+            row[rng.randrange(width)] = rng.choice(cells)  # type: ignore[call-overload]
+        if rng.random() < 0.1:
+            grid[rng.randrange(height)] = grid[0][:-1] or [5, 5]
+        if rng.random() < 0.05:
+            grid[rng.randrange(height)] = tuple(grid[0])  # type: ignore[call-overload]
+        values.append(grid)
+    for value in values:
+        assert _outcome(validate_grid, value) == _outcome(_checked_grid, value), value
+    valid = [v for v in values if not str(_outcome(validate_grid, v)).startswith("error")]
+    assert len(valid) > 500
+    assert sum(_plain_grid(v) is not None for v in valid) > 300  # most took the fast path
+    for value in valid:
+        copy = validate_grid(value)
+        assert isinstance(value, (list, tuple))
+        assert copy == [[int(c) for c in row] for row in value] and copy is not value
+        assert all(type(c) is int for row in copy for c in row)
+        assert all(a is not b for a, b in zip(copy, value, strict=True))
