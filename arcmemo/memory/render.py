@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from arcmemo.memory.bulk import paused_gc
+from arcmemo.bulk import paused_gc
 from arcmemo.memory.edits import StaleCacheError, verifying
 from arcmemo.memory.evidence import active
 from arcmemo.memory.ontology import Concept, Lesson, Memory, concept_id

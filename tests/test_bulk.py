@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from arcmemo.memory.bulk import paused_gc
+from arcmemo.bulk import paused_gc
 from arcmemo.memory.ontology import Memory
 from arcmemo.memory.synthetic import synthetic_memory
 
