@@ -103,6 +103,7 @@ class RelationIndex:
         self.rendered: dict[tuple[int, object], list[Any]] = {}
         self._by_id = {c.id: c for c in concepts}
         self._uses: dict[str, frozenset[str]] = {}
+        self._kin: dict[int, tuple[frozenset[str], str | None]] = {}
         # (position in the usefulness order, name) pairs: walking the concepts in that
         # order lists every type's fillers and users already sorted, and merging them
         # compares integers.
@@ -115,10 +116,11 @@ class RelationIndex:
                 if param.type:
                     used = used.union(_used_types(param.type))
             self._uses[concept.id] = used
+            filled = self._filled(concept)
+            self._kin[id(concept)] = (used, filled)
             entry = (position, concept.name)
             for name in used:
                 self._users.setdefault(name, []).append(entry)
-            filled = self._filled(concept)
             if filled is not None:
                 self._fillers.setdefault(filled, []).append(entry)
                 for name in used:
@@ -163,7 +165,8 @@ class RelationIndex:
 
     def _kinship(self, concept: Concept) -> tuple[frozenset[str], str | None]:
         """What a concept's implied relations depend on: the types it uses and fills."""
-        return self._uses.get(concept.id, frozenset()), self._filled(concept)
+        kin = self._kin.get(id(concept)) if self.holds(concept) else None
+        return kin or (self._uses.get(concept.id, frozenset()), self._filled(concept))
 
     def _implied_names(self, kin: tuple[frozenset[str], str | None]) -> _Listing:
         # Concepts of one kinship share their implied list (less themselves), so it is
