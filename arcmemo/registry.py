@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.fields import FieldInfo
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -69,10 +70,17 @@ class Entry(Generic[T]):
     def describe(self) -> str:
         """The summary and the options with their defaults, in one line."""
         fields = ", ".join(
-            field if info.is_required() else f"{field}={info.default!r}"
+            field if info.is_required() else f"{field}={_shown_default(info)}"
             for field, info in self.options.model_fields.items()
         )
         return self.summary + (f" [options: {fields}]" if fields else "")
+
+
+def _shown_default(info: FieldInfo) -> str:
+    default = info.get_default(call_default_factory=True)
+    if isinstance(default, BaseModel):  # nested options: named, set one by one (a.b=v)
+        return f"<{type(default).__name__}>"
+    return repr(default)
 
 
 _plugins_lock = threading.Lock()

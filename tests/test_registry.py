@@ -6,7 +6,7 @@ import sys
 import types
 
 import pytest
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from arcmemo import registry as reg
 from arcmemo.registry import ComponentSpec, Registry, RegistryError
@@ -128,3 +128,20 @@ def test_help_lists_summaries_and_options() -> None:
     toys = make()
     toys.register("cube")(lambda options: "cube")
     assert toys.help() == "box: A box of some size [options: size=3, label=None]\ncube: "
+
+
+def test_help_shows_defaults_built_by_a_factory() -> None:
+    class Limits(BaseModel):
+        seconds: float = 1.0
+
+    class Nested(BaseModel):
+        tags: list[str] = Field(default_factory=lambda: ["a"])
+        limits: Limits = Field(default_factory=Limits)
+
+    toys = Registry[object]("toy")
+    toys.register("sack", options=Nested)(lambda options: "sack")
+    assert toys.help() == "sack:  [options: tags=['a'], limits=<Limits>]"
+    # every registry's help, as `arcmemo run --help` prints it
+    from arcmemo.sandbox import SANDBOXES
+
+    assert "PydanticUndefined" not in SANDBOXES.help()
