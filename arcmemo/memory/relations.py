@@ -220,10 +220,14 @@ class RelationIndex:
         return list(names), more
 
     def _related(self, concept: Concept, limit: int | None) -> tuple[list[str], int]:
+        kin = self._kinship(concept)
+        if not concept.relations:  # most concepts: implied names only, less itself
+            listed = self._implied_names(kin).prefix(None if limit is None else limit + 1)
+            names = [name for name in listed if name != concept.name][:limit]
+            return names, self._implied_count(kin) - len(names)
         written = list(dict.fromkeys(concept.relations))
         names = written if limit is None else written[:limit]
         room = None if limit is None else max(limit - len(names), 0)
-        kin = self._kinship(concept)
         if room != 0:
             # Type-implied names most useful first, less the concept and its written
             # ones: at most len(skip) of the first room + len(skip) are left out.
