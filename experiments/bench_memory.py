@@ -1,5 +1,6 @@
-"""Memory at scale: load, add, save, render each view, stats, diff and resolve, timed on
-synthetic memories of growing size, for two checkouts side by side.
+"""Memory at scale: load, add, save, render each view, stats, diff, resolve and a run of
+16 and 48 tasks, timed on synthetic memories of growing size, for two checkouts side by
+side.
 
     python experiments/bench_memory.py --old /tmp/mem-old            # 300, 3,000, 30,000
     python experiments/bench_memory.py --sizes 300,3000 --timeout 60 --jobs 4
