@@ -61,7 +61,7 @@ SOLVE_BUDGET_TOKENS = 8000
 # A space before a digit is a token of its own (arcmemo.tokens), so a title that starts
 # with a digit costs one more after ": " or ", ".
 _DIGIT_FIRST = re.compile(r"\d")
-_LESSON_ID = re.compile(r"lesson-(\d+)")
+_LESSON_ID = re.compile(r"lesson-([1-9]\d*)")  # as concept_id(lesson_name(i)) spells it
 
 
 def lesson_name(index: int) -> str:
@@ -72,7 +72,7 @@ def lesson_name(index: int) -> str:
 def _lesson_number(wanted_id: str) -> int | None:
     """The 0-based index a ``lesson N`` id names (``concept_id(lesson_name(i))``), if any."""
     match = _LESSON_ID.fullmatch(wanted_id)
-    return int(match.group(1)) - 1 if match and int(match.group(1)) > 0 else None
+    return int(match.group(1)) - 1 if match else None
 
 
 def is_established(concept: Concept, usage_threshold: int = USAGE_THRESHOLD) -> bool:
@@ -446,7 +446,7 @@ def render_memory(
     """
     if view not in VIEWS:
         raise ValueError(f"unknown view {view!r}; choose one of {', '.join(VIEWS)}")
-    with paused_gc():  # a view of a big memory builds a big graph (arcmemo.memory.bulk)
+    with paused_gc():  # a view of a big memory builds a big graph (arcmemo.bulk)
         return _render_memory(memory, view, selected, budget_tokens, usage_threshold)
 
 

@@ -37,14 +37,8 @@ def _numbers(name: str) -> list[int]:
     return [int(n) for n in _NUMBER.findall(name)]
 
 
-def selectable_names(memory: Memory) -> dict[str, str]:
-    """Every name a selector may return, by id: concept names and ``lesson N``."""
-    names = dict(_concept_names(memory.concepts))
-    names.update(_lesson_names(memory))
-    return names
-
-
 def _concept_names(concepts: Sequence[Concept]) -> dict[str, str]:
+    """The names a selector may return for concepts, by id (``lesson N`` are the others)."""
     return {c.id: c.name for c in concepts}
 
 
@@ -72,14 +66,18 @@ def resolve_names(names: list[str], memory: Memory) -> tuple[list[str], list[str
     notes: list[str] = []
     for name in names:
         wanted = concept_id(name)
-        match = lessons.get(wanted) or concepts.get(wanted)  # as selectable_names: lessons win
+        match = lessons.get(wanted) or concepts.get(wanted)  # a lesson's name wins over a concept's
         if match is None:
             numbers = tuple(_numbers(wanted))
             by_numbers = derived("concept ids by numbers", memory.concepts, _ids_by_numbers)
-            candidates = [
-                *by_numbers.get(numbers, []),
-                *(cid for cid in lessons if tuple(_numbers(cid)) == numbers),
-            ]
+            candidates = list(  # each id once
+                dict.fromkeys(
+                    [
+                        *by_numbers.get(numbers, []),
+                        *(cid for cid in lessons if tuple(_numbers(cid)) == numbers),
+                    ]
+                )
+            )
             # Ties never pass the ambiguity margin, so their order does not matter.
             scored = [
                 (score / 100, cid)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from arcmemo import Concept, Memory, Parameter
-from arcmemo.memory.ontology import TypeDef
+from arcmemo.memory.ontology import Lesson, TypeDef
 from arcmemo.memory.render import SOLVE_BUDGET_TOKENS, VIEWS
 from arcmemo.memory.synthetic import synthetic_memory
 from arcmemo.tokens import estimate_tokens
@@ -235,3 +235,17 @@ def test_selectors_cap_the_solve_view_by_default() -> None:
         assert body.rstrip() in text
     wide = SELECTORS.create(SELECTORS.spec("llm", {"solve_budget_tokens": "100000"}))
     assert "not listed" not in wide.render(memory, chosen)
+
+
+def test_the_solve_view_shows_exactly_the_lessons_named() -> None:
+    memory = Memory(
+        lessons=[
+            Lesson(situation=f"situation {n}", suggestion=f"suggestion {n}") for n in range(12)
+        ]
+    )
+    text = memory.render(
+        "solve", selected=["lesson 3", "Lesson 11", "lesson 03", "lesson 0", "lesson 13"]
+    )
+    shown = re.findall(r"^- (lesson \d+)$", text, flags=re.M)
+    # "lesson 03", "lesson 0" and "lesson 13" name no lesson of this memory
+    assert shown == ["lesson 3", "lesson 11"]
