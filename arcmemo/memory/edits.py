@@ -26,6 +26,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, SupportsIndex, TypeVar
 
+import yaml
 from pydantic import AfterValidator, BaseModel
 
 if TYPE_CHECKING:
@@ -116,6 +117,12 @@ class TrackedList(list[T]):
         bump()
         super().__imul__(times)
         return self
+
+
+# A list to YAML's safe dumper too (json and pickle already take it as one).
+for _dumper in (yaml.SafeDumper, getattr(yaml, "CSafeDumper", None)):
+    if _dumper is not None:  # the C dumper keeps its own table (when libyaml is built in)
+        _dumper.add_representer(TrackedList, yaml.representer.SafeRepresenter.represent_list)
 
 
 def _tracked(items: list[T]) -> list[T]:

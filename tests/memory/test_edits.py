@@ -180,3 +180,17 @@ def test_copies_without_retired_or_a_tasks_own_concepts_share_one_index() -> Non
         ]
         memory.concepts[2].provenance.sources.append("task-b")  # now owned by nobody alone
         assert len(hide_own_concepts(active(memory), "task-a").concepts) == 2
+
+
+def test_a_tracked_list_serialises_as_a_list_everywhere() -> None:
+    import copy
+    import json
+    import pickle
+
+    import yaml
+
+    concept = Concept(name="x", kind="routine", cues=["many objects"])
+    assert yaml.safe_dump(concept.cues) == yaml.safe_dump(["many objects"])
+    assert json.dumps(concept.cues) == '["many objects"]'
+    for copied in (pickle.loads(pickle.dumps(concept)), copy.deepcopy(concept)):
+        assert copied == concept and type(copied.cues) is TrackedList
