@@ -209,6 +209,9 @@ def derived(
     edits = _edits  # before building, so an edit made meanwhile shows on the next call
     value = build(items)
     with _LOCK:
+        # An entry from before the last edit can never be used again: let it go now.
+        for old in [k for k, entry in _DERIVED.items() if entry[0] != _edits]:
+            del _DERIVED[old]
         _DERIVED[key] = (edits, items, value)
         _DERIVED.move_to_end(key)
         while len(_DERIVED) > _KEPT:

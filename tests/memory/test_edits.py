@@ -194,3 +194,15 @@ def test_a_tracked_list_serialises_as_a_list_everywhere() -> None:
     assert json.dumps(concept.cues) == '["many objects"]'
     for copied in (pickle.loads(pickle.dumps(concept)), copy.deepcopy(concept)):
         assert copied == concept and type(copied.cues) is TrackedList
+
+
+def test_derivations_from_before_an_edit_are_let_go() -> None:
+    import gc
+    import weakref
+
+    memory = _memory()
+    index = weakref.ref(relation_index(memory))
+    memory.concepts[0].cues.append("an edit")
+    relation_index(_memory())  # the next derivation drops what the edit made stale
+    gc.collect()
+    assert index() is None
