@@ -5,11 +5,14 @@ may answer), so that rendering a prompt for every task of a run costs what the p
 shows, not what the memory holds.
 
 Every way of changing what those caches read bumps the count: assigning a field of a
-concept, a parameter, its provenance or its statistics (:class:`Tracked`), and changing one
-of their lists in place (:class:`TrackedList`: ``concept.relations.append(...)``,
-``stats.helpful.append(...)``). Adding, removing or replacing concepts in a memory's list
-changes the list's members, which the caches compare by identity. So no caller has to
-remember to invalidate anything, and a render never sees a stale index.
+memory, a concept, a parameter, its provenance or its statistics (:class:`Tracked`), and
+changing one of their lists in place (:class:`TrackedList`: ``memory.concepts.pop()``,
+``concept.relations.append(...)``, ``stats.helpful.append(...)``). A cache is kept for one
+list (a memory's tracked concept list, or any other sequence by its members' identities)
+and only until the next edit, so no caller has to remember to invalidate anything, and a
+render never sees a stale index. Only writing a model's ``__dict__`` by hand goes unseen;
+the test suite sets :data:`VERIFY_VARIABLE`, which checks every cache hit against a fresh
+derivation.
 
 The count is global, not per memory: memories share concept objects (the copies that hide
 retired or a task's own concepts), and an edit through one must reach the caches of all.
@@ -37,8 +40,8 @@ V = TypeVar("V")
 
 _COUNTER = itertools.count(1)  # next() on a count is atomic under the GIL
 _edits = 0
-# Set by the test suite: every cache hit is also checked field by field against a fresh
-# derivation, so a way of editing that does not bump the count fails the tests.
+# Set by the test suite: every cache hit is also checked against a fresh derivation, so a
+# way of editing that does not bump the count fails the tests.
 VERIFY_VARIABLE = "ARCMEMO_VERIFY_CACHES"
 
 
