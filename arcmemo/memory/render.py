@@ -485,7 +485,24 @@ def _render_memory(
     return _finish(lines)
 
 
-def render_lessons(memory: Memory, indices: Iterable[int] | None = None) -> str:
-    """Lessons alone (all, or those at ``indices``), numbered as selectors name them."""
+def render_lessons(
+    memory: Memory, indices: Iterable[int] | None = None, *, budget_tokens: int | None = None
+) -> str:
+    """Lessons alone (all, or those at ``indices``), numbered as selectors name them; with
+    ``budget_tokens``, the first that fit and a closing note counting the rest (the
+    estimate never exceeds the budget)."""
     chosen = range(len(memory.lessons)) if indices is None else sorted(set(indices))
-    return _finish(_render_lessons((i, memory.lessons[i]) for i in chosen))
+    if budget_tokens is None:
+        return _finish(_render_lessons((i, memory.lessons[i]) for i in chosen))
+    view = _View(
+        candidates=(),
+        in_full=lambda c: False,
+        lessons=list(chosen),
+        title_label=LOWER_USAGE_LABEL,
+        omitted="not shown",
+        types_always=False,
+    )
+    # Lessons only: no concepts, types or cheatsheet claim any of the budget.
+    alone = memory.model_copy(update={"concepts": [], "cheatsheet": ""})
+    with paused_gc():
+        return _budgeted_text(alone, RelationIndex([]), view, budget_tokens)

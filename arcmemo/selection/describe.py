@@ -81,6 +81,13 @@ class DescribeSelectorOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     top_k: int = Field(default=5, ge=1, description="Lessons kept per problem.")
+    budget_tokens: int | None = Field(
+        default=None,
+        ge=1,
+        description="Exact cap (estimated tokens) on the lesson list the model picks from: "
+        "the first lessons that fit, the rest counted in a closing note (none: every lesson, "
+        "as the paper).",
+    )
 
 
 @SELECTORS.register("describe", options=DescribeSelectorOptions)
@@ -91,7 +98,9 @@ class DescribeSelector(Selector):
     uses_model = True
 
     def __init__(self, options: DescribeSelectorOptions | None = None) -> None:
-        self.top_k = (options or DescribeSelectorOptions()).top_k
+        options = options or DescribeSelectorOptions()
+        self.top_k = options.top_k
+        self.budget_tokens = options.budget_tokens
 
     def _describe_prompt(self, memory: Memory, problem: str) -> str:
         return prompting.render("selection/describe", domain=memory.domain, problem=problem)
@@ -130,7 +139,7 @@ class DescribeSelector(Selector):
             "selection/lessons",
             domain=memory.domain,
             description=description,
-            lessons=render_lessons(memory).strip(),
+            lessons=render_lessons(memory, budget_tokens=self.budget_tokens).strip(),
             top_k=self.top_k,
             previous=previous_attempt or "",
         )

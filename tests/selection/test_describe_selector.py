@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 
 import pytest
 from selection_helpers import Recorder
@@ -18,6 +19,7 @@ from arcmemo.selection.describe import (
     parse_lesson_numbers,
 )
 from arcmemo.structured import OutputError
+from arcmemo.tokens import estimate_tokens
 
 PROBLEM = (
     "Example 1 input (2x2):\n[[1, 2],\n [3, 4]]\n\nExample 1 output (2x2):\n[[3, 1],\n [4, 2]]\n"
@@ -65,7 +67,7 @@ def test_describe_then_select_the_top_k_lessons() -> None:
 
 
 def test_top_k_is_an_option_and_numbers_are_never_fuzzy() -> None:
-    assert SELECTORS.spec("describe").options == {"top_k": 5}
+    assert SELECTORS.spec("describe").options == {"top_k": 5, "budget_tokens": None}
     recorder = Recorder(DESCRIPTION, "```yaml\n- 20\n- 2\n- 0\n- 12\n```")
     selector = SELECTORS.create(SELECTORS.spec("describe", {"top_k": "2"}))
     assert isinstance(selector, DescribeSelector)
@@ -121,3 +123,28 @@ def test_parsers() -> None:
 def test_options_model() -> None:
     with pytest.raises(ValueError):
         DescribeSelectorOptions(top_k=0)
+
+
+def test_a_budget_caps_the_lesson_list_the_model_picks_from() -> None:
+    memory = lesson_memory(60)
+    recorder = Recorder(DESCRIPTION, "```yaml\n- 2\n```")
+    select(DescribeSelector(DescribeSelectorOptions(budget_tokens=200)), memory, recorder)
+    listed = recorder.received[1][0].content
+    shown = [int(n) for n in re.findall(r"^- lesson (\d+)$", listed, flags=re.M)]
+    assert shown == list(range(1, len(shown) + 1)) and 3 < len(shown) < 60
+    assert f"({60 - len(shown)} more lessons not shown: memory budget of 200 tokens)" in listed
+    lessons = listed[listed.index("## Lessons") : listed.index("tokens)") + len("tokens)")]
+    assert estimate_tokens(lessons) <= 200
+    # without a budget every lesson is listed, as the paper does
+    recorder = Recorder(DESCRIPTION, "```yaml\n- 2\n```")
+    select(DescribeSelector(), memory, recorder)
+    assert "- lesson 60\n" in recorder.received[1][0].content
+    assert "not shown" not in recorder.received[1][0].content
+
+
+def test_the_memory_budget_flag_reaches_the_describe_selector() -> None:
+    from arcmemo.cli.options import selector_args
+
+    options = selector_args((), memory_budget=500, top_k=None, embedder=None)
+    selector = SELECTORS.create(SELECTORS.spec("describe", options))
+    assert isinstance(selector, DescribeSelector) and selector.budget_tokens == 500
