@@ -1,4 +1,5 @@
-"""Durable file writes shared by every writer of memories, run files and puzzles."""
+"""Durable file writes shared by every writer of memories, run files and puzzles, and the
+JSON-lines files they append to (run files, the call log, the batch log)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,11 @@ import stat
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+RecordT = TypeVar("RecordT", bound=BaseModel)
 
 
 @contextlib.contextmanager
@@ -127,3 +133,61 @@ def _copy_backup(path: Path, backup_path: Path) -> None:
         os.link(path, backup_path)
     except OSError:
         backup_path.write_bytes(path.read_bytes())
+
+
+def cut_torn_tail(path: Path, chunk: int = 1 << 16) -> None:
+    """Cut ``path`` back to the end of its last complete line (a crash can tear the last)."""
+    if not path.exists():
+        return
+    with open(path, "rb") as handle:
+        end = handle.seek(0, os.SEEK_END)
+        position = end
+        while position > 0:
+            start = max(position - chunk, 0)
+            handle.seek(start)
+            newline = handle.read(position - start).rfind(b"\n")
+            if newline >= 0:
+                position = start + newline + 1
+                break
+            position = start
+    if position != end:
+        os.truncate(path, position)
+
+
+def append_lines(path: Path, lines: list[str], *, durable: bool = True) -> None:
+    """Append whole lines (each ending in a line break) to a JSON-lines file, flushed, and
+    with ``durable`` on disk (fsync) before this returns.
+
+    The file lock keeps the lines of processes that share the file whole (a long line may
+    take several writes); since every append holds it, a line left unfinished was torn by a
+    process that died writing it, and it is cut first, or the next line would be glued on.
+    """
+    if not lines:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with file_lock(path):
+        cut_torn_tail(path)
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.writelines(lines)
+            handle.flush()
+            if durable:
+                os.fsync(handle.fileno())
+
+
+def read_json_lines(
+    path: Path, record: type[RecordT]
+) -> Iterator[tuple[int, RecordT | None, str | None]]:
+    """(line number, record, None) or (line number, None, why) for each complete line of a
+    JSON-lines file (a last line torn by a crash ends the reading, even if it parses)."""
+    if not path.exists():
+        return
+    with open(path, "rb") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.endswith(b"\n"):
+                return  # torn by a crash, even if it parses
+            try:
+                yield number, record.model_validate_json(line), None
+            except ValidationError as error:
+                first = error.errors()[0]
+                where = ".".join(str(part) for part in first["loc"])
+                yield number, None, f"{where + ': ' if where else ''}{first['msg']}"

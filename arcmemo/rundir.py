@@ -42,7 +42,15 @@ from pydantic import BaseModel, Field, ValidationError
 
 from arcmemo.abstraction.base import AbstractionOutcome, append_outcomes
 from arcmemo.config import RESULT_FIELDS, RunConfig
-from arcmemo.files import LockHeldError, atomic_write_text, file_lock, held_lock
+from arcmemo.files import (
+    LockHeldError,
+    append_lines,
+    atomic_write_text,
+    cut_torn_tail,
+    file_lock,
+    held_lock,
+    read_json_lines,
+)
 from arcmemo.memory.ontology import Memory
 from arcmemo.memory.store import dump_memory
 from arcmemo.models.client import CallRecord, UsageSummary, usage_from_records
@@ -135,24 +143,6 @@ class TaskProgress(BaseModel):
         description="The memory section of its first prompt (for retries that "
         "do not select again).",
     )
-
-
-def _json_lines(
-    path: Path, record: type[RecordT]
-) -> Iterator[tuple[int, RecordT | None, str | None]]:
-    """(line number, record, None) or (line number, None, why) for each complete line."""
-    if not path.exists():
-        return
-    with open(path, "rb") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.endswith(b"\n"):
-                return  # torn by a crash, even if it parses
-            try:
-                yield number, record.model_validate_json(line), None
-            except ValidationError as error:
-                first = error.errors()[0]
-                where = ".".join(str(part) for part in first["loc"])
-                yield number, None, f"{where + ': ' if where else ''}{first['msg']}"
 
 
 def _read_json(path: Path) -> object:
@@ -283,7 +273,7 @@ class RunDirectory:
     def finished(self) -> dict[str, TaskResult]:
         """Results written so far, by task id (a torn last line is skipped)."""
         results: dict[str, TaskResult] = {}
-        for number, result, why in _json_lines(self.results_path, TaskResult):
+        for number, result, why in read_json_lines(self.results_path, TaskResult):
             if result is None:
                 raise RunDirError(
                     f"{self.results_path}, line {number}: not a valid task result ({why})"
@@ -321,7 +311,7 @@ class RunDirectory:
 
     def calls(self) -> list[CallRecord]:
         """Every logged model call (lines torn or garbled by a crash are skipped)."""
-        return [record for _, record, _ in _json_lines(self.calls_path, CallRecord) if record]
+        return [record for _, record, _ in read_json_lines(self.calls_path, CallRecord) if record]
 
     def usage(self) -> UsageSummary:
         """Usage totals of every call the run made, across resumed sessions."""
@@ -360,7 +350,7 @@ class RunDirectory:
     def task_progress(self) -> dict[str, TaskProgress]:
         """The latest state of each task of a passes schedule."""
         progress: dict[str, TaskProgress] = {}
-        for number, record, why in _json_lines(self.passes_path, TaskProgress):
+        for number, record, why in read_json_lines(self.passes_path, TaskProgress):
             if record is None:
                 raise RunDirError(f"{self.passes_path}, line {number}: not a task state ({why})")
             progress[record.result.task_id] = record
@@ -380,26 +370,7 @@ class RunDirectory:
 
     def abstraction_outcomes(self) -> list[AbstractionOutcome]:
         """What each abstraction of the run wrote and what failed, in order."""
-        return [o for _, o, _ in _json_lines(self.abstraction_path, AbstractionOutcome) if o]
-
-
-def _cut_torn_tail(path: Path, chunk: int = 1 << 16) -> None:
-    """Cut ``path`` back to the end of its last complete line (a crash can tear the last)."""
-    if not path.exists():
-        return
-    with open(path, "rb") as handle:
-        end = handle.seek(0, os.SEEK_END)
-        position = end
-        while position > 0:
-            start = max(position - chunk, 0)
-            handle.seek(start)
-            newline = handle.read(position - start).rfind(b"\n")
-            if newline >= 0:
-                position = start + newline + 1
-                break
-            position = start
-    if position != end:
-        os.truncate(path, position)
+        return [o for _, o, _ in read_json_lines(self.abstraction_path, AbstractionOutcome) if o]
 
 
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,120}")
@@ -554,7 +525,7 @@ class RunWriter(RunDirectory):
         if not self.results_path.exists():
             return
         with file_lock(self.results_path):  # another process of the run may be appending
-            _cut_torn_tail(self.results_path)
+            cut_torn_tail(self.results_path)
 
     def append_result(self, result: TaskResult) -> None:
         """Append one finished task durably (a crash loses at most tasks in flight)."""
@@ -576,18 +547,8 @@ class RunWriter(RunDirectory):
         self._append(self.passes_path, [r.model_dump_json() + "\n" for r in records])
 
     def _append(self, path: Path, lines: list[str]) -> None:
-        if not lines:
-            return
-        # The file lock keeps lines of processes that share the run whole (a long line
-        # may take several writes).
-        with self._lock, file_lock(path):
-            # Every append holds the lock, so a line left unfinished here was torn by a
-            # process that died writing it: cut it, or the next line would be glued on.
-            _cut_torn_tail(path)
-            with open(path, "a", encoding="utf-8") as handle:
-                handle.writelines(lines)
-                handle.flush()
-                os.fsync(handle.fileno())
+        with self._lock:
+            append_lines(path, lines)
 
     def appended_lengths(self) -> dict[str, int]:
         """The byte length of each append-only file now (recorded by a batch commit)."""

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import threading
 import time
 from collections import deque
@@ -31,8 +30,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal, Protocol
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
+from arcmemo.files import append_lines, read_json_lines
 from arcmemo.models.base import Completion, GenerateParams, Message, ProviderError, RetryDecision
 from arcmemo.models.cache import ResponseCache
 
@@ -119,18 +119,7 @@ class BatchRecord(BaseModel):
 
 def read_batch_log(path: Path) -> list[BatchRecord]:
     """Every complete, valid line of a ``batches.jsonl`` (a line torn by a crash is skipped)."""
-    if not path.exists():
-        return []
-    records = []
-    with open(path, "rb") as handle:
-        for line in handle:
-            if not line.endswith(b"\n"):
-                break
-            try:
-                records.append(BatchRecord.model_validate_json(line))
-            except ValidationError:
-                continue
-    return records
+    return [record for _, record, _ in read_json_lines(path, BatchRecord) if record]
 
 
 def pending_batches(records: list[BatchRecord], model: str) -> list[BatchRecord]:
@@ -422,13 +411,8 @@ class Batcher:
             self.cache.put(key, self.model, completion)
 
     def _append(self, record: BatchRecord) -> None:
-        line = record.model_dump_json() + "\n"
         with self._log_lock:
-            self.log_path.parent.mkdir(parents=True, exist_ok=True)
-            with self.log_path.open("a", encoding="utf-8") as handle:
-                handle.write(line)
-                handle.flush()
-                os.fsync(handle.fileno())
+            append_lines(self.log_path, [record.model_dump_json() + "\n"])
 
     async def aclose(self) -> None:
         """Stop watching (a resumed run picks the batches up from ``batches.jsonl``)."""

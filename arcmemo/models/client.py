@@ -20,6 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from arcmemo.files import append_lines
 from arcmemo.models.base import (
     Completion,
     GenerateParams,
@@ -724,13 +725,9 @@ class ModelClient:
 
     def _log(self, record: CallRecord) -> None:
         assert self.call_log_path is not None
-        line = record.model_dump_json() + "\n"
         with self._log_lock:
-            self.call_log_path.parent.mkdir(parents=True, exist_ok=True)
-            # One write per line in append mode: lines from several clients never interleave.
-            with self.call_log_path.open("a", encoding="utf-8") as handle:
-                handle.write(line)
-                handle.flush()
+            # Not fsynced: that would put a disk flush on every model call.
+            append_lines(self.call_log_path, [record.model_dump_json() + "\n"], durable=False)
 
     def usage_summary(self) -> UsageSummary:
         """Totals and per-stage usage so far (the sums of this client's call records)."""

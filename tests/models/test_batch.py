@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -302,3 +302,30 @@ def _last_user(body: dict[str, Any]) -> str:
     users = [m for m in body.get("messages", []) if m.get("role") == "user"]
     content = users[-1]["content"]
     return content if isinstance(content, str) else content[0]["text"]
+
+
+def test_a_line_torn_by_a_crash_is_cut_before_the_batch_log_grows(
+    batch_server: FakeBatchServer, api_keys: dict[str, str], tmp_path: Path
+) -> None:
+    spec = SPECS[0]
+
+    def die(progress: BatchProgress) -> None:
+        raise Stop(progress.batch_id)
+
+    async def ask_once(on_progress: Callable[[BatchProgress], None]) -> list[list[str]]:
+        client = make_client(spec, batch_server, tmp_path, on_progress=on_progress)
+        try:
+            return await ask(client, ["x", "y"])
+        finally:
+            await client.aclose()
+
+    with pytest.raises(Stop):
+        asyncio.run(ask_once(die))
+    log = tmp_path / "batches.jsonl"
+    with log.open("a", encoding="utf-8") as handle:
+        handle.write('{"event": "collec')  # a process died writing this line
+    assert asyncio.run(ask_once(lambda progress: None))[0][0] == "reply to x #0"
+    # The collected line was not glued onto the torn one: the batch reads as done.
+    assert batch_server.batches_created == 1
+    assert pending_batches(read_batch_log(log), spec) == []
+    assert log.read_text(encoding="utf-8").endswith("\n")

@@ -527,3 +527,13 @@ def test_a_request_is_serialised_once_and_its_cache_writes_run_off_the_event_loo
         CountingProvider().cache_identity(), messages, GenerateParams(), range(5)
     )
     assert all(ResponseCache(tmp_path / "cache").get_many(keys))
+
+
+def test_a_call_log_line_torn_by_a_crash_is_cut_before_the_next_call(tmp_path: Path) -> None:
+    asyncio.run(_client(CountingProvider(), tmp_path).generate(MESSAGES, stage="solve"))
+    log = tmp_path / "calls.jsonl"
+    with log.open("a", encoding="utf-8") as handle:
+        handle.write('{"stage": "sol')  # a process died writing this line
+    asyncio.run(_client(CountingProvider(), tmp_path).generate(MESSAGES, stage="retry"))
+    lines = log.read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line)["stage"] for line in lines] == ["solve", "retry"]
