@@ -24,13 +24,18 @@ from arcmemo.selection.base import Selector, render_hint
 SELECTED_AT_RUN_TIME = "(concepts chosen by the selector at run time)"
 
 
+def _sole_source(sources: Sequence[str]) -> str | None:
+    """The task an entry came from when it came from that task alone."""
+    return sources[0] if sources and all(s == sources[0] for s in sources) else None
+
+
 def _sole_sources(concepts: Sequence[Concept]) -> dict[str, set[int]]:
     """Identities of the concepts whose only source is each task, by task id."""
     owned: dict[str, set[int]] = {}
     for concept in concepts:
-        sources = concept.provenance.sources
-        if sources and all(s == sources[0] for s in sources):
-            owned.setdefault(sources[0], set()).add(id(concept))
+        task = _sole_source(concept.provenance.sources)
+        if task is not None:
+            owned.setdefault(task, set()).add(id(concept))
     return owned
 
 
@@ -43,7 +48,7 @@ def hide_own_concepts(memory: Memory, task_id: str) -> Memory:
     """
 
     def own(sources: list[str]) -> bool:
-        return bool(sources) and set(sources) == {task_id}
+        return _sole_source(sources) == task_id
 
     hidden = derived("concepts by sole source", memory.concepts, _sole_sources).get(task_id)
     if not hidden and not any(own(les.provenance.sources) for les in memory.lessons):
