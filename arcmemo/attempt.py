@@ -7,7 +7,7 @@ what a run sends.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from arcmemo.benchmarks.base import Benchmark
@@ -87,8 +87,8 @@ class PreparedPrompt:
     selection: Selection | None
     # The memory section shown to the solver ("" without memory).
     concepts: str
-    # Dry runs only: the prompt a model-based selector would have sent.
-    selection_prompt: str | None = None
+    # Dry runs only: the prompts a model-based selector would have sent.
+    selection_prompts: list[str] = field(default_factory=list)
 
 
 async def prepare_prompt(
@@ -104,18 +104,18 @@ async def prepare_prompt(
     """Select memory entries for ``task`` and render its solve prompt.
 
     ``previous`` is the failed step a retry answers (selectors see its completion).
-    With ``preview``, a selector that would call a model is not called: its prompt is
+    With ``preview``, a selector that would call a model is not called: its prompts are
     returned instead and the memory section says it is chosen at run time.
     """
     selection: Selection | None = None
     concepts = ""
-    selection_prompt = None
+    selection_prompts: list[str] = []
     if memory is not None:
         task_id = benchmark.task_id(task)
         visible = hide_own_concepts(active(memory), task_id)  # retired: never selected
         problem = benchmark.describe(task)
-        selection_prompt = selector.preview(visible, problem) if preview else None
-        if selection_prompt is not None:
+        if preview and selector.uses_model:
+            selection_prompts = await selector.preview(visible, problem, task_id=task_id)
             concepts = render_hint(visible, SELECTED_AT_RUN_TIME)
         else:
             selection = await selector.select(
@@ -131,5 +131,5 @@ async def prepare_prompt(
         messages=benchmark.prompt(task, concepts=concepts, previous=previous),
         selection=selection,
         concepts=concepts,
-        selection_prompt=selection_prompt,
+        selection_prompts=selection_prompts,
     )

@@ -15,6 +15,7 @@ import re
 from pydantic import BaseModel, Field
 
 from arcmemo.models.prices import ModelPrice
+from arcmemo.structured import REPAIRS
 
 # (pattern on the model name, low, high) expected output tokens per call, reasoning included.
 # Reasoning models spend most of their cost on hidden reasoning (o4-mini on ARC: several
@@ -28,6 +29,10 @@ RETRY_EXTRA_TOKENS = 1_500
 # Calls per confirmed solution a memory format makes (PS: pseudocode, then concepts).
 ABSTRACTION_CALLS = {"ps": 2, "oe": 1, "cheatsheet": 1}
 ABSTRACTION_INPUT_TOKENS = 6_000
+# The attribution judge's prompt: the deciding solution and the concepts it was shown.
+JUDGE_INPUT_TOKENS = 3_000
+# Calls one structured answer can take: the ask and its repairs (arcmemo.structured).
+ASKS = 1 + REPAIRS
 
 
 def output_range(

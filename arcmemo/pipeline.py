@@ -32,6 +32,8 @@ from arcmemo.continual import ContinualUpdater, write_precision
 from arcmemo.estimate import (
     ABSTRACTION_CALLS,
     ABSTRACTION_INPUT_TOKENS,
+    ASKS,
+    JUDGE_INPUT_TOKENS,
     RETRY_EXTRA_TOKENS,
     RunEstimate,
     Span,
@@ -390,6 +392,11 @@ class DryRunReport(BaseModel):
     estimate_path: Path | None = None
 
 
+def _joined(prompts: list[str]) -> str:
+    """The prompts of one selection as one file, each under a numbered heading."""
+    return "\n\n".join(f"[prompt {n} of {len(prompts)}]\n{p}" for n, p in enumerate(prompts, 1))
+
+
 async def dry_run(config: RunConfig) -> DryRunReport:
     """Render every first-round prompt into ``prompts/`` and estimate the whole run.
 
@@ -425,19 +432,23 @@ async def dry_run(config: RunConfig) -> DryRunReport:
                 estimate.stage("retry", config.model).add_calls(
                     Span(high=attempts * retries), prompt + RETRY_EXTRA_TOKENS, solver_out
                 )
-            if prepared.selection_prompt is not None:
-                rundir.write_prompt(f"{task_id}.select", prepared.selection_prompt)
-                select = estimate_tokens(prepared.selection_prompt)
-                estimate.stage("select", aux).add_calls(Span(low=1, high=1), select, aux_out)
-                if config.retries_reselect and retries:  # retries select again
-                    estimate.stage("select", aux).add_calls(
-                        Span(high=attempts * retries), select, aux_out
-                    )
+            if prepared.selection_prompts:
+                rundir.write_prompt(f"{task_id}.select", _joined(prepared.selection_prompts))
+            # Retries select again with reselect; every structured answer may be re-asked.
+            selections = 1 + (attempts * retries if config.retries_reselect else 0)
+            for prompt_text in prepared.selection_prompts:
+                estimate.stage("select", aux).add_calls(
+                    Span(low=1, high=selections * ASKS), estimate_tokens(prompt_text), aux_out
+                )
             if online:
                 calls = ABSTRACTION_CALLS.get(config.memory_format.name, 1)
                 estimate.stage("abstract", aux).add_calls(
-                    Span(high=calls), ABSTRACTION_INPUT_TOKENS, aux_out
+                    Span(high=calls * ASKS), ABSTRACTION_INPUT_TOKENS, aux_out
                 )
+                if config.attribution_judge:  # only when the solver was shown concepts
+                    estimate.stage("attribute", aux).add_calls(
+                        Span(high=ASKS), JUDGE_INPUT_TOKENS, aux_out
+                    )
         prices = PriceTable.load(config.models.prices_path)
         for stage in estimate.stages.values():
             stage.price(prices.price_for(stage.model))
@@ -445,7 +456,9 @@ async def dry_run(config: RunConfig) -> DryRunReport:
             f"output tokens per call: {config.model} {solver_out[0]:,}-{solver_out[1]:,}"
             + (f", {aux} {aux_out[0]:,}-{aux_out[1]:,}" if aux != config.model else ""),
             "low: every task solved at the first try, nothing written to memory; high: every "
-            f"retry used (+{RETRY_EXTRA_TOKENS:,} prompt tokens each), every task abstracted",
+            f"retry used (+{RETRY_EXTRA_TOKENS:,} prompt tokens each), every task abstracted "
+            "(a failed task's pitfalls take its place), every structured answer re-asked "
+            f"{ASKS - 1} time(s)",
             "prompt tokens are estimated by counting BPE-like pieces (within ~10% of o200k on "
             "ARC prompts); provider prompt caching (cheaper repeated prefixes) is not "
             "subtracted",

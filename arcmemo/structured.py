@@ -70,6 +70,10 @@ def tagged(text: str, tag: str) -> str | None:
     return found[-1].strip() if found else None
 
 
+# Times an unusable answer is re-asked with the error appended (dry-run estimates count them).
+REPAIRS = 1
+
+
 async def generate_structured(
     model: ModelClient,
     messages: list[Message],
@@ -77,7 +81,7 @@ async def generate_structured(
     *,
     stage: str,
     task_id: str | None = None,
-    repairs: int = 1,
+    repairs: int = REPAIRS,
     temperature: float | None = None,
     max_tokens: int | None = None,
 ) -> Structured[T]:

@@ -134,7 +134,7 @@ class ScriptedLearner:
 def measure(memory: Memory, problem: str) -> dict[str, int]:
     """Active concepts, retired ones, and the tokens of the selection view and prompt."""
     selector = SELECTORS.create("llm")
-    prompt = selector.preview(memory, problem) or ""
+    prompt = "".join(asyncio.run(selector.preview(memory, problem, task_id="bench")))
     return {
         "concepts": len(active(memory).concepts),
         "retired": sum(bool(c.retired) for c in memory.concepts),

@@ -25,7 +25,7 @@ from arcmemo.benchmarks.base import (
     select_tasks,
 )
 from arcmemo.cli.main import cli
-from arcmemo.memory.ontology import Memory
+from arcmemo.memory.ontology import Concept, Lesson, Memory, Solution
 from arcmemo.models.base import Message
 from arcmemo.records import Attempt, CheckResult, Selection, Step, TaskGrade, TaskResult
 from arcmemo.selection.base import SELECTORS, Selector
@@ -272,3 +272,17 @@ def test_the_readme_agent_loop_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     exec(compile(code, "README.md", "exec"), {"__name__": "readme"})
     grown = Memory.load(tmp_path / "memory.json")
     assert "68b16354" in grown.solutions and grown.find("mirror the whole grid") is not None
+
+
+@pytest.mark.parametrize("name", SELECTORS.names())
+def test_every_selector_that_calls_a_model_previews_its_prompts(name: str) -> None:
+    # A dry run shows and counts these prompts instead of calling the model.
+    selector = SELECTORS.create(name)
+    memory = Memory(
+        concepts=[Concept(name="rotate grid", kind="routine")],
+        lessons=[Lesson(situation="a grid turns", suggestion="rotate it")],
+        cheatsheet="Rotate when unsure.",
+        solutions={"older": Solution(program="def transform(g):\n    return g\n", problem="p")},
+    )
+    prompts = asyncio.run(selector.preview(memory, "a problem", task_id="t"))
+    assert bool(prompts) == selector.uses_model

@@ -19,11 +19,13 @@ import pytest
 
 from arcmemo.benchmarks.arc import format_grid, load_path
 from arcmemo.config import RunConfig
+from arcmemo.memory.ontology import Lesson, Memory, Solution
 from arcmemo.models.client import CallRecord, ModelClient, ModelConfig
 from arcmemo.models.scripted import ScriptedProvider
 from arcmemo.pipeline import dry_run, resolve_config, run_benchmark
 from arcmemo.records import TaskResult
 from arcmemo.rundir import RunDirError
+from arcmemo.selection.base import EARLIER_ANSWER
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 ARC_DIR = FIXTURES / "arc" / "eval"
@@ -398,6 +400,35 @@ def test_dry_run_writes_every_prompt_and_estimates_without_a_key(tmp_path: Path)
     assert "[system]" in text and "[user]" in text and "Test 2 input" in text
     assert not (config.out / "calls.jsonl").exists()
     assert not (config.out / "results.jsonl").exists()
+
+
+def test_dry_run_counts_every_call_a_selection_and_an_online_update_make(tmp_path: Path) -> None:
+    memory = Memory(
+        cheatsheet="Look for symmetry first.",
+        solutions={"older": Solution(program="def transform(g):\n    return g\n", problem="a")},
+        lessons=[Lesson(situation="objects move", suggestion="find the direction")],
+    )
+    memory.save(tmp_path / "memory.json")
+    common = {"memory": str(tmp_path / "memory.json"), "model": "openai:gpt-4o", "retries": 0}
+    # describe sends two prompts per selection (describe, then pick lessons); each may be
+    # re-asked once when its answer does not parse
+    report = asyncio.run(dry_run(arc_config(tmp_path / "oe", selector="describe", **common)))
+    select = report.estimate.stages["select"]
+    assert (select.calls.low, select.calls.high) == (16, 32)
+    text = (report.prompts_dir / "e345f17b.select.txt").read_text()
+    assert "[prompt 1 of 2]" in text and "[prompt 2 of 2]" in text
+    assert EARLIER_ANSWER in text and "find the direction" in text
+    # dcrs retrieves offline in a dry run and shows its prompt (it used to need a model)
+    report = asyncio.run(dry_run(arc_config(tmp_path / "dc", selector="dcrs", **common)))
+    assert report.estimate.stages["select"].calls.low == 8
+    assert "Look for symmetry first." in (report.prompts_dir / "e345f17b.select.txt").read_text()
+    # online: abstraction (PS: two calls) and the attribution judge, each with its repair
+    online = arc_config(tmp_path / "on", update="online", attribution_judge=True, **common)
+    stages = asyncio.run(dry_run(online)).estimate.stages
+    assert (stages["abstract"].calls.low, stages["abstract"].calls.high) == (0, 8 * 2 * 2)
+    assert (stages["attribute"].calls.low, stages["attribute"].calls.high) == (0, 8 * 2)
+    without = arc_config(tmp_path / "off", update="online", **common)
+    assert "attribute" not in asyncio.run(dry_run(without)).estimate.stages
 
 
 # -- AIME ------------------------------------------------------------------------------------

@@ -75,6 +75,10 @@ class SolveViewOptions(BaseModel):
     )
 
 
+# Where a previewed prompt would hold the model's earlier answer (Selector.preview).
+EARLIER_ANSWER = "(the model's earlier answer goes here)"
+
+
 class Selector(abc.ABC):
     """Picks memory entries for one task."""
 
@@ -96,9 +100,13 @@ class Selector(abc.ABC):
     ) -> Selection:
         """Choose entries of ``memory`` for ``problem`` (``previous_attempt`` on retries)."""
 
-    def preview(self, memory: Memory, problem: str) -> str | None:
-        """The prompt a model-based selector would send (dry runs); None for the others."""
-        return None
+    async def preview(self, memory: Memory, problem: str, *, task_id: str) -> list[str]:
+        """The prompts one selection would send to the model, in order (dry runs count and
+        show them); a prompt built from an earlier answer holds :data:`EARLIER_ANSWER`
+        where that answer goes. Empty when no model would be called."""
+        if self.uses_model:
+            raise NotImplementedError(f"{type(self).__name__} calls a model but has no preview")
+        return []
 
     def render(self, memory: Memory, selection: Selection) -> str:
         """The memory section of the solve prompt for ``selection`` (its hint block)."""

@@ -31,7 +31,7 @@ from arcmemo.models.client import ModelClient
 from arcmemo.records import Selection
 from arcmemo.seeds import without_library
 from arcmemo.selection.base import SELECTORS, Selector, render_hint
-from arcmemo.selection.embedding import create_embedder
+from arcmemo.selection.embedding import Embedder, TfidfEmbedder, create_embedder
 from arcmemo.structured import OutputError, generate_structured, tagged
 
 STAGE = "select"
@@ -65,14 +65,26 @@ class DcrsSelector(Selector):
         self.top_k = options.top_k
         self.embedder = create_embedder(options.embedder)
 
-    async def retrieve(self, memory: Memory, problem: str, *, task_id: str) -> list[str]:
+    async def retrieve(
+        self, memory: Memory, problem: str, *, task_id: str, embedder: Embedder | None = None
+    ) -> list[str]:
         """Task ids of the ``top_k`` stored problems most similar to ``problem``."""
         problems = {
             t: s.problem
             for t, s in sorted(memory.solutions.items())
             if s.problem.strip() and t != task_id
         }
-        return [t for t, _ in await self.embedder.nearest(problem, problems, self.top_k)]
+        nearest = await (embedder or self.embedder).nearest(problem, problems, self.top_k)
+        return [t for t, _ in nearest]
+
+    async def preview(self, memory: Memory, problem: str, *, task_id: str) -> list[str]:
+        # A dry run calls no API, so a remote embedder's choice is stood in for by TF-IDF's
+        # (the same number of examples, so about the same prompt size).
+        offline = self.embedder if isinstance(self.embedder, TfidfEmbedder) else TfidfEmbedder()
+        retrieved = await self.retrieve(memory, problem, task_id=task_id, embedder=offline)
+        if not retrieved and not memory.cheatsheet.strip():
+            return []
+        return [self._prompt(memory, problem, retrieved)]
 
     def _prompt(self, memory: Memory, problem: str, retrieved: list[str]) -> str:
         examples = [

@@ -20,7 +20,7 @@ from arcmemo.memory.render import lesson_name, render_lessons
 from arcmemo.models.base import Message, Usage
 from arcmemo.models.client import ModelClient
 from arcmemo.records import Selection
-from arcmemo.selection.base import SELECTORS, Selector, render_hint
+from arcmemo.selection.base import EARLIER_ANSWER, SELECTORS, Selector, render_hint
 from arcmemo.structured import OutputError, generate_structured, load_yaml_block, tagged
 
 # The selection trace holds the description first, then the selection answer.
@@ -105,8 +105,23 @@ class DescribeSelector(Selector):
     def _describe_prompt(self, memory: Memory, problem: str) -> str:
         return prompting.render("selection/describe", domain=memory.domain, problem=problem)
 
-    def preview(self, memory: Memory, problem: str) -> str | None:
-        return self._describe_prompt(memory, problem)
+    def _lessons_prompt(self, memory: Memory, description: str, previous: str | None) -> str:
+        return prompting.render(
+            "selection/lessons",
+            domain=memory.domain,
+            description=description,
+            lessons=render_lessons(memory, budget_tokens=self.budget_tokens).strip(),
+            top_k=self.top_k,
+            previous=previous or "",
+        )
+
+    async def preview(self, memory: Memory, problem: str, *, task_id: str) -> list[str]:
+        if not memory.lessons:
+            return []
+        return [
+            self._describe_prompt(memory, problem),
+            self._lessons_prompt(memory, EARLIER_ANSWER, None),
+        ]
 
     async def select(
         self,
@@ -135,14 +150,7 @@ class DescribeSelector(Selector):
                 trace=f"description failed: {described.error}\n\n{described.raw[-1]}",
             )
         description = described.value
-        prompt = prompting.render(
-            "selection/lessons",
-            domain=memory.domain,
-            description=description,
-            lessons=render_lessons(memory, budget_tokens=self.budget_tokens).strip(),
-            top_k=self.top_k,
-            previous=previous_attempt or "",
-        )
+        prompt = self._lessons_prompt(memory, description, previous_attempt)
         answer = await generate_structured(
             model,
             [Message(role="user", content=prompt)],

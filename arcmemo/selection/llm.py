@@ -155,8 +155,10 @@ class LLMSelector(Selector):
             previous=previous or "",
         )
 
-    def preview(self, memory: Memory, problem: str) -> str | None:
-        return self._prompt(memory, problem, None)
+    async def preview(self, memory: Memory, problem: str, *, task_id: str) -> list[str]:
+        if not memory.concepts and not memory.lessons:
+            return []
+        return [self._prompt(memory, problem, None)]
 
     async def select(
         self,

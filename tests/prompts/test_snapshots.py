@@ -107,8 +107,7 @@ def lesson_memory() -> Memory:
 def test_ps_run_prompts(arc: ArcBenchmark, task: ArcTask) -> None:
     memory = load_seed("arc")
     selector = SELECTORS.create("llm")
-    select_prompt = selector.preview(memory, arc.describe(task))
-    assert select_prompt is not None
+    (select_prompt,) = asyncio.run(selector.preview(memory, arc.describe(task), task_id="t"))
     text = snapshot("ps_select", [Message(role="user", content=select_prompt)])
     assert "Example 1 input (4x4):\n[[0, 0, 0, 0],\n [0, 3, 4, 0]," in text
     assert "  implementation:\n" in text  # the selection view keeps implementation notes

@@ -148,28 +148,32 @@ def test_the_llm_selector_needs_a_model() -> None:
         asyncio.run(LLMSelector().select(selection_memory(), PROBLEM, task_id="t", model=None))
 
 
+def preview(selector: LLMSelector, memory: Memory) -> str:
+    """The one prompt the selector would send for ``PROBLEM``."""
+    (prompt,) = asyncio.run(selector.preview(memory, PROBLEM, task_id="t"))
+    return prompt
+
+
 def test_selection_view_shows_established_concepts_in_full_and_the_rest_by_name() -> None:
     memory = selection_memory()
     # usage: rotate grid 3 sources, reflect grid 2, the rest 1
-    prompt = LLMSelector().preview(memory, PROBLEM)
-    assert prompt is not None
+    prompt = preview(LLMSelector(), memory)
     assert prompt.count("- concept: ") == 2
     assert "- concept: rotate grid" in prompt and "- concept: reflect grid" in prompt
     assert "np.rot90(grid, k)" in prompt  # implementation notes are part of the view
     assert "- lower-usage concepts: fill region left, fill region right" in prompt
-    everything = LLMSelector(LLMSelectorOptions(usage_threshold=1)).preview(memory, PROBLEM)
-    assert everything is not None and everything.count("- concept: ") == len(memory.concepts)
+    everything = preview(LLMSelector(LLMSelectorOptions(usage_threshold=1)), memory)
+    assert everything.count("- concept: ") == len(memory.concepts)
 
 
 def test_memory_budget_keeps_the_most_used_concepts_in_full() -> None:
     memory = selection_memory()
     options = LLMSelectorOptions(usage_threshold=1)
-    unlimited = LLMSelector(options).preview(memory, PROBLEM)
-    assert unlimited is not None
+    unlimited = preview(LLMSelector(options), memory)
+    assert unlimited.count("- concept: ") == len(memory.concepts)
     budget = 200
     options = LLMSelectorOptions(budget_tokens=budget, usage_threshold=1)
-    prompt = LLMSelector(options).preview(memory, PROBLEM)
-    assert prompt is not None
+    prompt = preview(LLMSelector(options), memory)
     assert "- concept: rotate grid" in prompt and "- concept: reflect grid" in prompt
     assert 2 <= prompt.count("- concept: ") < len(memory.concepts)
     section = prompt.split("### Memory\n")[1].split("### Problem")[0].strip() + "\n"

@@ -30,7 +30,7 @@ def test_all_selects_every_entry_and_renders_the_full_memory() -> None:
     assert "Every concept of the memory is shown in full" in text
     assert "A first analysis of this puzzle picked" not in text
     assert "np.rot90(grid, k)" in text and "- other concepts:" not in text
-    assert selector.preview(memory, "p") is None
+    assert asyncio.run(selector.preview(memory, "p", task_id="t")) == []
 
 
 def test_none_selects_and_renders_nothing() -> None:
