@@ -114,6 +114,7 @@ async def prepare_prompt(
         task_id = benchmark.task_id(task)
         visible = hide_own_concepts(active(memory), task_id)  # retired: never selected
         problem = benchmark.describe(task)
+        selector = selector.offline() if preview else selector
         if preview and selector.uses_model:
             selection_prompts = await selector.preview(visible, problem, task_id=task_id)
             concepts = render_hint(visible, SELECTED_AT_RUN_TIME)

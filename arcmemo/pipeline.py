@@ -463,6 +463,11 @@ async def dry_run(config: RunConfig) -> DryRunReport:
             "ARC prompts); provider prompt caching (cheaper repeated prefixes) is not "
             "subtracted",
         ]
+        if selector.offline() is not selector:
+            estimate.assumptions.append(
+                "the remote embedder is stood in for by TF-IDF (as many entries picked); its "
+                "embedding calls are not counted"
+            )
         return DryRunReport(
             n_tasks=len(tasks),
             estimate=estimate,

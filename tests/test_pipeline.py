@@ -19,13 +19,14 @@ import pytest
 
 from arcmemo.benchmarks.arc import format_grid, load_path
 from arcmemo.config import RunConfig
-from arcmemo.memory.ontology import Lesson, Memory, Solution
+from arcmemo.memory.ontology import Concept, Lesson, Memory, Solution
 from arcmemo.models.client import CallRecord, ModelClient, ModelConfig
 from arcmemo.models.scripted import ScriptedProvider
 from arcmemo.pipeline import dry_run, resolve_config, run_benchmark
 from arcmemo.records import TaskResult
 from arcmemo.rundir import RunDirError
 from arcmemo.selection.base import EARLIER_ANSWER
+from arcmemo.selection.embedding import OpenAIEmbedder
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 ARC_DIR = FIXTURES / "arc" / "eval"
@@ -429,6 +430,29 @@ def test_dry_run_counts_every_call_a_selection_and_an_online_update_make(tmp_pat
     assert (stages["attribute"].calls.low, stages["attribute"].calls.high) == (0, 8 * 2)
     without = arc_config(tmp_path / "off", update="online", **common)
     assert "attribute" not in asyncio.run(dry_run(without)).estimate.stages
+
+
+@pytest.mark.parametrize("selector", ["embedding", "dcrs"])
+def test_a_dry_run_calls_no_remote_embedder(
+    tmp_path: Path, selector: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def no_call(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a dry run called the embeddings API")
+
+    monkeypatch.setattr(OpenAIEmbedder, "embed", no_call)
+    memory = Memory(
+        concepts=[Concept(name="rotate grid", kind="routine", description="turn the grid")],
+        solutions={"older": Solution(program="def transform(g):\n    return g\n", problem="a")},
+    )
+    memory.save(tmp_path / "memory.json")
+    config = arc_config(
+        tmp_path / "run",
+        memory=str(tmp_path / "memory.json"),
+        selector={"name": selector, "options": {"embedder": "openai:text-embedding-3-small"}},
+    )
+    report = asyncio.run(dry_run(config))
+    assert len(list(report.prompts_dir.glob("*.txt"))) >= 8
+    assert any("TF-IDF" in line for line in report.estimate.assumptions)
 
 
 # -- AIME ------------------------------------------------------------------------------------

@@ -108,6 +108,11 @@ class Selector(abc.ABC):
             raise NotImplementedError(f"{type(self).__name__} calls a model but has no preview")
         return []
 
+    def offline(self) -> Selector:
+        """This selector as a dry run uses it: calling no remote service besides the model
+        (which :meth:`preview` stands in for)."""
+        return self
+
     def render(self, memory: Memory, selection: Selection) -> str:
         """The memory section of the solve prompt for ``selection`` (its hint block)."""
         body = memory.render(

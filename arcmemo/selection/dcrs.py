@@ -30,8 +30,8 @@ from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient
 from arcmemo.records import Selection
 from arcmemo.seeds import without_library
-from arcmemo.selection.base import SELECTORS, Selector, render_hint
-from arcmemo.selection.embedding import Embedder, TfidfEmbedder, create_embedder
+from arcmemo.selection.base import SELECTORS, render_hint
+from arcmemo.selection.embedding import RetrievingSelector, create_embedder
 from arcmemo.structured import OutputError, generate_structured, tagged
 
 STAGE = "select"
@@ -54,7 +54,7 @@ def _parse(text: str) -> str:
 
 
 @SELECTORS.register("dcrs", options=DcrsSelectorOptions)
-class DcrsSelector(Selector):
+class DcrsSelector(RetrievingSelector):
     """Retrieve the most similar solved problems; the model writes this problem's sheet."""
 
     name = "dcrs"
@@ -65,23 +65,17 @@ class DcrsSelector(Selector):
         self.top_k = options.top_k
         self.embedder = create_embedder(options.embedder)
 
-    async def retrieve(
-        self, memory: Memory, problem: str, *, task_id: str, embedder: Embedder | None = None
-    ) -> list[str]:
+    async def retrieve(self, memory: Memory, problem: str, *, task_id: str) -> list[str]:
         """Task ids of the ``top_k`` stored problems most similar to ``problem``."""
         problems = {
             t: s.problem
             for t, s in sorted(memory.solutions.items())
             if s.problem.strip() and t != task_id
         }
-        nearest = await (embedder or self.embedder).nearest(problem, problems, self.top_k)
-        return [t for t, _ in nearest]
+        return [t for t, _ in await self.embedder.nearest(problem, problems, self.top_k)]
 
     async def preview(self, memory: Memory, problem: str, *, task_id: str) -> list[str]:
-        # A dry run calls no API, so a remote embedder's choice is stood in for by TF-IDF's
-        # (the same number of examples, so about the same prompt size).
-        offline = self.embedder if isinstance(self.embedder, TfidfEmbedder) else TfidfEmbedder()
-        retrieved = await self.retrieve(memory, problem, task_id=task_id, embedder=offline)
+        retrieved = await self.retrieve(memory, problem, task_id=task_id)
         if not retrieved and not memory.cheatsheet.strip():
             return []
         return [self._prompt(memory, problem, retrieved)]

@@ -9,10 +9,12 @@ as that baseline.
 from __future__ import annotations
 
 import abc
+import copy
 import math
 import os
 import re
 from collections import Counter
+from typing import TYPE_CHECKING
 
 import numpy as np
 from pydantic import ConfigDict, Field
@@ -24,6 +26,9 @@ from arcmemo.models.client import ModelClient
 from arcmemo.records import Selection
 from arcmemo.registry import RegistryError
 from arcmemo.selection.base import SELECTORS, Selector, SolveViewOptions
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 _TOKEN = re.compile(r"[a-z]+|\d+")
 
@@ -80,6 +85,21 @@ class TfidfEmbedder(Embedder):
         return vectors / np.where(norms == 0, 1, norms)
 
 
+class RetrievingSelector(Selector):
+    """A selector that ranks entries with an :class:`Embedder`."""
+
+    embedder: Embedder
+
+    def offline(self) -> Self:
+        # A dry run calls no API: TF-IDF stands in for a remote embedder and picks as many
+        # entries, so the prompts it yields are about as long.
+        if isinstance(self.embedder, TfidfEmbedder):
+            return self
+        copied = copy.copy(self)
+        copied.embedder = TfidfEmbedder()
+        return copied
+
+
 class OpenAIEmbedder(Embedder):
     """An OpenAI-compatible ``/embeddings`` endpoint."""
 
@@ -123,7 +143,7 @@ class EmbeddingSelectorOptions(SolveViewOptions):
 
 
 @SELECTORS.register("embedding", options=EmbeddingSelectorOptions)
-class EmbeddingSelector(Selector):
+class EmbeddingSelector(RetrievingSelector):
     """The ``top_k`` entries most similar to the problem."""
 
     name = "embedding"
