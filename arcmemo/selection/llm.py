@@ -77,14 +77,10 @@ def resolve_names(names: list[str], memory: Memory) -> tuple[list[str], list[str
         if match is None:
             numbers = tuple(_numbers(wanted))
             by_numbers = derived("concept ids by numbers", memory.concepts, _ids_by_numbers)
-            candidates = list(  # each id once
-                dict.fromkeys(
-                    [
-                        *by_numbers.get(numbers, []),
-                        *(cid for cid in lessons if tuple(_numbers(cid)) == numbers),
-                    ]
-                )
-            )
+            candidates = by_numbers.get(numbers, [])  # each id once already
+            numbered = [cid for cid in lessons if tuple(_numbers(cid)) == numbers]
+            if numbered:  # else the kept list is read as it is, not copied per unknown name
+                candidates = list(dict.fromkeys([*candidates, *numbered]))
             # Ties never pass the ambiguity margin, so their order does not matter.
             scored = [
                 (score / 100, cid)
