@@ -8,6 +8,7 @@ looping, hostile, no code block, and two two-test tasks.
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -22,9 +23,9 @@ from arcmemo.config import RunConfig
 from arcmemo.memory.ontology import Concept, Lesson, Memory, Solution
 from arcmemo.models.client import CallRecord, ModelClient, ModelConfig
 from arcmemo.models.scripted import ScriptedProvider
-from arcmemo.pipeline import dry_run, resolve_config, run_benchmark
+from arcmemo.pipeline import dry_run, lasting_run_memory, resolve_config, run_benchmark
 from arcmemo.records import TaskResult
-from arcmemo.rundir import RunDirError
+from arcmemo.rundir import RunDirError, RunWriter
 from arcmemo.selection.base import EARLIER_ANSWER
 from arcmemo.selection.embedding import OpenAIEmbedder
 
@@ -377,6 +378,21 @@ def test_memory_concepts_reach_the_prompt_but_not_a_tasks_own(
     selection = read_results(config.out)["66e6c45b"].selection
     assert selection is not None and selection.selector == "all"
     assert selection.selected == ["recolor object"]
+
+
+def test_the_run_memory_is_left_out_of_collections_until_the_run_ends(tmp_path: Path) -> None:
+    memory_path = tmp_path / "memory.json"
+    memory_path.write_text((FIXTURES / "memory" / "valid_small.json").read_text())
+    config = arc_config(tmp_path / "run", memory=memory_path)
+    with lasting_run_memory(config, RunWriter(config.out)) as memory:
+        assert memory is not None and memory.concepts
+        assert gc.isenabled() and gc.get_freeze_count() > 0
+        # not in any generation a collection walks (the permanent one is not listed)
+        assert not any(o is memory.concepts[0] for o in gc.get_objects())
+    assert gc.get_freeze_count() == 0
+    assert any(o is memory.concepts[0] for o in gc.get_objects())
+    with lasting_run_memory(arc_config(tmp_path / "bare"), RunWriter(tmp_path / "bare")) as bare:
+        assert bare is None and gc.get_freeze_count() == 0
 
 
 # -- dry run ---------------------------------------------------------------------------------

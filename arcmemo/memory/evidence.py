@@ -15,9 +15,12 @@ every rendering and selection.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import attrgetter
 
 from arcmemo.memory.edits import TrackedList, derived
 from arcmemo.memory.ontology import Concept, HistoryEntry, Memory
+
+_RETIRED = attrgetter("retired")
 
 
 def helped(concept: Concept) -> int:
@@ -37,7 +40,7 @@ def usefulness_key(concept: Concept) -> tuple[int, int, int, str]:
 
 
 def _unretired(concepts: Sequence[Concept]) -> TrackedList[Concept] | None:
-    if not any(c.retired for c in concepts):
+    if not any(map(_RETIRED, concepts)):  # C-level: asked of every concept of a version
         return None
     return TrackedList(c for c in concepts if not c.retired)
 

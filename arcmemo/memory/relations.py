@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 
 _Signature = tuple[object, ...]
 _Ranked = tuple[int, str]
+_NONE: frozenset[str] = frozenset()
+_NO_KIN: tuple[frozenset[str], str | None] = (_NONE, None)  # a concept no type relates
 
 
 @lru_cache(maxsize=1 << 16)
@@ -86,11 +88,11 @@ class _Listing:
 class RelationIndex:
     """Type -> fillers and type -> users of one concept list (see the module docstring)."""
 
-    def __init__(self, concepts: Sequence[Concept]) -> None:
+    def __init__(self, concepts: Sequence[Concept], *, _every_type: bool = False) -> None:
         # By object identity; the objects are kept, so no identity is reused meanwhile.
         self._members = {id(c): c for c in concepts}
-        self.order = sorted(concepts, key=usefulness)
-        self._position = {id(c): i for i, c in enumerate(self.order)}
+        self.order = sorted(concepts, key=usefulness_key)
+        self._position: dict[int, int] | None = None  # built when first asked for
         # Only for the field-by-field check of :meth:`matches` (the test suite's).
         self.signatures = (
             [_signature(c, usefulness(c)) for c in concepts] if edits.verifying() else None
@@ -102,6 +104,18 @@ class RelationIndex:
         # concept blocks), dropped with the index.
         self.rendered: dict[tuple[int, object], list[Any]] = {}
         self._by_id = {c.id: c for c in concepts}
+        self._concepts = tuple(concepts)  # for the index of every type (_for_outsiders)
+        self._outsiders: RelationIndex | None = None
+        self._lock = threading.Lock()
+        # Every implied relation runs through a type some member fills, so the members'
+        # used types are kept only where they are such a type: most parameters (grids,
+        # colors) then cost a dictionary lookup, and most concepts, relating by type to
+        # nothing, are not stored at all (their kinship is _NO_KIN). A concept outside
+        # the list may fill any type: it is answered by an index of every type
+        # (``_every_type``, built when first needed).
+        filled_of = [self._filled(c) for c in self.order]
+        fillable = None if _every_type else {t for t in filled_of if t is not None}
+        relevant: dict[str | None, frozenset[str]] = {None: _NONE, "": _NONE}
         self._uses: dict[str, frozenset[str]] = {}
         self._kin: dict[int, tuple[frozenset[str], str | None]] = {}
         # (position in the usefulness order, name) pairs: walking the concepts in that
@@ -111,12 +125,20 @@ class RelationIndex:
         self._users: dict[str, list[_Ranked]] = {}
         self._both: Counter[tuple[str, str]] = Counter()
         for position, concept in enumerate(self.order):
-            used: frozenset[str] = frozenset()
+            used = _NONE
             for param in concept.parameters:
-                if param.type:
-                    used = used.union(_used_types(param.type))
-            self._uses[concept.id] = used
-            filled = self._filled(concept)
+                annotation = param.type
+                names = relevant.get(annotation)
+                if names is None:
+                    names = frozenset(_used_types(annotation or ""))
+                    names = relevant[annotation] = names if fillable is None else names & fillable
+                if names:
+                    used = used | names if used else names
+            filled = filled_of[position]
+            if used:
+                self._uses[concept.id] = used
+            elif filled is None:
+                continue
             self._kin[id(concept)] = (used, filled)
             entry = (position, concept.name)
             for name in used:
@@ -125,6 +147,10 @@ class RelationIndex:
                 self._fillers.setdefault(filled, []).append(entry)
                 for name in used:
                     self._both[(filled, name)] += 1
+        if len(self._by_id) < len(concepts):
+            # Ids shared by several members (a list that would not load): the one latest
+            # in the usefulness order answers for its id, even when it uses no such type.
+            self._uses = {c.id: self._kin.get(id(c), _NO_KIN)[0] for c in self.order}
 
     @staticmethod
     def _filled(concept: Concept) -> str | None:
@@ -160,13 +186,17 @@ class RelationIndex:
         if len(wanted) == len(self.order):
             return list(self.order)
         if len(wanted) * 8 < len(self.order):  # a few: sorting them beats a pass over all
-            return sorted((self._members[i] for i in wanted), key=lambda c: self._position[id(c)])
+            if self._position is None:
+                self._position = {id(c): i for i, c in enumerate(self.order)}
+            position = self._position
+            return sorted((self._members[i] for i in wanted), key=lambda c: position[id(c)])
         return [c for c in self.order if id(c) in wanted]
 
     def _kinship(self, concept: Concept) -> tuple[frozenset[str], str | None]:
         """What a concept's implied relations depend on: the types it uses and fills."""
-        kin = self._kin.get(id(concept)) if self.holds(concept) else None
-        return kin or (self._uses.get(concept.id, frozenset()), self._filled(concept))
+        if self.holds(concept):
+            return self._kin.get(id(concept), _NO_KIN)
+        return (self._uses.get(concept.id, _NONE), self._filled(concept))
 
     def _implied_names(self, kin: tuple[frozenset[str], str | None]) -> _Listing:
         # Concepts of one kinship share their implied list (less themselves), so it is
@@ -201,23 +231,30 @@ class RelationIndex:
         other = self._by_id.get(concept_id(name))
         if other is None or other.name != name or other.name == concept.name:
             return False
-        own = self._uses.get(concept.id, frozenset())
+        own = self._uses.get(concept.id, _NONE)
         filled = self._filled(concept)
         fills = self._filled(other)
         return (fills is not None and fills in own) or (
-            filled is not None and filled in self._uses.get(other.id, frozenset())
+            filled is not None and filled in self._uses.get(other.id, _NONE)
         )
 
     def related(self, concept: Concept, limit: int | None = None) -> tuple[list[str], int]:
         """Up to ``limit`` related names of ``concept`` (written ones first, then the
         implied ones most useful first) and how many more there are."""
         if not self.holds(concept):
-            return self._related(concept, limit)
+            return self._for_outsiders()._related(concept, limit)
         key = (id(concept), limit)
         if key not in self._memo:  # a view renders it again for every task
             self._memo[key] = self._related(concept, limit)
         names, more = self._memo[key]
         return list(names), more
+
+    def _for_outsiders(self) -> RelationIndex:
+        """The index of every type of the same members, for a concept not among them."""
+        with self._lock:
+            if self._outsiders is None:
+                self._outsiders = RelationIndex(self._concepts, _every_type=True)
+            return self._outsiders
 
     def _related(self, concept: Concept, limit: int | None) -> tuple[list[str], int]:
         kin = self._kinship(concept)

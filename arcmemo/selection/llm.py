@@ -31,6 +31,7 @@ from arcmemo.structured import OutputError, generate_structured, load_yaml_block
 FUZZY_CUTOFF = 0.9
 AMBIGUITY_MARGIN = 0.05
 _NUMBER = re.compile(r"\d+")
+_NUMBERED_LINE = re.compile(r"^.*\d.*$", re.MULTILINE)
 
 
 def _numbers(name: str) -> list[int]:
@@ -47,9 +48,15 @@ def _lesson_names(memory: Memory) -> dict[str, str]:
 
 
 def _ids_by_numbers(concepts: Sequence[Concept]) -> dict[tuple[int, ...], list[str]]:
+    ids = derived("selectable concept names", concepts, _concept_names)
+    # One scan of all ids (in C) finds the few with digits; the others share no numbers.
+    text = "\n".join(ids)
+    lines_are_ids = text.count("\n") == max(len(ids) - 1, 0)  # a slug holds no line break
+    numbered = set(_NUMBERED_LINE.findall(text)) if lines_are_ids else set(ids)
     by_numbers: dict[tuple[int, ...], list[str]] = {}
-    for cid in _concept_names(concepts):
-        by_numbers.setdefault(tuple(_numbers(cid)), []).append(cid)
+    for cid in ids:
+        key = tuple(_numbers(cid)) if cid in numbered else ()
+        by_numbers.setdefault(key, []).append(cid)
     return by_numbers
 
 
@@ -70,14 +77,10 @@ def resolve_names(names: list[str], memory: Memory) -> tuple[list[str], list[str
         if match is None:
             numbers = tuple(_numbers(wanted))
             by_numbers = derived("concept ids by numbers", memory.concepts, _ids_by_numbers)
-            candidates = list(  # each id once
-                dict.fromkeys(
-                    [
-                        *by_numbers.get(numbers, []),
-                        *(cid for cid in lessons if tuple(_numbers(cid)) == numbers),
-                    ]
-                )
-            )
+            candidates = by_numbers.get(numbers, [])  # each id once already
+            numbered = [cid for cid in lessons if tuple(_numbers(cid)) == numbers]
+            if numbered:  # else the kept list is read as it is, not copied per unknown name
+                candidates = list(dict.fromkeys([*candidates, *numbered]))
             # Ties never pass the ambiguity margin, so their order does not matter.
             scored = [
                 (score / 100, cid)

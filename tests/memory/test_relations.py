@@ -132,3 +132,15 @@ def test_long_related_lines_list_the_most_useful_and_count_the_rest() -> None:
     line = next(x for x in text.splitlines() if x.startswith("  related: rule number 7"))
     names = line.removeprefix("  related: ").split(", ")
     assert len(names) == 13 and names[-1] == "and 19 more"  # 12 shown of 31
+
+
+def test_a_concept_outside_the_list_relates_by_every_type() -> None:
+    # The index keeps only the types its members fill; a concept from elsewhere may fill
+    # another one ("grid", which no member fills) and still relates to its users.
+    memory = _criteria_memory()
+    memory.concepts[0].parameters.append(Parameter(name="canvas", type="list[grid]"))
+    index = RelationIndex(memory.concepts)
+    outsider = Concept(name="grid maker", kind="routine", routine_subtype="Grid")
+    assert index.related(outsider) == (["filter objects"], 0)
+    assert index.related(outsider, 0) == ([], 1)
+    assert index.related(memory.concepts[1]) == (["filter objects"], 0)

@@ -11,7 +11,14 @@ from arcmemo.memory.ontology import Concept, Lesson, Memory
 from arcmemo.memory.render import SOLVE_BUDGET_TOKENS
 from arcmemo.records import Selection
 from arcmemo.selection import SELECTORS
-from arcmemo.selection.llm import LLMSelector, LLMSelectorOptions, parse_names, resolve_names
+from arcmemo.selection.llm import (
+    LLMSelector,
+    LLMSelectorOptions,
+    _ids_by_numbers,
+    _numbers,
+    parse_names,
+    resolve_names,
+)
 from arcmemo.structured import OutputError
 from arcmemo.tokens import estimate_tokens
 
@@ -63,6 +70,18 @@ def test_fuzzy_matching_never_changes_a_number() -> None:
     assert resolved == ["lesson 2", "lesson 12", "rotate 180"]
     assert unknown == ["lesson 20", "lesson 0", "rotate 900"]
     assert [note.split(" (")[0] for note in notes] == ["'rotat 180' matched to 'rotate 180'"]
+
+
+def test_ids_are_grouped_by_their_numbers() -> None:
+    # Numbered ids first, last and between plain ones: grouped as id by id would.
+    names = ["rotate 90", "fill region", "tile 2 by 3", "crop", "rotate 180", "scale 2x3"]
+    concepts = [concept(name) for name in names]
+    expected: dict[tuple[int, ...], list[str]] = {}
+    for c in concepts:
+        expected.setdefault(tuple(_numbers(c.id)), []).append(c.id)
+    assert _ids_by_numbers(concepts) == expected
+    assert expected[(2, 3)] == ["tile-2-by-3", "scale-2x3"]
+    assert expected[()] == ["fill-region", "crop"]
 
 
 def test_parse_names_reads_lists_mappings_and_reason_items() -> None:
