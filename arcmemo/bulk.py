@@ -6,6 +6,11 @@ took 2.2 s with the collector and 1.1 s without, a 4,000-task report load 13.4 s
 for nothing, since none of them is garbage yet. Validated models and loaded records hold
 no reference cycles, so pausing the collector frees nothing late; reference counting frees
 what is dropped meanwhile either way.
+
+What such a build leaves behind is still in the youngest generation when the collector
+resumes, so the next collections walk all of it, promoting it generation by generation
+(0.5 s of a 16-task run at 30,000 concepts). :func:`lasting` builds it and leaves it out of
+collections (``gc.freeze``) for as long as its user keeps it.
 """
 
 from __future__ import annotations
@@ -13,11 +18,15 @@ from __future__ import annotations
 import contextlib
 import gc
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import TypeVar
+
+T = TypeVar("T")
 
 _LOCK = threading.Lock()
 _paused = 0  # nested or concurrent pauses: the collector resumes when the last ends
 _resume = False
+_frozen = 0  # nested or concurrent lasting blocks: everything thaws when the last ends
 
 
 @contextlib.contextmanager
@@ -36,3 +45,27 @@ def paused_gc() -> Iterator[None]:
             _paused -= 1
             if _paused == 0 and _resume:
                 gc.enable()
+
+
+@contextlib.contextmanager
+def lasting(build: Callable[[], T]) -> Iterator[T]:
+    """``build()``, built with the collector paused, and every object alive then (what it
+    built above all) left out of collections until the block ends.
+
+    For what lives as long as the block (a run's memory, a command's): skipping it frees
+    nothing late, since it holds no cycles; cyclic garbage that was alive at the freeze is
+    collected after the block, which hands everything back to the oldest generation.
+    """
+    global _frozen
+    with paused_gc():
+        built = build()
+        with _LOCK:
+            gc.freeze()  # before the collector resumes, or its first collection walks them
+            _frozen += 1
+    try:
+        yield built
+    finally:
+        with _LOCK:
+            _frozen -= 1
+            if _frozen == 0:
+                gc.unfreeze()

@@ -10,7 +10,6 @@ This is the Python entry point behind ``arcmemo run``::
 from __future__ import annotations
 
 import contextlib
-import gc
 import hashlib
 import os
 import time
@@ -23,7 +22,7 @@ from pydantic import BaseModel
 from arcmemo.abstraction.base import ABSTRACTORS
 from arcmemo.attempt import prepare_prompt
 from arcmemo.benchmarks.base import BENCHMARKS, Benchmark, SharedSandbox
-from arcmemo.bulk import paused_gc
+from arcmemo.bulk import lasting
 from arcmemo.config import (
     DEFAULT_SAMPLING_TEMPERATURE,
     RunConfig,
@@ -202,29 +201,13 @@ def load_run_memory(config: RunConfig, rundir: RunDirectory) -> Memory | None:
     return None if path is None else Memory.load(path)
 
 
-@contextlib.contextmanager
-def lasting_run_memory(config: RunConfig, rundir: RunDirectory) -> Iterator[Memory | None]:
-    """:func:`load_run_memory`, with every object alive once it is loaded (the memory's
-    above all) left out of the cyclic collector's walks until the block ends.
-
-    A memory is built with the collector paused (:mod:`arcmemo.bulk`): hundreds of
-    thousands of objects at 30,000 concepts, all in the youngest generation when it
-    resumes, so its next collections walk them all, promoting them generation by
-    generation (measured, 0.5 s of a 16-task run at 30,000 concepts, time that grows with
-    the memory). They live as long as the run and hold no cycles, so skipping them frees
-    nothing late; reference counting still frees what is dropped, and cyclic garbage that
-    existed at the load is collected after the block, which hands everything back to the
-    oldest generation.
-    """
-    with paused_gc():
-        memory = load_run_memory(config, rundir)
-        if memory is not None:
-            gc.freeze()  # before the collector resumes, or its first collection walks them
-    try:
-        yield memory
-    finally:
-        if memory is not None:
-            gc.unfreeze()
+def lasting_run_memory(
+    config: RunConfig, rundir: RunDirectory
+) -> contextlib.AbstractContextManager[Memory | None]:
+    """:func:`load_run_memory`, left out of the collector's walks while the run lasts
+    (:func:`arcmemo.bulk.lasting`)."""
+    path = rundir.resume_memory_path(config)
+    return contextlib.nullcontext() if path is None else lasting(lambda: Memory.load(path))
 
 
 def writer_lock_path(memory: Path) -> Path:

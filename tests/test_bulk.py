@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from arcmemo.bulk import paused_gc
+from arcmemo.bulk import lasting, paused_gc
 from arcmemo.memory.ontology import Memory
 from arcmemo.memory.synthetic import synthetic_memory
 
@@ -62,3 +62,52 @@ def test_loading_and_rendering_run_with_the_collector_paused(
     monkeypatch.setattr(render, "_build_block", block)
     memory.render("full")
     assert during and not any(during) and gc.isenabled()
+
+
+class _Held:
+    """An object to find (or not) among those the collector walks."""
+
+
+def _walked(thing: object) -> bool:
+    return any(o is thing for o in gc.get_objects())
+
+
+def test_what_lasting_builds_is_left_out_of_collections_until_the_last_block_ends() -> None:
+    with lasting(_Held) as outer:
+        assert gc.isenabled() and not _walked(outer)
+        with lasting(_Held) as inner:
+            assert not _walked(inner)
+        assert not _walked(outer) and not _walked(inner)  # the outer block still holds
+    assert gc.get_freeze_count() == 0 and _walked(outer) and _walked(inner)
+
+
+def test_a_failing_build_freezes_nothing() -> None:
+    def broken() -> None:
+        raise ValueError("boom")
+
+    with pytest.raises(ValueError), lasting(broken):
+        pass
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+
+
+def test_a_memory_command_keeps_its_memory_out_of_collections_while_it_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    from arcmemo.cli import memory as memory_cli
+
+    path = tmp_path / "memory.json"
+    synthetic_memory(30).save(path)
+    walked: list[bool] = []
+    render = Memory.render
+
+    def watching(self: Memory, *args: object, **kwargs: object) -> str:
+        walked.append(_walked(self))
+        return render(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Memory, "render", watching)
+    result = CliRunner().invoke(memory_cli.memory, ["stats", str(path)])
+    assert result.exit_code == 0, result.output
+    assert walked and not any(walked)
+    assert gc.get_freeze_count() == 0  # thawed when the command ended

@@ -20,6 +20,7 @@ import yaml
 from rich.console import Console
 from rich.markup import escape
 
+from arcmemo.bulk import lasting
 from arcmemo.memory.diff import memory_diff
 from arcmemo.memory.ontology import Concept, Memory
 from arcmemo.memory.render import VIEWS
@@ -31,8 +32,9 @@ _FILE = click.Path(dir_okay=False, path_type=Path)
 
 
 def _load(path: Path) -> Memory:
+    """The memory at ``path``, kept out of the collector's walks until the command ends."""
     try:
-        return Memory.load(path)
+        return click.get_current_context().with_resource(lasting(lambda: Memory.load(path)))
     except MemoryFileError as error:
         raise click.ClickException(str(error)) from None
 
