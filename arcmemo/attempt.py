@@ -14,6 +14,7 @@ from arcmemo.benchmarks.base import Benchmark
 from arcmemo.memory.edits import TrackedList, derived
 from arcmemo.memory.evidence import active
 from arcmemo.memory.ontology import Concept, Memory
+from arcmemo.memory.relations import index_less
 from arcmemo.memory.render import lesson_name
 from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient
@@ -56,15 +57,19 @@ def hide_own_concepts(memory: Memory, task_id: str) -> Memory:
     if not hidden and not any(own(les.provenance.sources) for les in memory.lessons):
         return memory
 
-    def without(concepts: Sequence[Concept]) -> TrackedList[Concept]:
-        return TrackedList(c for c in concepts if id(c) not in (hidden or ()))
+    update: dict[str, Any] = {
+        "lessons": [les for les in memory.lessons if not own(les.provenance.sources)]
+    }
+    if hidden:  # else the copy keeps the list itself, and with it the list's index
+        gone = hidden
 
-    return memory.model_copy(
-        update={
-            "concepts": derived(f"concepts less task {task_id}'s", memory.concepts, without),
-            "lessons": [les for les in memory.lessons if not own(les.provenance.sources)],
-        }
-    )
+        def without(concepts: Sequence[Concept]) -> TrackedList[Concept]:
+            return TrackedList(c for c in concepts if id(c) not in gone)
+
+        kept = derived(f"concepts less task {task_id}'s", memory.concepts, without)
+        index_less(memory, gone, kept)  # its index from the memory's: no rebuild per task
+        update["concepts"] = kept
+    return memory.model_copy(update=update)
 
 
 def _in_full_numbering(selection: Selection, memory: Memory, visible: Memory) -> Selection:

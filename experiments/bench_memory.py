@@ -33,7 +33,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 OPERATIONS = (
     "load", "add", "save", "render full", "render compressed", "render selection",
-    "render solve", "stats", "diff", "resolve", "run 16", "run 48",
+    "render solve", "task view", "stats", "diff", "resolve", "run 16", "run 48",
 )  # fmt: skip
 SELECTED = 8
 # Names a selector might answer: exact, misspelled, and unknown ones.
@@ -103,6 +103,8 @@ def worker(operation: str, path: Path, other: Path, repeat: int) -> dict[str, An
         copies = [memory.model_copy(deep=True) for _ in range(repeat)]
         seconds, text = _median_time(lambda: copies.pop().render(view, **options), repeat)
         return {"seconds": seconds, "tokens": estimate_tokens(text)}
+    if operation == "task view":
+        return {"seconds": _task_view_seconds(memory, selected, repeat)}
     if operation == "stats":
         from click.testing import CliRunner
 
@@ -169,6 +171,28 @@ def _run_seconds(tasks: int, path: Path, repeat: int) -> float:
             cli.main(args, standalone_mode=False)
             times.append(time.perf_counter() - start)
     return statistics.median(times)
+
+
+def _task_view_seconds(memory: Any, selected: list[str], repeat: int) -> float:
+    """Median time of what a task that owns concepts adds to its first prompt: its view
+    without them (the leakage guard) and that view's selection and solve renders, after
+    the memory's own were rendered (as in a run)."""
+    from arcmemo.attempt import hide_own_concepts
+    from arcmemo.memory.evidence import active
+
+    budget = int(os.environ.get("BENCH_MEMORY_BUDGET", "17000"))
+    owners = memory.concepts[:: max(len(memory.concepts) // 10, 1)][:10]
+    for number, concept in enumerate(owners):
+        concept.provenance.sources = [f"bench-task-{number}"]
+    memory.render("selection", budget_tokens=budget)
+    tasks = iter(range(len(owners)))
+
+    def one_task() -> None:
+        view = hide_own_concepts(active(memory), f"bench-task-{next(tasks)}")
+        view.render("selection", budget_tokens=budget)
+        view.render("solve", selected=selected, budget_tokens=8000)
+
+    return _median_time(one_task, min(repeat, len(owners)))[0]
 
 
 def _changed(memory: Any) -> Any:

@@ -13,7 +13,10 @@ budgeted views walk for every task.
 concept is edited (:func:`arcmemo.memory.edits.derived`): a kept index costs one pass
 over the list's identities, and a concept added, merged, deleted or edited in place
 rebuilds it, so a render never sees a stale index. The copies that leave out retired
-concepts or a task's own concepts share the index of the same filtered list.
+concepts or a task's own concepts share the index of the same filtered list; a task's list
+(the leakage guard's) gets an index derived from the memory's in time proportional to what
+its own concepts relate to (:meth:`RelationIndex.without`), and reads from there the
+rendered blocks they leave unchanged.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from __future__ import annotations
 import heapq
 import threading
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -103,6 +106,11 @@ class RelationIndex:
         # What the renderer derived from this version of the list (arcmemo.memory.render's
         # concept blocks), dropped with the index.
         self.rendered: dict[tuple[int, object], list[Any]] = {}
+        # The index this one was derived from (RelationIndex.without), and the types the
+        # members it left out fill and use: blocks of concepts relating to none of them are
+        # read from there.
+        self._parent: RelationIndex | None = None
+        self._left_out: tuple[frozenset[str], frozenset[str]] = (_NONE, _NONE)
         self._by_id = {c.id: c for c in concepts}
         self._concepts = tuple(concepts)  # for the index of every type (_for_outsiders)
         self._outsiders: RelationIndex | None = None
@@ -151,6 +159,65 @@ class RelationIndex:
             # Ids shared by several members (a list that would not load): the one latest
             # in the usefulness order answers for its id, even when it uses no such type.
             self._uses = {c.id: self._kin.get(id(c), _NO_KIN)[0] for c in self.order}
+
+    def without(self, hidden: Collection[int], concepts: Sequence[Concept]) -> RelationIndex:
+        """The index of ``concepts``: this list less the members whose identities are in
+        ``hidden`` (a task's own few), derived from this index in time that grows with
+        what those members relate to, not with the list (no sort, no scan of parameters).
+
+        Only the type lists the hidden members fill or use change; the kinships of the
+        others are shared. A type that only hidden members fill stops relating anything,
+        as it would in an index built afresh.
+        """
+        if len(self._by_id) < len(self._members):  # shared ids: a fresh build decides
+            return RelationIndex(concepts)
+        gone = [self._members[i] for i in hidden if i in self._members]
+        index = object.__new__(RelationIndex)
+        index._members = dict(self._members)
+        index._by_id = dict(self._by_id)
+        index._uses = dict(self._uses)
+        for concept in gone:
+            del index._members[id(concept)], index._by_id[concept.id]
+            index._uses.pop(concept.id, None)
+        index.order = [c for c in self.order if id(c) not in hidden]
+        index._position = None
+        index.signatures = (
+            [_signature(c, usefulness(c)) for c in concepts] if edits.verifying() else None
+        )
+        index._memo, index._listings, index._counts, index.rendered = {}, {}, {}, {}
+        index._parent = self
+        index._concepts = tuple(concepts)
+        index._outsiders = None
+        index._lock = threading.Lock()
+        index._kin = self._kin  # read only for members, and every member's is unchanged
+        index._fillers, index._users = dict(self._fillers), dict(self._users)
+        index._both = Counter(self._both)
+        fills: set[str] = set()
+        uses: set[str] = set()
+        for concept in gone:
+            used, filled = self._kin.get(id(concept), _NO_KIN)
+            uses |= used
+            for name in used:
+                _drop(index._users, name, concept.name)
+            if filled is not None:
+                fills.add(filled)
+                _drop(index._fillers, filled, concept.name)
+                for name in used:
+                    index._both[(filled, name)] -= 1
+        index._left_out = (frozenset(fills), frozenset(uses))
+        return index
+
+    def kept_render(self, concept: Concept, key: tuple[int, object]) -> list[Any] | None:
+        """What the renderer kept under ``key`` for ``concept`` (a member): this index's
+        own, or the one it was derived from, when the concept relates by type to none of
+        the members left out (its related line, so its block, is the same there)."""
+        kept = self.rendered.get(key)
+        if kept is None and self._parent is not None:
+            used, filled = self._kin.get(id(concept), _NO_KIN)
+            fills, uses = self._left_out
+            if used.isdisjoint(fills) and (filled is None or filled not in uses):
+                kept = self._parent.kept_render(concept, key)
+        return kept
 
     @staticmethod
     def _filled(concept: Concept) -> str | None:
@@ -276,9 +343,30 @@ class RelationIndex:
         return names, len(written) + implied - len(names)
 
 
+def _drop(lists: dict[str, list[_Ranked]], key: str, name: str) -> None:
+    """``lists[key]`` less the entry of ``name`` (a copy; the key goes with its last entry)."""
+    kept = [entry for entry in lists[key] if entry[1] != name]
+    if kept:
+        lists[key] = kept
+    else:
+        del lists[key]
+
+
 def relation_index(memory: Memory) -> RelationIndex:
     """The relation index of ``memory``'s concept list, rebuilt only after an edit
     (:func:`arcmemo.memory.edits.derived`; kept outside the model, so that a cache never
     takes part in equality, copies or serialisation)."""
-    concepts = memory.concepts
-    return edits.derived("relation index", concepts, RelationIndex, lambda i: i.matches(concepts))
+    return _kept_index(memory.concepts, RelationIndex)
+
+
+def index_less(memory: Memory, hidden: Collection[int], concepts: Sequence[Concept]) -> None:
+    """Keep the index of ``concepts`` (``memory``'s list less its members ``hidden``), made
+    from ``memory``'s own (:meth:`RelationIndex.without`) unless one is kept already."""
+    parent = relation_index(memory)
+    _kept_index(concepts, lambda items: parent.without(hidden, items))
+
+
+def _kept_index(
+    concepts: Sequence[Concept], build: Callable[[Sequence[Concept]], RelationIndex]
+) -> RelationIndex:
+    return edits.derived("relation index", concepts, build, lambda i: i.matches(concepts))

@@ -125,7 +125,7 @@ def _block_cost(concept: Concept, fields: _Fields, index: RelationIndex) -> int:
 def _kept_block(concept: Concept, fields: _Fields, index: RelationIndex) -> list[Any]:
     # [lines, cost or -1 until asked for], kept by the index of this version of the list.
     key = (id(concept), fields)
-    kept = index.rendered.get(key)
+    kept = index.kept_render(concept, key) if index.holds(concept) else None
     if kept is not None:
         if verifying() and _build_block(concept, fields, index) != kept[0]:
             raise StaleCacheError(f"{concept.name!r} was edited without counting as an edit")

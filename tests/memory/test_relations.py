@@ -144,3 +144,50 @@ def test_a_concept_outside_the_list_relates_by_every_type() -> None:
     assert index.related(outsider) == (["filter objects"], 0)
     assert index.related(outsider, 0) == ([], 1)
     assert index.related(memory.concepts[1]) == (["filter objects"], 0)
+
+
+def _same_answers(derived: RelationIndex, fresh: RelationIndex, members: list[Concept]) -> None:
+    assert derived.order == fresh.order
+    for concept in members:
+        for limit in (None, 0, 1, 3, 12):
+            assert derived.related(concept, limit) == fresh.related(concept, limit), concept.name
+    assert derived.by_usefulness(members[::3]) == fresh.by_usefulness(members[::3])
+    ids = [c.id for c in members[::5]] + ["no such concept"]
+    assert derived.with_ids(ids) == fresh.with_ids(ids)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_an_index_less_a_few_members_answers_as_one_built_afresh(seed: int) -> None:
+    memory = synthetic_memory(300, seed=seed)
+    for concept in memory.concepts[:40:4]:  # written relations, some naming hidden ones
+        concept.relations = [memory.concepts[-1].name, memory.concepts[7].name]
+    parent = RelationIndex(memory.concepts)
+    # The members relating most, and every filler of one type: that type must stop
+    # relating anything, as in a fresh index.
+    busiest = sorted(memory.concepts, key=lambda c: -len(parent.related(c)[0]))[: seed + 1]
+    subtype = next(c.routine_subtype for c in memory.concepts if parent._filled(c))
+    sole = [c for c in memory.concepts if c.kind == "routine" and c.routine_subtype == subtype]
+    hidden_concepts = busiest + (sole if seed % 2 else [])
+    hidden = {id(c) for c in hidden_concepts}
+    kept = [c for c in memory.concepts if id(c) not in hidden]
+    derived, fresh = parent.without(hidden, kept), RelationIndex(kept)
+    _same_answers(derived, fresh, kept)
+    for outsider in hidden_concepts[:3]:  # no longer members: related by every type
+        assert not derived.holds(outsider)
+        assert derived.related(outsider, 12) == fresh.related(outsider, 12)
+    _same_answers(parent, RelationIndex(memory.concepts), memory.concepts)  # untouched
+
+
+def test_a_hidden_member_in_both_lists_of_a_kinship_is_taken_out_of_both() -> None:
+    # x and z fill "a" and take a "b"; y fills "b" and takes an "a": for y, x and z are
+    # fillers and users at once, each counted once.
+    def routine(name: str, fills: str, takes: str) -> Concept:
+        parameters = [Parameter(name="p", type=takes)]
+        return Concept(name=name, kind="routine", routine_subtype=fills, parameters=parameters)
+
+    x, y, z = routine("x", "a", "b"), routine("y", "b", "a"), routine("z", "a", "b")
+    parent = RelationIndex([x, y, z])
+    assert parent.related(y) == (["x", "z"], 0)
+    derived = parent.without({id(z)}, [x, y])
+    assert derived.related(y) == RelationIndex([x, y]).related(y) == (["x"], 0)
+    assert derived.related(y, 0) == ([], 1)
