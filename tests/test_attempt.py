@@ -104,3 +104,22 @@ def test_a_task_view_renders_again_only_the_blocks_its_hidden_concepts_change(
     assert built and set(built) <= {c.name for c in view.concepts}
     assert len(built) < len(view.concepts) // 2  # the rest read from the memory's index
     assert related & set(built)  # those the hidden concept related to were redone
+
+
+def test_a_task_view_shows_no_written_relation_to_the_tasks_own_concepts() -> None:
+    memory = synthetic_memory(60, seed=2)
+    own, other, third = memory.concepts[0], memory.concepts[1], memory.concepts[2]
+    own.provenance.sources = ["task-x"]
+    other.relations = [own.name.upper(), third.name]  # any spelling of the name
+    third.relations = [own.name]
+    assert own.name.upper() in memory.render("full")
+    view = hide_own_concepts(memory, "task-x")
+    for text in (view.render("full"), view.render("solve", selected=[other.name, third.name])):
+        related = [
+            name.lower()
+            for line in text.splitlines()
+            if line.startswith("  related: ")
+            for name in line.removeprefix("  related: ").split(", ")
+        ]
+        assert third.name in related and own.name not in related
+    assert relation_index(view).related(other, 12)[0][0] == third.name

@@ -111,6 +111,9 @@ class RelationIndex:
         # read from there.
         self._parent: RelationIndex | None = None
         self._left_out: tuple[frozenset[str], frozenset[str]] = (_NONE, _NONE)
+        # Ids of the members left out: a written relation naming one is not shown (their
+        # names are a task's own, which the leakage guard keeps from it).
+        self._hidden_ids: frozenset[str] = _NONE
         self._by_id = {c.id: c for c in concepts}
         self._concepts = tuple(concepts)  # for the index of every type (_for_outsiders)
         self._outsiders: RelationIndex | None = None
@@ -169,10 +172,14 @@ class RelationIndex:
         others are shared. A type that only hidden members fill stops relating anything,
         as it would in an index built afresh.
         """
-        if len(self._by_id) < len(self._members):  # shared ids: a fresh build decides
-            return RelationIndex(concepts)
         gone = [self._members[i] for i in hidden if i in self._members]
+        hidden_ids = self._hidden_ids.union(c.id for c in gone)
+        if len(self._by_id) < len(self._members):  # shared ids: a fresh build decides
+            fresh = RelationIndex(concepts)
+            fresh._hidden_ids = hidden_ids
+            return fresh
         index = object.__new__(RelationIndex)
+        index._hidden_ids = hidden_ids
         index._members = dict(self._members)
         index._by_id = dict(self._by_id)
         index._uses = dict(self._uses)
@@ -215,9 +222,21 @@ class RelationIndex:
         if kept is None and self._parent is not None:
             used, filled = self._kin.get(id(concept), _NO_KIN)
             fills, uses = self._left_out
-            if used.isdisjoint(fills) and (filled is None or filled not in uses):
+            if (
+                used.isdisjoint(fills)
+                and (filled is None or filled not in uses)
+                and not self._names_hidden(concept)
+            ):
                 kept = self._parent.kept_render(concept, key)
         return kept
+
+    def _names_hidden(self, concept: Concept) -> bool:
+        """Whether a written relation of ``concept`` names a member left out."""
+        from arcmemo.memory.ontology import concept_id
+
+        return bool(self._hidden_ids) and any(
+            concept_id(name) in self._hidden_ids for name in concept.relations
+        )
 
     @staticmethod
     def _filled(concept: Concept) -> str | None:
@@ -330,6 +349,10 @@ class RelationIndex:
             names = [name for name in listed if name != concept.name][:limit]
             return names, self._implied_count(kin) - len(names)
         written = list(dict.fromkeys(concept.relations))
+        if self._names_hidden(concept):
+            from arcmemo.memory.ontology import concept_id
+
+            written = [name for name in written if concept_id(name) not in self._hidden_ids]
         names = written if limit is None else written[:limit]
         room = None if limit is None else max(limit - len(names), 0)
         if room != 0:
