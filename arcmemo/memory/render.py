@@ -37,7 +37,6 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
 
 from arcmemo.bulk import paused_gc
 from arcmemo.memory.edits import StaleCacheError, verifying
@@ -108,35 +107,41 @@ def _related_line(concept: Concept, index: RelationIndex) -> list[str]:
     return [f"  related: {', '.join(names)}"] if names else []
 
 
-def _concept_block(concept: Concept, fields: _Fields, index: RelationIndex) -> list[str]:
-    """A concept's block, built once per version of the concept list (a budgeted view
-    shows the same blocks for every task)."""
+def _concept_block(concept: Concept, fields: _Fields, index: RelationIndex) -> str:
+    """A concept's block (its lines joined), built once per version of the concept list
+    (a budgeted view shows the same blocks for every task)."""
     return _kept_block(concept, fields, index)[0]
 
 
 def _block_cost(concept: Concept, fields: _Fields, index: RelationIndex) -> int:
     """:func:`_cost` of a concept's block, counted once per version of the list."""
-    kept = _kept_block(concept, fields, index)
-    if kept[1] < 0:
-        kept[1] = _cost(kept[0])
-    return kept[1]
+    text, cost = _kept_block(concept, fields, index)
+    if cost < 0:
+        # A line break is a piece of its own (arcmemo.tokens), so the joined lines cost
+        # what they cost apart, less the break after the last.
+        cost = estimate_tokens(text) + 1
+        if index.holds(concept):
+            index.rendered[(id(concept), fields)] = (text, cost)
+    return cost
 
 
-def _kept_block(concept: Concept, fields: _Fields, index: RelationIndex) -> list[Any]:
-    # [lines, cost or -1 until asked for], kept by the index of this version of the list.
+def _kept_block(concept: Concept, fields: _Fields, index: RelationIndex) -> tuple[str, int]:
+    # (text, cost or -1 until asked for), kept by the index of this version of the list:
+    # a string and a pair, which the cyclic collector does not walk as it would lists.
     key = (id(concept), fields)
-    kept = index.kept_render(concept, key) if index.holds(concept) else None
+    member = index.holds(concept)
+    kept = index.kept_render(concept, key) if member else None
     if kept is not None:
         if verifying() and _build_block(concept, fields, index) != kept[0]:
             raise StaleCacheError(f"{concept.name!r} was edited without counting as an edit")
         return kept
-    kept = [_build_block(concept, fields, index), -1]
-    if index.holds(concept):
+    kept = (_build_block(concept, fields, index), -1)
+    if member:
         index.rendered[key] = kept
     return kept
 
 
-def _build_block(concept: Concept, fields: _Fields, index: RelationIndex) -> list[str]:
+def _build_block(concept: Concept, fields: _Fields, index: RelationIndex) -> str:
     lines = [f"- concept: {concept.name}"]
     if concept.description:
         lines.append(f"  description: {concept.description}")
@@ -158,7 +163,7 @@ def _build_block(concept: Concept, fields: _Fields, index: RelationIndex) -> lis
         lines.append("  implementation:")
         lines.extend(f"    - {note}" for note in concept.implementation)
     lines += _related_line(concept, index)
-    return lines
+    return "\n".join(lines)
 
 
 def _names_line(label: str, names: list[str]) -> str:
@@ -185,7 +190,7 @@ def _render_concepts(
         lines.append(f"## {key[1]}")
         for concept in members:
             if concept.id in full:
-                lines.extend(_concept_block(concept, fields, index))
+                lines.append(_concept_block(concept, fields, index))
         names = sorted(c.name for c in members if c.id not in full)
         if names:
             lines.append(_names_line(title_label, names))
