@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from arcmemo.abstraction.base import AbstractionOutcome
 from arcmemo.config import RunConfig
 from arcmemo.models.base import Usage
 from arcmemo.models.client import CallRecord
@@ -116,6 +117,15 @@ def test_a_torn_last_line_is_skipped_by_readers_and_cut_when_the_run_resumes(
     assert rundir.results_path.stat().st_size == intact
     rundir.append_result(result("b"))
     assert sorted(rundir.finished()) == ["a", "b"]
+
+
+def test_an_abstraction_outcome_is_never_glued_onto_a_torn_line(tmp_path: Path) -> None:
+    rundir = RunWriter(tmp_path)
+    rundir.append_abstraction([AbstractionOutcome(task_id="a", format="ps")])
+    with open(rundir.abstraction_path, "a") as handle:
+        handle.write(AbstractionOutcome(task_id="b", format="ps").model_dump_json()[:20])
+    rundir.append_abstraction([AbstractionOutcome(task_id="c", format="ps")])
+    assert [o.task_id for o in RunDirectory(tmp_path).abstraction_outcomes()] == ["a", "c"]
 
 
 def test_a_complete_line_that_lost_its_newline_is_redone(tmp_path: Path) -> None:

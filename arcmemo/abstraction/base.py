@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import abc
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
@@ -11,6 +10,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from pydantic import BaseModel, Field
 
 from arcmemo import prompting
+from arcmemo.files import append_lines
 from arcmemo.memory.ontology import Memory
 from arcmemo.models.base import Message, Usage
 from arcmemo.models.client import ModelClient
@@ -63,13 +63,7 @@ class AbstractionOutcome(BaseModel):
 
 def append_outcomes(path: Path, outcomes: list[AbstractionOutcome]) -> None:
     """Append outcomes to an abstraction log (JSON Lines), durably."""
-    if not outcomes:
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a", encoding="utf-8") as handle:
-        handle.writelines(outcome.model_dump_json() + "\n" for outcome in outcomes)
-        handle.flush()
-        os.fsync(handle.fileno())
+    append_lines(path, [outcome.model_dump_json() + "\n" for outcome in outcomes])
 
 
 async def ask(
