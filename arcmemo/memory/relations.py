@@ -26,15 +26,18 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Sequence
 from functools import lru_cache
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from arcmemo.memory import edits
 from arcmemo.memory.evidence import usefulness_key
+from arcmemo.memory.ontology import concept_id
 from arcmemo.memory.types import type_names
 
 if TYPE_CHECKING:
     from arcmemo.memory.ontology import Concept, Memory
 
+_ID = attrgetter("id")
 _Signature = tuple[object, ...]
 _Ranked = tuple[int, str]
 _NONE: frozenset[str] = frozenset()
@@ -92,32 +95,7 @@ class RelationIndex:
     """Type -> fillers and type -> users of one concept list (see the module docstring)."""
 
     def __init__(self, concepts: Sequence[Concept], *, _every_type: bool = False) -> None:
-        # By object identity; the objects are kept, so no identity is reused meanwhile.
-        self._members = {id(c): c for c in concepts}
-        self.order = sorted(concepts, key=usefulness_key)
-        self._position: dict[int, int] | None = None  # built when first asked for
-        # Only for the field-by-field check of :meth:`matches` (the test suite's).
-        self.signatures = (
-            [_signature(c, usefulness(c)) for c in concepts] if edits.verifying() else None
-        )
-        self._memo: dict[tuple[int, int | None], tuple[list[str], int]] = {}
-        self._listings: dict[tuple[frozenset[str], str | None], _Listing] = {}
-        self._counts: dict[tuple[frozenset[str], str | None], int] = {}
-        # What the renderer derived from this version of the list (arcmemo.memory.render's
-        # concept blocks), dropped with the index.
-        self.rendered: dict[tuple[int, object], Any] = {}
-        # The index this one was derived from (RelationIndex.without), and the types the
-        # members it left out fill and use: blocks of concepts relating to none of them are
-        # read from there.
-        self._parent: RelationIndex | None = None
-        self._left_out: tuple[frozenset[str], frozenset[str]] = (_NONE, _NONE)
-        # Ids of the members left out: a written relation naming one is not shown (their
-        # names are a task's own, which the leakage guard keeps from it).
-        self._hidden_ids: frozenset[str] = _NONE
-        self._by_id = {c.id: c for c in concepts}
-        self._concepts = tuple(concepts)  # for the index of every type (_for_outsiders)
-        self._outsiders: RelationIndex | None = None
-        self._lock = threading.Lock()
+        self._start(concepts, sorted(concepts, key=usefulness_key))
         # Every implied relation runs through a type some member fills, so the members'
         # used types are kept only where they are such a type: most parameters (grids,
         # colors) then cost a dictionary lookup, and most concepts, relating by type to
@@ -163,6 +141,36 @@ class RelationIndex:
             # in the usefulness order answers for its id, even when it uses no such type.
             self._uses = {c.id: self._kin.get(id(c), _NO_KIN)[0] for c in self.order}
 
+    def _start(self, concepts: Sequence[Concept], order: list[Concept]) -> None:
+        """The state every index starts from: its members, in usefulness ``order``, with
+        nothing derived from them yet (the type lists are the constructor's own)."""
+        # By object identity; the objects are kept, so no identity is reused meanwhile.
+        self._members = dict(zip(map(id, concepts), concepts, strict=True))  # in C
+        self.order = order
+        self._position: dict[int, int] | None = None  # built when first asked for
+        # Only for the field-by-field check of :meth:`matches` (the test suite's).
+        self.signatures = (
+            [_signature(c, usefulness(c)) for c in concepts] if edits.verifying() else None
+        )
+        self._memo: dict[tuple[int, int | None], tuple[list[str], int]] = {}
+        self._listings: dict[tuple[frozenset[str], str | None], _Listing] = {}
+        self._counts: dict[tuple[frozenset[str], str | None], int] = {}
+        # What the renderer derived from this version of the list (arcmemo.memory.render's
+        # concept blocks), dropped with the index.
+        self.rendered: dict[tuple[int, object], Any] = {}
+        # The index this one was derived from (RelationIndex.without), and the types the
+        # members it left out fill and use: blocks of concepts relating to none of them are
+        # read from there.
+        self._parent: RelationIndex | None = None
+        self._left_out: tuple[frozenset[str], frozenset[str]] = (_NONE, _NONE)
+        # Ids of the members left out: a written relation naming one is not shown (their
+        # names are a task's own, which the leakage guard keeps from it).
+        self._hidden_ids: frozenset[str] = _NONE
+        self._by_id = dict(zip(map(_ID, concepts), concepts, strict=True))
+        self._concepts = tuple(concepts)  # for the index of every type (_for_outsiders)
+        self._outsiders: RelationIndex | None = None
+        self._lock = threading.Lock()
+
     def without(self, hidden: Collection[int], concepts: Sequence[Concept]) -> RelationIndex:
         """The index of ``concepts``: this list less the members whose identities are in
         ``hidden`` (a task's own few), derived from this index in time that grows with
@@ -179,29 +187,17 @@ class RelationIndex:
             fresh._hidden_ids = hidden_ids
             return fresh
         index = object.__new__(RelationIndex)
+        index._start(concepts, [c for c in self.order if id(c) not in hidden])
         index._hidden_ids = hidden_ids
-        index._members = dict(self._members)
-        index._by_id = dict(self._by_id)
-        index._uses = dict(self._uses)
-        for concept in gone:
-            del index._members[id(concept)], index._by_id[concept.id]
-            index._uses.pop(concept.id, None)
-        index.order = [c for c in self.order if id(c) not in hidden]
-        index._position = None
-        index.signatures = (
-            [_signature(c, usefulness(c)) for c in concepts] if edits.verifying() else None
-        )
-        index._memo, index._listings, index._counts, index.rendered = {}, {}, {}, {}
         index._parent = self
-        index._concepts = tuple(concepts)
-        index._outsiders = None
-        index._lock = threading.Lock()
+        index._uses = dict(self._uses)
         index._kin = self._kin  # read only for members, and every member's is unchanged
         index._fillers, index._users = dict(self._fillers), dict(self._users)
         index._both = Counter(self._both)
         fills: set[str] = set()
         uses: set[str] = set()
         for concept in gone:
+            index._uses.pop(concept.id, None)
             used, filled = self._kin.get(id(concept), _NO_KIN)
             uses |= used
             for name in used:
@@ -232,8 +228,6 @@ class RelationIndex:
 
     def _names_hidden(self, concept: Concept) -> bool:
         """Whether a written relation of ``concept`` names a member left out."""
-        from arcmemo.memory.ontology import concept_id
-
         return bool(self._hidden_ids) and any(
             concept_id(name) in self._hidden_ids for name in concept.relations
         )
@@ -312,8 +306,6 @@ class RelationIndex:
         return self._counts[kin]
 
     def _is_implied(self, concept: Concept, name: str) -> bool:
-        from arcmemo.memory.ontology import concept_id
-
         other = self._by_id.get(concept_id(name))
         if other is None or other.name != name or other.name == concept.name:
             return False
@@ -350,8 +342,6 @@ class RelationIndex:
             return names, self._implied_count(kin) - len(names)
         written = list(dict.fromkeys(concept.relations))
         if self._names_hidden(concept):
-            from arcmemo.memory.ontology import concept_id
-
             written = [name for name in written if concept_id(name) not in self._hidden_ids]
         names = written if limit is None else written[:limit]
         room = None if limit is None else max(limit - len(names), 0)
