@@ -157,7 +157,7 @@ class RelationIndex:
         self._counts: dict[tuple[frozenset[str], str | None], int] = {}
         # What the renderer derived from this version of the list (arcmemo.memory.render's
         # concept blocks), dropped with the index.
-        self.rendered: dict[tuple[int, object], Any] = {}
+        self.rendered: dict[object, Any] = {}
         # The index this one was derived from (RelationIndex.without), and the types the
         # members it left out fill and use: blocks of concepts relating to none of them are
         # read from there.
@@ -210,7 +210,7 @@ class RelationIndex:
         index._left_out = (frozenset(fills), frozenset(uses))
         return index
 
-    def kept_render(self, concept: Concept, key: tuple[int, object]) -> Any:
+    def kept_render(self, concept: Concept, key: object) -> Any:
         """What the renderer kept under ``key`` for ``concept`` (a member): this index's
         own, or the one it was derived from, when the concept relates by type to none of
         the members left out (its related line, so its block, is the same there)."""

@@ -37,6 +37,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
+from operator import attrgetter, itemgetter
 
 from arcmemo.bulk import paused_gc
 from arcmemo.memory.edits import StaleCacheError, verifying
@@ -61,6 +62,9 @@ SOLVE_BUDGET_TOKENS = 8000
 # with a digit costs one more after ": " or ", ".
 _DIGIT_FIRST = re.compile(r"\d")
 _LESSON_ID = re.compile(r"lesson-([1-9]\d*)")  # as concept_id(lesson_name(i)) spells it
+_BY_ID = attrgetter("id")
+_BY_NAME = attrgetter("name")
+_BY_KEY = itemgetter(0)
 
 
 def lesson_name(index: int) -> str:
@@ -88,7 +92,7 @@ def _section_key(concept: Concept) -> tuple[int, str]:
     return (2, f"Routines: {subtype}")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # two instances, known by identity (a fast hash in keys)
 class _Fields:
     """Which fields a view shows in a concept block."""
 
@@ -107,15 +111,15 @@ def _related_line(concept: Concept, index: RelationIndex) -> list[str]:
     return [f"  related: {', '.join(names)}"] if names else []
 
 
-def _concept_block(concept: Concept, fields: _Fields, index: RelationIndex) -> str:
+def _concept_block(concept: Concept, fields: _Fields, index: RelationIndex, verify: bool) -> str:
     """A concept's block (its lines joined), built once per version of the concept list
     (a budgeted view shows the same blocks for every task)."""
-    return _kept_block(concept, fields, index)[0]
+    return _kept_block(concept, fields, index, verify)[0]
 
 
-def _block_cost(concept: Concept, fields: _Fields, index: RelationIndex) -> int:
+def _block_cost(concept: Concept, fields: _Fields, index: RelationIndex, verify: bool) -> int:
     """:func:`_cost` of a concept's block, counted once per version of the list."""
-    text, cost = _kept_block(concept, fields, index)
+    text, cost = _kept_block(concept, fields, index, verify)
     if cost < 0:
         # A line break is a piece of its own (arcmemo.tokens), so the joined lines cost
         # what they cost apart, less the break after the last.
@@ -125,14 +129,18 @@ def _block_cost(concept: Concept, fields: _Fields, index: RelationIndex) -> int:
     return cost
 
 
-def _kept_block(concept: Concept, fields: _Fields, index: RelationIndex) -> tuple[str, int]:
+def _kept_block(
+    concept: Concept, fields: _Fields, index: RelationIndex, verify: bool
+) -> tuple[str, int]:
     # (text, cost or -1 until asked for), kept by the index of this version of the list:
     # a string and a pair, which the cyclic collector does not walk as it would lists.
+    # ``verify``: edits.verifying(), read once per view (an environment lookup per block
+    # was a tenth of a full view's time).
     key = (id(concept), fields)
     member = index.holds(concept)
     kept = index.kept_render(concept, key) if member else None
     if kept is not None:
-        if verifying() and _build_block(concept, fields, index) != kept[0]:
+        if verify and _build_block(concept, fields, index) != kept[0]:
             raise StaleCacheError(f"{concept.name!r} was edited without counting as an edit")
         return kept
     kept = (_build_block(concept, fields, index), -1)
@@ -170,31 +178,51 @@ def _names_line(label: str, names: list[str]) -> str:
     return f"- {label}: {', '.join(names)}"
 
 
+_Section = tuple[tuple[int, str], list[Concept], list[Concept]]  # key, by id, by name
+_SECTIONS = "sections"  # key of the members' sections among what an index keeps
+
+
+def _sections(concepts: Iterable[Concept]) -> list[_Section]:
+    """``concepts`` grouped in sections, in order, each by id and by name."""
+    grouped: dict[tuple[int, str], list[Concept]] = {}
+    for concept in concepts:
+        grouped.setdefault(_section_key(concept), []).append(concept)
+    return [
+        (key, sorted(members, key=_BY_ID), sorted(members, key=_BY_NAME))
+        for key, members in sorted(grouped.items(), key=_BY_KEY)
+    ]
+
+
+def _member_sections(index: RelationIndex) -> list[_Section]:
+    """The sections of every member of ``index``, grouped once per version of the list
+    (each unbudgeted view walks them all)."""
+    kept = index.rendered.get(_SECTIONS)
+    if kept is None:
+        kept = index.rendered[_SECTIONS] = _sections(index.order)
+    return kept
+
+
 def _render_concepts(
-    concepts: Iterable[Concept],
+    sections: list[_Section],
     index: RelationIndex,
     full: set[str],
     titled: set[str],
     fields: _Fields,
     title_label: str,
 ) -> list[str]:
-    """``concepts`` grouped in sections; ids in ``full`` as blocks, ids in ``titled`` by
-    name, the rest left out."""
-    sections: dict[tuple[int, str], list[Concept]] = {}
-    for concept in concepts:
-        if concept.id in full or concept.id in titled:
-            sections.setdefault(_section_key(concept), []).append(concept)
+    """The concepts of ``sections``; ids in ``full`` as blocks, ids in ``titled`` by name,
+    the rest left out (and a section left out when nothing of it is shown)."""
+    verify = verifying()
     lines: list[str] = []
-    for key in sorted(sections):
-        members = sorted(sections[key], key=lambda c: c.id)
-        lines.append(f"## {key[1]}")
-        for concept in members:
-            if concept.id in full:
-                lines.append(_concept_block(concept, fields, index))
-        names = sorted(c.name for c in members if c.id not in full)
-        if names:
-            lines.append(_names_line(title_label, names))
-        lines.append("")
+    for (_, header), by_id, by_name in sections:
+        blocks = [_concept_block(c, fields, index, verify) for c in by_id if c.id in full]
+        names = [c.name for c in by_name if c.id not in full and c.id in titled]
+        if blocks or names:
+            lines.append(f"## {header}")
+            lines += blocks
+            if names:
+                lines.append(_names_line(title_label, names))
+            lines.append("")
     return lines
 
 
@@ -281,9 +309,10 @@ def _view_lines(
     memory: Memory, index: RelationIndex, view: _View, layout: _Layout, budget: int | None
 ) -> list[str]:
     lines = _render_types(memory) if layout.types else []
-    lines += _render_concepts(
-        layout.shown.values(), index, layout.full, layout.titled, _FULL, view.title_label
-    )
+    # Every member shown (an unbudgeted view) reads the sections the index keeps.
+    every = len(layout.shown) == len(index.order)
+    sections = _member_sections(index) if every else _sections(layout.shown.values())
+    lines += _render_concepts(sections, index, layout.full, layout.titled, _FULL, view.title_label)
     lines += _render_lessons((i, memory.lessons[i]) for i in sorted(layout.lessons))
     if layout.cheatsheet:
         lines += _render_cheatsheet(memory)
@@ -314,6 +343,7 @@ def _budgeted_text(memory: Memory, index: RelationIndex, view: _View, budget: in
     opened: set[tuple[int, str]] = set()
     named: set[tuple[int, str]] = set()
     names_line = _cost([f"- {view.title_label}:"])
+    verify = verifying()
 
     def section_cost(key: tuple[int, str]) -> int:
         return 0 if key in opened else _cost([f"## {key[1]}", ""])  # header, blank line
@@ -324,7 +354,7 @@ def _budgeted_text(memory: Memory, index: RelationIndex, view: _View, budget: in
     for concept in view.candidates:
         key = _section_key(concept)
         if view.in_full(concept):
-            cost = _block_cost(concept, _FULL, index) + section_cost(key)
+            cost = _block_cost(concept, _FULL, index, verify) + section_cost(key)
             cost += 0 if layout.types else types_cost
             if spent + cost <= limit:
                 spent += cost
@@ -474,11 +504,11 @@ def _render_memory(
     indexed_lessons = list(enumerate(memory.lessons))
     lines: list[str] = _render_types(memory)
     if view == "full":
-        lines += _render_concepts(memory.concepts, index, every, set(), _FULL, OTHER_LABEL)
+        lines += _render_concepts(_member_sections(index), index, every, set(), _FULL, OTHER_LABEL)
     else:
         established = {c.id for c in memory.concepts if is_established(c, usage_threshold)}
         lines += _render_concepts(
-            memory.concepts,
+            _member_sections(index),
             index,
             established,
             every - established,

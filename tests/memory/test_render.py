@@ -249,3 +249,33 @@ def test_the_solve_view_shows_exactly_the_lessons_named() -> None:
     shown = re.findall(r"^- (lesson \d+)$", text, flags=re.M)
     # "lesson 03", "lesson 0" and "lesson 13" name no lesson of this memory
     assert shown == ["lesson 3", "lesson 11"]
+
+
+def test_unbudgeted_views_group_the_sections_once_per_version(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from arcmemo.memory import render
+
+    grouped: list[int] = []
+    real = render._sections
+
+    def counting(concepts):  # type: ignore[no-untyped-def]
+        listed = list(concepts)
+        grouped.append(len(listed))
+        return real(listed)
+
+    monkeypatch.setattr(render, "_sections", counting)
+    memory = synthetic_memory(60)
+    texts = {view: memory.render(view) for view in VIEWS}
+    assert grouped == [60]  # the four views read one grouping of every member
+    memory.render("selection", budget_tokens=400)  # a few shown: grouped on their own
+    assert len(grouped) == 2 and grouped[1] < 60
+    memory.concepts[0].kind = "structure" if memory.concepts[0].kind == "routine" else "routine"
+    memory.concepts[0].routine_subtype = None
+    memory.render("full")  # an edit moves a concept to another section: grouped again
+    assert grouped[2] == 60
+    fresh = Memory.model_validate(memory.model_dump())
+    assert {view: fresh.render(view) for view in VIEWS} == {
+        view: memory.render(view) for view in VIEWS
+    }
+    assert texts["full"] != memory.render("full")
