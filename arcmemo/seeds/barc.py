@@ -35,7 +35,11 @@ from arcmemo.seeds import LIBRARY_BEGIN, LIBRARY_END
 
 GENERATOR_MARKER = "remove below this point for prompting"
 LIBRARY_FILE = "common.py"
-NOT_SEEDS = frozenset({LIBRARY_FILE, "template.py"})
+# Files of BARC's seeds folder that are no seeds, and what they are (the report says so).
+NOT_SEEDS = {
+    LIBRARY_FILE: "the helper library, inlined into each seed that uses it",
+    "template.py": "BARC's template for writing a new seed",
+}
 ENTRY = "main"
 RENAMED_ENTRY = "transform_xy"
 _TASK_ID = re.compile(r"^[0-9a-f]{8}$")
@@ -330,9 +334,10 @@ def _failure(check: Any) -> str:
 def import_barc(barc_dir: Path, out: Path, *, verify: Verifier | None) -> BarcImportReport:
     """Convert every seed of a BARC checkout into ``out/<task id>.py``.
 
-    With ``verify``, only programs that pass their train pairs are written. Files whose name
-    is not a task id (BARC's alternative solutions such as ``25d487eb_Kevin.py``), folders
-    and the library itself are reported as not used.
+    With ``verify``, only programs that pass their train pairs are written. Every other
+    entry of the folder is reported as not used, with why: files whose name is not a task
+    id (BARC's alternative solutions such as ``25d487eb_Kevin.py``), folders, files that
+    are not Python, the library (inlined) and the template.
     """
     folder = seeds_folder(barc_dir)
     library = load_library(folder / LIBRARY_FILE)
@@ -340,11 +345,13 @@ def import_barc(barc_dir: Path, out: Path, *, verify: Verifier | None) -> BarcIm
     converted: dict[str, ConvertedSeed] = {}
     for path in sorted(folder.iterdir()):
         if path.name in NOT_SEEDS:
+            report.not_used.append(NotUsed(file=path.name, reason=NOT_SEEDS[path.name]))
             continue
         if path.is_dir():
             report.not_used.append(NotUsed(file=path.name + "/", reason="a folder, not a seed"))
             continue
         if path.suffix != ".py":
+            report.not_used.append(NotUsed(file=path.name, reason="not a Python file"))
             continue
         if not _TASK_ID.match(path.stem):
             base = path.stem.split("_")[0]

@@ -119,4 +119,5 @@ def write_checkout(root: Path) -> Path:
     (seeds / "3c9b0459.py").write_text("def main(input_grid:\n    return input_grid\n")
     (seeds / "0000000f.py").write_text(TILE)
     (seeds / "ConceptARC").mkdir()
+    (seeds / "notes.txt").write_text("a note beside the seeds\n")
     return root

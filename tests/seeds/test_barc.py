@@ -98,6 +98,9 @@ def test_import_verifies_in_the_sandbox_and_reports_every_file_not_used(
         "ConceptARC/": "a folder, not a seed",
         "a416b8f3_Kevin.py": "its name is not a task id (an alternative solution of "
         "a416b8f3; a416b8f3.py is the seed)",
+        "common.py": "the helper library, inlined into each seed that uses it",
+        "template.py": "BARC's template for writing a new seed",
+        "notes.txt": "not a Python file",
     }
     # The written programs are what `abstract --from-programs` checks again.
     bench = BENCHMARKS.create("arc-agi-1")
