@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from arcmemo.models.prices import PRICES_ENV, PriceTable
@@ -87,14 +88,20 @@ def models(prices_path: Path | None, as_json: bool) -> None:
         providers.add_column(column)
     for row in rows:
         status = "yes" if row["available"] else f"no: {row['install']}"
-        providers.add_row(row["provider"], row["summary"], row["sdk"] or "-", status)
+        # Install hints and option texts hold brackets ("JetSpec[kernel]", "list[str]")
+        # that rich would take for markup and drop.
+        providers.add_row(
+            row["provider"], escape(row["summary"]), row["sdk"] or "-", escape(status)
+        )
     console.print(providers)
     options = Table(title="Provider options (--model-arg key=value)")
     for column in ("provider", "option", "default", "description"):
         options.add_column(column)
     for row in rows:
         for field, info in row["options"].items():
-            options.add_row(row["provider"], field, repr(info["default"]), info["description"])
+            options.add_row(
+                row["provider"], field, escape(repr(info["default"])), escape(info["description"])
+            )
     console.print(options)
     prices_table = Table(title="Prices (USD per 1M tokens)")
     for column in ("model", "input", "cached input", "cache write", "output"):

@@ -18,8 +18,8 @@ from arcmemo.registry import ComponentSpec, Registry, RegistryError
 JETSPEC_INSTALL_HINT = (
     "JetSpec is not on PyPI; install it from source next to arcmemo: "
     "git clone https://github.com/hao-ai-lab/JetSpec && "
-    "pip install -e './JetSpec[kernel]' 'transformers>=4.57,<4.58' "
-    "(needs torch; transformers must stay < 5). "
+    "pip install -e './JetSpec[kernel]' 'transformers==4.57.6' 'tokenizers==0.22.2' "
+    "'huggingface_hub==0.36.2' (needs torch; transformers must stay < 5). "
     "See the README section 'Local generation with JetSpec'."
 )
 
@@ -78,7 +78,21 @@ def create_provider(spec: str, *, base_url: str | None = None, **model_args: Any
     ``base_url`` is one of them, passed on only when given (providers that take it fall back
     to their environment variable).
     """
+    component, model = _provider_spec(spec, base_url, model_args)
+    return PROVIDERS.create(component, model=model)
+
+
+def check_provider_options(spec: str, *, base_url: str | None = None, **model_args: Any) -> None:
+    """Validate what :func:`create_provider` would, building nothing (a dry run opens no
+    model, yet a bad option must fail it as it would fail the run)."""
+    component, _ = _provider_spec(spec, base_url, model_args)
+    PROVIDERS.options(component.name, component.options)
+
+
+def _provider_spec(
+    spec: str, base_url: str | None, model_args: dict[str, Any]
+) -> tuple[ComponentSpec, str]:
     name, model = parse_spec(spec)
     if base_url is not None:
-        model_args["base_url"] = base_url
-    return PROVIDERS.create(ComponentSpec(name=name, options=model_args), model=model)
+        model_args = {**model_args, "base_url": base_url}
+    return ComponentSpec(name=name, options=model_args), model

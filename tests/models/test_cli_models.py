@@ -43,3 +43,25 @@ def test_price_override_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     broken.write_text("{")
     result = CliRunner().invoke(cli, ["models", "--prices", str(broken)])
     assert result.exit_code != 0 and "broken.json" in result.output
+
+
+def test_the_table_prints_brackets_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    # rich reads "[kernel]" as markup unless escaped, and the install hint lost it.
+    from arcmemo.cli import models as models_cli
+
+    rows = [
+        {
+            "provider": "jetspec",
+            "summary": "local [GPU] decoding",
+            "sdk": "jetspec",
+            "available": False,
+            "install": "pip install -e './JetSpec[kernel]'",
+            "options": {"stop": {"default": ["[END]"], "description": "stops at list[str]"}},
+        }
+    ]
+    monkeypatch.setattr(models_cli, "provider_rows", lambda: rows)
+    monkeypatch.setenv("COLUMNS", "400")
+    table = CliRunner().invoke(cli, ["models"])
+    assert table.exit_code == 0, table.output
+    for written in ("local [GPU] decoding", "./JetSpec[kernel]", "['[END]']", "list[str]"):
+        assert written in table.output
