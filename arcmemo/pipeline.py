@@ -46,7 +46,7 @@ from arcmemo.models.batch import BatchSettings
 from arcmemo.models.client import ModelClient, ModelUnreachableError, open_model
 from arcmemo.models.limiter import Limiter
 from arcmemo.models.prices import PriceTable
-from arcmemo.models.registry import PROVIDERS, parse_spec
+from arcmemo.models.registry import PROVIDERS, check_provider_options, parse_spec
 from arcmemo.progress import ProgressSink, RunStarted, RunStopped, TaskFinished
 from arcmemo.resources import data_dir
 from arcmemo.rundir import RunDirectory, RunDirError, RunWriter
@@ -413,6 +413,11 @@ async def dry_run(config: RunConfig) -> DryRunReport:
     Needs no API key: selectors that would call a model are shown by their prompt instead.
     """
     config = resolve_config(config)
+    check_provider_options(config.model, base_url=config.base_url, **config.model_args)
+    if config.aux_model is not None:
+        check_provider_options(
+            config.aux_model, base_url=config.aux_base_url, **config.aux_model_args
+        )
     rundir = RunWriter(config.out)
     benchmark = create_run_benchmark(config)
     try:

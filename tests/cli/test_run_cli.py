@@ -192,6 +192,19 @@ def test_different_config_with_the_same_out_is_refused(tmp_path: Path) -> None:
 # -- dry run and keys -------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("flag", ["--model-arg", "--aux-model-arg"])
+def test_a_dry_run_refuses_a_bad_model_option_as_the_run_would(tmp_path: Path, flag: str) -> None:
+    aux = ["--aux-model", "openai:gpt-4.1"] if flag == "--aux-model-arg" else []
+    result = invoke(
+        "arc-agi-1", "--split", "val100", "--limit", "1", "--model", "openai:o4-mini",
+        *aux, flag, "bogus=1", "--dry-run", "--out", str(tmp_path / "dry"),
+    )  # fmt: skip
+    assert result.exit_code != 0
+    assert "bogus" in result.output and "api_key_env" in result.output  # the accepted ones
+    assert "Traceback" not in result.output
+    assert not (tmp_path / "dry" / "estimate.json").exists()
+
+
 def test_dry_run_val100_needs_no_key(tmp_path: Path) -> None:
     out = tmp_path / "dry"
     result = invoke(
