@@ -9,7 +9,8 @@ download at run time); it is not an arcmemo dependency:
     pip install bpe-openai
     python experiments/grid_tokens.py --split val100
 
-Prints a Markdown table (the one in experiments/README.md).
+Prints a Markdown table; the one in experiments/README.md shows its o200k_base columns, the
+cl100k_base total and the ``estimate_tokens`` mean.
 """
 
 from __future__ import annotations
