@@ -194,18 +194,12 @@ def load_tasks(config: RunConfig, benchmark: Benchmark[Any]) -> list[Any]:
     return config.shard.take(ordered) if config.shard else ordered
 
 
-def load_run_memory(config: RunConfig, rundir: RunDirectory) -> Memory | None:
-    """The memory the run starts from (a resumed online run continues from the snapshot of
-    its last finished batch)."""
-    path = rundir.resume_memory_path(config)
-    return None if path is None else Memory.load(path)
-
-
 def lasting_run_memory(
     config: RunConfig, rundir: RunDirectory
 ) -> contextlib.AbstractContextManager[Memory | None]:
-    """:func:`load_run_memory`, left out of the collector's walks while the run lasts
-    (:func:`arcmemo.bulk.lasting`)."""
+    """The memory the run starts from (a resumed online run continues from the snapshot of
+    its last finished batch), left out of the collector's walks while the run or dry run
+    lasts (:func:`arcmemo.bulk.lasting`); None without one."""
     path = rundir.resume_memory_path(config)
     return contextlib.nullcontext() if path is None else lasting(lambda: Memory.load(path))
 
@@ -420,9 +414,10 @@ async def dry_run(config: RunConfig) -> DryRunReport:
         )
     rundir = RunWriter(config.out)
     benchmark = create_run_benchmark(config)
-    try:
+    with contextlib.ExitStack() as stack:
+        stack.callback(benchmark.close)
         tasks = load_tasks(config, benchmark)
-        memory = load_run_memory(config, rundir)
+        memory = stack.enter_context(lasting_run_memory(config, rundir))
         selector = SELECTORS.create(config.selector or "none")
         sampling = config.sampling
         aux = config.aux_model or config.model
@@ -489,5 +484,3 @@ async def dry_run(config: RunConfig) -> DryRunReport:
             prompts_dir=rundir.prompts_dir,
             estimate_path=rundir.write_estimate(estimate_record(estimate)),
         )
-    finally:
-        benchmark.close()
