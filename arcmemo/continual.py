@@ -37,8 +37,10 @@ def record_selection_stats(memory: Memory, result: TaskResult, confirmed: bool) 
         for step in attempt.steps:
             names += [n for n in step.concepts if n not in names]
     lessons = {concept_id(lesson_name(i)): les for i, les in enumerate(memory.lessons)}
-    for name in names:
-        entry = memory.find(name) or lessons.get(concept_id(name))
+    # Every name is looked up before any count changes: a count is an edit, and an edit
+    # drops the memory's id index (one lookup after each would rebuild it).
+    entries = [memory.find(name) or lessons.get(concept_id(name)) for name in names]
+    for entry in entries:
         if entry is None:
             continue
         entry.stats.selected += 1

@@ -166,3 +166,22 @@ def test_bootstrap_follows_the_runs_task_order_not_the_finishing_order(tmp_path:
 @pytest.fixture(autouse=True)
 def _private_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("ARCMEMO_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def test_statistics_look_every_name_up_in_one_index(monkeypatch: pytest.MonkeyPatch) -> None:
+    from arcmemo.memory import ontology
+    from arcmemo.memory.edits import VERIFY_VARIABLE
+
+    monkeypatch.delenv(VERIFY_VARIABLE)  # else every kept index is checked by a rebuild
+    built: list[int] = []
+    real = ontology._by_id
+    monkeypatch.setattr(ontology, "_by_id", lambda cs: built.append(len(cs)) or real(cs))
+    memory = Memory(concepts=[Concept(name=n, kind="routine") for n in ("a", "b", "c")])
+    result = TaskResult(
+        task_id="t",
+        selection=Selection(selector="llm", selected=["a", "b", "c"]),
+        attempts=[Attempt(index=0, steps=[_step(["a"], True)])],
+    )
+    record_selection_stats(memory, result, confirmed=True)
+    assert [c.stats.selected for c in memory.concepts] == [1, 1, 1]
+    assert built == [3]  # every count is an edit: a lookup after each would index again

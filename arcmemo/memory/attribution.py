@@ -237,8 +237,9 @@ def record_attribution(memory: Memory, attribution: TaskAttribution) -> int:
     folding the same run twice changes nothing, and a second run over the same tasks adds
     evidence only for concepts the first did not attribute."""
     added = 0
-    for verdict in attribution.verdicts:
-        concept = memory.find(verdict.concept_id)
+    # Looked up before any verdict is added (an edit drops the memory's id index).
+    found = [memory.find(v.concept_id) for v in attribution.verdicts]
+    for verdict, concept in zip(attribution.verdicts, found, strict=True):
         if concept is None:
             continue
         stats = concept.stats

@@ -10,6 +10,7 @@ so every field carries a description.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import Path
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from arcmemo.memory.edits import Tracked, TrackedList, TrackedListField
+from arcmemo.memory.edits import Tracked, TrackedList, TrackedListField, derived
 
 SCHEMA_VERSION = 1
 ConceptKind = Literal["structure", "routine"]
@@ -282,6 +283,10 @@ class HistoryEntry(BaseModel):
     )
 
 
+def _by_id(concepts: Sequence[Concept]) -> dict[str, Concept]:
+    return {c.id: c for c in reversed(concepts)}  # reversed: the first of an id wins
+
+
 class Memory(Tracked):
     """A whole memory: what ``arcmemo`` stores in one JSON file."""
 
@@ -305,9 +310,11 @@ class Memory(Tracked):
     # -- queries -------------------------------------------------------------------------
 
     def find(self, name: str) -> Concept | None:
-        """The concept whose id matches ``name`` (any spelling), or None."""
-        wanted = concept_id(name)
-        return next((c for c in self.concepts if c.id == wanted), None)
+        """The concept whose id matches ``name`` (any spelling), or None (the first, when
+        ids repeat in a list that would not load)."""
+        # Kept per version of the list: attribution and the report's memory view look up
+        # every concept shown or kept, and a scan each was quadratic in the memory.
+        return derived("concepts by id", self.concepts, _by_id).get(concept_id(name))
 
     def type_names(self) -> list[str]:
         """Names of the type vocabulary."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from arcmemo.memory.attribution import (
     attribute_task,
     concept_evidence,
@@ -149,3 +151,21 @@ def test_summary_counts_solves_attributed_to_a_shown_concept() -> None:
     assert (summary.tasks, summary.confirmed, summary.attributed) == (3, 2, 1)
     assert summary.share_attributed == 0.5
     assert summary.verdicts == {"helpful": 1, "unused": 1, "harmful": 1}
+
+
+def test_recording_looks_every_concept_up_in_one_index(monkeypatch: pytest.MonkeyPatch) -> None:
+    from arcmemo.memory import ontology
+    from arcmemo.memory.edits import VERIFY_VARIABLE
+
+    monkeypatch.delenv(VERIFY_VARIABLE)  # else every kept index is checked by a rebuild
+    built: list[int] = []
+    real = ontology._by_id
+    monkeypatch.setattr(ontology, "_by_id", lambda cs: built.append(len(cs)) or real(cs))
+    mem = memory()
+    shown = ["split grid", "recolor object", "rotate grid"]
+    solved = step(SPLIT_PROGRAM, shown, verified=True)
+    attribution = attribute_task(mem, result("t1", shown, solved), solved)
+    assert record_attribution(mem, attribution) == 3
+    # one index for both (each verdict recorded is an edit: a lookup after it would index
+    # the list again)
+    assert built == [4]

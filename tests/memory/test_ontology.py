@@ -6,6 +6,7 @@ import pytest
 from pydantic import ValidationError
 
 from arcmemo import Concept, Lesson, Memory, Parameter, TypeDef
+from arcmemo.memory.edits import VERIFY_VARIABLE
 from arcmemo.memory.ontology import concept_id, parse_typedef
 
 
@@ -134,3 +135,49 @@ def test_relations_derived_from_callable_types_both_ways() -> None:
     assert related["size-criteria"] == ["filter objects"]
     assert related["extract-object"] == []
     assert "related: filter objects" in memory.render("full")
+
+
+def _counting_index(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Patch the id index of ``Memory.find`` to record the size of every list it indexes."""
+    from arcmemo.memory import ontology
+
+    monkeypatch.delenv(VERIFY_VARIABLE)  # else every kept index is checked by a rebuild
+    built: list[int] = []
+    real = ontology._by_id
+
+    def counted(concepts: list[Concept]) -> dict[str, Concept]:
+        built.append(len(concepts))
+        return real(concepts)
+
+    monkeypatch.setattr(ontology, "_by_id", counted)
+    return built
+
+
+def test_find_indexes_a_version_of_the_list_once(
+    small_memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    built = _counting_index(monkeypatch)
+    names = [c.name for c in small_memory.concepts]
+    for _ in range(3):
+        assert [small_memory.find(n) for n in names] == list(small_memory.concepts)
+    assert built == [len(names)]  # a scan per lookup was quadratic in the report
+
+
+def test_find_sees_every_kind_of_edit(small_memory: Memory) -> None:
+    first = small_memory.concepts[0]
+    assert small_memory.find(first.name) is first
+    small_memory.concepts.append(Concept(name="draw line", kind="routine"))
+    assert small_memory.find("draw lines") is small_memory.concepts[-1]
+    small_memory.concepts.pop(0)
+    assert small_memory.find(first.name) is None
+    small_memory.concepts[0].id = "renamed"  # an assignment counts as an edit
+    assert small_memory.find("renamed") is small_memory.concepts[0]
+    small_memory.concepts = [Concept(name="only one", kind="structure")]
+    assert small_memory.find("draw line") is None and small_memory.find("only one") is not None
+
+
+def test_find_answers_the_first_of_a_repeated_id() -> None:
+    # A list that would not load (integrity_issues names it); the first answers, as a scan.
+    one, two = Concept(name="fill hole", kind="routine"), Concept(name="fill holes", kind="routine")
+    memory = Memory.model_construct(concepts=[one, two])
+    assert memory.find("fill hole") is one
