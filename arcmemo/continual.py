@@ -22,6 +22,7 @@ from arcmemo.memory.attribution import attribute_task, record_attribution
 from arcmemo.memory.judge import judge_usage
 from arcmemo.memory.ontology import Memory, concept_id
 from arcmemo.memory.render import lesson_name
+from arcmemo.memory.store import checked_dump, save_checked_text
 from arcmemo.models.client import ModelCallError, ModelClient
 from arcmemo.records import Step, TaskResult
 from arcmemo.rundir import Batch, BatchCommit, RunWriter, WrittenStep
@@ -137,10 +138,13 @@ class ContinualUpdater:
                     item.task_id, self.abstractor.abstract(self.memory, item, self.model)
                 )
             )
-        snapshot = self.rundir.write_snapshot(self.memory, batch.index)
         target = self.config.memory_out or self.config.memory
+        # One checked dump serves the snapshot and the saved file (the same text): the
+        # check parses the whole memory again, a second of a batch at 30,000 concepts.
+        text = checked_dump(self.memory, target or self.rundir.snapshot_path(batch.index))
+        snapshot = self.rundir.write_snapshot(text, batch.index)
         if target is not None:
-            self.memory.save(target)
+            save_checked_text(text, target)
         self.rundir.append_abstraction(outcomes)
         return BatchCommit(
             batch=batch.index,

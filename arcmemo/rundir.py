@@ -583,11 +583,12 @@ class RunWriter(RunDirectory):
         atomic_write_text(path, text)
         return path
 
-    def write_snapshot(self, memory: Memory, batch: int) -> Path:
+    def write_snapshot(self, text: str, batch: int) -> Path:
         """The memory after batch ``batch``, as ``memory/batch-NNNN.json`` (a batch redone
-        after a crash writes the same file again)."""
+        after a crash writes the same file again); ``text`` is the memory's
+        :func:`arcmemo.memory.store.checked_dump`."""
         path = self.snapshot_path(batch)
-        atomic_write_text(path, dump_memory(memory))
+        atomic_write_text(path, text)
         return path
 
     def append_abstraction(self, outcomes: list[AbstractionOutcome]) -> None:

@@ -10,6 +10,7 @@ import pytest
 
 from arcmemo.abstraction.base import AbstractionOutcome
 from arcmemo.config import RunConfig
+from arcmemo.memory.store import dump_memory
 from arcmemo.models.base import Usage
 from arcmemo.models.client import CallRecord
 from arcmemo.records import TaskResult
@@ -237,8 +238,8 @@ def test_the_memory_to_resume_from_is_the_committed_snapshot(tmp_path: Path) -> 
     rundir.write_initial_memory(Memory())
     assert rundir.resume_memory_path(cfg) == rundir.initial_memory_path
     grown = Memory(concepts=[Concept(name="a", kind="structure")])
-    rundir.write_snapshot(grown, 0)
-    rundir.write_snapshot(grown, 1)  # batch 1 was killed before its commit
+    rundir.write_snapshot(dump_memory(grown), 0)
+    rundir.write_snapshot(dump_memory(grown), 1)  # batch 1 was killed before its commit
     rundir.write_commit(BatchCommit(batch=0, snapshot="batch-0000.json"))
     assert rundir.resume_memory_path(cfg) == rundir.snapshot_path(0)
     rundir.write_initial_memory(grown)  # kept from the first start

@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from arcmemo import continual
 from arcmemo.config import RunConfig
 from arcmemo.files import LockHeldError, held_lock
 from arcmemo.memory.ontology import Memory
@@ -527,7 +528,7 @@ def test_a_kill_after_the_memory_is_saved_but_before_the_commit_is_the_same_run(
     # the memory file holds a batch that is not committed: the resume must neither apply
     # it twice nor refuse the memory as changed by someone else
     with pytest.MonkeyPatch.context() as patch:
-        crash = _after_write(patch, Memory, "save", 2)
+        crash = _after_write(patch, continual, "save_checked_text", 2)
         _resume_after(tmp_path, crash, patch).assert_same_run_as(reference)
 
 
@@ -544,7 +545,7 @@ def test_a_kill_while_the_memory_file_itself_grows_is_the_same_run(
     memory = seed_memory(tmp_path / "memory2.json")
     config = crash_config(tmp_path / "run", memory).model_copy(update={"memory_out": None})
     with pytest.MonkeyPatch.context() as patch:
-        _after_write(patch, Memory, "save", 1)(Script(CRASH_PLAN))
+        _after_write(patch, continual, "save_checked_text", 1)(Script(CRASH_PLAN))
         with pytest.raises(Crash):
             run(config, Script(CRASH_PLAN), tmp_path / "cache")
     assert Memory.load(memory).find("concept of 0c786b71") is not None  # saved, not committed

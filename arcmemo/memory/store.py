@@ -299,7 +299,12 @@ def checked_dump(memory: Memory, path: Path) -> str:
 
 def save_memory(memory: Memory, path: Path) -> None:
     """Save ``memory`` atomically under the file lock, keeping ``NAME.bak``."""
-    text = checked_dump(memory, path)
+    save_checked_text(checked_dump(memory, path), path)
+
+
+def save_checked_text(text: str, path: Path) -> None:
+    """Save a memory's :func:`checked_dump` text as :func:`save_memory` does (for a caller
+    that writes the same text elsewhere too: checking it parses the whole memory again)."""
     with file_lock(path):
         atomic_write_text(path, text, backup=True)
 
