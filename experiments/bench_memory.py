@@ -1,6 +1,6 @@
-"""Memory at scale: load, add, save, render each view, stats, diff, resolve and a run of
-16 and 48 tasks, timed on synthetic memories of growing size, for two checkouts side by
-side.
+"""Memory at scale: load, add, save (and save again after an edit), render each view,
+stats, diff, resolve, a run of 16 and 48 tasks and an online run of 16, timed on synthetic
+memories of growing size, for two checkouts side by side.
 
     python experiments/bench_memory.py --old /tmp/mem-old            # 300, 3,000, 30,000
     python experiments/bench_memory.py --sizes 300,3000 --timeout 60 --jobs 4
@@ -36,8 +36,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 OPERATIONS = (
-    "load", "add", "save", "render full", "render compressed", "render selection",
-    "render solve", "task view", "stats", "diff", "resolve", "run 16", "run 48",
+    "load", "add", "save", "save again", "render full", "render compressed",
+    "render selection", "render solve", "task view", "stats", "diff", "resolve", "run 16",
+    "run 48", "online 16",
 )  # fmt: skip
 SELECTED = 8
 # Names a selector might answer: exact, misspelled, and unknown ones.
@@ -69,8 +70,9 @@ def worker(operation: str, path: Path, other: Path, repeat: int) -> dict[str, An
     if operation == "load":
         seconds, _ = _median_time(lambda: Memory.load(path), repeat)
         return {"seconds": seconds}
-    if operation.startswith("run "):
-        return {"seconds": _run_seconds(int(operation.split()[1]), path, repeat)}
+    if operation.startswith(("run ", "online ")):
+        kind, tasks = operation.split()
+        return {"seconds": _run_seconds(int(tasks), path, repeat, online=kind == "online")}
     memory = Memory.load(path)
     selected = [c.name for c in memory.concepts[:: max(len(memory.concepts) // SELECTED, 1)]]
     if operation == "add":
@@ -93,6 +95,17 @@ def worker(operation: str, path: Path, other: Path, repeat: int) -> dict[str, An
     if operation == "save":
         with tempfile.TemporaryDirectory() as folder:
             seconds, _ = _median_time(lambda: memory.save(Path(folder) / "m.json"), repeat)
+        return {"seconds": seconds}
+    if operation == "save again":  # as an online run saves after each batch: a few edits
+        edited = iter(memory.concepts)
+
+        def save_edited(target: Path) -> None:
+            next(edited).cues.append("a cue written by the batch")
+            memory.save(target)
+
+        with tempfile.TemporaryDirectory() as folder:
+            memory.save(Path(folder) / "m.json")
+            seconds, _ = _median_time(lambda: save_edited(Path(folder) / "m.json"), repeat)
         return {"seconds": seconds}
     if operation.startswith("render "):
         view = operation.removeprefix("render ")
@@ -155,9 +168,12 @@ def respond(messages):
 """
 
 
-def _run_seconds(tasks: int, path: Path, repeat: int) -> float:
+def _run_seconds(tasks: int, path: Path, repeat: int, *, online: bool = False) -> float:
     """Median wall time of ``arcmemo run`` in this process: the first ``tasks`` evaluation
-    tasks, the LLM selector under the memory budget, one attempt, no retries, no cache."""
+    tasks, the LLM selector under the memory budget, one attempt, no retries, no cache;
+    ``online``: with ``--update online`` in batches of 4 (a snapshot and a save of the
+    memory after each, selection statistics and attribution; the scripted programs are
+    wrong, so nothing is abstracted)."""
     from arcmemo.cli.main import cli
 
     times = []
@@ -171,6 +187,9 @@ def _run_seconds(tasks: int, path: Path, repeat: int) -> float:
             args += ["--memory-budget", os.environ.get("BENCH_MEMORY_BUDGET", "17000")]
             args += ["--retries", "0", "--model", f"scripted:{script}", "--no-cache"]
             args += ["--out", str(Path(folder) / f"run-{number}")]
+            if online:
+                args += ["--update", "online", "--update-every", "4"]
+                args += ["--memory-out", str(Path(folder) / f"memory-{number}.json")]
             start = time.perf_counter()
             cli.main(args, standalone_mode=False)
             times.append(time.perf_counter() - start)

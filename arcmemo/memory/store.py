@@ -17,6 +17,8 @@ from pydantic import ValidationError
 
 from arcmemo.bulk import paused_gc
 from arcmemo.files import atomic_write_text, file_lock
+from arcmemo.memory.checked import vouched_dump
+from arcmemo.memory.edits import verifying
 from arcmemo.memory.merge import merge_unique
 from arcmemo.memory.ontology import SCHEMA_VERSION, Memory, concept_id, parse_typedef
 from arcmemo.memory.types import unresolved
@@ -288,12 +290,23 @@ def dump_memory(memory: Memory) -> str:
 
 def checked_dump(memory: Memory, path: Path) -> str:
     """:func:`dump_memory`, refused with :class:`MemorySaveError` when the text would not
-    load again (so a save can never write a file that ``load`` rejects)."""
+    load again (so a save can never write a file that ``load`` rejects).
+
+    Concepts validated by the previous check are not validated again
+    (:mod:`arcmemo.memory.checked`); what that cannot vouch for is parsed whole."""
+    with paused_gc():
+        vouched = vouched_dump(memory)
+    if vouched is not None and not verifying():
+        return vouched
     text = dump_memory(memory)
     try:
         parse_memory(text, path)
     except MemoryFileError as error:
+        if vouched is not None:
+            raise AssertionError(f"vouched for a memory that does not load: {error}") from None
         raise MemorySaveError(path, error.problems) from None
+    if vouched is not None and vouched != text:
+        raise AssertionError("the vouched text differs from the memory's dump")
     return text
 
 
