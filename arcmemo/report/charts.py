@@ -51,8 +51,8 @@ def _memory_growth(run: RunData) -> list[tuple[float, float]]:
     points: list[tuple[float, float]] = []
     if run.input_memory is not None and run.input_memory_intact:
         points.append((0.0, float(len(run.input_memory.concepts) + len(run.input_memory.lessons))))
-    for number, snapshot in enumerate(run.snapshots, 1):
-        points.append((float(number), float(len(snapshot.concepts) + len(snapshot.lessons))))
+    for number, size in enumerate(run.snapshot_sizes, 1):
+        points.append((float(number), float(size)))
     return points
 
 
@@ -108,7 +108,7 @@ def plot_list(runs: list[RunData], tasks: list[TaskView]) -> list[Markup]:
             )
         )
     charts += _per_task_bars(tasks)
-    growth = [plots.Series(r.label, _memory_growth(r)) for r in runs if r.snapshots]
+    growth = [plots.Series(r.label, _memory_growth(r)) for r in runs if r.snapshot_sizes]
     if growth:
         charts.append(
             plots.line_chart(

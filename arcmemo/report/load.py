@@ -9,6 +9,7 @@ loaded run for its report hooks; when reloading fails the report still builds an
 from __future__ import annotations
 
 import contextlib
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,14 +44,18 @@ class RunData:
     notes: list[str] = field(default_factory=list)
     input_memory: Memory | None = None
     input_memory_intact: bool = False
-    snapshots: list[Memory] = field(default_factory=list)
+    # Entries (concepts and lessons) of each snapshot, oldest first, and the last one
+    # itself: a grown memory is hundreds of megabytes in memory, so the others are only
+    # counted.
+    snapshot_sizes: list[int] = field(default_factory=list)
+    last_snapshot: Memory | None = None
     abstraction: list[AbstractionOutcome] = field(default_factory=list)
     cost_by_task: dict[str, float | None] = field(default_factory=dict)
 
     @property
     def final_memory(self) -> Memory | None:
         """The memory at the end of the run: the last snapshot, else the input memory."""
-        return self.snapshots[-1] if self.snapshots else self.input_memory
+        return self.last_snapshot or self.input_memory
 
     @property
     def result_by_id(self) -> dict[str, TaskResult]:
@@ -104,12 +109,25 @@ def _load_tasks(run: RunData, data: str | None) -> None:
         run.notes.append(f"{len(missing)} task(s) not found in the reloaded data: {missing[:5]}")
 
 
+def _entries(path: Path) -> int:
+    """How many concepts and lessons the memory file at ``path`` holds (read, not
+    validated: the report only charts the number)."""
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        return len(raw["concepts"]) + len(raw["lessons"])
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as error:
+        raise ReportError(f"{path}: not a memory snapshot ({error})") from None
+
+
 def _load_memories(run: RunData, rundir: RunDirectory) -> None:
-    for path in rundir.snapshots():
+    paths = rundir.snapshots()
+    run.snapshot_sizes = [_entries(path) for path in paths[:-1]]
+    if paths:
         try:
-            run.snapshots.append(Memory.load(path))
+            last = run.last_snapshot = Memory.load(paths[-1])
         except MemoryFileError as error:
             raise ReportError(str(error)) from None
+        run.snapshot_sizes.append(len(last.concepts) + len(last.lessons))
     config = run.config
     if config is None or config.memory is None:
         return

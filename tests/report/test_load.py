@@ -25,9 +25,11 @@ def test_loads_results_tasks_memory_and_abstraction(arc_memory_run: Path) -> Non
     assert [r.task_id for r in run.results] == ARC_TASKS
     assert set(run.tasks) == set(ARC_TASKS)
     assert len(run.tasks["e345f17b"].test_outputs) == 2
-    assert len(run.snapshots) == 3  # six tasks, a snapshot every two
+    assert len(run.snapshot_sizes) == 3  # six tasks, a snapshot every two
     assert run.input_memory is not None and run.input_memory_intact
-    assert run.final_memory is run.snapshots[-1]
+    assert run.final_memory is run.last_snapshot is not None
+    final = run.final_memory
+    assert run.snapshot_sizes[-1] == len(final.concepts) + len(final.lessons)
     assert run.final_memory.find("corner copy") is not None
     assert run.input_memory.find("corner copy") is None
     assert {o.task_id for o in run.abstraction} <= set(ARC_TASKS)
@@ -95,3 +97,27 @@ def test_input_memory_overwritten_by_an_online_run_is_not_trusted(
     run = load_run(run_dir)
     assert run.input_memory is not None
     assert not run.input_memory_intact
+
+
+def test_only_the_last_snapshot_is_loaded_the_others_are_counted(
+    arc_memory_run: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from arcmemo.memory.ontology import Memory
+
+    loaded: list[str] = []
+    real = Memory.load
+    monkeypatch.setattr(Memory, "load", lambda path: loaded.append(Path(path).name) or real(path))
+    run = load_run(arc_memory_run)
+    snapshots = sorted((arc_memory_run / "memory").glob("batch-*.json"))
+    assert [n for n in loaded if n.startswith("batch-")] == [snapshots[-1].name]
+    for path, size in zip(snapshots, run.snapshot_sizes, strict=True):
+        memory = real(path)
+        assert size == len(memory.concepts) + len(memory.lessons)
+
+
+def test_an_unreadable_earlier_snapshot_is_named(arc_memory_run: Path, tmp_path: Path) -> None:
+    run = _copy(arc_memory_run, tmp_path)
+    first = sorted((run / "memory").glob("batch-*.json"))[0]
+    first.write_text('{"concepts": [', encoding="utf-8")
+    with pytest.raises(ReportError, match=rf"{first}: not a memory snapshot"):
+        load_run(run)
