@@ -32,6 +32,7 @@ def utc_now() -> datetime:
     return datetime.now(timezone.utc).replace(microsecond=0)
 
 
+@lru_cache(maxsize=1 << 16)  # a memory's names share a small vocabulary of words
 def _singular(word: str) -> str:
     if len(word) <= 3 or word.endswith(("ss", "us", "is")):
         return word
@@ -51,8 +52,7 @@ def concept_id(name: str) -> str:
     "Extract Objects", "extract  object" and "extract_objects" all map to "extract-object",
     so near-duplicate names written by a model land on one entry.
     """
-    words = _WORD.findall(name.lower().replace("_", " "))
-    return "-".join(_singular(w) for w in words)
+    return "-".join(map(_singular, _WORD.findall(name.lower().replace("_", " "))))
 
 
 def parse_typedef(text: str) -> tuple[str, str] | None:
