@@ -9,8 +9,13 @@ each load in a fresh browser). Each number is the median of ``--renders`` render
 ``--loads`` loads, the trees taking turns to go first.
 The old tree is any checkout of the project, e.g. ``git worktree add /tmp/report-old a03e27a``.
 
-Usage: ``python experiments/bench_report.py [--sizes 400 4000] [--old /tmp/report-old]
-[--old-sizes 400] [--renders 3] [--loads 3] [--no-browser] [--json FILE]``
+With ``--concepts N`` the runs read a synthetic memory of N concepts
+(:func:`arcmemo.memory.synthetic.synthetic_memory`), which the report's memory section
+shows.
+
+Usage: ``python experiments/bench_report.py [--sizes 400 4000] [--concepts 30000]
+[--old /tmp/report-old] [--old-sizes 400] [--renders 3] [--loads 3] [--no-browser]
+[--json FILE]``
 """
 
 from __future__ import annotations
@@ -93,6 +98,7 @@ def main() -> None:
     parser.add_argument("--renders", type=int, default=3, help="renders per tree (median)")
     parser.add_argument("--loads", type=int, default=3, help="browser loads per page (median)")
     parser.add_argument("--no-browser", action="store_true")
+    parser.add_argument("--concepts", type=int, default=0, help="concepts of the run's memory")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     synthetic = _module("arcmemo_bench_synthetic", ROOT / "tests" / "report" / "synthetic.py")
@@ -102,8 +108,14 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-report-") as scratch:
         base = Path(scratch)
+        memory = None
+        if args.concepts:
+            from arcmemo.memory.synthetic import synthetic_memory
+
+            memory = base / "memory.json"
+            synthetic_memory(args.concepts).save(memory)
         for size in args.sizes:
-            run = synthetic.write_run(base / f"n{size}", size)
+            run = synthetic.write_run(base / f"n{size}", size, memory=memory)
             here = [
                 (label, tree)
                 for label, tree in trees

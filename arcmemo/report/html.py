@@ -50,6 +50,11 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.filters["pack"] = pack
+    # As filters too, to map over a group's members (its data-anchors).
+    env.filters["mem_anchor"] = links.memory_anchor
+    env.filters["lesson_anchor"] = links.lesson_anchor
+    # A set: an entry's relations are looked up in it (a list was a scan per relation).
+    env.filters["concept_ids"] = lambda concepts: frozenset(c.id for c in concepts)
     env.globals.update(
         mem_anchor=links.memory_anchor,
         lesson_anchor=links.lesson_anchor,

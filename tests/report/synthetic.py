@@ -149,9 +149,10 @@ def _result(rng: random.Random, task_id: str, task: dict[str, list[dict[str, Gri
     )
 
 
-def write_run(base: Path, n_tasks: int, *, seed: int = 0) -> Path:
+def write_run(base: Path, n_tasks: int, *, seed: int = 0, memory: Path | None = None) -> Path:
     """A finished synthetic ARC run of ``n_tasks`` under ``base``: its tasks in ``base/data``
-    and its run directory ``base/run`` (returned)."""
+    and its run directory ``base/run`` (returned); ``memory``: the memory file it read (the
+    report shows its entries)."""
     rng = random.Random(seed)
     data = base / "data"
     data.mkdir(parents=True, exist_ok=True)
@@ -168,6 +169,7 @@ def write_run(base: Path, n_tasks: int, *, seed: int = 0) -> Path:
         attempts=2,
         retries=2,
         out=base / "run",
+        memory=memory,
     )
     writer = RunWriter(config.out)
     writer.start(config)

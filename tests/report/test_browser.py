@@ -180,7 +180,40 @@ def test_filter_sort_and_concept_links_work(browser: Browser, report_file: Path)
     browser.evaluate(
         "document.querySelector('#task-00576224 a.tag[href=\"#mem-tile-grid\"]').click()"
     )
-    assert browser.evaluate("document.getElementById('mem-tile-grid').offsetHeight") > 0
+    browser.wait_for("(document.getElementById('mem-tile-grid') || {}).offsetHeight > 0")
+    assert browser.console_errors() == []
+
+
+def test_memory_entries_wait_packed_until_opened_searched_or_linked(
+    browser: Browser, report_file: Path
+) -> None:
+    browser.open(report_file.as_uri())
+    entries = "document.querySelectorAll('#memory .entry[id^=mem-]').length"
+    assert browser.evaluate(entries) == 0  # nothing unpacked, nothing laid out
+    assert browser.evaluate("document.querySelectorAll('#memory details[open]').length") == 0
+    # opening a group unpacks its entries, and only its
+    browser.evaluate(
+        "(() => { const g = [...document.querySelectorAll('#memory details.mem-group')]"
+        ".find(g => g.querySelector('script.mem-data')); window.opened = g; g.open = true; })()"
+    )
+    browser.wait_for("window.opened.hasAttribute('data-ready')")
+    opened = browser.evaluate("window.opened.querySelectorAll('.entry').length")
+    assert opened > 0 and browser.evaluate(entries) == opened
+    # a search looks through every group, unpacking them, and opens those that match
+    browser.evaluate(
+        "(() => { const s = document.getElementById('mem-search'); s.value = 'corner copy';"
+        " s.dispatchEvent(new Event('input')); })()"
+    )
+    browser.wait_for("(document.getElementById('mem-corner-copy') || {}).offsetHeight > 0")
+    shown = "[...document.querySelectorAll('#memory .entry')].filter(e => e.offsetHeight).length"
+    assert browser.evaluate(shown) == 1
+    assert browser.console_errors() == []
+
+
+def test_a_link_to_a_packed_entry_opens_it(browser: Browser, report_file: Path) -> None:
+    browser.open(report_file.as_uri() + "#mem-tile-grid")
+    browser.wait_for("(document.getElementById('mem-tile-grid') || {}).offsetHeight > 0")
+    assert browser.evaluate("document.getElementById('mem-tile-grid').closest('details').open")
     assert browser.console_errors() == []
 
 

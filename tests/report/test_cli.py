@@ -7,6 +7,7 @@ from pathlib import Path
 from click.testing import CliRunner, Result
 
 from arcmemo.cli.main import cli
+from tests.report.pages import with_memory_entries
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -61,7 +62,7 @@ def test_memory_show_html(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     page = out.read_text()
     assert 'id="mem-search"' in page and "memory valid_small.json" in page
-    assert page.count('class="entry" id="mem-') >= 1
+    assert with_memory_entries(page).count('class="entry" id="mem-') >= 1
 
 
 def test_memory_show_html_bad_file_is_clean(tmp_path: Path) -> None:

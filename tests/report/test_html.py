@@ -19,7 +19,7 @@ from arcmemo.report import (
     write_report,
 )
 from tests.report.conftest import ARC_TASKS, FIXTURES, XSS
-from tests.report.pages import DATA_OPEN, grid_attr, task_section
+from tests.report.pages import DATA_OPEN, grid_attr, task_section, with_memory_entries
 
 ESCAPED_XSS = "&lt;script&gt;alert(&#39;pwned&#39;)&lt;/script&gt;"
 
@@ -106,8 +106,9 @@ def test_selected_concepts_link_to_memory_entries(arc_page: str) -> None:
     section = task_section(arc_page, "00576224")
     links = re.findall(r'<a class="tag" href="#(mem-[^"]+)">([^<]+)</a>', section)
     assert ("mem-tile-grid", "tile grid") in links
+    entries = with_memory_entries(arc_page)
     for target, _ in links:
-        assert f'id="{target}"' in arc_page
+        assert f'id="{target}"' in entries
     # a name the selector made up matches nothing: shown, but without a link
     assert "made up concept" in section
 
@@ -137,7 +138,7 @@ def test_memory_section_lists_added_concepts_usage_and_growth(arc_page: str) -> 
     assert re.search(r'>tile grid</a></td><td class="num">\d+</td><td class="num">\d+</td>', usage)
     assert "Memory size over batches" in arc_page
     assert 'id="mem-search"' in memory
-    assert '<span class="badge added">added</span>' in memory
+    assert '<span class="badge added">added</span>' in with_memory_entries(memory)
 
 
 def test_plots_are_inline_svg(arc_page: str) -> None:
@@ -152,15 +153,22 @@ def test_model_text_is_escaped(arc_page: str, aime_page: str) -> None:
         opened = "".join(
             task_section(page, tid) for tid in re.findall(r'<tr data-task="([^"]+)"', page)
         )
-        assert XSS not in opened
+        assert XSS not in opened and XSS not in with_memory_entries(page)
         assert ESCAPED_XSS in opened
-        # the report's own script is the only one that runs; the rest is data
+        # the report's own script is the only one that runs; the rest is data: tasks'
+        # details and memory groups (whose anchors are ids of [A-Za-z0-9_-])
         scripts = re.findall(r"<script[^>]*>", page)
         assert scripts[-1] == "<script>" and page.count("<script>") == 1
-        assert set(scripts[:-1]) == {DATA_OPEN}
+        memory_open = re.compile(
+            r'<script type="application/x-deflate-base64" class="mem-data" '
+            r'data-anchors="[A-Za-z0-9_ -]*">'
+        )
+        assert {o for o in scripts[:-1] if not memory_open.fullmatch(o)} == {DATA_OPEN}
         assert page.count("</script>") == len(scripts)
         # which holds base64 only: nothing in it can end it or open a comment
-        packed = re.findall(re.escape(DATA_OPEN) + "(.*?)</script>", page, re.S)
+        packed = re.findall(
+            r'<script type="application/x-deflate-base64"[^>]*>(.*?)</script>', page, re.S
+        )
         assert len(packed) == len(scripts) - 1
         assert all(re.fullmatch(r"[A-Za-z0-9+/=]+", text) for text in packed)
         assert "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
@@ -218,7 +226,7 @@ def test_memory_page_groups_entries_and_escapes(arc_memory_run: Path) -> None:
     memory = run.final_memory
     assert memory is not None
     memory.concepts[0].description = XSS
-    page = render_memory_page(memory, title="memory <b>x</b>")
+    page = with_memory_entries(render_memory_page(memory, title="memory <b>x</b>"))
     assert XSS not in page and ESCAPED_XSS in page
     assert "memory &lt;b&gt;x&lt;/b&gt;" in page
     assert "<b>structures</b>" in page and "<b>routines: grid manipulation</b>" in page
