@@ -124,3 +124,14 @@ def test_a_name_load_would_clean_is_left_to_the_full_check(validated: list[str])
     memory.concepts[0].name = memory.concepts[0].name.replace(" ", "  ")  # loads cleaned
     assert vouched_dump(memory) is None
     assert checked_dump(memory, Path("m.json")) == dump_memory(memory)
+
+
+def test_a_check_is_no_edit(validated: list[str]) -> None:
+    # an edit would drop the relation index and rendered blocks after every save
+    from arcmemo.memory import edits
+
+    memory = synthetic_memory(30)
+    before = edits.count()
+    checked_dump(memory, Path("m.json"))
+    checked_dump(memory, Path("m.json"))
+    assert edits.count() == before
