@@ -22,6 +22,7 @@ rendered blocks they leave unchanged.
 from __future__ import annotations
 
 import heapq
+import operator
 import threading
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Sequence
@@ -141,11 +142,22 @@ class RelationIndex:
             # in the usefulness order answers for its id, even when it uses no such type.
             self._uses = {c.id: self._kin.get(id(c), _NO_KIN)[0] for c in self.order}
 
-    def _start(self, concepts: Sequence[Concept], order: list[Concept]) -> None:
+    def _start(
+        self,
+        concepts: Sequence[Concept],
+        order: list[Concept],
+        maps: tuple[dict[int, Concept], dict[str, Concept]] | None = None,
+    ) -> None:
         """The state every index starts from: its members, in usefulness ``order``, with
-        nothing derived from them yet (the type lists are the constructor's own)."""
+        nothing derived from them yet (the type lists are the constructor's own);
+        ``maps``: the members by identity and by id, when the caller has them."""
         # By object identity; the objects are kept, so no identity is reused meanwhile.
-        self._members = dict(zip(map(id, concepts), concepts, strict=True))  # in C
+        if maps is None:
+            maps = (
+                dict(zip(map(id, concepts), concepts, strict=True)),  # in C
+                dict(zip(map(_ID, concepts), concepts, strict=True)),
+            )
+        self._members, self._by_id = maps
         self.order = order
         self._position: dict[int, int] | None = None  # built when first asked for
         # Only for the field-by-field check of :meth:`matches` (the test suite's).
@@ -166,7 +178,6 @@ class RelationIndex:
         # Ids of the members left out: a written relation naming one is not shown (their
         # names are a task's own, which the leakage guard keeps from it).
         self._hidden_ids: frozenset[str] = _NONE
-        self._by_id = dict(zip(map(_ID, concepts), concepts, strict=True))
         self._concepts = tuple(concepts)  # for the index of every type (_for_outsiders)
         self._outsiders: RelationIndex | None = None
         self._lock = threading.Lock()
@@ -186,8 +197,22 @@ class RelationIndex:
             fresh = RelationIndex(concepts)
             fresh._hidden_ids = hidden_ids
             return fresh
+        # The members' maps and order are this index's less the few left out: copied and
+        # cut in C, not built again from the list (a task's view costs what it hides).
+        members, by_id = dict(self._members), dict(self._by_id)
+        for concept in gone:
+            del members[id(concept)], by_id[concept.id]
+        if len(members) != len(concepts) or (
+            edits.verifying() and not all(map(operator.is_, members.values(), concepts))
+        ):
+            raise ValueError("concepts must be this index's members less the hidden ones")
+        if self._parent is None:  # its places are places in its own order
+            positions = self._positions()
+            order = _less(self.order, sorted(positions[id(c)] for c in gone))
+        else:
+            order = [c for c in self.order if id(c) not in hidden]
         index = object.__new__(RelationIndex)
-        index._start(concepts, [c for c in self.order if id(c) not in hidden])
+        index._start(concepts, order, (members, by_id))
         index._hidden_ids = hidden_ids
         index._parent = self
         index._uses = dict(self._uses)
@@ -266,11 +291,21 @@ class RelationIndex:
         if len(wanted) == len(self.order):
             return list(self.order)
         if len(wanted) * 8 < len(self.order):  # a few: sorting them beats a pass over all
-            if self._position is None:
-                self._position = {id(c): i for i, c in enumerate(self.order)}
-            position = self._position
+            position = self._positions()
             return sorted((self._members[i] for i in wanted), key=lambda c: position[id(c)])
         return [c for c in self.order if id(c) in wanted]
+
+    def _positions(self) -> dict[int, int]:
+        """Each member's place in the usefulness order, by identity; an index derived by
+        :meth:`without` answers with its parent's places (its order is theirs, less a
+        few), so it never builds its own."""
+        if self._position is None:
+            self._position = (
+                self._parent._positions()
+                if self._parent is not None
+                else {id(c): i for i, c in enumerate(self.order)}
+            )
+        return self._position
 
     def _kinship(self, concept: Concept) -> tuple[frozenset[str], str | None]:
         """What a concept's implied relations depend on: the types it uses and fills."""
@@ -354,6 +389,17 @@ class RelationIndex:
             names = names + (extra if room is None else extra[:room])
         implied = self._implied_count(kin) - sum(1 for n in written if self._is_implied(concept, n))
         return names, len(written) + implied - len(names)
+
+
+def _less(items: list[Concept], spots: list[int]) -> list[Concept]:
+    """``items`` without those at the sorted positions ``spots`` (a few: slices copy in C)."""
+    kept: list[Concept] = []
+    start = 0
+    for spot in spots:
+        kept += items[start:spot]
+        start = spot + 1
+    kept += items[start:]
+    return kept
 
 
 def _drop(lists: dict[str, list[_Ranked]], key: str, name: str) -> None:

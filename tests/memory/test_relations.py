@@ -193,3 +193,21 @@ def test_a_hidden_member_in_both_lists_of_a_kinship_is_taken_out_of_both() -> No
     derived = parent.without({id(z)}, [x, y])
     assert derived.related(y) == RelationIndex([x, y]).related(y) == (["x"], 0)
     assert derived.related(y, 0) == ([], 1)
+
+
+def test_an_index_less_a_few_members_builds_nothing_the_size_of_the_list() -> None:
+    memory = synthetic_memory(200)
+    parent = RelationIndex(memory.concepts)
+    hidden_concepts = memory.concepts[5:200:40]
+    hidden = {id(c) for c in hidden_concepts}
+    kept = [c for c in memory.concepts if id(c) not in hidden]
+    derived = parent.without(hidden, kept)
+    # its members' maps are the parent's less the hidden; their places the parent's own
+    assert list(derived._members.values()) == kept
+    assert list(derived._by_id) == [c.id for c in kept]
+    assert derived.order == [c for c in parent.order if id(c) not in hidden]
+    assert derived._positions() is parent._positions()
+    assert derived.by_usefulness(kept[::20]) == RelationIndex(kept).by_usefulness(kept[::20])
+    # a list that is not the members less the hidden ones is refused, not indexed wrongly
+    with pytest.raises(ValueError, match="members less the hidden ones"):
+        parent.without(hidden, kept[1:])
