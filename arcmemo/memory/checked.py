@@ -44,6 +44,8 @@ def vouched_dump(memory: Memory) -> str | None:
     global _vouched
     if memory.schema_version != SCHEMA_VERSION:
         return None  # loading it would migrate it
+    if not all(type(concept) is Concept for concept in memory.concepts):
+        return None  # the memory's dump writes another class as a Concept, not as itself
     fragments = [concept.model_dump_json(indent=2) for concept in memory.concepts]
     with _LOCK:
         known = _vouched

@@ -135,3 +135,13 @@ def test_a_check_is_no_edit(validated: list[str]) -> None:
     checked_dump(memory, Path("m.json"))
     checked_dump(memory, Path("m.json"))
     assert edits.count() == before
+
+
+def test_what_is_not_a_concept_is_left_to_the_full_check(validated: list[str]) -> None:
+    class Noted(Concept):
+        note: str = "kept apart"
+
+    memory = synthetic_memory(5)
+    memory.concepts.append(Noted(name="noted routine", kind="routine"))
+    assert vouched_dump(memory) is None
+    assert checked_dump(memory, Path("m.json")) == dump_memory(memory)
