@@ -828,3 +828,20 @@ def test_a_second_run_on_a_memory_a_live_run_is_writing_fails_at_once(
     assert Memory.load(memory).find("concept of 0c786b71") is not None
     with held_lock(writer_lock_path(memory), holder="test"):
         pass
+
+
+def test_a_batch_checks_its_memory_once_for_the_snapshot_and_the_saved_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the check parses the whole memory (seconds at 30,000 concepts): once per batch
+    checked: list[Path] = []
+    real = continual.checked_dump
+    monkeypatch.setattr(
+        continual, "checked_dump", lambda memory, path: checked.append(path) or real(memory, path)
+    )
+    config = crash_config(tmp_path / "run", seed_memory(tmp_path / "memory.json"))
+    run(config, Script(CRASH_PLAN), tmp_path / "cache")
+    snapshots = sorted((config.out / "memory").glob("batch-*.json"))
+    assert len(snapshots) > 1 and len(checked) == len(snapshots)
+    assert config.memory_out is not None
+    assert config.memory_out.read_text() == snapshots[-1].read_text()
