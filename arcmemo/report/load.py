@@ -55,7 +55,7 @@ class RunData:
     @property
     def final_memory(self) -> Memory | None:
         """The memory at the end of the run: the last snapshot, else the input memory."""
-        return self.last_snapshot or self.input_memory
+        return self.last_snapshot if self.last_snapshot is not None else self.input_memory
 
     @property
     def result_by_id(self) -> dict[str, TaskResult]:
