@@ -25,7 +25,7 @@ def export() -> None:
 def submission(run: Path, out: Path | None) -> None:
     """RUN's predictions as an ARC Prize / Kaggle submission.json (attempt_1, attempt_2 per
     test input; train-verified attempts first when a task has more than two)."""
-    from arcmemo.export import export_submission
+    from arcmemo.benchmarks.arc.export import export_submission
 
     with user_errors():
         target = out or run / "submission.json"

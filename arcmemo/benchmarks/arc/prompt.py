@@ -20,8 +20,8 @@ import re
 from typing import Any, Literal
 
 from arcmemo.benchmarks.arc.data import ArcTask
+from arcmemo.benchmarks.arc.grids import Grid
 from arcmemo.records import Step
-from arcmemo.sandbox.grids import Grid
 from arcmemo.structured import PYTHON_LANGUAGES, fenced_blocks
 
 GridFormat = Literal["numpy", "digits", "spaces"]

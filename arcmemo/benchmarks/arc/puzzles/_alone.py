@@ -1,7 +1,8 @@
 """Trusted harness that applies a reference routine alone (appended to its module).
 
-Never imported by arcmemo: :func:`arcmemo.puzzles.verify.rival_outputs` reads it as text
-and calls :func:`_arcmemo_alone` once per puzzle input. A reference module
+Never imported by arcmemo:
+:func:`arcmemo.benchmarks.arc.puzzles.verify.rival_outputs` reads it as text and calls
+:func:`_arcmemo_alone` once per puzzle input. A reference module
 (``puzzles/handwritten/<concept id>.py``) may define ``variants(grid)``, the concept applied
 alone with each of its natural parameter settings (the same number, in the same order, for
 every grid); without it, its ``transform`` is the one rule. The parent validates the grids.

@@ -3,13 +3,13 @@ while passing every check the old ablation had."""
 
 from __future__ import annotations
 
+from arcmemo.benchmarks.arc.puzzles.generate import routine_hints
+from arcmemo.benchmarks.arc.puzzles.references import load_references
+from arcmemo.benchmarks.arc.puzzles.verify import RoutineHints, VerifiedPuzzle, verify_module
 from arcmemo.memory.ontology import Memory
-from arcmemo.puzzles.generate import routine_hints
-from arcmemo.puzzles.references import load_references
-from arcmemo.puzzles.verify import RoutineHints, VerifiedPuzzle, verify_module
 from arcmemo.sandbox import Sandbox
-from tests.puzzles.cheats import source
-from tests.puzzles.conftest import HANDWRITTEN
+from tests.benchmarks.arc.puzzles.cheats import source
+from tests.benchmarks.arc.puzzles.conftest import HANDWRITTEN
 
 OLD_CHECKS = ("runs", "well_formed", "deterministic", "diverse")
 

@@ -23,17 +23,17 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
 
-from arcmemo.files import atomic_write_text
-from arcmemo.memory.ontology import Concept, utc_now
-from arcmemo.puzzles.generate import ConceptOutcome, concept_version
-from arcmemo.puzzles.review import RoutineReview
-from arcmemo.puzzles.verify import (
+from arcmemo.benchmarks.arc.puzzles.generate import ConceptOutcome, concept_version
+from arcmemo.benchmarks.arc.puzzles.review import RoutineReview
+from arcmemo.benchmarks.arc.puzzles.verify import (
     PuzzleConfig,
     ReferenceRoutine,
     RoutineHints,
     VerificationReport,
     VerifiedPuzzle,
 )
+from arcmemo.files import atomic_write_text
+from arcmemo.memory.ontology import Concept, utc_now
 
 META_DIR = "meta"
 PROGRAMS_DIR = "programs"
@@ -50,7 +50,9 @@ class PuzzleMeta(BaseModel):
     puzzle_id: str = Field(description="File stem of the task: <concept id>-<seed>.")
     concept_id: str = Field(description="Id of the concept the puzzle exercises.")
     concept_name: str = Field(description="Its name when the puzzle was made.")
-    concept_version: str = Field(description="Hash of the concept's content (arcmemo.puzzles).")
+    concept_version: str = Field(
+        description="Hash of the concept's content (arcmemo.benchmarks.arc.puzzles)."
+    )
     concept_updated_at: datetime | None = Field(
         default=None, description="The concept's provenance.updated_at when the puzzle was made."
     )

@@ -2,12 +2,13 @@
 
 For each concept the model writes one module (``prompts/puzzles/generate.j2``); the module
 is taken from the last ```python block of the answer and checked on every wanted seed by
-:func:`arcmemo.puzzles.verify.verify_module`. A module that fails any check (or that cannot
-be read from the answer) gets ``repairs`` more rounds with the failed checks as feedback
-(``prompts/puzzles/repair.j2``) in the same conversation. The puzzles of the last attempt
-that pass every check are kept; everything else is recorded as a failure with its report.
-With a ``reviewer`` (aux model), a module whose concept has no property test gets its
-``concept_routine`` reviewed against the concept (:mod:`arcmemo.puzzles.review`).
+:func:`arcmemo.benchmarks.arc.puzzles.verify.verify_module`. A module that fails any check
+(or that cannot be read from the answer) gets ``repairs`` more rounds with the failed checks
+as feedback (``prompts/puzzles/repair.j2``) in the same conversation. The puzzles of the
+last attempt that pass every check are kept; everything else is recorded as a failure with
+its report. With a ``reviewer`` (aux model), a module whose concept has no property test
+gets its ``concept_routine`` reviewed against the concept
+(:mod:`arcmemo.benchmarks.arc.puzzles.review`).
 """
 
 from __future__ import annotations
@@ -23,20 +24,25 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from arcmemo import prompting
-from arcmemo.memory.ontology import Concept, Memory
-from arcmemo.memory.types import type_names
-from arcmemo.models.base import Message
-from arcmemo.models.client import ModelCallError, ModelClient
-from arcmemo.puzzles.properties import concept_properties
-from arcmemo.puzzles.references import load_references
-from arcmemo.puzzles.review import RoutineReview, apply_review, needs_review, review_routine
-from arcmemo.puzzles.verify import (
+from arcmemo.benchmarks.arc.puzzles.properties import concept_properties
+from arcmemo.benchmarks.arc.puzzles.references import load_references
+from arcmemo.benchmarks.arc.puzzles.review import (
+    RoutineReview,
+    apply_review,
+    needs_review,
+    review_routine,
+)
+from arcmemo.benchmarks.arc.puzzles.verify import (
     PuzzleConfig,
     ReferenceRoutine,
     RoutineHints,
     VerifiedPuzzle,
     verify_module,
 )
+from arcmemo.memory.ontology import Concept, Memory
+from arcmemo.memory.types import type_names
+from arcmemo.models.base import Message
+from arcmemo.models.client import ModelCallError, ModelClient
 from arcmemo.sandbox.base import Sandbox
 from arcmemo.structured import PYTHON_LANGUAGES, fenced_blocks
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from arcmemo.benchmarks.arc import load_path
+from arcmemo.benchmarks.arc.puzzles.generate import concept_version
+from arcmemo.benchmarks.arc.puzzles.recheck import recheck_folder
+from arcmemo.benchmarks.arc.puzzles.store import read_meta, task_paths
 from arcmemo.memory.ontology import Memory
-from arcmemo.puzzles.generate import concept_version
-from arcmemo.puzzles.recheck import recheck_folder
-from arcmemo.puzzles.store import read_meta, task_paths
 from arcmemo.sandbox import Sandbox
-from tests.puzzles.conftest import HANDWRITTEN, SAMPLES
+from tests.benchmarks.arc.puzzles.conftest import HANDWRITTEN, SAMPLES
 
 
 def test_every_committed_sample_passes_every_check(sandbox: Sandbox) -> None:

@@ -1,10 +1,11 @@
 """The aux-model review of a concept routine that has no property test.
 
-When :mod:`arcmemo.puzzles.properties` has no test for a concept, the ``implements_concept``
-check is skipped in the sandbox; with an aux model, :func:`review_routine` asks it whether
-``concept_routine`` implements the concept's definition (``prompts/puzzles/review.j2``) and
-:func:`apply_review` turns the verdict into the check's status. The review is stored with the
-puzzle (``PuzzleMeta.review``) and reused when the puzzle is re-checked.
+When :mod:`arcmemo.benchmarks.arc.puzzles.properties` has no test for a concept, the
+``implements_concept`` check is skipped in the sandbox; with an aux model,
+:func:`review_routine` asks it whether ``concept_routine`` implements the concept's
+definition (``prompts/puzzles/review.j2``) and :func:`apply_review` turns the verdict into
+the check's status. The review is stored with the puzzle (``PuzzleMeta.review``) and reused
+when the puzzle is re-checked.
 """
 
 from __future__ import annotations
@@ -14,10 +15,10 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from arcmemo import prompting
+from arcmemo.benchmarks.arc.puzzles.verify import UNTESTED, CheckResult, VerificationReport
 from arcmemo.memory.ontology import Concept
 from arcmemo.models.base import Message
 from arcmemo.models.client import ModelCallError, ModelClient
-from arcmemo.puzzles.verify import UNTESTED, CheckResult, VerificationReport
 from arcmemo.structured import OutputError, generate_structured, tagged
 
 STAGE = "puzzles-review"

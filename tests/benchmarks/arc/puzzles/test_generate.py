@@ -7,11 +7,7 @@ from typing import Any
 
 import pytest
 
-from arcmemo.memory.ontology import Memory
-from arcmemo.models.base import Message
-from arcmemo.models.client import ModelClient
-from arcmemo.models.scripted import ScriptedProvider
-from arcmemo.puzzles.generate import (
+from arcmemo.benchmarks.arc.puzzles.generate import (
     ConceptOutcome,
     PuzzleGenerationError,
     build_messages,
@@ -21,9 +17,13 @@ from arcmemo.puzzles.generate import (
     resolve_concepts,
     routine_hints,
 )
-from arcmemo.puzzles.verify import PuzzleConfig
+from arcmemo.benchmarks.arc.puzzles.verify import PuzzleConfig
+from arcmemo.memory.ontology import Memory
+from arcmemo.models.base import Message
+from arcmemo.models.client import ModelClient
+from arcmemo.models.scripted import ScriptedProvider
 from arcmemo.sandbox import Sandbox
-from tests.puzzles import modules
+from tests.benchmarks.arc.puzzles import modules
 
 
 def fenced(source: str) -> str:

@@ -2,8 +2,8 @@
 
 Like ``_harness.py`` this file is never imported by arcmemo: it is read as text and run
 after the model's module (every name starts with ``_arcmemo_``). The parent decides which
-properties a concept must have (``arcmemo/puzzles/properties.py``); here each one is tested
-on a real call of the routine: its grid argument ``grid`` (a numpy array), its result
+properties a concept must have (``properties.py`` beside this file); here each one is
+tested on a real call of the routine: its grid argument ``grid`` (a numpy array), its result
 ``result`` (a valid grid, as an array) and, for the properties that apply the routine again,
 ``again(new_grid)``, which calls the real routine with the same other arguments and
 ``new_grid`` in place of the grid argument.

@@ -5,16 +5,16 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from arcmemo.benchmarks.arc.puzzles.generate import generate_for_concept, routine_hints
+from arcmemo.benchmarks.arc.puzzles.recheck import recheck_puzzle
+from arcmemo.benchmarks.arc.puzzles.store import read_meta, write_outcome
+from arcmemo.benchmarks.arc.puzzles.verify import PuzzleConfig
 from arcmemo.memory.ontology import Concept, Memory
 from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient
 from arcmemo.models.scripted import ScriptedProvider
-from arcmemo.puzzles.generate import generate_for_concept, routine_hints
-from arcmemo.puzzles.recheck import recheck_puzzle
-from arcmemo.puzzles.store import read_meta, write_outcome
-from arcmemo.puzzles.verify import PuzzleConfig
 from arcmemo.sandbox import Sandbox
-from tests.puzzles import modules
+from tests.benchmarks.arc.puzzles import modules
 
 # No rule of the property table matches this name, so the routine goes to review.
 CONCEPT_NO_RULE = Concept(name="swap sides", kind="routine", description="reverse the columns")

@@ -9,7 +9,7 @@ scores every rival explanation on the puzzle's examples:
 * **every other concept of the memory applied alone**: the outputs of its reference
   routine (``puzzles/handwritten/<concept id>.py``; each parameter setting its
   ``variants(grid)`` lists is a separate rival, else its ``transform``), computed in the
-  sandbox by :func:`arcmemo.puzzles.verify.verify_module`.
+  sandbox by :func:`arcmemo.benchmarks.arc.puzzles.verify.verify_module`.
 
 A rival *reproduces* the puzzle when the cells it gets wrong, summed over all examples, are
 at most ``tolerance`` of the cells the puzzle changes (an output of another shape than the
@@ -24,7 +24,7 @@ from collections import Counter
 
 from pydantic import BaseModel, Field
 
-from arcmemo.sandbox.grids import Grid
+from arcmemo.benchmarks.arc.grids import Grid
 
 Candidates = list[Grid | None]
 """A rival's output for each example, in order (None where it failed)."""

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from arcmemo.puzzles.verify import (
+from arcmemo.benchmarks.arc.grids import validate_grid
+from arcmemo.benchmarks.arc.puzzles.verify import (
     CHECK_NAMES,
     PuzzleConfig,
     RoutineHints,
@@ -12,9 +13,8 @@ from arcmemo.puzzles.verify import (
     verify_module,
 )
 from arcmemo.sandbox import Sandbox
-from arcmemo.sandbox.grids import validate_grid
-from tests.puzzles import modules
-from tests.puzzles.conftest import HANDWRITTEN
+from tests.benchmarks.arc.puzzles import modules
+from tests.benchmarks.arc.puzzles.conftest import HANDWRITTEN
 
 HINTS = RoutineHints(
     grid_params=["grid"], returns_grid=True, properties=["involution", "same_colors"]
@@ -39,8 +39,8 @@ def details(puzzle: VerifiedPuzzle, name: str) -> str:
 
 
 def test_every_bad_module_differs_from_the_good_one() -> None:
-    # Guards the string surgery in tests/puzzles/modules.py: a replace that matched nothing
-    # would make a "bad" module a copy of the good one.
+    # Guards the string surgery in modules.py (beside this file): a replace that matched
+    # nothing would make a "bad" module a copy of the good one.
     bad = {name: value for name, value in vars(modules).items() if name.isupper()}
     del bad["GOOD"]
     assert all(source != modules.GOOD for source in bad.values())

@@ -3,8 +3,7 @@ import random
 import numpy as np
 import pytest
 
-from arcmemo.sandbox import InvalidGridError, validate_grid
-from arcmemo.sandbox.grids import _checked_grid, _plain_grid
+from arcmemo.benchmarks.arc.grids import InvalidGridError, _checked_grid, _plain_grid, validate_grid
 
 
 def test_lists_and_int_arrays_are_grids() -> None:

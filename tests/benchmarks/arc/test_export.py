@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from arcmemo.benchmarks.arc.export import submission
 from arcmemo.cli.main import cli
-from arcmemo.export import submission
 from arcmemo.records import Attempt, Step, TaskResult
 
 A, B, C = [[1]], [[2]], [[3]]
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
 
 def attempt(index: int, predictions: list, verified: bool) -> Attempt:

@@ -8,19 +8,24 @@ from pathlib import Path
 import pytest
 
 from arcmemo.benchmarks.arc import load_path
-from arcmemo.memory.ontology import Memory
-from arcmemo.puzzles.generate import Attempt, ConceptOutcome, concept_version, routine_hints
-from arcmemo.puzzles.recheck import recheck_folder, recheck_puzzle
-from arcmemo.puzzles.store import (
+from arcmemo.benchmarks.arc.puzzles.generate import (
+    Attempt,
+    ConceptOutcome,
+    concept_version,
+    routine_hints,
+)
+from arcmemo.benchmarks.arc.puzzles.recheck import recheck_folder, recheck_puzzle
+from arcmemo.benchmarks.arc.puzzles.store import (
     PuzzleStoreError,
     read_meta,
     resolve_puzzle,
     task_paths,
     write_outcome,
 )
-from arcmemo.puzzles.verify import PuzzleConfig, verify_module
+from arcmemo.benchmarks.arc.puzzles.verify import PuzzleConfig, verify_module
+from arcmemo.memory.ontology import Memory
 from arcmemo.sandbox import Sandbox
-from tests.puzzles import modules
+from tests.benchmarks.arc.puzzles import modules
 
 
 def write(

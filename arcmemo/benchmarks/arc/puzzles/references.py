@@ -2,8 +2,8 @@
 
 A reference folder holds ``<concept id>.py`` modules (``puzzles/handwritten/`` in a
 checkout), each a generator module of its concept that may also define ``variants(grid)``
-(see ``arcmemo/puzzles/_alone.py``). The ``concept_is_crux`` check runs the references of
-every concept of the memory *other than* the target on the puzzle's inputs; a concept
+(see ``_alone.py`` beside this module). The ``concept_is_crux`` check runs the references
+of every concept of the memory *other than* the target on the puzzle's inputs; a concept
 without a reference module there is not tried (the check's note lists those tried).
 """
 
@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from arcmemo.benchmarks.arc.puzzles.verify import ReferenceRoutine
 from arcmemo.memory.ontology import Concept, Memory
-from arcmemo.puzzles.verify import ReferenceRoutine
 
-_CHECKOUT_REFERENCES = Path(__file__).resolve().parents[2] / "puzzles" / "handwritten"
+_CHECKOUT_REFERENCES = Path(__file__).resolve().parents[4] / "puzzles" / "handwritten"
 
 
 def default_reference_dir() -> Path | None:

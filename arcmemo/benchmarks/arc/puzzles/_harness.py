@@ -1,7 +1,7 @@
 """Trusted harness appended to a model-written generator module and run in the sandbox.
 
-This file is never imported by arcmemo: :mod:`arcmemo.puzzles.verify` reads it as text,
-appends it to the model's module and calls :func:`_arcmemo_build_puzzle` through
+This file is never imported by arcmemo: :mod:`arcmemo.benchmarks.arc.puzzles.verify` reads
+it as text, appends it to the model's module and calls :func:`_arcmemo_build_puzzle` through
 ``Sandbox.call``. Every name starts with ``_arcmemo_`` so that it cannot clash with the
 module's own names, and modules are imported under private aliases for the same reason.
 

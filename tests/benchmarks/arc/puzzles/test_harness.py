@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from arcmemo.puzzles.verify import harness_source
+from arcmemo.benchmarks.arc.puzzles.verify import harness_source
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from arcmemo.puzzles.crux import baselines, changed_cells, crux_problems, wrong_cells
+from arcmemo.benchmarks.arc.puzzles.crux import baselines, changed_cells, crux_problems, wrong_cells
 
 
 def test_changed_and_wrong_cells_count_a_shape_change_as_every_cell() -> None:

@@ -27,12 +27,12 @@ the sandbox leaves the harness' frames out of tracebacks) and turns what comes b
   counts only if answering another example's real values instead changes the output
   (indexing an empty substitute raises even when the value is used only incidentally);
 * ``implements_concept``: ``concept_routine`` is the named concept: it passes the
-  concept's property tests (:mod:`arcmemo.puzzles.properties`; a reflection is an
-  involution...) on every real call that takes and returns a grid. A concept without
-  property tests is reviewed by the aux model (:mod:`arcmemo.puzzles.review`, after this
-  module) or, with none, the check is skipped with a note saying so;
+  concept's property tests (:mod:`arcmemo.benchmarks.arc.puzzles.properties`; a reflection
+  is an involution...) on every real call that takes and returns a grid. A concept without
+  property tests is reviewed by the aux model (:mod:`arcmemo.benchmarks.arc.puzzles.review`,
+  after this module) or, with none, the check is skipped with a note saying so;
 * ``concept_is_crux``: no trivial baseline and no other concept of the memory applied alone
-  (its reference routine) reproduces the outputs (:mod:`arcmemo.puzzles.crux`).
+  (its reference routine) reproduces the outputs (:mod:`arcmemo.benchmarks.arc.puzzles.crux`).
 
 Known limits: the harness shares the process with the module, so a module could in
 principle forge its results (models are not adversarial here; grids are re-validated in
@@ -48,10 +48,10 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, Field
 
-from arcmemo.puzzles.crux import Candidates, crux_problems
-from arcmemo.puzzles.properties import property_source
+from arcmemo.benchmarks.arc.grids import Grid, InvalidGridError, validate_grid
+from arcmemo.benchmarks.arc.puzzles.crux import Candidates, crux_problems
+from arcmemo.benchmarks.arc.puzzles.properties import property_source
 from arcmemo.sandbox.base import CallResult, Program, Sandbox, SandboxLimits
-from arcmemo.sandbox.grids import Grid, InvalidGridError, validate_grid
 
 CheckName = Literal[
     "runs",
@@ -113,7 +113,8 @@ class RoutineHints(BaseModel):
     )
     properties: list[str] = Field(
         default_factory=list,
-        description="Property tests the routine must pass (arcmemo.puzzles.properties).",
+        description="Property tests the routine must pass "
+        "(arcmemo.benchmarks.arc.puzzles.properties).",
     )
 
 

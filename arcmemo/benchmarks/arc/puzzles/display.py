@@ -8,7 +8,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from arcmemo.sandbox.grids import Grid
+from arcmemo.benchmarks.arc.grids import Grid
 
 # The palette of the ARC testing interface, by color index.
 ARC_PALETTE = (

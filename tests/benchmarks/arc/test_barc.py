@@ -7,13 +7,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from barc_fixture import FLIP, TILE, write_checkout
 from click.testing import CliRunner
 
 from arcmemo.benchmarks import BENCHMARKS
-from arcmemo.cli.main import cli
-from arcmemo.seeds import without_library
-from arcmemo.seeds.barc import (
+from arcmemo.benchmarks.arc.barc import (
     BarcSeedError,
     convert_seed,
     import_barc,
@@ -22,6 +19,9 @@ from arcmemo.seeds.barc import (
     strip_concept_labels,
     verify_with_benchmark,
 )
+from arcmemo.cli.main import cli
+from arcmemo.seeds import without_library
+from tests.benchmarks.arc.barc_fixture import FLIP, TILE, write_checkout
 
 
 @pytest.fixture

@@ -7,9 +7,9 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from arcmemo.benchmarks.arc import ArcTaskError, parse_task
-from arcmemo.puzzles.review import apply_review, needs_review
-from arcmemo.puzzles.store import PuzzleStoreError, read_json, read_meta
-from arcmemo.puzzles.verify import VerificationReport, verify_module
+from arcmemo.benchmarks.arc.puzzles.review import apply_review, needs_review
+from arcmemo.benchmarks.arc.puzzles.store import PuzzleStoreError, read_json, read_meta
+from arcmemo.benchmarks.arc.puzzles.verify import VerificationReport, verify_module
 from arcmemo.sandbox.base import Sandbox
 
 

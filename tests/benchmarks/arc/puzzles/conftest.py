@@ -10,7 +10,7 @@ from arcmemo.memory.seeds import load_seed
 from arcmemo.registry import ComponentSpec
 from arcmemo.sandbox import SANDBOXES, Sandbox
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[4]
 HANDWRITTEN = REPO / "puzzles" / "handwritten"
 SAMPLES = REPO / "puzzles" / "samples"
 
