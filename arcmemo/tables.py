@@ -1,10 +1,10 @@
-"""Runs laid out as the ArcMemo paper's tables, as Markdown, CSV or LaTeX.
+"""Runs laid out as tables (the ArcMemo paper's, for ARC and AIME), as Markdown, CSV or LaTeX.
 
-ARC (Tables 4 and 5 of the paper): one row per setting (a run) and retry depth, columns
-``run0 run1 ...`` (each attempt alone: the paper's runs) and ``oracle@1 ... oracle@n``
-(mean over the k-subsets of attempts, the sample std over them in brackets); ``strict``
-gives Table 5. AIME: one row per run, columns ``pass@1 ... pass@n`` and ``maj@n`` with the
-std over problems. Numbers are percentages with two decimals, as in the paper.
+Each benchmark lays out its own runs (:meth:`~arcmemo.benchmarks.base.Benchmark.table`: ARC's
+Tables 4 and 5 in :mod:`arcmemo.benchmarks.arc.layout`, AIME's pass@k and maj@n in
+:mod:`arcmemo.benchmarks.aime.layout`); this module loads the runs, refuses runs that do not
+belong together and renders the table. Numbers are percentages with two decimals, as in the
+paper.
 
 Runs are read from ``config.json`` and ``summary.json`` (through
 :class:`~arcmemo.rundir.RunDirectory`); a summary without the table's keys (a run that has
@@ -18,10 +18,12 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from arcmemo.benchmarks.base import BENCHMARKS, Benchmark
+from arcmemo.benchmarks.outputs import Cell, Column, Table
 from arcmemo.config import RESULT_FIELDS, RunConfig
 from arcmemo.records import TaskResult
 from arcmemo.rundir import RunDirectory
@@ -58,19 +60,9 @@ class TableRun:
         return RunDirectory(self.path).ordered_results()
 
 
-def _layout(summary: dict[str, Any]) -> str | None:
-    if isinstance(summary.get("by_retry"), dict):
-        return "arc"
-    if isinstance(summary.get("by_metric"), dict):
-        return "aime"
-    return None
-
-
 def load_run(path: Path, label: str | None = None) -> TableRun:
     """A run directory for a table (its summary recomputed from the results when it lacks
     the table's keys)."""
-    from arcmemo.benchmarks.base import BENCHMARKS
-
     rundir = RunDirectory(path)
     config = rundir.require_config()
     saved = rundir.read_summary()
@@ -81,13 +73,13 @@ def load_run(path: Path, label: str | None = None) -> TableRun:
     elif saved.get("complete") is False:
         caveat = "summary.json marks the run incomplete (tasks missing or ended in error)"
     results: list[TaskResult] | None = None
-    if _layout(summary) is None:
-        results = rundir.ordered_results()
-        benchmark = BENCHMARKS.create(config.benchmark)
-        try:
+    benchmark = BENCHMARKS.create(config.benchmark)
+    try:
+        if not benchmark.has_table(summary):
+            results = rundir.ordered_results()
             summary = {**summary, **benchmark.summarize(results, config.attempts)}
-        finally:
-            benchmark.close()
+    finally:
+        benchmark.close()
     order = rundir.read_task_order()
     if order is None:
         order = [r.task_id for r in (results if results is not None else rundir.ordered_results())]
@@ -124,100 +116,14 @@ def check_comparable(runs: Sequence[TableRun]) -> None:
 # -- the table ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Cell:
-    """A number of the table (a fraction; shown in percent) and its std, if any."""
-
-    value: float | None
-    std: float | None = None
+def _benchmark(name: str) -> Benchmark[Any]:
+    """The benchmark of runs named ``name``, for its table hooks."""
+    return BENCHMARKS.create(name)
 
 
-@dataclass(frozen=True)
-class Column:
-    name: str
-    with_std: bool
-
-
-@dataclass
-class Table:
-    """Key columns (text) then numeric columns; ``notes`` are printed under it."""
-
-    keys: list[str]
-    columns: list[Column]
-    rows: list[tuple[list[str], list[Cell]]]
-    notes: list[str] = field(default_factory=list)
-
-
-def _cells(values: Sequence[Cell], width: int) -> list[Cell]:
-    return list(values) + [Cell(None)] * (width - len(values))
-
-
-def _depth_cells(run: TableRun, depth: int, strict: bool) -> dict[str, Any]:
-    """The oracle cells at ``depth`` (a depth no attempt reached equals the deepest one)."""
-    by_retry = run.summary["strict_by_retry" if strict else "by_retry"]
-    if not by_retry:
-        return {}
-    return by_retry[str(min(depth, max(int(d) for d in by_retry)))]
-
-
-def arc_table(runs: Sequence[TableRun], *, strict: bool = False) -> Table:
-    """The paper's Table 4 (Table 5 when ``strict``) for these runs."""
-    n = max(int(r.summary.get("n_attempts", r.attempts)) for r in runs)
-    columns = [Column(f"run{j}", False) for j in range(n)]
-    columns += [Column(f"oracle@{k}", True) for k in range(1, n + 1)]
-    rows = []
-    too_many = False
-    for depth in range(max(r.retries for r in runs) + 1):
-        for run in (r for r in runs if depth <= r.retries):
-            cells = _depth_cells(run, depth, strict)
-            singles = (cells.get("oracle@1") or {}).get("subsets") or []
-            oracle = [cells.get(f"oracle@{k}") for k in range(1, n + 1)]
-            too_many = too_many or any(c and c["subsets"] is None for c in oracle)
-            rows.append(
-                (
-                    [str(depth), run.label],
-                    _cells([Cell(v) for v in singles], n)
-                    + [Cell(c["mean"], c["std"]) if c else Cell(None) for c in oracle],
-                )
-            )
-    n_tasks = len(runs[0].task_ids)
-    notes = [
-        f"ARC scores in percent over {n_tasks} tasks"
-        + (", strict (one program right on every test input)" if strict else "")
-        + ". runJ: attempt J alone. oracle@k: mean over all k-subsets of the attempts "
-        "(sample std over them in brackets); oracle@2 is the official score."
-    ]
-    if too_many:
-        notes.append("No std where an oracle@k has more than 2,000 subsets of attempts.")
-    return Table(keys=["retries", "setting"], columns=columns, rows=rows, notes=notes)
-
-
-def aime_table(runs: Sequence[TableRun]) -> Table:
-    """One row per AIME run: pass@1..pass@n and maj@n, each with its std over problems."""
-    names = [f"pass@{k}" for k in range(1, max(int(r.summary["n_samples"]) for r in runs) + 1)]
-    names += list(dict.fromkeys(f"maj@{r.summary['n_samples']}" for r in runs))
-    rows = []
-    for run in runs:
-        by_metric = run.summary["by_metric"]
-        rows.append(
-            (
-                [run.label],
-                [
-                    Cell(by_metric[name]["mean"], by_metric[name]["std"])
-                    if name in by_metric
-                    else Cell(None)
-                    for name in names
-                ],
-            )
-        )
-    notes = [
-        f"AIME scores in percent over {len(runs[0].task_ids)} problems (std over problems in "
-        "brackets). pass@1: mean over samples; pass@k: unbiased estimate from all samples; "
-        "maj@n: majority answer of the n samples."
-    ]
-    return Table(
-        keys=["setting"], columns=[Column(name, True) for name in names], rows=rows, notes=notes
-    )
+def _strict_refusal() -> TableError:
+    runs = dict.fromkeys(s for _, c in BENCHMARKS.classes() if (s := c.strict_scores))
+    return TableError(f"--strict is for {' and '.join(runs)}")
 
 
 def build_table(runs: Sequence[TableRun], *, strict: bool = False) -> Table:
@@ -225,16 +131,13 @@ def build_table(runs: Sequence[TableRun], *, strict: bool = False) -> Table:
     if not runs:
         raise TableError("no runs to lay out")
     check_comparable(runs)
-    layouts = {run.label: _layout(run.summary) for run in runs}
-    bad = [label for label, layout in layouts.items() if layout is None]
+    benchmark = _benchmark(runs[0].benchmark)
+    bad = [run.label for run in runs if not benchmark.has_table(run.summary)]
     if bad:
         raise TableError(f"no table layout for the runs of {runs[0].benchmark}: {', '.join(bad)}")
-    if set(layouts.values()) == {"aime"}:
-        if strict:
-            raise TableError("--strict is for ARC runs (one program right on every test input)")
-        table = aime_table(runs)
-    else:
-        table = arc_table(runs, strict=strict)
+    if strict and benchmark.strict_scores is None:
+        raise _strict_refusal()
+    table = benchmark.table(runs, strict=strict)
     table.notes += [f"{run.label}: {run.caveat}." for run in runs if run.caveat]
     return table
 
@@ -300,28 +203,15 @@ def orders_table(runs: Sequence[TableRun], *, strict: bool = False) -> Table:
     if not runs:
         raise TableError("no runs to lay out")
     configs = check_one_setting(runs)
-    layouts = {_layout(run.summary) for run in runs}
-    if None in layouts or len(layouts) > 1:
+    benchmark = _benchmark(runs[0].benchmark)
+    if not all(benchmark.has_table(run.summary) for run in runs):
         raise TableError(f"no table layout over orders for the runs of {runs[0].benchmark}")
+    if strict and benchmark.strict_scores is None:
+        raise _strict_refusal()
     columns = [Column("mean", True), *(Column(order_label(c), False) for c in configs)]
-    rows = []
-    if layouts == {"aime"}:
-        if strict:
-            raise TableError("--strict is for ARC runs (one program right on every test input)")
-        keys = ["metric"]
-        names = list(runs[0].summary["by_metric"])
-        for name in names:
-            values = [(r.summary["by_metric"].get(name) or {}).get("mean") for r in runs]
-            rows.append(_order_row([name], values))
-    else:
-        keys = ["retries", "metric"]
-        n = max(int(r.summary.get("n_attempts", r.attempts)) for r in runs)
-        for depth in range(max(r.retries for r in runs) + 1):
-            cells = [_depth_cells(r, depth, strict) for r in runs]
-            for k in range(1, n + 1):
-                values = [(c.get(f"oracle@{k}") or {}).get("mean") for c in cells]
-                rows.append(_order_row([str(depth), f"oracle@{k}"], values))
-    unit = "problems" if layouts == {"aime"} else "tasks"
+    laid_out = benchmark.order_rows(runs, strict=strict)
+    rows = [_order_row(keys, values) for keys, values in laid_out.rows]
+    unit = benchmark.task_noun
     notes = [
         f"{runs[0].benchmark} scores in percent over {len(runs[0].task_ids)} {unit}"
         + (", strict" if strict else "")
@@ -329,7 +219,7 @@ def orders_table(runs: Sequence[TableRun], *, strict: bool = False) -> Table:
         "them in brackets), then each order's value."
     ]
     notes += [f"{run.label}: {run.caveat}." for run in runs if run.caveat]
-    return Table(keys=keys, columns=columns, rows=rows, notes=notes)
+    return Table(keys=laid_out.keys, columns=columns, rows=rows, notes=notes)
 
 
 # -- paired comparison ------------------------------------------------------------------------
@@ -347,36 +237,10 @@ class Paired:
 
 
 def task_values(run: TableRun, *, strict: bool = False) -> dict[str, tuple[float, bool]]:
-    """Per task, ``(score, solved)`` at the final retry depth: ARC's oracle@min(2, n) and
-    "every test input right in some attempt" (strict: one attempt right on all); AIME's
-    pass@1 and "some sample right"; another benchmark's recorded score and solved."""
-    results = run.results()
-    layout = _layout(run.summary)
-    if layout == "arc":
-        from arcmemo.benchmarks.arc import scoring
-
-        n = max([run.attempts, *(len(r.attempts) for r in results)])
-        matrices = {r.task_id: scoring.task_matrix(r, None, n) for r in results}
-        return {
-            task_id: (
-                scoring.task_score(matrix, strict=strict),
-                scoring.task_solved(matrix, strict=strict),
-            )
-            for task_id, matrix in matrices.items()
-        }
-    if layout == "aime":
-        from arcmemo.benchmarks.aime.metrics import problem_metrics
-
-        values: dict[str, tuple[float, bool]] = {}
-        for r in results:
-            answers, reference = r.metrics.get("answers") or [], r.metrics.get("answer")
-            if reference is None or not answers:
-                values[r.task_id] = (0.0, False)
-                continue
-            pass_1 = problem_metrics(int(reference), answers, len(answers))["pass@1"]
-            values[r.task_id] = (pass_1, pass_1 > 0)
-        return values
-    return {r.task_id: (r.score, r.solved) for r in results if r.score is not None}
+    """Per task, ``(score, solved)`` as the run's benchmark compares them (ARC: oracle@min(2,
+    n) at the final retry depth; AIME: pass@1; another benchmark: its recorded score)."""
+    benchmark = _benchmark(run.benchmark)
+    return benchmark.task_values(run.results(), attempts=run.attempts, strict=strict)
 
 
 def paired(first: TableRun, second: TableRun, *, strict: bool = False) -> Paired:
@@ -387,11 +251,7 @@ def paired(first: TableRun, second: TableRun, *, strict: bool = False) -> Paired
     if not shared:
         raise TableError(f"{first.label} and {second.label} have no finished task in common")
     stats = paired_comparison([a[t] for t in shared], [b[t] for t in shared])
-    layout = _layout(first.summary)
-    metric = {
-        "arc": f"per-task {'strict ' if strict else ''}oracle@2 at the final retry depth",
-        "aime": "per-problem pass@1",
-    }.get(layout or "", "per-task score")
+    metric = _benchmark(first.benchmark).paired_metric(strict=strict)
     differences = [(t, a[t][0] - b[t][0]) for t in shared if a[t][0] != b[t][0]]
     return Paired(first.label, second.label, metric, stats, differences)
 

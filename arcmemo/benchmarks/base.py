@@ -13,15 +13,16 @@ from __future__ import annotations
 
 import abc
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from arcmemo.abstraction.base import SolvedItem
+from arcmemo.benchmarks.outputs import Curve, Exporter, OrderRows, ScoredRun, Table
 from arcmemo.models.base import Message
 from arcmemo.records import Attempt, CheckResult, Step, TaskGrade, TaskResult
-from arcmemo.registry import ComponentSpec, NoOptions, Registry
+from arcmemo.registry import ComponentSpec, NoOptions, Registry, RegistryError
 
 if TYPE_CHECKING:
     from arcmemo.sandbox import Sandbox
@@ -211,8 +212,104 @@ class Benchmark(abc.ABC, Generic[TaskT]):
         """Plain data for one step of the task's report section."""
         return {}
 
+    def report_curves(self, summary: dict[str, Any], results: list[TaskResult]) -> list[Curve]:
+        """This run's lines in the report's charts (default: oracle@k from the attempts)."""
+        return [attempts_oracle_curve(results)]
 
-BENCHMARKS: Registry[Benchmark[Any]] = Registry(
+    # -- arcmemo table (arcmemo.tables renders; without these, no table) ---------------------
+
+    # What the table's numbers are averaged over, in its notes.
+    task_noun: ClassVar[str] = "tasks"
+    # The runs --strict is for and what it means there (None: no strict scores), for the
+    # refusal of --strict elsewhere: "ARC runs (one program right on every test input)".
+    strict_scores: ClassVar[str | None] = None
+
+    def has_table(self, summary: dict[str, Any]) -> bool:
+        """Whether ``summary`` holds what :meth:`table` reads (else it is recomputed)."""
+        return False
+
+    def table(self, runs: Sequence[ScoredRun], *, strict: bool) -> Table:
+        """The table of comparable runs (each :meth:`has_table`; ``strict`` only when the
+        benchmark has strict scores)."""
+        raise NotImplementedError(f"{self.name} has no table layout")
+
+    def order_rows(self, runs: Sequence[ScoredRun], *, strict: bool) -> OrderRows:
+        """Per metric, each run's value, for one setting over several task orders."""
+        raise NotImplementedError(f"{self.name} has no table layout over orders")
+
+    def task_values(
+        self, results: list[TaskResult], *, attempts: int, strict: bool
+    ) -> dict[str, tuple[float, bool]]:
+        """Per task, ``(score, solved)`` for the paired comparison (default: the recorded
+        score and solved of the scored tasks)."""
+        return {r.task_id: (r.score, r.solved) for r in results if r.score is not None}
+
+    def paired_metric(self, *, strict: bool) -> str:
+        """What :meth:`task_values` compares, in the comparison's heading."""
+        return "per-task score"
+
+    # -- arcmemo export ---------------------------------------------------------------------
+
+    exporters: ClassVar[tuple[Exporter, ...]] = ()
+
+    # -- help texts (arcmemo run --help) ----------------------------------------------------
+
+    # The split loaded when none is given (None: a split, --data or --tasks is required).
+    default_split: ClassVar[str | None] = None
+
+    @classmethod
+    def split_help(cls) -> str:
+        """The splits ``--split`` takes, for the help text."""
+        return "a named split"
+
+
+def attempts_oracle_curve(results: list[TaskResult]) -> Curve:
+    """oracle@k for k = 1.. from the attempts: the fraction of tasks with an attempt among the
+    first k right on every test input."""
+
+    def pass_at(k: int) -> float:
+        if not results:
+            return 0.0
+        right = sum(any(a.correct and all(a.correct) for a in r.attempts[:k]) for r in results)
+        return right / len(results)
+
+    k = max((len(r.attempts) for r in results), default=0)
+    return oracle_curve([(float(j), pass_at(j)) for j in range(1, k + 1)])
+
+
+def oracle_curve(points: list[tuple[float, float]]) -> Curve:
+    return Curve("oracle@k vs k", "k (attempts)", "score", points, y_max=1.0)
+
+
+class BenchmarkRegistry(Registry[Benchmark[Any]]):
+    """The benchmarks' registry, which also hands out their classes (for class-level hooks)."""
+
+    def benchmark_class(self, name: str) -> type[Benchmark[Any]]:
+        """The class registered as ``name`` (for its class-level hooks)."""
+        factory = self.get(name).factory
+        if not (isinstance(factory, type) and issubclass(factory, Benchmark)):
+            raise RegistryError(f"benchmark {name!r} is registered as a factory, not a class")
+        return factory
+
+    def classes(self) -> list[tuple[str, type[Benchmark[Any]]]]:
+        """Every registered benchmark class by name (built-ins imported)."""
+        return [
+            (entry.name, entry.factory)
+            for entry in self.entries()
+            if isinstance(entry.factory, type) and issubclass(entry.factory, Benchmark)
+        ]
+
+
+def per_benchmark(text: Callable[[type[Benchmark[Any]]], str]) -> str:
+    """``text`` of each registered benchmark after the names it holds for, for help texts:
+    ``"aime: 0; arc-agi-1, arc-agi-2: 2"``."""
+    names: dict[str, list[str]] = {}
+    for name, cls in BENCHMARKS.classes():
+        names.setdefault(text(cls), []).append(name)
+    return "; ".join(f"{', '.join(owners)}: {said}" for said, owners in names.items())
+
+
+BENCHMARKS: BenchmarkRegistry = BenchmarkRegistry(
     "benchmark",
     modules={
         "arc-agi-1": "arcmemo.benchmarks.arc",

@@ -12,6 +12,7 @@ from rich.progress import Progress
 
 from arcmemo.abstraction.base import ABSTRACTORS
 from arcmemo.benchmarks.base import BENCHMARKS
+from arcmemo.cli.benchmark_help import BenchmarkHelpOption, split_help
 from arcmemo.cli.errors import user_errors
 from arcmemo.cli.options import (
     ComponentChoice,
@@ -66,7 +67,11 @@ from arcmemo.signals import WRITE_SIGNALS
     show_default=True,
     help="For --from-programs.",
 )
-@click.option("--split", help="For --from-programs: where the tasks are (default: ARC-AGI-1).")
+@click.option(
+    "--split",
+    cls=BenchmarkHelpOption,
+    help_from=lambda: "For --from-programs: where the tasks are: " + split_help(),
+)
 @click.option("--data", help="For --from-programs: task file or folder.")
 @model_options
 def abstract(

@@ -16,6 +16,12 @@ from rich.table import Table
 
 from arcmemo.abstraction.base import ABSTRACTORS
 from arcmemo.benchmarks.base import BENCHMARKS
+from arcmemo.cli.benchmark_help import (
+    BenchmarkHelpOption,
+    retries_help,
+    split_help,
+    write_signal_help,
+)
 from arcmemo.cli.errors import user_errors
 from arcmemo.cli.options import (
     ComponentChoice,
@@ -223,7 +229,7 @@ def print_errors(console: Console, summary: dict[str, Any]) -> None:
 )
 @click.argument("benchmark", type=ComponentChoice(BENCHMARKS))
 @click.option("--benchmark-arg", "benchmark_args", multiple=True, help="Benchmark option k=v.")
-@click.option("--split", help="training | evaluation | val100 (ARC); a year such as 2025 (AIME).")
+@click.option("--split", cls=BenchmarkHelpOption, help_from=split_help)
 @click.option("--data", help="A task file or folder instead of a split.")
 @click.option("--tasks", help="Comma-separated task ids.")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N tasks.")
@@ -304,9 +310,8 @@ def print_errors(console: Console, summary: dict[str, Any]) -> None:
 @click.option(
     "--update-signal",
     type=ComponentChoice(WRITE_SIGNALS),
-    help="What confirms a solution for memory writes. Default: the benchmark's (ARC: train, "
-    "all train pairs pass; AIME: consistency, a majority answer over attempts); oracle uses "
-    "test labels (reproduction only; leaks).",
+    cls=BenchmarkHelpOption,
+    help_from=write_signal_help,
 )
 @click.option(
     "--format",
@@ -328,7 +333,8 @@ def print_errors(console: Console, summary: dict[str, Any]) -> None:
 @click.option(
     "--retries",
     type=click.IntRange(min=0),
-    help="Feedback rounds per attempt (default: 2 ARC, 0 AIME).",
+    cls=BenchmarkHelpOption,
+    help_from=retries_help,
 )
 @click.option("--concurrency", type=click.IntRange(min=1), default=16, show_default=True)
 @click.option("--rpm", type=click.IntRange(min=1), help="Requests-per-minute limit.")

@@ -10,6 +10,7 @@ import click
 from rich.console import Console
 
 from arcmemo.benchmarks.base import BENCHMARKS
+from arcmemo.cli.benchmark_help import BenchmarkHelpOption, split_help
 from arcmemo.cli.errors import user_errors
 from arcmemo.cli.options import (
     ComponentChoice,
@@ -33,7 +34,9 @@ from arcmemo.selection.base import SELECTORS
 @click.option(
     "--benchmark", type=ComponentChoice(BENCHMARKS), default="arc-agi-1", show_default=True
 )
-@click.option("--split", help="Where the task is (default: ARC-AGI-1 evaluation).")
+@click.option(
+    "--split", cls=BenchmarkHelpOption, help_from=lambda: "Where the task is: " + split_help()
+)
 @click.option("--data", help="Task file or folder.")
 @click.option(
     "--select", "selector_name", type=ComponentChoice(SELECTORS), default="llm", show_default=True

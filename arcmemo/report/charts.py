@@ -1,50 +1,66 @@
 """Which charts a run report shows, from the runs' summaries and results.
 
-Summary keys drive them: ``by_retry`` (the score metric, oracle@2, by retry depth; oracle@k
-at the final depth) where a benchmark's summary has it; otherwise oracle@k is computed from the
-attempts (a task counts when some attempt among the first k is right on every test input).
-The drawing itself is :mod:`arcmemo.report.plots`.
+Each run's benchmark gives its lines (:meth:`~arcmemo.benchmarks.base.Benchmark.report_curves`:
+ARC's score by retry depth and oracle@k at the final depth; by default oracle@k computed from
+the attempts, a task counting when some attempt among the first k is right on every test
+input); lines with the same title share a chart. Per-task tokens and costs and the memory's
+growth are common to every run. The drawing itself is :mod:`arcmemo.report.plots`.
 """
 
 from __future__ import annotations
 
 from markupsafe import Markup
 
+from arcmemo.benchmarks.base import attempts_oracle_curve
+from arcmemo.benchmarks.outputs import Curve
 from arcmemo.report import plots
 from arcmemo.report.load import RunData
 from arcmemo.report.tasks import TaskView
 
 
-def _pass_at(run: RunData, k: int) -> float:
-    """Fraction of tasks with a fully right attempt among the first ``k``."""
-    if not run.results:
-        return 0.0
-    right = sum(any(a.correct and all(a.correct) for a in r.attempts[:k]) for r in run.results)
-    return right / len(run.results)
+def _curves(run: RunData) -> list[Curve]:
+    """The run's lines (the default ones when its benchmark is unknown)."""
+    if run.benchmark is None:
+        return [attempts_oracle_curve(run.results)]
+    return run.benchmark.report_curves(run.summary, run.results)
 
 
-def _final_depth(run: RunData) -> dict:
-    """The oracle cells of the final retry depth (``by_retry`` of an ARC summary), or {}."""
-    by_retry = run.summary.get("by_retry")
-    if not isinstance(by_retry, dict) or not by_retry:
-        return {}
-    return by_retry[str(max(int(depth) for depth in by_retry))]
+def _in_order(lists: list[list[str]]) -> list[str]:
+    """The titles of all ``lists``, each list's order kept (a title a later run adds goes
+    before the next title it shares with the runs before)."""
+    merged: list[str] = []
+    for titles in lists:
+        at = 0
+        for title in titles:
+            if title in merged:
+                at = merged.index(title) + 1
+            else:
+                merged.insert(at, title)
+                at += 1
+    return merged
 
 
-def _score_by_retry(run: RunData) -> list[tuple[float, float]]:
-    """The run's score metric (oracle@2) after at most r retries, for each depth r."""
-    by_retry, metric = run.summary.get("by_retry"), run.summary.get("score_metric")
-    if not isinstance(by_retry, dict) or not metric:
-        return []
-    return [(float(depth), float(cells[metric]["mean"])) for depth, cells in by_retry.items()]
-
-
-def _oracle_points(run: RunData) -> list[tuple[float, float]]:
-    final = _final_depth(run)
-    if final:
-        return [(float(key.split("@")[1]), float(cell["mean"])) for key, cell in final.items()]
-    k = max((len(r.attempts) for r in run.results), default=0)
-    return [(float(j), _pass_at(run, j)) for j in range(1, k + 1)]
+def _line_charts(runs: list[RunData]) -> list[Markup]:
+    per_run = [[c for c in _curves(r) if c.points] for r in runs]
+    charts = []
+    for title in _in_order([[c.title for c in curves] for curves in per_run]):
+        lines = [
+            (r, c)
+            for r, curves in zip(runs, per_run, strict=True)
+            for c in curves
+            if c.title == title
+        ]
+        first = lines[0][1]
+        charts.append(
+            plots.line_chart(
+                [plots.Series(r.label, c.points) for r, c in lines],
+                title=title,
+                x_label=first.x_label,
+                y_label=first.y_label,
+                y_max=first.y_max,
+            )
+        )
+    return charts
 
 
 def _memory_growth(run: RunData) -> list[tuple[float, float]]:
@@ -87,26 +103,7 @@ def _per_task_bars(tasks: list[TaskView]) -> list[Markup]:
 
 def plot_list(runs: list[RunData], tasks: list[TaskView]) -> list[Markup]:
     """The report's charts (comparison series when several runs are given)."""
-    charts: list[Markup] = []
-    by_retry = [plots.Series(r.label, _score_by_retry(r)) for r in runs if _score_by_retry(r)]
-    if by_retry:
-        charts.append(
-            plots.line_chart(
-                by_retry,
-                title="Score by retry depth",
-                x_label="retries allowed",
-                y_label="score",
-                y_max=1.0,
-            )
-        )
-    oracle = [plots.Series(r.label, _oracle_points(r)) for r in runs]
-    oracle = [s for s in oracle if s.points]
-    if oracle:
-        charts.append(
-            plots.line_chart(
-                oracle, title="oracle@k vs k", x_label="k (attempts)", y_label="score", y_max=1.0
-            )
-        )
+    charts = _line_charts(runs)
     charts += _per_task_bars(tasks)
     growth = [plots.Series(r.label, _memory_growth(r)) for r in runs if r.snapshot_sizes]
     if growth:

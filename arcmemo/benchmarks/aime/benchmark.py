@@ -10,10 +10,18 @@ from pathlib import Path
 from typing import Any
 
 from arcmemo import prompting
+from arcmemo.benchmarks.aime import layout
 from arcmemo.benchmarks.aime.answers import extract_answer
-from arcmemo.benchmarks.aime.data import AimeDataError, AimeProblem, load_problems, split_path
+from arcmemo.benchmarks.aime.data import (
+    DATA_DIR_ENV,
+    AimeDataError,
+    AimeProblem,
+    load_problems,
+    split_path,
+)
 from arcmemo.benchmarks.aime.metrics import aime_metrics, problem_metrics
 from arcmemo.benchmarks.base import BENCHMARKS, Benchmark, RunDefaults, select_tasks, solve_messages
+from arcmemo.benchmarks.outputs import OrderRows, ScoredRun, Table
 from arcmemo.models.base import Message
 from arcmemo.records import Attempt, CheckResult, Step, TaskGrade, TaskResult
 
@@ -106,6 +114,31 @@ class AimeBenchmark(Benchmark[AimeProblem]):
         from arcmemo.benchmarks.aime import report
 
         return report.template()
+
+    # -- arcmemo table: pass@k and maj@n (arcmemo.benchmarks.aime.layout) --------------------
+
+    task_noun = "problems"
+
+    def has_table(self, summary: dict[str, Any]) -> bool:
+        return layout.has_table(summary)
+
+    def table(self, runs: Sequence[ScoredRun], *, strict: bool) -> Table:
+        return layout.table(runs)
+
+    def order_rows(self, runs: Sequence[ScoredRun], *, strict: bool) -> OrderRows:
+        return layout.order_rows(runs)
+
+    def task_values(
+        self, results: list[TaskResult], *, attempts: int, strict: bool
+    ) -> dict[str, tuple[float, bool]]:
+        return layout.task_values(results)
+
+    def paired_metric(self, *, strict: bool) -> str:
+        return "per-problem pass@1"
+
+    @classmethod
+    def split_help(cls) -> str:
+        return f"a year such as 2025 (aime_YEAR.jsonl under ${DATA_DIR_ENV})"
 
     def report_task(self, task: AimeProblem | None, result: TaskResult) -> dict[str, Any]:
         from arcmemo.benchmarks.aime import report

@@ -6,14 +6,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from arcmemo import prompting
 from arcmemo.abstraction.base import SolvedItem
-from arcmemo.benchmarks.arc import scoring
-from arcmemo.benchmarks.arc.data import ArcTask, ArcTaskError, load_path, load_split
+from arcmemo.benchmarks.arc import layout, scoring
+from arcmemo.benchmarks.arc.data import ArcTask, ArcTaskError, load_path, load_split, named_splits
+from arcmemo.benchmarks.arc.export import SUBMISSION
 from arcmemo.benchmarks.arc.grids import InvalidGridError, validate_grid
 from arcmemo.benchmarks.arc.prompt import (
     DEFAULT_GRID_FORMAT,
@@ -27,9 +28,12 @@ from arcmemo.benchmarks.base import (
     BENCHMARKS,
     Benchmark,
     RunDefaults,
+    attempts_oracle_curve,
+    oracle_curve,
     select_tasks,
     solve_messages,
 )
+from arcmemo.benchmarks.outputs import Curve, OrderRows, ScoredRun, Table
 from arcmemo.models.base import Message
 from arcmemo.records import Attempt, CheckResult, PairCheck, Step, TaskGrade, TaskResult
 from arcmemo.sandbox import CallResult, Program
@@ -128,7 +132,7 @@ class ArcBenchmark(Benchmark[ArcTask]):
             wanted = set(task_ids) if task_ids else None
             # Given ids come in their own order (select_tasks): only then parse them all.
             first = None if task_ids else limit
-            tasks = load_split(split or "evaluation", self.name, wanted, first)
+            tasks = load_split(split or self.default_split, self.name, wanted, first)
         return select_tasks(tasks, task_ids, limit)
 
     def find_tasks(self, task_ids: Sequence[str]) -> list[ArcTask]:
@@ -255,6 +259,46 @@ class ArcBenchmark(Benchmark[ArcTask]):
         from arcmemo.benchmarks.arc import report
 
         return report.step_view(task, step)
+
+    def report_curves(self, summary: dict[str, Any], results: list[TaskResult]) -> list[Curve]:
+        by_retry = layout.score_by_retry(summary)
+        oracle = layout.oracle_points(summary)
+        return [
+            *([by_retry] if by_retry else []),
+            oracle_curve(oracle) if oracle else attempts_oracle_curve(results),
+        ]
+
+    # -- arcmemo table: the paper's Tables 4 and 5 (arcmemo.benchmarks.arc.layout) ----------
+
+    strict_scores = "ARC runs (one program right on every test input)"
+
+    def has_table(self, summary: dict[str, Any]) -> bool:
+        return layout.has_table(summary)
+
+    def table(self, runs: Sequence[ScoredRun], *, strict: bool) -> Table:
+        return layout.table(runs, strict=strict)
+
+    def order_rows(self, runs: Sequence[ScoredRun], *, strict: bool) -> OrderRows:
+        return layout.order_rows(runs, strict=strict)
+
+    def task_values(
+        self, results: list[TaskResult], *, attempts: int, strict: bool
+    ) -> dict[str, tuple[float, bool]]:
+        return layout.task_values(results, attempts=attempts, strict=strict)
+
+    def paired_metric(self, *, strict: bool) -> str:
+        return f"per-task {'strict ' if strict else ''}oracle@2 at the final retry depth"
+
+    exporters = (SUBMISSION,)
+
+    default_split: ClassVar[str] = "evaluation"
+
+    @classmethod
+    def split_help(cls) -> str:
+        names = ["training", "evaluation"]
+        if cls.name == "arc-agi-1":  # the subsets in experiments/splits are ARC-AGI-1's
+            names += list(named_splits())
+        return " | ".join(names) + f", default {cls.default_split}"
 
 
 @BENCHMARKS.register("arc-agi-2", options=ArcOptions)

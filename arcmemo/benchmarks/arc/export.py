@@ -10,13 +10,11 @@ than two distinct predictions is padded with ``[[0]]`` (the format requires both
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 from arcmemo.benchmarks.arc.data import as_grid_or_none
-from arcmemo.files import atomic_write_text
+from arcmemo.benchmarks.outputs import Exporter
 from arcmemo.records import TaskResult
-from arcmemo.rundir import RunDirectory, RunDirError
 
 PLACEHOLDER: list[list[int]] = [[0]]
 
@@ -56,14 +54,16 @@ def submission(results: list[TaskResult]) -> dict[str, list[dict[str, Any]]]:
     return entries
 
 
-def export_submission(run: Path, out: Path) -> int:
-    """Write ``run``'s submission to ``out``; returns the number of tasks."""
-    rundir = RunDirectory(run)
-    config = rundir.require_config()
-    if not config.benchmark.name.startswith("arc-agi"):
-        raise RunDirError(
-            f"{run}: a {config.benchmark.name} run; ARC Prize submissions are for arc-agi runs"
-        )
-    results = rundir.ordered_results()
-    atomic_write_text(out, json.dumps(submission(results)) + "\n")
-    return len(results)
+def submission_text(results: list[TaskResult]) -> str:
+    return json.dumps(submission(results)) + "\n"
+
+
+SUBMISSION = Exporter(
+    name="submission",
+    help="RUN's predictions as an ARC Prize / Kaggle submission.json (attempt_1, attempt_2 per "
+    "test input; train-verified attempts first when a task has more than two).",
+    default_file="submission.json",
+    label="ARC Prize submissions",
+    runs="arc-agi",
+    write=submission_text,
+)

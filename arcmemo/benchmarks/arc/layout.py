@@ -1,0 +1,114 @@
+"""ARC runs laid out as the paper's Tables 4 and 5, and ARC's lines in the report's charts.
+
+One row per setting (a run) and retry depth, columns ``run0 run1 ...`` (each attempt alone:
+the paper's runs) and ``oracle@1 ... oracle@n`` (mean over the k-subsets of attempts, the
+sample std over them in brackets); ``strict`` gives Table 5. Everything is read from the
+summary's ``by_retry`` / ``strict_by_retry`` (:func:`~arcmemo.benchmarks.arc.scoring.run_scores`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from arcmemo.benchmarks.arc import scoring
+from arcmemo.benchmarks.outputs import Cell, Column, Curve, OrderRows, ScoredRun, Table, padded
+from arcmemo.records import TaskResult
+
+
+def has_table(summary: dict[str, Any]) -> bool:
+    return isinstance(summary.get("by_retry"), dict)
+
+
+def _n_attempts(runs: Sequence[ScoredRun]) -> int:
+    return max(int(r.summary.get("n_attempts", r.attempts)) for r in runs)
+
+
+def depth_cells(run: ScoredRun, depth: int, strict: bool) -> dict[str, Any]:
+    """The oracle cells at ``depth`` (a depth no attempt reached equals the deepest one)."""
+    by_retry = run.summary["strict_by_retry" if strict else "by_retry"]
+    if not by_retry:
+        return {}
+    return by_retry[str(min(depth, max(int(d) for d in by_retry)))]
+
+
+def table(runs: Sequence[ScoredRun], *, strict: bool = False) -> Table:
+    """The paper's Table 4 (Table 5 when ``strict``) for these runs."""
+    n = _n_attempts(runs)
+    columns = [Column(f"run{j}", False) for j in range(n)]
+    columns += [Column(f"oracle@{k}", True) for k in range(1, n + 1)]
+    rows = []
+    too_many = False
+    for depth in range(max(r.retries for r in runs) + 1):
+        for run in (r for r in runs if depth <= r.retries):
+            cells = depth_cells(run, depth, strict)
+            singles = (cells.get("oracle@1") or {}).get("subsets") or []
+            oracle = [cells.get(f"oracle@{k}") for k in range(1, n + 1)]
+            too_many = too_many or any(c and c["subsets"] is None for c in oracle)
+            rows.append(
+                (
+                    [str(depth), run.label],
+                    padded([Cell(v) for v in singles], n)
+                    + [Cell(c["mean"], c["std"]) if c else Cell(None) for c in oracle],
+                )
+            )
+    n_tasks = len(runs[0].task_ids)
+    notes = [
+        f"ARC scores in percent over {n_tasks} tasks"
+        + (", strict (one program right on every test input)" if strict else "")
+        + ". runJ: attempt J alone. oracle@k: mean over all k-subsets of the attempts "
+        "(sample std over them in brackets); oracle@2 is the official score."
+    ]
+    if too_many:
+        notes.append("No std where an oracle@k has more than 2,000 subsets of attempts.")
+    return Table(keys=["retries", "setting"], columns=columns, rows=rows, notes=notes)
+
+
+def order_rows(runs: Sequence[ScoredRun], *, strict: bool = False) -> OrderRows:
+    """Per retry depth and oracle@k, each run's mean."""
+    rows = []
+    n = _n_attempts(runs)
+    for depth in range(max(r.retries for r in runs) + 1):
+        cells = [depth_cells(r, depth, strict) for r in runs]
+        for k in range(1, n + 1):
+            values = [(c.get(f"oracle@{k}") or {}).get("mean") for c in cells]
+            rows.append(([str(depth), f"oracle@{k}"], values))
+    return OrderRows(keys=["retries", "metric"], rows=rows)
+
+
+def task_values(
+    results: list[TaskResult], *, attempts: int, strict: bool = False
+) -> dict[str, tuple[float, bool]]:
+    """Per task, its oracle@min(2, n) at the final retry depth and whether every test input is
+    right in some attempt (strict: one attempt right on all)."""
+    n = max([attempts, *(len(r.attempts) for r in results)])
+    matrices = {r.task_id: scoring.task_matrix(r, None, n) for r in results}
+    return {
+        task_id: (
+            scoring.task_score(matrix, strict=strict),
+            scoring.task_solved(matrix, strict=strict),
+        )
+        for task_id, matrix in matrices.items()
+    }
+
+
+def final_depth(summary: dict[str, Any]) -> dict[str, Any]:
+    """The oracle cells of the final retry depth, or {}."""
+    by_retry = summary.get("by_retry")
+    if not isinstance(by_retry, dict) or not by_retry:
+        return {}
+    return by_retry[str(max(int(depth) for depth in by_retry))]
+
+
+def score_by_retry(summary: dict[str, Any]) -> Curve | None:
+    """The run's score metric (oracle@2) after at most r retries, for each depth r."""
+    by_retry, metric = summary.get("by_retry"), summary.get("score_metric")
+    if not isinstance(by_retry, dict) or not metric:
+        return None
+    points = [(float(depth), float(cells[metric]["mean"])) for depth, cells in by_retry.items()]
+    return Curve("Score by retry depth", "retries allowed", "score", points, y_max=1.0)
+
+
+def oracle_points(summary: dict[str, Any]) -> list[tuple[float, float]]:
+    """oracle@k at the final retry depth, for each k."""
+    return [(float(key.split("@")[1]), float(c["mean"])) for key, c in final_depth(summary).items()]

@@ -1,0 +1,90 @@
+"""What a benchmark hands to the generic outputs: ``arcmemo table``, the report's charts and
+``arcmemo export``.
+
+Plain data only: the benchmark decides what goes in a table, a chart or an exported file;
+:mod:`arcmemo.tables` renders tables (Markdown, CSV, LaTeX) and runs the paired tests,
+:mod:`arcmemo.report.charts` draws the charts and ``arcmemo export`` writes the file, each
+for any benchmark.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from arcmemo.records import TaskResult
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A number of the table (a fraction; shown in percent) and its std, if any."""
+
+    value: float | None
+    std: float | None = None
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    with_std: bool
+
+
+@dataclass
+class Table:
+    """Key columns (text) then numeric columns; ``notes`` are printed under it."""
+
+    keys: list[str]
+    columns: list[Column]
+    rows: list[tuple[list[str], list[Cell]]]
+    notes: list[str] = field(default_factory=list)
+
+
+def padded(values: Sequence[Cell], width: int) -> list[Cell]:
+    """``values`` with empty cells added up to ``width``."""
+    return list(values) + [Cell(None)] * (width - len(values))
+
+
+class ScoredRun(Protocol):
+    """What a table reads of one run (:class:`arcmemo.tables.TableRun`)."""
+
+    label: str
+    attempts: int
+    retries: int
+    summary: dict[str, Any]
+    task_ids: frozenset[str]
+
+
+@dataclass
+class OrderRows:
+    """One setting over task orders, as a benchmark lays it out: per row its key cells and
+    each run's value (the table adds the mean and std over the runs)."""
+
+    keys: list[str]
+    rows: list[tuple[list[str], list[float | None]]]
+
+
+@dataclass(frozen=True)
+class Curve:
+    """One run's line in a report chart; runs' curves with the same title share a chart."""
+
+    title: str
+    x_label: str
+    y_label: str
+    points: list[tuple[float, float]]
+    y_max: float | None = None
+
+
+@dataclass(frozen=True)
+class Exporter:
+    """A file written from a finished run's results (``arcmemo export NAME RUN``)."""
+
+    name: str
+    help: str
+    # Written under the run directory unless --out says otherwise.
+    default_file: str
+    # What the files are and which runs they are for, for the refusal of other runs
+    # ("ARC Prize submissions are for arc-agi runs").
+    label: str
+    runs: str
+    write: Callable[[list[TaskResult]], str]
