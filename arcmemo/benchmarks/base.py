@@ -74,6 +74,7 @@ class SharedSandbox:
 
 
 TaskT = TypeVar("TaskT")
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def solve_messages(domain_prompts: str, concepts: str, task_text: str) -> list[Message]:
@@ -122,6 +123,9 @@ class Benchmark(abc.ABC, Generic[TaskT]):
     defaults: ClassVar[RunDefaults] = RunDefaults()
     # Keys of summarize() that `arcmemo run` shows in its summary table, in order.
     headline_metrics: ClassVar[tuple[str, ...]] = ("score",)
+    # The prompt templates (under prompts/, without .j2) the benchmark renders; registering
+    # checks that each exists.
+    templates: ClassVar[tuple[str, ...]] = ()
     # True when check() runs model-written programs (the run then opens the sandbox first,
     # so a missing isolation layer fails before any model call is paid for).
     uses_sandbox: ClassVar[bool] = False
@@ -282,7 +286,20 @@ def oracle_curve(points: list[tuple[float, float]]) -> Curve:
 
 
 class BenchmarkRegistry(Registry[Benchmark[Any]]):
-    """The benchmarks' registry, which also hands out their classes (for class-level hooks)."""
+    """The benchmarks' registry: a benchmark whose prompt templates are missing is refused
+    when it registers, not at its first prompt."""
+
+    def register(
+        self, name: str, *, options: type[BaseModel] = NoOptions, summary: str | None = None
+    ) -> Callable[[F], F]:
+        decorate = super().register(name, options=options, summary=summary)
+
+        def checked(factory: F) -> F:
+            if isinstance(factory, type) and issubclass(factory, Benchmark):
+                check_templates(name, factory)
+            return decorate(factory)
+
+        return checked
 
     def benchmark_class(self, name: str) -> type[Benchmark[Any]]:
         """The class registered as ``name`` (for its class-level hooks)."""
@@ -298,6 +315,19 @@ class BenchmarkRegistry(Registry[Benchmark[Any]]):
             for entry in self.entries()
             if isinstance(entry.factory, type) and issubclass(entry.factory, Benchmark)
         ]
+
+
+def check_templates(name: str, cls: type[Benchmark[Any]]) -> None:
+    """Refuse ``cls`` when a template it names in ``templates`` is not under prompts/."""
+    from arcmemo.resources import data_dir
+
+    folder = data_dir("prompts")
+    for template in cls.templates:
+        if not (folder / f"{template}.j2").is_file():
+            raise RegistryError(
+                f"benchmark {name!r} ({cls.__module__}.{cls.__qualname__}): its prompt "
+                f"template prompts/{template}.j2 does not exist"
+            )
 
 
 def per_benchmark(text: Callable[[type[Benchmark[Any]]], str]) -> str:

@@ -32,6 +32,7 @@ class AimeBenchmark(Benchmark[AimeProblem]):
 
     name = "aime"
     domain = "aime"
+    templates = ("aime/system", "aime/concepts", "aime/solve")
     # No visible examples to verify against: no retries, and agreement confirms a write.
     defaults = RunDefaults(retries=0, write_signal="consistency", selector="llm")
     # `arcmemo run` shows those present (k <= the number of samples; score is pass@1);

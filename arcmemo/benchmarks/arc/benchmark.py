@@ -117,6 +117,7 @@ class ArcBenchmark(Benchmark[ArcTask]):
     # depth); summary.json has every k and every depth under by_retry / strict_by_retry.
     headline_metrics = ("score", "strict_score", *(f"oracle@{k}" for k in range(1, 9)))
     uses_sandbox = True
+    templates = ("arc/system", "arc/concepts", "arc/solve")
 
     def load(
         self,
