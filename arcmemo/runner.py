@@ -192,10 +192,11 @@ class Runner:
         return state
 
     def _wants_retry(self, attempt: Attempt) -> bool:
-        """The attempt's last step fails its visible examples and retries are left."""
+        """The attempt's last step earns feedback (it fails its visible examples) and retries
+        are left."""
         return (
             bool(attempt.steps)
-            and attempt.steps[-1].verified is False
+            and self.benchmark.wants_feedback(attempt.steps[-1])
             and len(attempt.steps) <= self.retries
         )
 

@@ -26,6 +26,7 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 ARC_DIR = FIXTURES / "arc" / "eval"
 IDENTITY = "```python\ndef transform(grid):\n    return grid\n```"
 RETRY = "### Your previous attempt"
+AIME_RETRY = "Your previous response"
 
 
 @pytest.fixture(scope="module")
@@ -175,6 +176,33 @@ def test_aime_gets_no_retries(tmp_path: Path) -> None:
     assert len(script.prompts) == 2
     assert [len(a.steps) for a in result.attempts] == [1, 1]
     assert result.attempts[0].steps[0].verified is None and not result.solved
+
+
+def test_aime_retries_an_unusable_answer_saying_what_it_was_and_never_the_answer(
+    tmp_path: Path,
+) -> None:
+    (problem,) = load_problems(FIXTURES / "aime" / "problems.jsonl")[1:2]  # answer 16
+
+    def answer(text: str) -> str:
+        if AIME_RETRY not in text:
+            return "So the count is \\boxed{1234}."  # out of range: not accepted
+        if "1234" in text:
+            return "I could not finish."  # no final answer at all
+        return "\\boxed{16}"
+
+    script = Recorder(answer)
+    (result,) = run(
+        make_runner(tmp_path, AimeBenchmark(), script, retries=2, attempts=1), [problem]
+    )
+    first, second, third = script.prompts
+    assert AIME_RETRY not in first
+    # Each retry names what the response gave and that it was not accepted, nothing else:
+    # the true answer (16) is never told, nor whether a readable answer was right.
+    assert "gave the final answer 1234, which was not accepted" in second
+    assert "no final answer could be found" in third and "1234" not in third
+    assert not any("16" in p.replace(problem.problem, "") for p in script.prompts)
+    assert [s.prediction for s in result.attempts[0].steps] == [None, None, 16]
+    assert result.solved
 
 
 def test_each_finished_task_is_reported_and_written(

@@ -168,6 +168,11 @@ class Benchmark(abc.ABC, Generic[TaskT]):
     def check(self, task: TaskT, completion: str) -> CheckResult:
         """Extract a candidate and verify it on the visible examples (blocking call)."""
 
+    def wants_feedback(self, step: Step) -> bool:
+        """Whether ``step`` earns a feedback round (while retries are left), judged only from
+        what the solver may see (default: it failed its visible examples)."""
+        return step.verified is False
+
     @abc.abstractmethod
     def judge(self, task: TaskT, prediction: Any) -> list[bool]:
         """Per hidden test input, whether ``prediction`` is right (a missing one is wrong)."""

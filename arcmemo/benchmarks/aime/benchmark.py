@@ -1,6 +1,10 @@
 """AIME as a benchmark: the data, extraction and metrics modules fitted to the interface.
 
-AIME has no visible examples, so there is no verification signal and no retry with feedback.
+AIME has no visible examples, so a readable answer is never verified (``verified`` stays
+None) and earns no retry: saying it was wrong would leak the label. The one thing the solver
+may be told is what its own response shows: a response without a usable final answer (none
+found, or not an integer 0..999) earns a feedback round (with ``--retries``) that names the
+answer it gave and says it was not accepted (``prompts/aime/retry.j2``).
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ class AimeBenchmark(Benchmark[AimeProblem]):
 
     name = "aime"
     domain = "aime"
-    templates = ("aime/system", "aime/concepts", "aime/solve")
+    templates = ("aime/system", "aime/concepts", "aime/solve", "aime/retry")
     # No visible examples to verify against: no retries, and agreement confirms a write.
     defaults = RunDefaults(retries=0, write_signal="consistency", selector="llm")
     # `arcmemo run` shows those present (k <= the number of samples; score is pass@1);
@@ -66,9 +70,14 @@ class AimeBenchmark(Benchmark[AimeProblem]):
         return task.problem
 
     def prompt(self, task: AimeProblem, *, concepts: str, previous: Step | None) -> list[Message]:
-        return solve_messages(
-            "aime", concepts, prompting.render("aime/solve", problem=task.problem)
-        )
+        task_text = prompting.render("aime/solve", problem=task.problem)
+        if previous is not None and self.wants_feedback(previous):
+            task_text += "\n" + prompting.render("aime/retry", answer=previous.candidate)
+        return solve_messages("aime", concepts, task_text)
+
+    def wants_feedback(self, step: Step) -> bool:
+        # Only an unusable answer: whether a usable one is right is the hidden label.
+        return step.error is None and step.parse_error is not None
 
     def check(self, task: AimeProblem, completion: str) -> CheckResult:
         extracted = extract_answer(completion)

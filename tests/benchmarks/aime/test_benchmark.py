@@ -78,6 +78,26 @@ def test_prompt_puts_techniques_before_the_problem(
     assert divisors.problem in user.content and "count divisors" not in user.content
 
 
+def test_only_an_unusable_answer_earns_feedback_and_it_names_the_answer_given(
+    aime: AimeBenchmark, divisors: AimeProblem
+) -> None:
+    first = aime.prompt(divisors, concepts="", previous=None)
+    wrong = Step(round=0, completion="", **dict(aime.check(divisors, "\\boxed{15}")))
+    # A readable answer, right or wrong, is never judged before grading: no feedback.
+    assert not aime.wants_feedback(wrong)
+    assert aime.prompt(divisors, concepts="", previous=wrong) == first
+    unusable = Step(round=0, completion="", **dict(aime.check(divisors, "\\boxed{2^4}")))
+    assert aime.wants_feedback(unusable)
+    *same, user = aime.prompt(divisors, concepts="", previous=unusable)
+    assert same == first[:-1] and user.content.startswith(first[-1].content)
+    retry = user.content[len(first[-1].content) :]
+    assert retry.startswith("\n### Your previous attempt\n")
+    assert "gave the final answer 2^4, which was not accepted" in retry
+    assert "16" not in retry
+    failed_call = Step(round=1, completion="", error="HTTP 500", error_kind="HTTP 500")
+    assert not aime.wants_feedback(failed_call)
+
+
 @pytest.mark.parametrize(
     ("completion", "raw", "value"),
     [
