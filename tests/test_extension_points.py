@@ -1,8 +1,10 @@
 """A component registered from outside the package is usable from the CLI and recorded.
 
 The toy benchmark below lives only in this module: registering it is all it takes to run
-it with ``arcmemo run``, write memory from it with ``arcmemo abstract`` and draw it with
-``arcmemo report``. A toy selector with an option shows the same for selectors.
+it with ``arcmemo run``, write memory from it with ``arcmemo abstract``, draw it with
+``arcmemo report``, lay its runs out with ``arcmemo table``, export them with
+``arcmemo export`` and name its splits in ``arcmemo run --help``, each through its own
+hooks. A toy selector with an option shows the same for selectors.
 """
 
 from __future__ import annotations
@@ -23,6 +25,15 @@ from arcmemo.benchmarks.base import (
     BenchmarkDataError,
     RunDefaults,
     select_tasks,
+)
+from arcmemo.benchmarks.outputs import (
+    Cell,
+    Column,
+    Curve,
+    Exporter,
+    OrderRows,
+    ScoredRun,
+    Table,
 )
 from arcmemo.cli.main import cli
 from arcmemo.memory.ontology import Concept, Lesson, Memory, Solution
@@ -88,6 +99,46 @@ class SumsBenchmark(Benchmark[Sum]):
             "score": sum(scores) / len(scores) if scores else 0.0,
             "exact": sum(r.solved for r in results),
         }
+
+    # Its own table, chart, export and --split help: nothing outside this module knows it.
+
+    task_noun = "sums"
+
+    def has_table(self, summary: dict[str, Any]) -> bool:
+        return "exact" in summary
+
+    def table(self, runs: Sequence[ScoredRun], *, strict: bool) -> Table:
+        rows = [
+            ([r.label], [Cell(r.summary["score"]), Cell(r.summary["exact"] / 100)]) for r in runs
+        ]
+        columns = [Column("sum score", False), Column("exact (hundreds)", False)]
+        return Table(keys=["adder"], columns=columns, rows=rows, notes=["Toy sums table."])
+
+    def order_rows(self, runs: Sequence[ScoredRun], *, strict: bool) -> OrderRows:
+        return OrderRows(
+            keys=["metric"], rows=[(["sum score"], [r.summary["score"] for r in runs])]
+        )
+
+    def report_curves(self, summary: dict[str, Any], results: list[TaskResult]) -> list[Curve]:
+        points = [(float(i), r.score or 0.0) for i, r in enumerate(results)]
+        return [Curve("Sum score by task position", "position", "score", points, y_max=1.0)]
+
+    exporters = (
+        Exporter(
+            name="sums-csv",
+            help="RUN's sums as CSV (a toy exporter).",
+            default_file="sums.csv",
+            label="sum tables",
+            runs="toy-sums",
+            write=lambda results: "".join(
+                f"{r.task_id},{r.attempts[0].steps[-1].prediction}\n" for r in results
+            ),
+        ),
+    )
+
+    @classmethod
+    def split_help(cls) -> str:
+        return "no splits, give --data SUMS.json"
 
 
 class EveryNth(BaseModel):
@@ -200,6 +251,52 @@ def test_a_registered_benchmark_runs_abstracts_and_reports(
     html = page.read_text()
     opened = task_section(html, "s1")  # a task's details are packed until it is opened
     assert "s1" in html and "What is 2 + 3?" in opened and "It is 5" in opened
+
+
+def test_a_registered_benchmark_gets_its_table_chart_export_and_split_help(
+    tmp_path: Path, toy_files: tuple[Path, Path]
+) -> None:
+    data, script = toy_files
+    runs = []
+    for label, seed in (("first", None), ("second", "1")):
+        order = ["--order-seed", seed] if seed else []
+        args = ["--data", data, "--model", f"scripted:{script}", "--out", tmp_path / label]
+        ran = invoke("run", "toy-sums", *args, *order)
+        assert ran.exit_code == 0, ran.output
+        runs.append(tmp_path / label)
+
+    table = invoke("table", *runs, "--paired")
+    assert table.exit_code == 0, table.output
+    assert "| adder | sum score | exact (hundreds) |" in table.output
+    assert "| first | 50.00 | 2.00 |" in table.output and "- Toy sums table." in table.output
+    assert "Paired comparison first − second on 3 tasks (per-task score" in table.output
+    orders = invoke("table", *runs, "--over-orders")
+    assert orders.exit_code == 0, orders.output
+    assert "| sum score | 50.00 (0.00) | 50.00 | 50.00 |" in orders.output
+    assert "toy-sums scores in percent over 3 sums" in orders.output
+    strict = invoke("table", *runs, "--strict")
+    assert strict.exit_code == 1 and "--strict is for ARC runs" in strict.output
+
+    exported = invoke("export", "sums-csv", runs[0])
+    assert exported.exit_code == 0, exported.output
+    assert (runs[0] / "sums.csv").read_text() == "s1,5\ns2,8\ns3,3\n"
+    assert "sums-csv" in invoke("export", "--help").output
+    refused = invoke("export", "submission", runs[0])
+    assert refused.exit_code == 1
+    assert "a toy-sums run; ARC Prize submissions are for arc-agi runs" in refused.output
+    arc_only = invoke("export", "sums-csv", tmp_path)  # not a run directory at all
+    assert arc_only.exit_code == 1 and "Traceback" not in arc_only.output
+
+    page = tmp_path / "report.html"
+    drawn = invoke("report", runs[0], "--compare", runs[1], "--out", page)
+    assert drawn.exit_code == 0, drawn.output
+    html = page.read_text()
+    assert html.count(">Sum score by task position</text>") == 1
+    assert ">oracle@k vs k</text>" not in html  # its own curves replace the default one
+
+    help_text = " ".join(invoke("run", "--help").output.split())
+    assert "toy-sums: no splits, give --data SUMS.json" in help_text
+    assert "arc-agi-1: training | evaluation | val100, default evaluation" in help_text
 
 
 def test_unknown_names_and_options_are_one_line_errors(
