@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from arcmemo.benchmarks.base import BENCHMARKS, Benchmark
+from arcmemo.benchmarks.base import BENCHMARKS, Benchmark, strict_runs
 from arcmemo.benchmarks.outputs import Cell, Column, Table
 from arcmemo.config import RESULT_FIELDS, RunConfig
 from arcmemo.records import TaskResult
@@ -122,8 +122,7 @@ def _benchmark(name: str) -> Benchmark[Any]:
 
 
 def _strict_refusal() -> TableError:
-    runs = dict.fromkeys(s for _, c in BENCHMARKS.classes() if (s := c.strict_scores))
-    return TableError(f"--strict is for {' and '.join(runs)}")
+    return TableError(f"--strict is for {strict_runs()}")
 
 
 def build_table(runs: Sequence[TableRun], *, strict: bool = False) -> Table:

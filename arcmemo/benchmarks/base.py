@@ -344,6 +344,13 @@ def per_benchmark(text: Callable[[type[Benchmark[Any]]], str]) -> str:
     return "; ".join(f"{', '.join(owners)}: {said}" for said, owners in names.items())
 
 
+def strict_runs() -> str:
+    """The runs that have strict scores and what those are, from the registered benchmarks
+    (``"ARC runs (one program right on every test input)"``)."""
+    said = dict.fromkeys(s for _, cls in BENCHMARKS.classes() if (s := cls.strict_scores))
+    return " and ".join(said)
+
+
 BENCHMARKS: BenchmarkRegistry = BenchmarkRegistry(
     "benchmark",
     modules={

@@ -46,3 +46,10 @@ def write_signal_help() -> str:
         + per_benchmark(lambda cls: cls.defaults.write_signal)
         + "); oracle uses test labels (reproduction only; leaks)."
     )
+
+
+def strict_help() -> str:
+    """``arcmemo table --strict``: the benchmarks that have strict scores, and what they are."""
+    from arcmemo.benchmarks.base import strict_runs
+
+    return f"Strict scores, for {strict_runs() or 'no registered benchmark'}."

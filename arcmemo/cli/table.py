@@ -7,6 +7,7 @@ from typing import cast
 
 import click
 
+from arcmemo.cli.benchmark_help import BenchmarkHelpOption, strict_help
 from arcmemo.cli.errors import user_errors
 
 _RUN_DIR = click.Path(exists=True, file_okay=False, path_type=Path)
@@ -20,7 +21,7 @@ _RUN_DIR = click.Path(exists=True, file_okay=False, path_type=Path)
     multiple=True,
     help="Row label of each RUN, in order (repeatable; default: the folder name).",
 )
-@click.option("--strict", is_flag=True, help="Strict scores (the paper's Table 5).")
+@click.option("--strict", is_flag=True, cls=BenchmarkHelpOption, help_from=lambda: strict_help())
 @click.option(
     "--format",
     "fmt",
@@ -55,8 +56,8 @@ def table(
     paired: bool,
     over_orders: bool,
 ) -> None:
-    """Lay out RUNs as the paper's tables: rows = setting x retry depth, columns = each
-    attempt's score and oracle@1..n with their std (ARC); pass@k and maj@n (AIME)."""
+    """Lay out RUNs side by side in their benchmark's table (for ARC and AIME, the paper's),
+    with notes saying what each column is."""
     from arcmemo import tables
 
     if len(labels) > len(runs):
