@@ -2,11 +2,13 @@
 
 A benchmark holds everything that is particular to one problem domain: how tasks load, how a
 prompt is rendered, how a completion becomes a checked candidate (extraction, and
-verification on the visible examples where the domain has any), how a prediction is judged
-against the hidden labels, what a run reports, what abstraction receives from a solved step,
-how the report draws a task, and the run settings that suit it. Everything else (attempts,
-retries, memory, concurrency, resume, run files) is the generic runner's job, so a new
-benchmark is one module (plus its prompt templates) registered in :data:`BENCHMARKS`.
+verification on the visible examples where the domain has any), which failed step earns a
+feedback round, how a prediction is judged against the hidden labels, what a run reports,
+what abstraction receives from a solved step, how the report draws a task and charts a run,
+how ``arcmemo table`` lays runs out, what ``arcmemo export`` writes, its splits, and the run
+settings that suit it. Everything else (attempts, retries, memory, concurrency, resume, run
+files, rendering tables and charts) is generic, so a new benchmark is one module (plus its
+prompt templates, checked when it registers) registered in :data:`BENCHMARKS`.
 """
 
 from __future__ import annotations
