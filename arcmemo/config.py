@@ -5,13 +5,14 @@ from __future__ import annotations
 import platform
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from arcmemo.models.base import SamplingConfig
 from arcmemo.models.client import ModelConfig
 from arcmemo.registry import ComponentSpec
+from arcmemo.settings import Setting, Shortcut, result_fields
 
 
 def _version(package: str) -> str | None:
@@ -69,7 +70,8 @@ class ShardSpec(BaseModel):
         return f"{self.index}/{self.count}"
 
 
-# Why --shard is refused for --update online (the CLI and the config say the same).
+# Why --shard is refused for --update online (the config's check; the CLI shows it as a usage
+# error).
 ONLINE_SHARD_REFUSAL = (
     "--shard cannot split an --update online run: its memory grows between batches, so "
     "shards would each grow their own memory from the same start, a different experiment; "
@@ -88,57 +90,220 @@ class RunConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    benchmark: ComponentSpec = Field(description="Registered benchmark (arc-agi-1, aime).")
-    split: str | None = Field(
-        default=None, description="Named split (training, evaluation, val100, 2025)."
+    benchmark: Annotated[
+        ComponentSpec,
+        Setting(
+            "BENCHMARK",
+            group="Data",
+            results=True,
+            argument=True,
+            registry="arcmemo.benchmarks.base:BENCHMARKS",
+            args="--benchmark-arg",
+        ),
+    ] = Field(description="Registered benchmark (arc-agi-1, aime).")
+    split: Annotated[
+        str | None,
+        Setting(
+            "--split",
+            group="Data",
+            results=True,
+            help_from="arcmemo.cli.benchmark_help:split_help",
+        ),
+    ] = Field(default=None, description="Named split (training, evaluation, val100, 2025).")
+    data: Annotated[
+        str | None,
+        Setting(
+            "--data", group="Data", results=True, help="A task file or folder instead of a split."
+        ),
+    ] = Field(default=None, description="Task file or folder instead of a split.")
+    tasks: Annotated[
+        list[str] | None, Setting("--tasks", group="Data", help="Comma-separated task ids.")
+    ] = Field(default=None, description="Only these task ids.")
+    limit: Annotated[int | None, Setting("--limit", group="Data")] = Field(
+        default=None, ge=1, description="Only the first N tasks."
     )
-    data: str | None = Field(default=None, description="Task file or folder instead of a split.")
-    tasks: list[str] | None = Field(default=None, description="Only these task ids.")
-    limit: int | None = Field(default=None, ge=1, description="Only the first N tasks.")
-    shard: ShardSpec | None = Field(
+    shard: Annotated[
+        ShardSpec | None,
+        Setting(
+            "--shard",
+            group="Scale",
+            metavar="I/N",
+            results=True,
+            help="I/N: only shard I (0..N-1) of the ordered task list, every N-th task from "
+            "position I (SLURM: --shard $SLURM_ARRAY_TASK_ID/N); `arcmemo merge` joins the "
+            "shards. Not with --update online.",
+        ),
+    ] = Field(
         default=None,
         description="Only this shard of the ordered task list (arcmemo merge joins shards).",
     )
-    model: str = Field(description="Solver model as provider:model.")
-    base_url: str | None = Field(
+    model: Annotated[
+        str,
+        Setting(
+            "--model",
+            group="Model roles",
+            results=True,
+            help="Solver model, provider:model (e.g. openai:o4-mini).",
+        ),
+    ] = Field(description="Solver model as provider:model.")
+    base_url: Annotated[
+        str | None,
+        Setting(
+            "--base-url",
+            group="Model roles",
+            joined=True,
+            help="OpenAI-compatible endpoint (vLLM, SGLang, llama.cpp, Ollama). Repeat it (or "
+            "give URL,URL) for replicas of one deployment: requests are spread over them with "
+            "failover.",
+        ),
+    ] = Field(
         default=None,
         description="Endpoint for OpenAI-compatible servers; several (replicas of one "
         "deployment) comma-separated.",
     )
-    model_args: dict[str, str] = Field(default_factory=dict, description="Provider options.")
-    aux_model: str | None = Field(
+    model_args: Annotated[
+        dict[str, str],
+        Setting(
+            "--model-arg",
+            group="Model roles",
+            results=True,
+            help="Solver provider option key=value; `arcmemo models` lists each provider's "
+            "options (openai: top_p, top_k, seed, stop, chat_template_kwargs, extra_body, "
+            "timeout_s, ...).",
+        ),
+    ] = Field(default_factory=dict, description="Provider options.")
+    aux_model: Annotated[
+        str | None,
+        Setting(
+            "--aux-model",
+            group="Model roles",
+            results=True,
+            help="Model for selection, description and abstraction (default: --model). It has "
+            "its own endpoint and options: --base-url and --model-arg apply to the solver only.",
+        ),
+    ] = Field(
         default=None,
         description="Model for selection, description and abstraction; None = the solver "
         "model (the same client). It never inherits the solver's endpoint or options.",
     )
-    aux_base_url: str | None = Field(
+    aux_base_url: Annotated[
+        str | None,
+        Setting(
+            "--aux-base-url",
+            group="Model roles",
+            joined=True,
+            help="Endpoint of --aux-model (default: its provider's host); repeatable like "
+            "--base-url.",
+        ),
+    ] = Field(
         default=None,
         description="Endpoint of the aux model; None = its provider's own default host.",
     )
-    aux_model_args: dict[str, str] = Field(
-        default_factory=dict, description="Provider options of the aux model."
-    )
-    aux_sampling: SamplingConfig = Field(
+    aux_model_args: Annotated[
+        dict[str, str],
+        Setting(
+            "--aux-model-arg", group="Model roles", results=True, help="Aux provider option k=v."
+        ),
+    ] = Field(default_factory=dict, description="Provider options of the aux model.")
+    aux_sampling: Annotated[
+        SamplingConfig,
+        Setting(
+            group="Model roles",
+            results=True,
+            nested={
+                "temperature": Setting(
+                    "--aux-temperature",
+                    group="Model roles",
+                    help="Temperature of every aux-model call.",
+                ),
+                "max_tokens": Setting(
+                    "--aux-max-tokens",
+                    group="Model roles",
+                    min=1,
+                    help="Token cap of every aux-model call.",
+                ),
+            },
+        ),
+    ] = Field(
         default_factory=SamplingConfig,
         description="Sampling of every aux-model call (selection, description, abstraction).",
     )
-    sampling: SamplingConfig = Field(default_factory=SamplingConfig, description="Solver sampling.")
-    memory: Path | None = Field(
-        default=None, description="Memory file read (and written when online)."
-    )
-    memory_out: Path | None = Field(
-        default=None, description="Where the final memory goes (online)."
-    )
-    selector: ComponentSpec | None = Field(
+    sampling: Annotated[
+        SamplingConfig,
+        Setting(
+            group="Model roles",
+            results=True,
+            nested={
+                "temperature": Setting("--temperature", group="Model roles"),
+                "max_tokens": Setting("--max-tokens", group="Model roles", min=1),
+                "reasoning_effort": Setting(
+                    "--reasoning-effort", group="Model roles", choices=("low", "medium", "high")
+                ),
+                "thinking_budget": Setting("--thinking-budget", group="Model roles", min=1),
+            },
+        ),
+    ] = Field(default_factory=SamplingConfig, description="Solver sampling.")
+    memory: Annotated[
+        Path | None, Setting("--memory", group="Memory", help="Memory file to read.")
+    ] = Field(default=None, description="Memory file read (and written when online).")
+    memory_out: Annotated[
+        Path | None, Setting("--memory-out", group="Memory", help="Final memory (online).")
+    ] = Field(default=None, description="Where the final memory goes (online).")
+    selector: Annotated[
+        ComponentSpec | None,
+        Setting(
+            "--select",
+            group="Memory",
+            results=True,
+            registry="arcmemo.selection.base:SELECTORS",
+            args="--select-arg",
+            help="Selector (default: the benchmark's, llm; none without --memory).",
+            shortcuts=(
+                Shortcut(
+                    "--memory-budget",
+                    "budget_tokens",
+                    int,
+                    min=1,
+                    help="Token cap on the memory a selector sees (budget_tokens).",
+                ),
+                Shortcut(
+                    "--top-k",
+                    "top_k",
+                    int,
+                    min=1,
+                    help="Entries kept by --select embedding (top_k; default 8).",
+                ),
+                Shortcut(
+                    "--embedder",
+                    "embedder",
+                    help="For --select embedding: tfidf (default, offline) or openai:MODEL.",
+                ),
+            ),
+        ),
+    ] = Field(
         default=None,
         description="Selector and its options; None = the benchmark's default (none without "
         "a memory).",
     )
-    update: Literal["none", "online"] = Field(
-        default="none", description="Continual memory writes."
+    update: Annotated[
+        Literal["none", "online"], Setting("--update", group="Memory", results=True)
+    ] = Field(default="none", description="Continual memory writes.")
+    update_every: Annotated[int, Setting("--update-every", group="Memory", results=True)] = Field(
+        default=10, ge=1, description="Batch size between memory updates."
     )
-    update_every: int = Field(default=10, ge=1, description="Batch size between memory updates.")
-    schedule: Literal["passes", "tasks"] | None = Field(
+    schedule: Annotated[
+        Literal["passes", "tasks"] | None,
+        Setting(
+            "--schedule",
+            group="Solving",
+            results=True,
+            help="When retries run. passes (default with --update online; the paper's): first "
+            "tries of every task batch by batch, then one pass of retries after another over "
+            "the attempts still failing, so a retry sees the memory written by every batch "
+            "before it. tasks (default otherwise): each task's retries inline (more "
+            "throughput).",
+        ),
+    ] = Field(
         default=None,
         description="When retries run. passes (the paper's continual setting): pass 0 gives "
         "every task its first tries, batch by batch, then pass p = 1..retries retries the "
@@ -147,46 +312,133 @@ class RunConfig(BaseModel):
         "(more throughput; a retry sees nothing written after its batch started). None = "
         "passes for --update online, tasks otherwise.",
     )
-    reselect: bool | None = Field(
+    reselect: Annotated[
+        bool | None,
+        Setting(
+            "--reselect",
+            group="Solving",
+            results=True,
+            help="Retries select memory entries again, from the memory as it stands then "
+            "(default: on with --update online, off otherwise).",
+        ),
+    ] = Field(
         default=None,
         description="Retries select memory entries again (seeing the failed attempt) from "
         "the memory as it stands when the retry starts, instead of reusing the first "
         "selection. None = on for --update online, off otherwise.",
     )
-    write_signal: ComponentSpec | None = Field(
+    write_signal: Annotated[
+        ComponentSpec | None,
+        Setting(
+            "--write-signal",
+            group="Memory",
+            results=True,
+            deprecated=("--update-signal",),
+            registry="arcmemo.signals:WRITE_SIGNALS",
+            help_from="arcmemo.cli.benchmark_help:write_signal_help",
+        ),
+    ] = Field(
         default=None,
         description="What confirms a solution for writing (train, consistency, oracle); None = "
         "the benchmark's default.",
     )
-    attribution_judge: bool = Field(
+    attribution_judge: Annotated[
+        bool,
+        Setting(
+            "--attribution-judge",
+            group="Memory",
+            results=True,
+            help="Online runs: the aux model judges which shown concepts each solution used "
+            "(one call per task; default: the lexical check alone).",
+        ),
+    ] = Field(
         default=False,
         description="Online runs: one aux-model call per final task judges which shown "
         "concepts its solution used (prompts/attribution/judge.j2), overriding the lexical "
         "check of the attribution statistics.",
     )
-    memory_format: ComponentSpec = Field(
+    memory_format: Annotated[
+        ComponentSpec,
+        Setting(
+            "--memory-format",
+            group="Memory",
+            results=True,
+            deprecated=("--format",),
+            registry="arcmemo.abstraction.base:ABSTRACTORS",
+            args="--memory-format-arg",
+            args_deprecated=("--format-arg",),
+            help="What memory writes produce: concepts (ps), lessons (oe) or a cheatsheet.",
+        ),
+    ] = Field(
         default=ComponentSpec(name="ps"),
         description="What memory writes produce: concepts (ps), lessons (oe) or a cheatsheet.",
     )
-    sandbox: ComponentSpec = Field(
+    sandbox: Annotated[
+        ComponentSpec,
+        Setting(
+            "--sandbox",
+            group="Sandbox",
+            results=True,
+            registry="arcmemo.sandbox:SANDBOXES",
+            args="--sandbox-arg",
+            help="Where model-written programs run: bwrap (kernel namespaces) or process "
+            "(weaker; recorded in config.json and summary.json).",
+        ),
+    ] = Field(
         default=ComponentSpec(name="bwrap"),
         description="Where model-written programs run, with its limits.",
     )
-    attempts: int = Field(default=2, ge=1, description="Independent samples per task.")
-    retries: int | None = Field(
+    attempts: Annotated[int, Setting("--attempts", group="Solving", results=True)] = Field(
+        default=2, ge=1, description="Independent samples per task."
+    )
+    retries: Annotated[
+        int | None,
+        Setting(
+            "--feedback-rounds",
+            group="Solving",
+            results=True,
+            deprecated=("--retries",),
+            help_from="arcmemo.cli.benchmark_help:retries_help",
+        ),
+    ] = Field(
         default=None,
         ge=0,
         description="Feedback rounds per attempt while train fails; None = the benchmark's.",
     )
-    order_seed: int | None = Field(
+    order_seed: Annotated[
+        int | None,
+        Setting(
+            "--order-seed",
+            group="Data",
+            results=True,
+            help="Shuffle the task order with this seed.",
+        ),
+    ] = Field(
         default=None, description="Shuffles the task order when set (None: the data's order)."
     )
-    sampling_seed: int | None = Field(
+    sampling_seed: Annotated[
+        int | None,
+        Setting(
+            "--sampling-seed",
+            group="Solving",
+            results=True,
+            help="Seed sent to providers that honour one (sample i of a request: seed + i).",
+        ),
+    ] = Field(
         default=None,
         description="Sampling seed sent to providers that honour one; sample i of a request "
         "answered one sample at a time gets seed + i. None: the provider's own randomness.",
     )
-    replicate: int = Field(
+    replicate: Annotated[
+        int,
+        Setting(
+            "--replicate",
+            group="Solving",
+            results=True,
+            help="Which independent repetition this run is: each replicate has its own cache "
+            "namespace and seeds, so replicates 0, 1, 2 give the paper's three runs.",
+        ),
+    ] = Field(
         default=0,
         ge=0,
         description="Which independent repetition of the experiment this run is: each "
@@ -196,7 +448,7 @@ class RunConfig(BaseModel):
     leaks_test_labels: bool = Field(
         default=False,
         description="Derived: True when memory writes are confirmed with test labels "
-        "(--update online --update-signal oracle), which makes scores optimistic.",
+        "(--update online --write-signal oracle), which makes scores optimistic.",
     )
     fingerprints: dict[str, str] = Field(
         default_factory=dict,
@@ -209,14 +461,69 @@ class RunConfig(BaseModel):
         description="Differences a resume was forced past (--force-resume): the run mixes "
         "settings, and says so.",
     )
-    models: ModelConfig = Field(default_factory=ModelConfig, description="Limits, retries, cache.")
-    batch: bool = Field(
+    models: Annotated[
+        ModelConfig,
+        Setting(
+            group="Scale",
+            nested={
+                "concurrency": Setting(
+                    "--concurrency",
+                    group="Scale",
+                    envvar="ARCMEMO_CONCURRENCY",
+                    help="Requests in flight at once, run-wide.",
+                ),
+                "rpm": Setting("--rpm", group="Scale", help="Requests-per-minute limit."),
+                "tpm": Setting("--tpm", group="Scale", help="Tokens-per-minute limit."),
+                "timeout_s": Setting(
+                    "--timeout", group="Scale", help="Per-request timeout in seconds."
+                ),
+                "max_retries": Setting(
+                    "--request-retries",
+                    group="Scale",
+                    aliases=("--max-retries",),
+                    help="Retries of a failed request (HTTP errors, timeouts); not feedback "
+                    "rounds.",
+                ),
+                "cache": Setting(
+                    "--no-cache",
+                    group="Scale",
+                    invert=True,
+                    help="Do not read the response cache (still writes).",
+                ),
+                "cache_dir": Setting(
+                    "--cache-dir",
+                    group="Scale",
+                    help="Response cache folder (default: $ARCMEMO_CACHE_DIR, else the user "
+                    "cache folder).",
+                ),
+            },
+        ),
+    ] = Field(default_factory=ModelConfig, description="Limits, retries, cache.")
+    batch: Annotated[
+        bool,
+        Setting(
+            "--batch",
+            group="Scale",
+            help="Send model requests as provider batches (OpenAI Batch API, Anthropic Message "
+            "Batches): half price, answered within 24 h, same results; a rerun resumes the "
+            "batches recorded in batches.jsonl instead of paying again.",
+        ),
+    ] = Field(
         default=False,
         description="Send model requests as provider batches (OpenAI Batch API, Anthropic "
         "Message Batches; half price, answered within 24 h). Results and the cache are those "
         "of a synchronous run, so a resume may switch it.",
     )
-    out: Path = Field(description="Run directory.")
+    out: Annotated[
+        Path,
+        Setting(
+            "--out",
+            group="Output",
+            required=False,
+            help="Run directory (resumes if it exists; default: a new one under "
+            "$ARCMEMO_OUT, else runs/).",
+        ),
+    ] = Field(description="Run directory.")
     created_at: datetime | None = Field(default=None, description="When the run was first started.")
     versions: dict[str, str | None] = Field(default_factory=environment_versions)
 
@@ -227,6 +534,25 @@ class RunConfig(BaseModel):
     def _component_by_name(cls, value: Any) -> Any:
         # A component given by name alone means its default options.
         return {"name": value} if isinstance(value, str) else value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _selector_options_alone(cls, values: Any) -> Any:
+        # Selector options without a selector (--memory-budget 2000 alone) set the options
+        # of the benchmark's default selector.
+        selector = values.get("selector") if isinstance(values, dict) else None
+        if isinstance(selector, dict) and "name" not in selector:
+            from arcmemo.benchmarks.base import BENCHMARKS
+
+            benchmark = values.get("benchmark")
+            name = (
+                benchmark
+                if isinstance(benchmark, str)
+                else ComponentSpec.model_validate(benchmark).name
+            )
+            defaults = BENCHMARKS.get(name).factory.defaults  # type: ignore[attr-defined]
+            values = {**values, "selector": {**selector, "name": defaults.selector}}
+        return values
 
     @property
     def run_schedule(self) -> Literal["passes", "tasks"]:
@@ -278,12 +604,8 @@ def replicate_namespace(replicate: int) -> str:
     return f"replicate-{replicate}" if replicate else ""
 
 
-# Fields that change what a task's result would be: a resumed run must agree on them.
-# Endpoint URLs are not among them (a moved vLLM server still serves the same model), and
-# paths are compared resolved; the memory and the prompts by content (``fingerprints``).
-RESULT_FIELDS = (
-    "benchmark", "split", "data", "model", "model_args", "aux_model", "sampling",
-    "aux_model_args", "aux_sampling", "selector", "update", "update_every", "write_signal",
-    "memory_format", "sandbox", "attempts", "retries", "order_seed", "sampling_seed",
-    "replicate", "schedule", "reselect", "shard", "attribution_judge",
-)  # fmt: skip
+# Fields that change what a task's result would be (those whose Setting says so): a resumed
+# run must agree on them. Endpoint URLs are not among them (a moved vLLM server still serves
+# the same model), and paths are compared resolved; the memory and the prompts by content
+# (``fingerprints``).
+RESULT_FIELDS = result_fields(RunConfig)

@@ -91,7 +91,7 @@ def resolve_config(config: RunConfig) -> RunConfig:
         schedule=config.run_schedule,
         reselect=config.retries_reselect,
     )
-    return RunConfig.model_validate(fields)
+    return type(config).model_validate(fields)
 
 
 class RunOptionsError(ValueError):

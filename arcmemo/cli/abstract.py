@@ -13,14 +13,10 @@ from rich.progress import Progress
 from arcmemo.abstraction.base import ABSTRACTORS
 from arcmemo.benchmarks.base import BENCHMARKS
 from arcmemo.cli.benchmark_help import BenchmarkHelpOption, split_help
+from arcmemo.cli.config_options import config_options, config_values
 from arcmemo.cli.errors import user_errors
-from arcmemo.cli.options import (
-    ComponentChoice,
-    RegistryHelpCommand,
-    model_options,
-    open_cli_model,
-    parse_component_args,
-)
+from arcmemo.cli.options import ComponentChoice, RegistryHelpCommand, model_options, open_cli_model
+from arcmemo.config import RunConfig
 from arcmemo.registry import ComponentSpec
 from arcmemo.signals import WRITE_SIGNALS
 
@@ -45,14 +41,7 @@ from arcmemo.signals import WRITE_SIGNALS
     required=True,
     help="Memory file to write into (create it with `arcmemo memory init`).",
 )
-@click.option(
-    "--format",
-    "memory_format",
-    type=ComponentChoice(ABSTRACTORS),
-    default="ps",
-    show_default=True,
-)
-@click.option("--format-arg", "format_args", multiple=True, help="Memory-format option k=v.")
+@config_options(RunConfig, {"memory_format": None})
 @click.option(
     "--signal",
     type=ComponentChoice(WRITE_SIGNALS),
@@ -78,8 +67,6 @@ def abstract(
     run_dir: Path | None,
     programs: Path | None,
     memory_path: Path,
-    memory_format: str,
-    format_args: tuple[str, ...],
     signal: str,
     benchmark: str,
     split: str | None,
@@ -111,15 +98,12 @@ def abstract(
                 bench.close()
             for task_id in rejected:
                 console.print(f"[yellow]skipped {task_id}: the program fails its train pairs")
-        console.print(f"{len(items)} verified solutions to abstract ({memory_format})")
+        fmt = memory_format_spec(options, console)
+        console.print(f"{len(items)} verified solutions to abstract ({fmt.name})")
         log_path = memory_path.with_name(memory_path.name + ".abstraction.jsonl")
         model = open_cli_model(options, memory_path.with_name(memory_path.name + ".calls.jsonl"))
         progress = Progress(console=console, transient=True)
         bar = progress.add_task("abstracting", total=len(items))
-
-        fmt = ComponentSpec(
-            name=memory_format, options=parse_component_args(format_args, "--format-arg")
-        )
 
         def done(outcome: Any) -> None:
             progress.advance(bar)
@@ -142,3 +126,17 @@ def abstract(
             f"abstracted {len(outcomes)} solutions: {written} entries written, {failed} with "
             f"failures (see {log_path}); memory now has {memory_summary(Memory.load(memory_path))}"
         )
+
+
+def memory_format_spec(options: dict[str, Any], console: Console) -> ComponentSpec:
+    """The memory format given by ``--memory-format``/``--memory-format-arg`` (the run's)."""
+
+    def warn(message: str) -> None:
+        console.print(f"[yellow]warning: {message}", highlight=False)
+
+    only: dict[str, Any] = {"memory_format": None}
+    chosen = config_values(RunConfig, options, warn=warn, only=only).get("memory_format")
+    if chosen is None:
+        default: ComponentSpec = RunConfig.model_fields["memory_format"].get_default()
+        return default
+    return ComponentSpec.model_validate(chosen)

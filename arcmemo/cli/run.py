@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections.abc import Callable
 from datetime import datetime, timezone
@@ -10,32 +11,20 @@ from pathlib import Path
 from typing import Any
 
 import click
+from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from arcmemo.abstraction.base import ABSTRACTORS
 from arcmemo.benchmarks.base import BENCHMARKS
-from arcmemo.cli.benchmark_help import (
-    BenchmarkHelpOption,
-    retries_help,
-    split_help,
-    write_signal_help,
-)
+from arcmemo.cli.config_options import GroupedOption, config_options, config_values
 from arcmemo.cli.errors import user_errors
-from arcmemo.cli.options import (
-    ComponentChoice,
-    RegistryHelpCommand,
-    parse_component_args,
-    parse_model_args,
-    sandbox_options,
-    sandbox_spec,
-    selector_args,
-)
-from arcmemo.config import ONLINE_SHARD_REFUSAL, RunConfig, SamplingConfig, ShardSpec
+from arcmemo.cli.options import RegistryHelpCommand
+from arcmemo.config import RunConfig
 from arcmemo.estimate import RunEstimate, Span
 from arcmemo.models.batch import BatchProgress, BatchSettings
-from arcmemo.models.client import ModelConfig, ModelUnreachableError
+from arcmemo.models.client import ModelUnreachableError
 from arcmemo.models.prices import BATCH_DISCOUNT
 from arcmemo.pipeline import dry_run, resolve_config, run_benchmark, run_warnings
 from arcmemo.progress import (
@@ -47,7 +36,6 @@ from arcmemo.progress import (
     RunStopped,
     clock_text,
 )
-from arcmemo.registry import ComponentSpec
 from arcmemo.report.summary import summary_rows
 from arcmemo.sandbox import SANDBOXES
 from arcmemo.selection.base import SELECTORS
@@ -222,281 +210,120 @@ def print_errors(console: Console, summary: dict[str, Any]) -> None:
         )
 
 
-@click.command(
-    "run",
-    cls=RegistryHelpCommand,
-    registries=(BENCHMARKS, SELECTORS, ABSTRACTORS, WRITE_SIGNALS, SANDBOXES),
-)
-@click.argument("benchmark", type=ComponentChoice(BENCHMARKS))
-@click.option("--benchmark-arg", "benchmark_args", multiple=True, help="Benchmark option k=v.")
-@click.option("--split", cls=BenchmarkHelpOption, help_from=split_help)
-@click.option("--data", help="A task file or folder instead of a split.")
-@click.option("--tasks", help="Comma-separated task ids.")
-@click.option("--limit", type=click.IntRange(min=1), help="Only the first N tasks.")
-@click.option(
-    "--shard",
-    help="I/N: only shard I (0..N-1) of the ordered task list, every N-th task from "
-    "position I (SLURM: --shard $SLURM_ARRAY_TASK_ID/N); `arcmemo merge` joins the shards. "
-    "Not with --update online.",
-)
-@click.option("--model", required=True, help="Solver model, provider:model (e.g. openai:o4-mini).")
-@click.option(
-    "--base-url",
-    "base_urls",
-    multiple=True,
-    help="OpenAI-compatible endpoint (vLLM, SGLang, llama.cpp, Ollama). Repeat it (or give "
-    "URL,URL) for replicas of one deployment: requests are spread over them with failover.",
-)
-@click.option(
-    "--model-arg",
-    "model_args",
-    multiple=True,
-    help="Solver provider option key=value; `arcmemo models` lists each provider's options "
-    "(openai: top_p, top_k, seed, stop, chat_template_kwargs, extra_body, timeout_s, ...).",
-)
-@click.option(
-    "--aux-model",
-    help="Model for selection, description and abstraction (default: --model). It has its "
-    "own endpoint and options: --base-url and --model-arg apply to the solver only.",
-)
-@click.option(
-    "--aux-base-url",
-    "aux_base_urls",
-    multiple=True,
-    help="Endpoint of --aux-model (default: its provider's host); repeatable like --base-url.",
-)
-@click.option("--aux-model-arg", "aux_model_args", multiple=True, help="Aux provider option k=v.")
-@click.option("--aux-temperature", type=float, help="Temperature of every aux-model call.")
-@click.option(
-    "--aux-max-tokens", type=click.IntRange(min=1), help="Token cap of every aux-model call."
-)
-@click.option("--memory", type=click.Path(path_type=Path), help="Memory file to read.")
-@click.option("--memory-out", type=click.Path(path_type=Path), help="Final memory (online).")
-@click.option(
-    "--select",
-    type=ComponentChoice(SELECTORS),
-    help="Selector (default: the benchmark's, llm; none without --memory).",
-)
-@click.option("--select-arg", "select_args", multiple=True, help="Selector option k=v.")
-@click.option(
-    "--memory-budget",
-    type=click.IntRange(min=1),
-    help="Token cap on the memory a selector sees (budget_tokens).",
-)
-@click.option(
-    "--top-k",
-    type=click.IntRange(min=1),
-    help="Entries kept by --select embedding (top_k; default 8).",
-)
-@click.option(
-    "--embedder", help="For --select embedding: tfidf (default, offline) or openai:MODEL."
-)
-@click.option("--update", type=click.Choice(["none", "online"]), default="none", show_default=True)
-@click.option("--update-every", type=click.IntRange(min=1), default=10, show_default=True)
-@click.option(
-    "--schedule",
-    type=click.Choice(["passes", "tasks"]),
-    help="When retries run. passes (default with --update online; the paper's): first "
-    "tries of every task batch by batch, then one pass of retries after another over the "
-    "attempts still failing, so a retry sees the memory written by every batch before it. "
-    "tasks (default otherwise): each task's retries inline (more throughput).",
-)
-@click.option(
-    "--reselect/--no-reselect",
-    default=None,
-    help="Retries select memory entries again, from the memory as it stands then "
-    "(default: on with --update online, off otherwise).",
-)
-@click.option(
-    "--update-signal",
-    type=ComponentChoice(WRITE_SIGNALS),
-    cls=BenchmarkHelpOption,
-    help_from=write_signal_help,
-)
-@click.option(
-    "--format",
-    "memory_format",
-    type=ComponentChoice(ABSTRACTORS),
-    default="ps",
-    show_default=True,
-    help="What online updates write.",
-)
-@click.option("--format-arg", "format_args", multiple=True, help="Memory-format option k=v.")
-@click.option(
-    "--attribution-judge",
-    is_flag=True,
-    help="Online runs: the aux model judges which shown concepts each solution used "
-    "(one call per task; default: the lexical check alone).",
-)
-@sandbox_options
-@click.option("--attempts", type=click.IntRange(min=1), default=2, show_default=True)
-@click.option(
-    "--retries",
-    type=click.IntRange(min=0),
-    cls=BenchmarkHelpOption,
-    help_from=retries_help,
-)
-@click.option("--concurrency", type=click.IntRange(min=1), default=16, show_default=True)
-@click.option("--rpm", type=click.IntRange(min=1), help="Requests-per-minute limit.")
-@click.option("--tpm", type=click.IntRange(min=1), help="Tokens-per-minute limit.")
-@click.option("--temperature", type=float)
-@click.option("--max-tokens", type=click.IntRange(min=1))
-@click.option("--reasoning-effort", type=click.Choice(["low", "medium", "high"]))
-@click.option("--thinking-budget", type=click.IntRange(min=1))
-@click.option("--no-cache", is_flag=True, help="Do not read the response cache (still writes).")
-@click.option("--cache-dir", type=click.Path(path_type=Path))
-@click.option(
-    "--out", type=click.Path(path_type=Path), help="Run directory (resumes if it exists)."
-)
-@click.option("--order-seed", type=int, help="Shuffle the task order with this seed.")
-@click.option(
-    "--sampling-seed",
-    type=int,
-    help="Seed sent to providers that honour one (sample i of a request: seed + i).",
-)
-@click.option(
-    "--replicate",
-    type=click.IntRange(min=0),
-    default=0,
-    show_default=True,
-    help="Which independent repetition this run is: each replicate has its own cache "
-    "namespace and seeds, so replicates 0, 1, 2 give the paper's three runs.",
-)
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
-    help="Per-request timeout in seconds (default 600).",
-)
-@click.option(
-    "--max-retries",
-    type=click.IntRange(min=0),
-    help="Retries of a failed request (default 6).",
-)
-@click.option(
-    "--force-resume",
-    is_flag=True,
-    help="Continue the run in --out although settings that change results differ "
-    "(each difference is recorded in config.json under forced_resume).",
-)
-@click.option(
-    "--batch",
-    is_flag=True,
-    help="Send model requests as provider batches (OpenAI Batch API, Anthropic Message "
-    "Batches): half price, answered within 24 h, same results; a rerun resumes the batches "
-    "recorded in batches.jsonl instead of paying again.",
-)
-@click.option("--dry-run", is_flag=True, help="Render prompts and estimate cost; call nothing.")
-@click.option(
-    "--progress-every",
-    type=click.FloatRange(min=0, min_open=True),
-    default=30.0,
-    show_default=True,
-    help="When stderr is not a terminal (nohup, SLURM): seconds between plain progress lines.",
-)
-def run(benchmark: str, **options: Any) -> None:
-    """Run BENCHMARK and write a run directory (re-running the same command resumes)."""
-    console = Console(stderr=True)
-    with user_errors():
-        stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
-        config = RunConfig(
-            benchmark=ComponentSpec(
-                name=benchmark,
-                options=parse_component_args(options["benchmark_args"], "--benchmark-arg"),
-            ),
-            split=options["split"],
-            data=options["data"],
-            tasks=[t.strip() for t in options["tasks"].split(",") if t.strip()]
-            if options["tasks"]
-            else None,
-            limit=options["limit"],
-            shard=_shard(options),
-            model=options["model"],
-            base_url=",".join(options["base_urls"]) or None,
-            model_args=parse_model_args(options["model_args"]),
-            aux_model=options["aux_model"],
-            aux_base_url=",".join(options["aux_base_urls"]) or None,
-            aux_model_args=parse_model_args(options["aux_model_args"]),
-            aux_sampling=SamplingConfig(
-                temperature=options["aux_temperature"], max_tokens=options["aux_max_tokens"]
-            ),
-            sampling=SamplingConfig(
-                temperature=options["temperature"],
-                max_tokens=options["max_tokens"],
-                reasoning_effort=options["reasoning_effort"],
-                thinking_budget=options["thinking_budget"],
-            ),
-            memory=options["memory"],
-            memory_out=options["memory_out"],
-            selector=_selector_spec(benchmark, options),
-            update=options["update"],
-            update_every=options["update_every"],
-            schedule=options["schedule"],
-            reselect=options["reselect"],
-            write_signal=options["update_signal"],
-            attribution_judge=options["attribution_judge"],
-            memory_format=ComponentSpec(
-                name=options["memory_format"],
-                options=parse_component_args(options["format_args"], "--format-arg"),
-            ),
-            sandbox=sandbox_spec(options),
-            attempts=options["attempts"],
-            retries=options["retries"],
-            order_seed=options["order_seed"],
-            sampling_seed=options["sampling_seed"],
-            replicate=options["replicate"],
-            models=ModelConfig(
-                **{
-                    key: value
-                    for key, value in (
-                        ("timeout_s", options["timeout"]),
-                        ("max_retries", options["max_retries"]),
-                    )
-                    if value is not None
-                },
-                concurrency=options["concurrency"],
-                rpm=options["rpm"],
-                tpm=options["tpm"],
-                cache=not options["no_cache"],
-                cache_dir=options["cache_dir"],
-            ),
-            out=options["out"] or Path("runs") / f"{stamp}-{benchmark}",
-            created_at=datetime.now(timezone.utc),
-            batch=options["batch"],
-        )
-        if options["dry_run"]:
-            report = asyncio.run(dry_run(config))
-            print_estimate(console, report.estimate)
-            if config.batch:
-                print_batch_cost(console, report.estimate)
-            console.print(f"prompts written to {report.prompts_dir}")
-            click.echo(report.estimate_path)  # stdout: the machine-readable estimate
-            return
-        # Resolved once here: run_benchmark keeps what a resolved config decided, so the
-        # memory file (35 MB at 30,000 concepts) is not hashed a second time.
-        config = resolve_config(config)
-        for warning in run_warnings(config):
-            console.print(f"[yellow]warning: {warning}", highlight=False)
-        progress = progress_display(console, options["progress_every"])
-        try:
-            summary = asyncio.run(
-                run_benchmark(
-                    config,
-                    progress=progress,
-                    force_resume=options["force_resume"],
-                    batch_settings=BatchSettings(on_progress=batch_progress_printer(console)),
-                )
+def run_command(config_type: type[RunConfig] = RunConfig) -> click.Command:
+    """``arcmemo run``: its options are the settings declared on ``config_type``'s fields
+    (:mod:`arcmemo.cli.config_options`); only what is not a run setting is written here."""
+
+    @click.command(
+        "run",
+        cls=RegistryHelpCommand,
+        registries=(BENCHMARKS, SELECTORS, ABSTRACTORS, WRITE_SIGNALS, SANDBOXES),
+    )
+    @config_options(config_type)
+    @click.option(
+        "--force-resume",
+        is_flag=True,
+        cls=GroupedOption,
+        group="Output",
+        help="Continue the run in --out although settings that change results differ "
+        "(each difference is recorded in config.json under forced_resume).",
+    )
+    @click.option(
+        "--dry-run",
+        is_flag=True,
+        cls=GroupedOption,
+        group="Output",
+        help="Render prompts and estimate cost; call nothing.",
+    )
+    @click.option(
+        "--progress-every",
+        type=click.FloatRange(min=0, min_open=True),
+        default=30.0,
+        show_default=True,
+        cls=GroupedOption,
+        group="Output",
+        help="When stderr is not a terminal (nohup, SLURM): seconds between plain progress lines.",
+    )
+    def run(**options: Any) -> None:
+        """Run BENCHMARK and write a run directory (re-running the same command resumes)."""
+        console = Console(stderr=True)
+        with user_errors():
+            config = build_config(config_type, options, console)
+            execute(config, options, console)
+
+    return run
+
+
+def build_config(
+    config_type: type[RunConfig], options: dict[str, Any], console: Console
+) -> RunConfig:
+    """The run's config from the parsed options (a setting left out keeps its default)."""
+
+    def warn(message: str) -> None:
+        console.print(f"[yellow]warning: {message}", highlight=False)
+
+    values = config_values(config_type, options, warn=warn)
+    now = datetime.now(timezone.utc)
+    if values.get("out") is None:
+        stamp = now.strftime("%Y%m%d-%H%M%S")
+        root = Path(os.environ.get(OUT_ENV) or "runs")
+        values["out"] = root / f"{stamp}-{values['benchmark']['name']}"
+    try:
+        return config_type(**values, created_at=now)
+    except ValidationError as error:
+        raise click.UsageError(validation_message(error)) from None
+
+
+def execute(config: RunConfig, options: dict[str, Any], console: Console) -> None:
+    """Dry-run or run ``config`` and print what came of it."""
+    if options["dry_run"]:
+        report = asyncio.run(dry_run(config))
+        print_estimate(console, report.estimate)
+        if config.batch:
+            print_batch_cost(console, report.estimate)
+        console.print(f"prompts written to {report.prompts_dir}")
+        click.echo(report.estimate_path)  # stdout: the machine-readable estimate
+        return
+    # Resolved once here: run_benchmark keeps what a resolved config decided, so the
+    # memory file (35 MB at 30,000 concepts) is not hashed a second time.
+    resolved = resolve_config(config)
+    for warning in run_warnings(resolved):
+        console.print(f"[yellow]warning: {warning}", highlight=False)
+    progress = progress_display(console, options["progress_every"])
+    try:
+        summary = asyncio.run(
+            run_benchmark(
+                resolved,
+                progress=progress,
+                force_resume=options["force_resume"],
+                batch_settings=BatchSettings(on_progress=batch_progress_printer(console)),
             )
-        except ModelUnreachableError as error:
-            raise RunIncomplete(
-                f"{error} (partial summary: {config.out / 'summary.json'})"
-            ) from None
-        headline = BENCHMARKS.get(benchmark).factory.headline_metrics  # type: ignore[attr-defined]
-        print_summary(console, summary, headline)
-        console.print(f"run directory: {config.out}")
-        # The one line on stdout: where a script finds the machine-readable numbers.
-        click.echo(config.out / "summary.json")
-        if not summary["complete"]:
-            raise SystemExit(EXIT_INCOMPLETE)
+        )
+    except ModelUnreachableError as error:
+        raise RunIncomplete(f"{error} (partial summary: {resolved.out / 'summary.json'})") from None
+    benchmark = BENCHMARKS.get(resolved.benchmark.name).factory
+    print_summary(console, summary, benchmark.headline_metrics)  # type: ignore[attr-defined]
+    console.print(f"run directory: {resolved.out}")
+    # The one line on stdout: where a script finds the machine-readable numbers.
+    click.echo(resolved.out / "summary.json")
+    if not summary["complete"]:
+        raise SystemExit(EXIT_INCOMPLETE)
+
+
+# The folder new run directories go in when --out is not given (default: ./runs).
+OUT_ENV = "ARCMEMO_OUT"
+
+
+def validation_message(error: ValidationError) -> str:
+    """A config's validation errors in one line, each naming its field."""
+    return "; ".join(
+        f"{'.'.join(map(str, e['loc'])) + ': ' if e['loc'] else ''}"
+        f"{str(e['msg']).removeprefix('Value error, ')}"
+        for e in error.errors()
+    )
+
+
+run = run_command()
 
 
 def batch_progress_printer(console: Console) -> Callable[[BatchProgress], None]:
@@ -527,31 +354,3 @@ EXIT_INCOMPLETE = 3
 
 class RunIncomplete(click.ClickException):
     exit_code = EXIT_INCOMPLETE
-
-
-def _shard(options: dict[str, Any]) -> ShardSpec | None:
-    if options["shard"] is None:
-        return None
-    if options["update"] == "online":
-        raise click.BadParameter(ONLINE_SHARD_REFUSAL, param_hint="--shard")
-    try:
-        return ShardSpec.parse(options["shard"])
-    except ValueError as error:
-        raise click.BadParameter(str(error), param_hint="--shard") from None
-
-
-def _selector_spec(benchmark: str, options: dict[str, Any]) -> ComponentSpec | None:
-    """--select with --select-arg and the named shortcuts for common selector options
-    (which apply to the benchmark's default selector when --select is not given)."""
-    values = selector_args(
-        options["select_args"],
-        memory_budget=options["memory_budget"],
-        top_k=options["top_k"],
-        embedder=options["embedder"],
-    )
-    name = options["select"]
-    if name is None:
-        if not values:
-            return None
-        name = BENCHMARKS.get(benchmark).factory.defaults.selector  # type: ignore[attr-defined]
-    return ComponentSpec(name=name, options=values)

@@ -11,14 +11,10 @@ from rich.console import Console
 
 from arcmemo.benchmarks.base import BENCHMARKS
 from arcmemo.cli.benchmark_help import BenchmarkHelpOption, split_help
+from arcmemo.cli.config_options import config_options, config_values
 from arcmemo.cli.errors import user_errors
-from arcmemo.cli.options import (
-    ComponentChoice,
-    RegistryHelpCommand,
-    model_options,
-    open_cli_model,
-    selector_args,
-)
+from arcmemo.cli.options import ComponentChoice, RegistryHelpCommand, model_options, open_cli_model
+from arcmemo.config import RunConfig
 from arcmemo.registry import ComponentSpec
 from arcmemo.selection.base import SELECTORS
 
@@ -38,13 +34,7 @@ from arcmemo.selection.base import SELECTORS
     "--split", cls=BenchmarkHelpOption, help_from=lambda: "Where the task is: " + split_help()
 )
 @click.option("--data", help="Task file or folder.")
-@click.option(
-    "--select", "selector_name", type=ComponentChoice(SELECTORS), default="llm", show_default=True
-)
-@click.option("--select-arg", "select_args", multiple=True, help="Selector option k=v.")
-@click.option("--memory-budget", type=int, help="Token cap on the memory the selector sees.")
-@click.option("--top-k", type=int, help="For --select embedding (default 8).")
-@click.option("--embedder", help="For --select embedding: tfidf (default) or openai:MODEL.")
+@config_options(RunConfig, {"selector": None})
 @model_options
 def select(
     task_id: str,
@@ -52,11 +42,6 @@ def select(
     benchmark: str,
     split: str | None,
     data: str | None,
-    selector_name: str,
-    select_args: tuple[str, ...],
-    memory_budget: int | None,
-    top_k: int | None,
-    embedder: str | None,
     **options: Any,
 ) -> None:
     """Print the entries selected for TASK_ID, the selector's reasoning and the solve view."""
@@ -71,10 +56,11 @@ def select(
         finally:
             bench.close()
         memory = Memory.load(memory_path)
-        values = selector_args(
-            select_args, memory_budget=memory_budget, top_k=top_k, embedder=embedder
-        )
-        selector = SELECTORS.create(ComponentSpec(name=selector_name, options=values))
+        # The run's --select options; without --select this command shows the llm selector.
+        chosen = config_values(RunConfig, options, only={"selector": None}).get("selector", {})
+        selector_name = chosen.get("name", "llm")
+        spec = ComponentSpec(name=selector_name, options=chosen.get("options", {}))
+        selector = SELECTORS.create(spec)
         model = open_cli_model(options) if selector.uses_model else None
 
         async def go() -> Any:
