@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import platform
 from datetime import datetime
 from pathlib import Path
@@ -590,6 +591,29 @@ class RunConfig(BaseModel):
             and WRITE_SIGNALS.get(signal.name).factory.leaks_test_labels  # type: ignore[attr-defined]
         )
         return self
+
+
+class ResolvedRunConfig(RunConfig):
+    """A run config with every setting decided (made by :func:`arcmemo.resolve.resolve_config`):
+    retries, write signal, selector, schedule and reselect filled in, components' options
+    spelled out, paths resolved, fingerprints taken. What the runner and the run directory
+    are given; resolving it again changes nothing."""
+
+    retries: int = Field(ge=0, description="Feedback rounds per attempt while train fails.")
+    schedule: Literal["passes", "tasks"] = Field(description="When retries run.")
+    reselect: bool = Field(description="Whether retries select memory entries again.")
+    selector: ComponentSpec = Field(description="The selector and its options.")
+    write_signal: ComponentSpec = Field(description="What confirms a solution for writing.")
+
+
+@functools.cache
+def resolved_type(config_type: type[RunConfig]) -> type[ResolvedRunConfig]:
+    """The resolved form of ``config_type`` (a subclass adding settings keeps them)."""
+    if issubclass(config_type, ResolvedRunConfig):
+        return config_type
+    if config_type is RunConfig:
+        return ResolvedRunConfig
+    return type(f"Resolved{config_type.__name__}", (config_type, ResolvedRunConfig), {})
 
 
 # Replicate r samples with seed sampling_seed + r * stride; sample i of a request adds i, so

@@ -11,11 +11,18 @@ run: the assumption per model family is stated in the report (:data:`OUTPUT_ASSU
 from __future__ import annotations
 
 import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from arcmemo.models.prices import ModelPrice
+from arcmemo.attempt import prepare_prompt
+from arcmemo.models.prices import ModelPrice, PriceTable
 from arcmemo.structured import REPAIRS
+from arcmemo.tokens import estimate_tokens
+
+if TYPE_CHECKING:
+    from arcmemo.session import RunSession
 
 # (pattern on the model name, low, high) expected output tokens per call, reasoning included.
 # Reasoning models spend most of their cost on hidden reasoning (o4-mini on ARC: several
@@ -116,3 +123,101 @@ class RunEstimate(BaseModel):
         if any(c is None for c in costs):
             return None
         return sum((c for c in costs if c is not None), Span())
+
+
+async def estimate_run(session: RunSession) -> RunEstimate:
+    """Render every first-round prompt of the session's tasks into its ``prompts/`` and
+    estimate each stage the run would call (selectors that would call a model are shown by
+    their prompt instead)."""
+    config, rundir, benchmark = session.config, session.rundir, session.benchmark
+    memory, selector = session.memory, session.selector
+    sampling = config.sampling
+    aux = config.aux_model or config.model
+    solver_out = output_range(config.model, sampling.max_tokens, sampling.thinking_budget)
+    aux_out = output_range(aux, None, None)
+    retries = config.retries
+    estimate = RunEstimate(n_tasks=len(session.tasks))
+    for task in session.tasks:
+        task_id = benchmark.task_id(task)
+        prepared = await prepare_prompt(
+            benchmark, task, memory=memory, selector=selector, model=None, preview=True
+        )
+        text = "\n\n".join(f"[{m.role}]\n{m.content}" for m in prepared.messages)
+        rundir.write_prompt(task_id, text)
+        prompt = estimate_tokens(text)
+        attempts = config.attempts
+        estimate.stage("solve", config.model).add_calls(
+            Span(low=attempts, high=attempts), prompt, solver_out
+        )
+        if retries:
+            estimate.stage("retry", config.model).add_calls(
+                Span(high=attempts * retries), prompt + RETRY_EXTRA_TOKENS, solver_out
+            )
+        if prepared.selection_prompts:
+            rundir.write_prompt(f"{task_id}.select", _joined(prepared.selection_prompts))
+        # Retries select again with reselect; every structured answer may be re-asked.
+        selections = 1 + (attempts * retries if config.retries_reselect else 0)
+        for prompt_text in prepared.selection_prompts:
+            estimate.stage("select", aux).add_calls(
+                Span(low=1, high=selections * ASKS), estimate_tokens(prompt_text), aux_out
+            )
+        if session.online:
+            calls = ABSTRACTION_CALLS.get(config.memory_format.name, 1)
+            estimate.stage("abstract", aux).add_calls(
+                Span(high=calls * ASKS), ABSTRACTION_INPUT_TOKENS, aux_out
+            )
+            if config.attribution_judge:  # only when the solver was shown concepts
+                estimate.stage("attribute", aux).add_calls(
+                    Span(high=ASKS), JUDGE_INPUT_TOKENS, aux_out
+                )
+    prices = PriceTable.load(config.models.prices_path)
+    for stage in estimate.stages.values():
+        stage.price(prices.price_for(stage.model))
+    estimate.assumptions = [
+        f"output tokens per call: {config.model} {solver_out[0]:,}-{solver_out[1]:,}"
+        + (f", {aux} {aux_out[0]:,}-{aux_out[1]:,}" if aux != config.model else ""),
+        "low: every task solved at the first try, nothing written to memory; high: every "
+        f"retry used (+{RETRY_EXTRA_TOKENS:,} prompt tokens each), every task abstracted "
+        "(a failed task's pitfalls take its place), every structured answer re-asked "
+        f"{ASKS - 1} time(s)",
+        "prompt tokens are estimated by counting BPE-like pieces (within ~10% of o200k on "
+        "ARC prompts); provider prompt caching (cheaper repeated prefixes) is not "
+        "subtracted",
+    ]
+    if selector.offline() is not selector:
+        estimate.assumptions.append(
+            "the remote embedder is stood in for by TF-IDF (as many entries picked); its "
+            "embedding calls are not counted"
+        )
+    return estimate
+
+
+def _joined(prompts: list[str]) -> str:
+    """The prompts of one selection as one file, each under a numbered heading."""
+    return "\n\n".join(f"[prompt {n} of {len(prompts)}]\n{p}" for n, p in enumerate(prompts, 1))
+
+
+def estimate_record(estimate: RunEstimate) -> dict[str, Any]:
+    """``estimate.json``: the stages and the totals (what ``experiments/all.sh`` adds up)."""
+
+    def span(value: Span | None) -> dict[str, float] | None:
+        return None if value is None else value.model_dump()
+
+    return {
+        **estimate.model_dump(mode="json"),
+        "total": {
+            "calls": span(estimate.calls),
+            "input_tokens": span(estimate.input_tokens),
+            "output_tokens": span(estimate.output_tokens),
+            "cost_usd": span(estimate.cost_usd),
+        },
+    }
+
+
+class DryRunReport(BaseModel):
+    """What a run would send: every stage's calls, tokens and cost as a range."""
+
+    n_tasks: int
+    estimate: RunEstimate
+    prompts_dir: Path
+    estimate_path: Path | None = None

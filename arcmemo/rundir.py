@@ -57,6 +57,8 @@ from arcmemo.models.client import CallRecord, UsageSummary, usage_from_records
 from arcmemo.records import TaskResult
 
 RecordT = TypeVar("RecordT", bound=BaseModel)
+# The config a run starts with, of whatever RunConfig type it has (the resolved one).
+C = TypeVar("C", bound=RunConfig)
 
 
 class RunDirError(ValueError):
@@ -451,7 +453,7 @@ class RunWriter(RunDirectory):
                 self._seen[result.task_id] = result
         return self._seen
 
-    def start(self, config: RunConfig, *, force: bool = False) -> RunConfig:
+    def start(self, config: C, *, force: bool = False) -> C:
         """Create the directory or check that it holds the same run; returns the config to use.
 
         Resuming keeps the first start's ``created_at`` and memory fingerprint; a difference

@@ -31,7 +31,7 @@ from typing import Any
 
 from arcmemo.attempt import PreparedPrompt, prepare_prompt
 from arcmemo.benchmarks.base import Benchmark
-from arcmemo.config import RunConfig
+from arcmemo.config import ResolvedRunConfig, RunConfig
 from arcmemo.memory.ontology import Memory
 from arcmemo.models.base import Completion, Usage
 from arcmemo.models.client import ModelCallError, ModelClient, UsageSummary
@@ -104,7 +104,7 @@ class Runner:
 
     def __init__(
         self,
-        config: RunConfig,
+        config: ResolvedRunConfig,
         benchmark: Benchmark[Any],
         model: ModelClient,
         *,

@@ -90,8 +90,19 @@ def setting_of(info: FieldInfo) -> Setting | None:
 def settings_of(config_type: type[BaseModel]) -> dict[str, Setting]:
     """Field name -> its setting, in field order, for the fields that declare one."""
     found = {}
-    for name, info in config_type.model_fields.items():
-        setting = setting_of(info)
+    for name in config_type.model_fields:
+        # A subclass that narrows a field's type (the resolved config) keeps its setting.
+        declared: list[dict[str, FieldInfo]] = [
+            getattr(klass, "__pydantic_fields__", {}) for klass in config_type.__mro__
+        ]
+        setting = next(
+            (
+                found_here
+                for fields in declared
+                if name in fields and (found_here := setting_of(fields[name])) is not None
+            ),
+            None,
+        )
         if setting is not None:
             found[name] = setting
     return found

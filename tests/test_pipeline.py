@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from arcmemo.benchmarks.arc import format_grid, load_path
-from arcmemo.config import RunConfig
+from arcmemo.config import ResolvedRunConfig, RunConfig
 from arcmemo.memory.ontology import Concept, Lesson, Memory, Solution
 from arcmemo.models.client import CallRecord, ModelClient, ModelConfig
 from arcmemo.models.scripted import ScriptedProvider
@@ -199,7 +199,8 @@ def test_calls_counted_by_the_script_match_the_call_log(arc_run: ArcRun) -> None
 
 
 def test_config_file_is_the_resolved_config(arc_run: ArcRun) -> None:
-    saved = RunConfig.model_validate_json((arc_run.out / "config.json").read_text())
+    # config.json holds the resolved config (every setting decided)
+    saved = ResolvedRunConfig.model_validate_json((arc_run.out / "config.json").read_text())
     expected = resolve_config(arc_config(arc_run.out))
     assert saved == expected.model_copy(update={"versions": saved.versions})
     assert saved.selector is not None and saved.selector.name == "none"  # no memory
@@ -210,16 +211,19 @@ def test_config_file_is_the_resolved_config(arc_run: ArcRun) -> None:
 def test_resolving_a_resolved_config_changes_nothing_and_hashes_no_file_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from arcmemo import pipeline
+    from arcmemo import resolve
     from arcmemo.memory.seeds import load_seed
 
     load_seed("arc").save(tmp_path / "memory.json")
     hashed: list[Path] = []
-    real = pipeline._sha256_file
-    monkeypatch.setattr(pipeline, "_sha256_file", lambda path: hashed.append(path) or real(path))
+    real = resolve._sha256_file
+    monkeypatch.setattr(resolve, "_sha256_file", lambda path: hashed.append(path) or real(path))
     asked = arc_config(tmp_path / "run", memory=str(tmp_path / "memory.json"), attempts=3)
     once = resolve_config(asked)
     assert resolve_config(once) == once  # what `arcmemo run` hands to run_benchmark
+    assert isinstance(once, ResolvedRunConfig) and not isinstance(asked, ResolvedRunConfig)
+    assert resolve_config(once) is once
+    assert (once.retries, once.schedule, once.reselect) == (2, "tasks", False)  # decided
     assert hashed == [tmp_path / "memory.json"]
     assert once.fingerprints["memory"] == real(tmp_path / "memory.json")
 

@@ -473,13 +473,13 @@ def test_greedy_attempts_are_never_silently_identical(tmp_path: Path) -> None:
 
 
 def test_a_run_hashes_its_memory_file_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from arcmemo import pipeline
+    from arcmemo import resolve
     from arcmemo.memory.seeds import load_seed
 
     load_seed("arc").save(tmp_path / "memory.json")
     hashed: list[Path] = []
-    real = pipeline._sha256_file
-    monkeypatch.setattr(pipeline, "_sha256_file", lambda path: hashed.append(path) or real(path))
+    real = resolve._sha256_file
+    monkeypatch.setattr(resolve, "_sha256_file", lambda path: hashed.append(path) or real(path))
     one = ["--tasks", "66e6c45b", "--attempts", "1", "--select", "all"]
     memory = ["--memory", str(tmp_path / "memory.json")]
     result = invoke(*arc_args(tmp_path / "run", *one, *memory), **script_env(tmp_path))

@@ -1,0 +1,32 @@
+"""What a reader of a run's numbers must know about how they were made."""
+
+from __future__ import annotations
+
+from arcmemo.benchmarks.base import BENCHMARKS
+from arcmemo.config import RunConfig
+from arcmemo.runner import sandbox_isolation
+
+
+def run_warnings(config: RunConfig) -> list[str]:
+    """What a reader of the run's numbers must know (also printed by ``arcmemo run``)."""
+    warnings = []
+    if config.attempts > 1 and config.sampling.temperature == 0:
+        warnings.append(
+            f"--attempts {config.attempts} with --temperature 0: greedy decoding makes every "
+            "attempt the same completion, so attempts beyond the first add no solves"
+        )
+    if config.leaks_test_labels:
+        warnings.append("memory writes used test labels (--update-signal oracle)")
+    if benchmark_uses_sandbox(config) and sandbox_isolation(config.sandbox.name) != "kernel":
+        warnings.append(f"programs ran with --sandbox {config.sandbox.name} (no kernel isolation)")
+    if config.batch and config.update == "online" and config.memory is not None:
+        warnings.append(
+            f"--batch with --update online: the memory changes after every {config.update_every} "
+            "tasks, so a provider batch holds the requests of one such batch only, and the "
+            "selection, solving, retry and abstraction batches of each wait on the one before"
+        )
+    return warnings
+
+
+def benchmark_uses_sandbox(config: RunConfig) -> bool:
+    return bool(getattr(BENCHMARKS.get(config.benchmark.name).factory, "uses_sandbox", False))

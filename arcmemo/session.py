@@ -1,0 +1,194 @@
+"""What a run and a dry run both hold while they last: the benchmark and its tasks, the
+memory (with its writer lock), the selector and the models, opened in the order that lets
+every mistake in the user's input fail before the run directory is claimed."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from arcmemo.benchmarks.base import BENCHMARKS, Benchmark, SharedSandbox
+from arcmemo.bulk import lasting
+from arcmemo.config import ResolvedRunConfig, RunConfig
+from arcmemo.files import LockHeldError, held_lock
+from arcmemo.memory.ontology import Memory
+from arcmemo.models.batch import BatchSettings
+from arcmemo.models.client import ModelClient, open_model
+from arcmemo.models.limiter import Limiter
+from arcmemo.models.registry import check_provider_options
+from arcmemo.rundir import RunDirectory, RunDirError, RunWriter
+from arcmemo.runner import order_tasks
+from arcmemo.selection.base import SELECTORS, Selector
+
+
+@dataclass
+class RunSession:
+    """The open pieces of one run (or dry run) of ``config``."""
+
+    config: ResolvedRunConfig
+    rundir: RunWriter
+    benchmark: Benchmark[Any]
+    tasks: list[Any]
+    memory: Memory | None
+    selector: Selector
+    solver: ModelClient | None = None
+    aux: ModelClient | None = None
+
+    @property
+    def online(self) -> bool:
+        """Whether the run writes its memory as it goes."""
+        return self.config.update == "online" and self.memory is not None
+
+    def clients(self) -> list[ModelClient]:
+        """The model clients, each once (solver and aux are often the same client)."""
+        return _distinct(self.solver, self.aux)
+
+
+@contextlib.asynccontextmanager
+async def open_session(
+    config: ResolvedRunConfig,
+    rundir: RunWriter,
+    *,
+    models: bool = True,
+    solver: ModelClient | None = None,
+    aux: ModelClient | None = None,
+) -> AsyncIterator[RunSession]:
+    """Open what ``config`` runs on, and close it all afterwards.
+
+    ``models``: open the models (a real run; ``solver``/``aux`` override the ones the config
+    names, as tests do) or only check their options (a dry run, which needs no key) and
+    leave the sandbox closed. A real run also takes the memory's writer lock.
+    """
+    benchmark = create_run_benchmark(config)
+    session: RunSession | None = None
+    with contextlib.ExitStack() as stack:
+        stack.callback(benchmark.close)
+        try:
+            if not models:
+                check_model_options(config)
+            tasks = load_tasks(config, benchmark)
+            if models:
+                stack.enter_context(memory_access(config))
+            memory = stack.enter_context(lasting_run_memory(config, rundir))
+            selector = SELECTORS.create(config.selector)
+            session = RunSession(config, rundir, benchmark, tasks, memory, selector)
+            if models:
+                if benchmark.uses_sandbox:
+                    benchmark.sandbox.get()
+                if solver is None:
+                    solver, built_aux = open_models(config, rundir)
+                    aux = aux or built_aux
+                session.solver, session.aux = solver, aux or solver
+            yield session
+        finally:
+            for client in _distinct(solver, aux, *(session.clients() if session else [])):
+                await client.aclose()
+
+
+def check_model_options(config: RunConfig) -> None:
+    """Validate every role's provider options as opening the models would, opening none."""
+    check_provider_options(config.model, base_url=config.base_url, **config.model_args)
+    if config.aux_model is not None:
+        check_provider_options(
+            config.aux_model, base_url=config.aux_base_url, **config.aux_model_args
+        )
+
+
+def create_run_benchmark(config: RunConfig) -> Benchmark[Any]:
+    """The configured benchmark, with the configured sandbox opened on first use."""
+    return BENCHMARKS.create(config.benchmark, sandbox=SharedSandbox(config.sandbox))
+
+
+def load_tasks(config: RunConfig, benchmark: Benchmark[Any]) -> list[Any]:
+    """The run's tasks, in processing order (only its shard's, with ``--shard``)."""
+    tasks = benchmark.load(
+        split=config.split, data=config.data, task_ids=config.tasks, limit=config.limit
+    )
+    ordered = order_tasks(tasks, config.order_seed)
+    return config.shard.take(ordered) if config.shard else ordered
+
+
+def lasting_run_memory(
+    config: RunConfig, rundir: RunDirectory
+) -> contextlib.AbstractContextManager[Memory | None]:
+    """The memory the run starts from (a resumed online run continues from the snapshot of
+    its last finished batch), left out of the collector's walks while the run or dry run
+    lasts (:func:`arcmemo.bulk.lasting`); None without one."""
+    path = rundir.resume_memory_path(config)
+    return contextlib.nullcontext() if path is None else lasting(lambda: Memory.load(path))
+
+
+def writer_lock_path(memory: Path) -> Path:
+    """The lock file a run writing ``memory`` holds for its whole life."""
+    return memory.with_name(memory.name + ".writer.lock")
+
+
+@contextlib.contextmanager
+def memory_access(config: RunConfig) -> Iterator[None]:
+    """One memory file, one writer: an online run holds the lock of the memory it writes
+    while it runs, and any run fails at once (one line) on a memory another live run is
+    writing, instead of losing that run's updates or reading a memory that moves."""
+    writes = config.update == "online" and config.memory is not None
+    target = config.memory_out or config.memory if writes else None
+    holder = f"pid {os.getpid()}, run directory {config.out}"
+    with contextlib.ExitStack() as stack:
+        try:
+            if target is not None:
+                stack.enter_context(held_lock(writer_lock_path(Path(target)), holder=holder))
+            if config.memory is not None and config.memory != target:
+                with held_lock(writer_lock_path(Path(config.memory)), holder=holder, shared=True):
+                    pass  # only checks that no live run is writing it
+        except LockHeldError as error:
+            raise RunDirError(
+                f"{error.path.with_name(error.path.name.removesuffix('.writer.lock'))} is being "
+                f"written by another live run ({error.holder}); wait for it to end, or give "
+                "this run its own --memory-out"
+            ) from None
+        yield
+
+
+def open_models(config: RunConfig, rundir: RunDirectory) -> tuple[ModelClient, ModelClient]:
+    """The solver model and the aux model (selection, description, abstraction).
+
+    Each is built from its own spec, endpoint and options, so a key only ever goes to its
+    own provider's host; they share the run's limits and call log.
+    """
+    limiter = Limiter(config.models.concurrency, rpm=config.models.rpm, tpm=config.models.tpm)
+    solver = open_model(
+        config.model,
+        base_url=config.base_url,
+        model_args=config.model_args,
+        config=config.models,
+        call_log_path=rundir.calls_path,
+        limiter=limiter,
+    )
+    if config.aux_model is None:
+        return solver, solver.with_defaults(config.aux_sampling)
+    aux = open_model(
+        config.aux_model,
+        base_url=config.aux_base_url,
+        model_args=config.aux_model_args,
+        config=config.models,
+        call_log_path=rundir.calls_path,
+        limiter=limiter,
+    )
+    return solver, aux.with_defaults(config.aux_sampling)
+
+
+def _distinct(*clients: ModelClient | None) -> list[ModelClient]:
+    """The clients, each once (solver and auxiliary model are often the same client)."""
+    return list({id(c): c for c in clients if c is not None}.values())
+
+
+async def enable_batch_mode(
+    clients: list[ModelClient], rundir: RunDirectory, settings: BatchSettings | None = None
+) -> None:
+    """Put every client in batch mode, recording its batches in the run directory; fails at
+    once (BatchUnsupportedError) for a model or endpoint without a batch API."""
+    for client in clients:
+        client.enable_batch(rundir.batches_path, settings)
+        await client.check_batch()
