@@ -185,7 +185,7 @@ def _run_seconds(tasks: int, path: Path, repeat: int, *, online: bool = False) -
             args = ["run", "arc-agi-1", "--split", "evaluation", "--limit", str(tasks)]
             args += ["--memory", str(path), "--select", "llm", "--attempts", "1"]
             args += ["--memory-budget", os.environ.get("BENCH_MEMORY_BUDGET", "17000")]
-            args += ["--retries", "0", "--model", f"scripted:{script}", "--no-cache"]
+            args += ["--feedback-rounds", "0", "--model", f"scripted:{script}", "--no-cache"]
             args += ["--out", str(Path(folder) / f"run-{number}")]
             if online:
                 args += ["--update", "online", "--update-every", "4"]

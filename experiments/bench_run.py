@@ -119,7 +119,7 @@ def measure(tree: Path, work: Path, ids: list[str]) -> dict[str, float]:
     common = ["run", "arc-agi-1", "--split", "evaluation", "--cache-dir", str(cache)]
     tasks = ["--tasks", ",".join(ids)]
     solve = [*common, *tasks, "--memory", str(memory), "--select", "all"]
-    solve += ["--attempts", "2", "--retries", "2", "--model", f"scripted:{wrong}"]
+    solve += ["--attempts", "2", "--feedback-rounds", "2", "--model", f"scripted:{wrong}"]
     stamp = time.monotonic_ns()
     row = {"help_s": _timed(tree, ["--help"], work)}
     loaded = subprocess.run(
@@ -134,7 +134,7 @@ def measure(tree: Path, work: Path, ids: list[str]) -> dict[str, float]:
     row["noop_s"] = _timed(tree, [*solve, "--out", str(work / f"a-{stamp}")], work)
     row["cached_s"] = _timed(tree, [*solve, "--out", str(work / f"b-{stamp}")], work)
     few = ids[:8]
-    hopeless = [*common, "--tasks", ",".join(few), "--attempts", "1", "--retries", "0"]
+    hopeless = [*common, "--tasks", ",".join(few), "--attempts", "1", "--feedback-rounds", "0"]
     hopeless += ["--model", f"scripted:{hang}", "--sandbox-arg", "limits.timeout_s=0.5"]
     hopeless += ["--out", str(work / f"h-{stamp}")]
     row["hopeless_s"] = _timed(tree, hopeless, work)

@@ -37,7 +37,7 @@ if [ -n "${EXPERIMENTS_ESTIMATE:-}" ]; then
   }
 fi
 # Common arguments of every solve run.
-SOLVE_ARGS=(--model "$SOLVER" --reasoning-effort "$EFFORT" --attempts "$ATTEMPTS" --retries "$RETRIES"
+SOLVE_ARGS=(--model "$SOLVER" --reasoning-effort "$EFFORT" --attempts "$ATTEMPTS" --feedback-rounds "$RETRIES"
   --max-tokens "$MAX_TOKENS")
 
 # The verified seed programs (once): BARC's seeds converted and checked on their train pairs.
@@ -66,11 +66,11 @@ bootstrap_memory() {
   fi
   if [ "$BOOTSTRAP" = seeds ]; then
     seed_programs
-    arcmemo abstract --from-programs "$RUNS/barc-seeds" --memory "$memory" --format "$format" \
+    arcmemo abstract --from-programs "$RUNS/barc-seeds" --memory "$memory" --memory-format "$format" \
       --model "$AUX" "${AUX_SAMPLING[@]}"
   else
     arcmemo run arc-agi-1 --split training --select none "${SOLVE_ARGS[@]}" --out "$RUNS/train-solve"
-    arcmemo abstract --from "$RUNS/train-solve" --memory "$memory" --format "$format" \
+    arcmemo abstract --from "$RUNS/train-solve" --memory "$memory" --memory-format "$format" \
       --model "$AUX" "${AUX_SAMPLING[@]}"
   fi
   BOOTSTRAPPED_MEMORY="$memory"

@@ -60,7 +60,7 @@ echo "exit of bench generation: $?"
 timeout "$(limit 60)" python3 -c "from arcmemo.cli.main import cli; cli()" run arc-agi-1 --data tests/fixtures/arc/eval \
   --tasks 66e6c45b --model jetspec:$MODELS/small --model-arg draft=echo \
   --model-arg attn_backend=triton_paged_tree --model-arg dtype=fp32 --model-arg budget=32 \
-  --model-arg tree_depth=7 --max-tokens 48 --attempts 2 --retries 1 --sandbox process \
+  --model-arg tree_depth=7 --max-tokens 48 --attempts 2 --feedback-rounds 1 --sandbox process \
   --cache-dir /tmp/arcmemo-cache --out /tmp/arc-run > /tmp/arc-run.log 2>&1
 echo "exit of arcmemo run: $?"
 python3 - <<'EOF'
