@@ -80,6 +80,112 @@ ONLINE_SHARD_REFUSAL = (
 )
 
 
+SOLVER, AUX = "solver", "aux"
+# The roles a run gives a model to; a new role (say, a separate abstraction model) is a name
+# here and the code that uses its client.
+MODEL_ROLES = (SOLVER, AUX)
+
+
+class ModelRole(BaseModel):
+    """The model one role calls: a provider (a registered component, its options as given
+    with ``--model-arg``) and its model, and the sampling of every call of the role.
+
+    A role without a provider (aux only) uses the solver's client with its own sampling.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    provider: ComponentSpec | None = Field(
+        default=None, description="Provider and its options; None: the solver's client."
+    )
+    model: str | None = Field(default=None, description="The provider's model name.")
+    sampling: SamplingConfig = Field(
+        default_factory=SamplingConfig, description="Sampling of every call of the role."
+    )
+
+    @classmethod
+    def named(cls, spec: str, options: dict[str, str] | None = None) -> ModelRole:
+        """The role calling ``provider:model`` (``spec``) with ``options``."""
+        from arcmemo.models.registry import parse_spec
+
+        provider, model = parse_spec(spec)
+        return cls(provider=ComponentSpec(name=provider, options=options or {}), model=model)
+
+    @property
+    def spec(self) -> str | None:
+        """``provider:model``, None for a role that uses the solver's client."""
+        return None if self.provider is None else f"{self.provider.name}:{self.model}"
+
+    @model_validator(mode="after")
+    def _model_with_provider(self) -> ModelRole:
+        if (self.provider is None) != (self.model is None):
+            raise ValueError("a model role names both a provider and a model, or neither")
+        return self
+
+
+def _roles_from_flat(values: dict[str, Any]) -> dict[str, Any]:
+    """Fold the flat spellings (``model``, ``aux_base_url``, ...: keyword arguments, flags
+    and config.json files written before roles) into ``roles`` and ``endpoints``; a flat
+    spelling wins over the same setting given in ``roles``."""
+    roles: dict[str, Any] = {}
+    role_args: dict[str, dict[str, Any]] = {}
+    for name, role in (values.get("roles") or {}).items():
+        roles[name], role_args[name] = _role_input(role)
+    endpoints = dict(values.get("endpoints") or {})
+    prefixes = {SOLVER: "", AUX: "aux_"}
+    for role in [*prefixes, *(name for name in roles if name not in prefixes)]:
+        prefix = prefixes.get(role)
+        flat = {} if prefix is None else {k: values.get(prefix + k) for k in _FLAT_KEYS}
+        entry = dict(roles.get(role) or {})
+        spec = flat.get("model")
+        if spec is not None:
+            named = ModelRole.named(spec).model_dump()
+            entry.update(provider=named["provider"], model=named["model"])
+        if role_args.get(role) and entry.get("provider") is None:
+            raise ValueError(
+                f"--model-role-arg {role}.KEY=VALUE needs the {role} role's model "
+                f"(--model-role {role}=PROVIDER:MODEL)"
+            )
+        options = {**role_args.get(role, {}), **(flat.get("model_args") or {})}
+        if entry.get("provider") is None:
+            # Aux options without an aux model were never used (the aux role is then the
+            # solver's client), and config.json files written so may hold them.
+            options = {}
+        if options:
+            given = ComponentSpec.model_validate(entry["provider"])
+            entry["provider"] = {"name": given.name, "options": {**given.options, **options}}
+        if flat.get("sampling") is not None:
+            entry["sampling"] = flat["sampling"]
+        if entry or role == SOLVER:
+            roles[role] = entry
+        if flat.get("base_url") is not None:
+            endpoints[role] = flat["base_url"]
+    return {
+        **{k: v for k, v in values.items() if k not in _FLAT_ROLE_FIELDS},
+        "roles": roles,
+        "endpoints": endpoints,
+    }
+
+
+def _role_input(role: Any) -> tuple[Any, dict[str, Any]]:
+    """A role as stored, and provider options to add to it: a role may be given as
+    ``provider:model`` (``roles={"aux": "openai:gpt-4.1"}``) or, from the command line, as
+    ``{"spec": ..., "args": {...}}`` (``--model-role aux=SPEC``, ``--model-role-arg aux.k=v``)."""
+    if isinstance(role, str):
+        role = {"spec": role}
+    if isinstance(role, dict) and ("spec" in role or "args" in role):
+        stored = ModelRole.named(role["spec"]).model_dump() if "spec" in role else {}
+        return stored, dict(role.get("args") or {})
+    return role, {}
+
+
+_FLAT_KEYS = ("model", "base_url", "model_args", "sampling")
+_FLAT_ROLE_FIELDS = (
+    "model", "base_url", "model_args", "sampling",
+    "aux_model", "aux_base_url", "aux_model_args", "aux_sampling",
+)  # fmt: skip
+
+
 class RunConfig(BaseModel):
     """Everything that defines a run. Fields in ``RESULT_FIELDS`` must match on resume.
 
@@ -138,15 +244,20 @@ class RunConfig(BaseModel):
         default=None,
         description="Only this shard of the ordered task list (arcmemo merge joins shards).",
     )
+    # The solver's and the aux model's settings as flags and keyword arguments have always
+    # been spelled (config.json files before roles held them too): inputs folded into
+    # ``roles``/``endpoints`` on validation and read back from them, never written. A resume
+    # compares the roles through them (one readable difference per setting), so a new role
+    # in MODEL_ROLES brings its own.
     model: Annotated[
-        str,
+        str | None,
         Setting(
             "--model",
             group="Model roles",
             results=True,
             help="Solver model, provider:model (e.g. openai:o4-mini).",
         ),
-    ] = Field(description="Solver model as provider:model.")
+    ] = Field(default=None, exclude=True, description="The solver role's provider:model.")
     base_url: Annotated[
         str | None,
         Setting(
@@ -157,13 +268,9 @@ class RunConfig(BaseModel):
             "give URL,URL) for replicas of one deployment: requests are spread over them with "
             "failover.",
         ),
-    ] = Field(
-        default=None,
-        description="Endpoint for OpenAI-compatible servers; several (replicas of one "
-        "deployment) comma-separated.",
-    )
+    ] = Field(default=None, exclude=True, description="The solver role's endpoint.")
     model_args: Annotated[
-        dict[str, str],
+        dict[str, str] | None,
         Setting(
             "--model-arg",
             group="Model roles",
@@ -172,7 +279,7 @@ class RunConfig(BaseModel):
             "options (openai: top_p, top_k, seed, stop, chat_template_kwargs, extra_body, "
             "timeout_s, ...).",
         ),
-    ] = Field(default_factory=dict, description="Provider options.")
+    ] = Field(default=None, exclude=True, description="The solver role's provider options.")
     aux_model: Annotated[
         str | None,
         Setting(
@@ -182,11 +289,7 @@ class RunConfig(BaseModel):
             help="Model for selection, description and abstraction (default: --model). It has "
             "its own endpoint and options: --base-url and --model-arg apply to the solver only.",
         ),
-    ] = Field(
-        default=None,
-        description="Model for selection, description and abstraction; None = the solver "
-        "model (the same client). It never inherits the solver's endpoint or options.",
-    )
+    ] = Field(default=None, exclude=True, description="The aux role's provider:model.")
     aux_base_url: Annotated[
         str | None,
         Setting(
@@ -196,18 +299,15 @@ class RunConfig(BaseModel):
             help="Endpoint of --aux-model (default: its provider's host); repeatable like "
             "--base-url.",
         ),
-    ] = Field(
-        default=None,
-        description="Endpoint of the aux model; None = its provider's own default host.",
-    )
+    ] = Field(default=None, exclude=True, description="The aux role's endpoint.")
     aux_model_args: Annotated[
-        dict[str, str],
+        dict[str, str] | None,
         Setting(
             "--aux-model-arg", group="Model roles", results=True, help="Aux provider option k=v."
         ),
-    ] = Field(default_factory=dict, description="Provider options of the aux model.")
+    ] = Field(default=None, exclude=True, description="The aux role's provider options.")
     aux_sampling: Annotated[
-        SamplingConfig,
+        SamplingConfig | None,
         Setting(
             group="Model roles",
             results=True,
@@ -225,12 +325,9 @@ class RunConfig(BaseModel):
                 ),
             },
         ),
-    ] = Field(
-        default_factory=SamplingConfig,
-        description="Sampling of every aux-model call (selection, description, abstraction).",
-    )
+    ] = Field(default=None, exclude=True, description="The aux role's sampling.")
     sampling: Annotated[
-        SamplingConfig,
+        SamplingConfig | None,
         Setting(
             group="Model roles",
             results=True,
@@ -243,7 +340,37 @@ class RunConfig(BaseModel):
                 "thinking_budget": Setting("--thinking-budget", group="Model roles", min=1),
             },
         ),
-    ] = Field(default_factory=SamplingConfig, description="Solver sampling.")
+    ] = Field(default=None, exclude=True, description="The solver role's sampling.")
+    roles: Annotated[
+        dict[str, ModelRole],
+        Setting(
+            "--model-role",
+            group="Model roles",
+            args="--model-role-arg",
+            help="ROLE=PROVIDER:MODEL: the model of a role (solver: writes the answers; aux: "
+            "selection, description, abstraction and judging, default the solver's client). "
+            "--model is --model-role solver=..., --aux-model is --model-role aux=...",
+        ),
+    ] = Field(
+        default_factory=dict,
+        description="Model roles by name (solver, aux): each its provider with its options, "
+        "its model and its sampling. aux without a model uses the solver's client (never "
+        "its endpoint or options) with its own sampling.",
+    )
+    endpoints: Annotated[
+        dict[str, str],
+        Setting(
+            "--endpoint",
+            group="Model roles",
+            help="ROLE=URL: the endpoint of a role (--base-url is --endpoint solver=URL, "
+            "--aux-base-url is --endpoint aux=URL); several URLs comma-separated.",
+        ),
+    ] = Field(
+        default_factory=dict,
+        description="Endpoint of each role for OpenAI-compatible servers (several: replicas "
+        "of one deployment, comma-separated). Not a result setting: a moved server still "
+        "serves the same model.",
+    )
     memory: Annotated[
         Path | None, Setting("--memory", group="Memory", help="Memory file to read.")
     ] = Field(default=None, description="Memory file read (and written when online).")
@@ -535,6 +662,58 @@ class RunConfig(BaseModel):
     def _component_by_name(cls, value: Any) -> Any:
         # A component given by name alone means its default options.
         return {"name": value} if isinstance(value, str) else value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _flat_roles(cls, values: Any) -> Any:
+        return _roles_from_flat(values) if isinstance(values, dict) else values
+
+    @model_validator(mode="after")
+    def _known_roles(self) -> RunConfig:
+        unknown = sorted(set(self.roles) - set(MODEL_ROLES))
+        unknown += sorted(set(self.endpoints) - set(MODEL_ROLES))
+        if unknown:
+            raise ValueError(f"unknown model role {unknown[0]!r}; known: {', '.join(MODEL_ROLES)}")
+        solver = self.roles.get(SOLVER)
+        if solver is None or solver.provider is None:
+            raise ValueError("a run needs a solver model: --model PROVIDER:MODEL")
+        self.roles.setdefault(AUX, ModelRole())
+        # The flat spellings read back what the roles hold.
+        aux = self.roles[AUX]
+        self.model, self.aux_model = solver.spec, aux.spec
+        self.model_args = dict(solver.provider.options)
+        self.aux_model_args = {} if aux.provider is None else dict(aux.provider.options)
+        self.sampling, self.aux_sampling = solver.sampling, aux.sampling
+        self.base_url, self.aux_base_url = self.endpoints.get(SOLVER), self.endpoints.get(AUX)
+        return self
+
+    @property
+    def solver(self) -> ModelRole:
+        """The solver role (always there, always with its own model)."""
+        return self.roles[SOLVER]
+
+    @property
+    def solver_spec(self) -> str:
+        """The solver's ``provider:model``."""
+        spec = self.solver.spec
+        assert spec is not None  # checked on validation
+        return spec
+
+    @property
+    def aux_spec(self) -> str:
+        """The ``provider:model`` the aux role calls (the solver's when it has none)."""
+        return self.aux.spec or self.solver_spec
+
+    def role_spec(self, name: str) -> tuple[str, str | None, dict[str, Any]]:
+        """``(provider:model, endpoint, provider options)`` of a role with its own model."""
+        role = self.roles[name]
+        assert role.provider is not None and role.spec is not None
+        return role.spec, self.endpoints.get(name), dict(role.provider.options)
+
+    @property
+    def aux(self) -> ModelRole:
+        """The aux role (always there; without a provider it uses the solver's client)."""
+        return self.roles[AUX]
 
     @model_validator(mode="before")
     @classmethod

@@ -131,9 +131,9 @@ async def estimate_run(session: RunSession) -> RunEstimate:
     their prompt instead)."""
     config, rundir, benchmark = session.config, session.rundir, session.benchmark
     memory, selector = session.memory, session.selector
-    sampling = config.sampling
-    aux = config.aux_model or config.model
-    solver_out = output_range(config.model, sampling.max_tokens, sampling.thinking_budget)
+    sampling, solver = config.solver.sampling, config.solver_spec
+    aux = config.aux_spec
+    solver_out = output_range(solver, sampling.max_tokens, sampling.thinking_budget)
     aux_out = output_range(aux, None, None)
     retries = config.retries
     estimate = RunEstimate(n_tasks=len(session.tasks))
@@ -146,11 +146,11 @@ async def estimate_run(session: RunSession) -> RunEstimate:
         rundir.write_prompt(task_id, text)
         prompt = estimate_tokens(text)
         attempts = config.attempts
-        estimate.stage("solve", config.model).add_calls(
+        estimate.stage("solve", solver).add_calls(
             Span(low=attempts, high=attempts), prompt, solver_out
         )
         if retries:
-            estimate.stage("retry", config.model).add_calls(
+            estimate.stage("retry", solver).add_calls(
                 Span(high=attempts * retries), prompt + RETRY_EXTRA_TOKENS, solver_out
             )
         if prepared.selection_prompts:
@@ -174,8 +174,8 @@ async def estimate_run(session: RunSession) -> RunEstimate:
     for stage in estimate.stages.values():
         stage.price(prices.price_for(stage.model))
     estimate.assumptions = [
-        f"output tokens per call: {config.model} {solver_out[0]:,}-{solver_out[1]:,}"
-        + (f", {aux} {aux_out[0]:,}-{aux_out[1]:,}" if aux != config.model else ""),
+        f"output tokens per call: {solver} {solver_out[0]:,}-{solver_out[1]:,}"
+        + (f", {aux} {aux_out[0]:,}-{aux_out[1]:,}" if aux != solver else ""),
         "low: every task solved at the first try, nothing written to memory; high: every "
         f"retry used (+{RETRY_EXTRA_TOKENS:,} prompt tokens each), every task abstracted "
         "(a failed task's pitfalls take its place), every structured answer re-asked "

@@ -9,6 +9,7 @@ from arcmemo.abstraction.base import ABSTRACTORS
 from arcmemo.benchmarks.base import BENCHMARKS
 from arcmemo.config import (
     DEFAULT_SAMPLING_TEMPERATURE,
+    SOLVER,
     ResolvedRunConfig,
     RunConfig,
     SamplingConfig,
@@ -45,7 +46,7 @@ def resolve_config(config: RunConfig) -> ResolvedRunConfig:
     signal = config.write_signal or WRITE_SIGNALS.spec(defaults.write_signal)
     fields = config.model_dump()
     fields["models"]["cache_namespace"] = replicate_namespace(config.replicate)
-    fields["sampling"] = _sampling_for_attempts(config).model_dump()
+    fields["roles"][SOLVER]["sampling"] = _sampling_for_attempts(config).model_dump()
     fields.update(
         data=_resolved(config.data),
         memory=_resolved(config.memory),
@@ -116,9 +117,9 @@ def fingerprints(config: RunConfig) -> dict[str, str]:
 def _sampling_for_attempts(config: RunConfig) -> SamplingConfig:
     """The solver's sampling, made to sample when several attempts would otherwise all be
     the same greedy decode (a provider that is greedy unless given a temperature)."""
-    sampling = config.sampling
+    sampling = config.solver.sampling
     if config.attempts > 1 and sampling.temperature is None:
-        provider = PROVIDERS.get(parse_spec(config.model)[0]).factory
+        provider = PROVIDERS.get(parse_spec(config.solver_spec)[0]).factory
         if getattr(provider, "greedy_by_default", False):
             return sampling.model_copy(update={"temperature": DEFAULT_SAMPLING_TEMPERATURE})
     return sampling

@@ -10,7 +10,7 @@ from arcmemo.runner import sandbox_isolation
 def run_warnings(config: RunConfig) -> list[str]:
     """What a reader of the run's numbers must know (also printed by ``arcmemo run``)."""
     warnings = []
-    if config.attempts > 1 and config.sampling.temperature == 0:
+    if config.attempts > 1 and config.solver.sampling.temperature == 0:
         warnings.append(
             f"--attempts {config.attempts} with --temperature 0: greedy decoding makes every "
             "attempt the same completion, so attempts beyond the first add no solves"

@@ -135,7 +135,7 @@ class Runner:
     async def _generate(
         self, task: Any, messages: list[Any], previous: Step | None, n: int, first: int = 0
     ) -> list[Completion]:
-        sampling = self.config.sampling
+        sampling = self.config.solver.sampling
         return await self.model.generate(
             messages,
             stage="solve" if previous is None else "retry",

@@ -13,7 +13,7 @@ from typing import Any
 
 from arcmemo.benchmarks.base import BENCHMARKS, Benchmark, SharedSandbox
 from arcmemo.bulk import lasting
-from arcmemo.config import ResolvedRunConfig, RunConfig
+from arcmemo.config import AUX, SOLVER, ResolvedRunConfig, RunConfig
 from arcmemo.files import LockHeldError, held_lock
 from arcmemo.memory.ontology import Memory
 from arcmemo.models.batch import BatchSettings
@@ -91,11 +91,10 @@ async def open_session(
 
 def check_model_options(config: RunConfig) -> None:
     """Validate every role's provider options as opening the models would, opening none."""
-    check_provider_options(config.model, base_url=config.base_url, **config.model_args)
-    if config.aux_model is not None:
-        check_provider_options(
-            config.aux_model, base_url=config.aux_base_url, **config.aux_model_args
-        )
+    for name, role in config.roles.items():
+        if role.provider is not None:
+            spec, endpoint, options = config.role_spec(name)
+            check_provider_options(spec, base_url=endpoint, **options)
 
 
 def create_run_benchmark(config: RunConfig) -> Benchmark[Any]:
@@ -158,25 +157,21 @@ def open_models(config: RunConfig, rundir: RunDirectory) -> tuple[ModelClient, M
     own provider's host; they share the run's limits and call log.
     """
     limiter = Limiter(config.models.concurrency, rpm=config.models.rpm, tpm=config.models.tpm)
-    solver = open_model(
-        config.model,
-        base_url=config.base_url,
-        model_args=config.model_args,
-        config=config.models,
-        call_log_path=rundir.calls_path,
-        limiter=limiter,
-    )
-    if config.aux_model is None:
-        return solver, solver.with_defaults(config.aux_sampling)
-    aux = open_model(
-        config.aux_model,
-        base_url=config.aux_base_url,
-        model_args=config.aux_model_args,
-        config=config.models,
-        call_log_path=rundir.calls_path,
-        limiter=limiter,
-    )
-    return solver, aux.with_defaults(config.aux_sampling)
+
+    def open_role(name: str) -> ModelClient:
+        spec, endpoint, options = config.role_spec(name)
+        return open_model(
+            spec,
+            base_url=endpoint,
+            model_args=options,
+            config=config.models,
+            call_log_path=rundir.calls_path,
+            limiter=limiter,
+        )
+
+    solver = open_role(SOLVER)
+    aux = solver if config.aux.provider is None else open_role(AUX)
+    return solver, aux.with_defaults(config.aux.sampling)
 
 
 def _distinct(*clients: ModelClient | None) -> list[ModelClient]:

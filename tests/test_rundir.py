@@ -38,7 +38,9 @@ def test_start_writes_the_config(tmp_path: Path) -> None:
     started = rundir.start(config(rundir.path))
     assert rundir.read_config() == started
     saved = json.loads(rundir.config_path.read_text())
-    assert saved["model"] == "scripted:plan.py" and saved["attempts"] == 2
+    solver = saved["roles"]["solver"]
+    assert solver["provider"]["name"] == "scripted" and solver["model"] == "plan.py"
+    assert saved["attempts"] == 2
     assert saved["versions"]["arcmemo"] is not None
 
 

@@ -319,6 +319,15 @@ def _field_params(
     if setting.required if setting.required is not None else info.is_required():
         kwargs["required"] = True
     option(decls, name, _Param(name, name, setting, "value"), **kwargs)
+    if setting.args:  # a mapping of models: its entries' options, ENTRY.KEY=VALUE
+        dest = f"{name}__args"
+        option(
+            [setting.args],
+            dest,
+            _Param(dest, name, setting, "args"),
+            multiple=True,
+            help=f"NAME.KEY=VALUE: an option of the {setting.flag} NAME (repeatable).",
+        )
     kept = ("type", "multiple", "is_flag", "default")
     deprecated(
         setting.deprecated, "deprecated-value", **{k: kwargs[k] for k in kept if k in kwargs}
@@ -440,6 +449,18 @@ def config_values(
             else:
                 flag = spec.old or setting.args or ""
                 component.setdefault("options", {}).update(parse_component_args(raw, flag))
+        elif _entries_are_models(info):  # a mapping of models, by entry name
+            entries = values.setdefault(field, {})
+            if spec.role == "args":
+                for entry, given in parse_component_args(raw, setting.args or "").items():
+                    if not isinstance(given, dict):
+                        raise click.BadParameter(
+                            f"expected NAME.KEY=VALUE, got {entry}={given}", param_hint=setting.args
+                        )
+                    entries.setdefault(entry, {}).setdefault("args", {}).update(given)
+            else:
+                for entry, text in parse_key_values(raw, setting.flag or "").items():
+                    entries.setdefault(entry, {})["spec"] = text
         else:
             values.setdefault(field, _field_value(info, setting, raw))
     for field, component in components.items():
@@ -449,6 +470,14 @@ def config_values(
                 component["name"] = default.name
         values[field] = component
     return values
+
+
+def _entries_are_models(info: FieldInfo) -> bool:
+    annotation, _ = _unwrap(info.annotation)
+    if typing.get_origin(annotation) is not dict:
+        return False
+    value = typing.get_args(annotation)[1]
+    return isinstance(value, type) and issubclass(value, BaseModel)
 
 
 def _field_value(info: FieldInfo, setting: Setting, raw: Any) -> Any:

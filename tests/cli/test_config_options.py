@@ -140,3 +140,24 @@ def test_environment_fallbacks(tmp_path: Path, built: list[RunConfig]) -> None:
     assert config.models.concurrency == 3
     assert invoke(*args, "--concurrency", "5", ARCMEMO_CONCURRENCY="3").exit_code == 0
     assert built.pop().models.concurrency == 5  # the flag wins over the environment
+
+
+def test_model_roles_by_name_are_the_flat_flags(tmp_path: Path, built: list[RunConfig]) -> None:
+    base = ["arc-agi-1", "--data", str(ARC_DIR), "--out", str(tmp_path)]
+    flat = [
+        *("--model", "scripted:a", "--model-arg", "x=1", "--base-url", "http://127.0.0.1:1/v1"),
+        *("--aux-model", "scripted:b", "--aux-model-arg", "k=v", "--aux-temperature", "0.3"),
+    ]
+    by_role = [
+        *("--model-role", "solver=scripted:a", "--model-role-arg", "solver.x=1"),
+        *("--endpoint", "solver=http://127.0.0.1:1/v1", "--aux-temperature", "0.3"),
+        *("--model-role", "aux=scripted:b", "--model-role-arg", "aux.k=v"),
+    ]
+    for args in (flat, by_role):
+        result = invoke(*base, *args)
+        assert result.exit_code == 0, result.output
+    by_name, by_flag = built.pop(), built.pop()
+    assert by_name.model_dump(exclude={"created_at"}) == by_flag.model_dump(exclude={"created_at"})
+    assert by_name.aux.provider is not None and by_name.aux.provider.options == {"k": "v"}
+    unknown = invoke(*base, "--model", "scripted:a", "--model-role", "judge=scripted:b")
+    assert unknown.exit_code == 2 and "unknown model role 'judge'" in unknown.output

@@ -242,5 +242,5 @@ def test_base_url_is_repeatable_on_the_command_line(tmp_path: Path, aime_sums: M
         served = (len(first.requests), len(second.requests))
         peaks = (first.state.max_in_flight, second.state.max_in_flight)
     saved = json.loads((out / "config.json").read_text())
-    assert saved["base_url"] == f"{first.openai_base_url},{second.openai_base_url}"
+    assert saved["endpoints"]["solver"] == f"{first.openai_base_url},{second.openai_base_url}"
     assert sum(served) == 6 and min(served) >= 1 and peaks == (1, 1)  # both, one at a time

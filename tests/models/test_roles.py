@@ -74,8 +74,8 @@ def test_a_local_solver_and_a_hosted_anthropic_aux_each_get_only_their_own_key(
     assert {r.body.get("max_tokens") for r in aux_requests} == {1024}
     assert all(r.body.get("model") == "local-solver" for r in solver_requests)
     saved = json.loads((tmp_path / "run" / "config.json").read_text())
-    assert saved["aux_base_url"] == aux_host.url
-    assert saved["aux_sampling"]["temperature"] == 0.3
+    assert saved["endpoints"]["aux"] == aux_host.url
+    assert saved["roles"]["aux"]["sampling"]["temperature"] == 0.3
 
 
 def test_the_aux_model_inherits_neither_the_solvers_endpoint_nor_its_options(
