@@ -42,7 +42,7 @@ class GroupedOption(click.Option):
         if self.help_from is not None:
             module, _, function = self.help_from.partition(":")
             written = getattr(importlib.import_module(module), function)()
-            self.help = written + (self.help or "")
+            self.help = f"{written} {self.help}" if self.help else written
         return super().get_help_record(ctx)
 
 
@@ -184,7 +184,7 @@ def _help(setting: Setting, info: FieldInfo) -> dict[str, Any]:
     (then the text given here is appended)."""
     formerly = f" (formerly {', '.join(setting.deprecated)})" if setting.deprecated else ""
     if setting.help_from:
-        return {"help_from": setting.help_from, "help": formerly}
+        return {"help_from": setting.help_from, "help": formerly.strip() or None}
     text = setting.help or info.description
     return {"help": text + formerly if text else text}
 
