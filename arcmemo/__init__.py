@@ -29,7 +29,7 @@ _LAZY = {
     "Step": "arcmemo.records",
     "WRITE_SIGNALS": "arcmemo.signals",
     "open_model": "arcmemo.models.client",
-    "prepare_prompt": "arcmemo.attempt",
+    "prepare_prompt": "arcmemo.solve_prompt",
     "run_benchmark": "arcmemo.pipeline",
 }
 

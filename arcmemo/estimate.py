@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from arcmemo.attempt import prepare_prompt
 from arcmemo.models.prices import ModelPrice, PriceTable
+from arcmemo.solve_prompt import prepare_prompt
 from arcmemo.structured import REPAIRS
 from arcmemo.tokens import estimate_tokens
 

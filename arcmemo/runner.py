@@ -29,7 +29,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from arcmemo.attempt import PreparedPrompt, prepare_prompt
 from arcmemo.benchmarks.base import Benchmark
 from arcmemo.config import ResolvedRunConfig, RunConfig
 from arcmemo.memory.ontology import Memory
@@ -39,6 +38,7 @@ from arcmemo.progress import ProgressSink, StageStarted
 from arcmemo.records import Attempt, Step, TaskResult
 from arcmemo.rundir import Batch, BatchCommit, RunDirError, RunWriter, Schedule, TaskProgress
 from arcmemo.selection.base import Selector
+from arcmemo.solve_prompt import PreparedPrompt, prepare_prompt
 
 # How often a process looks again at tasks that another live process of the run holds.
 CLAIM_POLL_S = 0.5

@@ -200,8 +200,8 @@ def _task_view_seconds(memory: Any, selected: list[str], repeat: int) -> float:
     """Median time of what a task that owns concepts adds to its first prompt: its view
     without them (the leakage guard) and that view's selection and solve renders, after
     the memory's own were rendered (as in a run)."""
-    from arcmemo.attempt import hide_own_concepts
     from arcmemo.memory.evidence import active
+    from arcmemo.solve_prompt import hide_own_concepts
 
     budget = int(os.environ.get("BENCH_MEMORY_BUDGET", "17000"))
     owners = memory.concepts[:: max(len(memory.concepts) // 10, 1)][:10]

@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from arcmemo.attempt import hide_own_concepts
 from arcmemo.benchmarks.aime import AimeBenchmark, load_problems
 from arcmemo.benchmarks.arc import ArcBenchmark, ArcTask, load_path
 from arcmemo.config import RunConfig
@@ -21,6 +20,7 @@ from arcmemo.records import TaskResult
 from arcmemo.rundir import RunWriter
 from arcmemo.runner import Runner, build_summary, order_tasks
 from arcmemo.selection.base import SELECTORS
+from arcmemo.solve_prompt import hide_own_concepts
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 ARC_DIR = FIXTURES / "arc" / "eval"
@@ -330,10 +330,10 @@ def test_identical_retry_prompts_of_two_attempts_get_independent_answers(
 
 
 def test_a_selection_records_lessons_by_their_number_in_the_real_memory() -> None:
-    from arcmemo.attempt import prepare_prompt
     from arcmemo.memory.ontology import Lesson, Provenance
     from arcmemo.records import Selection
     from arcmemo.selection.base import Selector
+    from arcmemo.solve_prompt import prepare_prompt
 
     def lesson(text: str, source: str) -> Lesson:
         return Lesson(situation=text, suggestion=text, provenance=Provenance(sources=[source]))

@@ -45,8 +45,8 @@ def select(
     **options: Any,
 ) -> None:
     """Print the entries selected for TASK_ID, the selector's reasoning and the solve view."""
-    from arcmemo.attempt import prepare_prompt
     from arcmemo.memory.ontology import Memory
+    from arcmemo.solve_prompt import prepare_prompt
 
     console = Console()
     with user_errors():

@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
-from arcmemo.attempt import prepare_prompt
 from arcmemo.memory.diff import memory_diff
 from arcmemo.memory.evidence import active, prune, prune_candidates, usefulness_key
 from arcmemo.memory.ontology import Concept, ConceptStats, Memory, Provenance
 from arcmemo.memory.render import VIEWS
 from arcmemo.models.base import Message
 from arcmemo.selection.base import SELECTORS
+from arcmemo.solve_prompt import prepare_prompt
 
 
 def concept(name: str, sources: list[str], **stats: Any) -> Concept:
