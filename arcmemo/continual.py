@@ -5,8 +5,8 @@ abstracted into the memory, selection statistics are updated for the tasks that 
 and the memory is snapshotted in the run directory and saved (atomically) to
 ``--memory-out`` or ``--memory``. Later batches, and retries (which select again), read
 the grown memory; with the passes schedule a retry of pass p sees every batch before it.
-The write signals are in :mod:`arcmemo.signals`; :func:`write_precision` reports, after
-the fact, how often they were right.
+The write signals are in :mod:`arcmemo.signals`; the run's summary reports, after the fact,
+how often they were right (:func:`arcmemo.summary.write_precision`).
 """
 
 from __future__ import annotations
@@ -25,9 +25,15 @@ from arcmemo.memory.render import lesson_name
 from arcmemo.memory.store import checked_dump, save_checked_text
 from arcmemo.models.client import ModelCallError, ModelClient
 from arcmemo.records import Step, TaskResult
+from arcmemo.registry import ComponentSpec
 from arcmemo.rundir import Batch, BatchCommit, RunWriter, WrittenStep
 from arcmemo.runner import BatchItem
 from arcmemo.signals import WRITE_SIGNALS, WriteSignal
+
+
+def run_write_signal(config: RunConfig, benchmark: Benchmark[Any]) -> ComponentSpec:
+    """What confirms a solution in this run: ``--update-signal``, else the benchmark's."""
+    return config.write_signal or WRITE_SIGNALS.spec(benchmark.defaults.write_signal)
 
 
 def record_selection_stats(memory: Memory, result: TaskResult, confirmed: bool) -> None:
@@ -55,7 +61,7 @@ class ContinualUpdater:
     in the run directory. After each batch: every task of it whose solution the write
     signal confirms, and that has not been written before, is abstracted (in batch order);
     every task whose result is final is counted in the selection statistics; then the
-    memory is snapshotted as ``memory/batch-NNNN.json`` and saved, and the abstraction
+    memory is snapshotted as ``memory/batch-NNNN.delta.json`` and saved, and the abstraction
     outcomes are logged. What it returns goes into the batch's commit, which the runner
     writes last: a crash before it leaves the batch to be redone from the previous snapshot.
     """
@@ -74,8 +80,7 @@ class ContinualUpdater:
         self.rundir = rundir
         self.model = model
         self.abstractor = ABSTRACTORS.create(config.memory_format, actor=model.spec)
-        signal = config.write_signal or WRITE_SIGNALS.spec(benchmark.defaults.write_signal)
-        self.signal: WriteSignal = WRITE_SIGNALS.create(signal)
+        self.signal: WriteSignal = WRITE_SIGNALS.create(run_write_signal(config, benchmark))
         commit = rundir.read_commit()
         self.processed: list[str] = list(commit.processed) if commit else []
         self.written: dict[str, WrittenStep] = dict(commit.written) if commit else {}
@@ -141,7 +146,7 @@ class ContinualUpdater:
         target = self.config.memory_out or self.config.memory
         # One checked dump serves the snapshot and the saved file (the same text): the
         # check parses the whole memory again, a second of a batch at 30,000 concepts.
-        text = checked_dump(self.memory, target or self.rundir.snapshot_path(batch.index))
+        text = checked_dump(self.memory, target or self.rundir.delta_path(batch.index))
         snapshot = self.rundir.write_snapshot(text, batch.index)
         if target is not None:
             save_checked_text(text, target)
@@ -169,40 +174,3 @@ def located_step(result: TaskResult, written: WrittenStep | None) -> Step | None
     if attempt is None or not 0 <= written.round < len(attempt.steps):
         return None
     return attempt.steps[written.round]
-
-
-def _right(step: Step | None) -> bool:
-    return step is not None and bool(step.correct) and all(step.correct or [])
-
-
-def write_precision(
-    signal: str, written: dict[str, WrittenStep], results: list[TaskResult]
-) -> dict[str, Any]:
-    """How many written solutions were right on the hidden test outputs (labels read here
-    for the report only; they never decide a write), and, per write signal that does not
-    read labels, how many of the solutions it would confirm in the final results are right."""
-
-    def share(right: int, total: int) -> float | None:
-        return right / total if total else None
-
-    n_right = sum(bool(w.right) for w in written.values())
-    by_signal: dict[str, dict[str, Any]] = {}
-    for name in WRITE_SIGNALS.names():
-        other = WRITE_SIGNALS.create(name)
-        if other.leaks_test_labels:
-            continue
-        steps = [other.confirmed_step(r) for r in results]
-        confirmed = [s for s in steps if s is not None]
-        right = sum(_right(s) for s in confirmed)
-        by_signal[name] = {
-            "confirmed": len(confirmed),
-            "right": right,
-            "precision": share(right, len(confirmed)),
-        }
-    return {
-        "signal": signal,
-        "written": len(written),
-        "right": n_right,
-        "precision": share(n_right, len(written)),
-        "by_signal": by_signal,
-    }

@@ -18,7 +18,7 @@ import time
 from typing import Any
 
 from arcmemo.config import RunConfig
-from arcmemo.continual import ContinualUpdater, write_precision
+from arcmemo.continual import ContinualUpdater
 from arcmemo.estimate import DryRunReport, estimate_record, estimate_run
 from arcmemo.models.batch import BatchSettings
 from arcmemo.models.client import ModelClient, ModelUnreachableError
@@ -26,7 +26,7 @@ from arcmemo.progress import ProgressSink, RunStarted, RunStopped, TaskFinished
 from arcmemo.resolve import RunOptionsError, resolve_config
 from arcmemo.run_warnings import run_warnings
 from arcmemo.rundir import RunWriter
-from arcmemo.runner import Runner, build_summary
+from arcmemo.runner import Runner
 from arcmemo.session import (
     create_run_benchmark,
     enable_batch_mode,
@@ -34,6 +34,7 @@ from arcmemo.session import (
     open_session,
     writer_lock_path,
 )
+from arcmemo.summary import build_summary, written_steps
 
 # The names callers have imported from here since it held every step.
 __all__ = [
@@ -119,16 +120,12 @@ async def run_benchmark(
                 n_planned=len(session.tasks),
                 aborted=str(aborted) if aborted else None,
                 warnings=run_warnings(resolved),
+                written=written_steps(rundir, resolved),
             )
-            if updater is not None and summary.get("labels") is not False:  # no labels: none
-                commit = rundir.read_commit()
-                summary["write_precision"] = write_precision(
-                    updater.signal.name, commit.written if commit else {}, results
-                )
             rundir.write_summary(summary)
             if aborted is not None:
                 raise aborted
-            return summary
+            return summary.file_dict()
 
 
 async def dry_run(config: RunConfig) -> DryRunReport:

@@ -15,10 +15,17 @@ for it again.
 A batched run (``--update online``, or ``--schedule passes``) also keeps
 ``schedule.json`` (its batches, fixed when it starts: :class:`Schedule`), ``passes.jsonl``
 (the state of each task still to be retried after a batch: :class:`TaskProgress`),
-``memory/initial.json`` and ``memory/batch-NNNN.json`` (the memory before the first batch
-and after batch NNNN) and ``memory/processed.json`` (:class:`BatchCommit`), written last in
-every batch: the batch it names is done, and whatever the append-only files hold beyond the
-lengths it records belongs to the next, unfinished batch and is cut off when the run resumes.
+``memory/initial.json`` (the memory before the first batch), ``memory/batch-NNNN.delta.json``
+(the memory after batch NNNN as its changes to the one before: :mod:`arcmemo.snapshots`)
+and ``memory/processed.json`` (:class:`BatchCommit`), written last in every batch: the batch
+it names is done, and whatever the append-only files hold beyond the lengths it records
+belongs to the next, unfinished batch and is cut off when the run resumes.
+
+Formats: ``config.json`` records the directory's ``format_version`` (:data:`RUNDIR_FORMAT`);
+a directory without one (format 1, arcmemo before it was recorded) kept each batch's memory
+whole as ``memory/batch-NNNN.json``. Both kinds of snapshot are read, and a format-1 run
+resumed today goes on with deltas whose chain starts at its last full snapshot.
+``summary.json`` has its own version (:mod:`arcmemo.summary`).
 
 :class:`RunDirectory` only reads (reports, bootstrapping, ``abstract --from``): a torn last
 line of a crashed run is skipped, never cut. :class:`RunWriter` is what a running run holds:
@@ -52,9 +59,13 @@ from arcmemo.files import (
     read_json_lines,
 )
 from arcmemo.memory.ontology import Memory
-from arcmemo.memory.store import dump_memory
+from arcmemo.memory.store import dump_memory, parse_memory
 from arcmemo.models.client import CallRecord, UsageSummary, usage_from_records
 from arcmemo.records import TaskResult
+from arcmemo.snapshots import MemoryParts, SnapshotDelta, apply_delta, make_delta
+
+# 1: no format_version in config.json, memory snapshots whole; 2: snapshots as deltas.
+RUNDIR_FORMAT = 2
 
 RecordT = TypeVar("RecordT", bound=BaseModel)
 # The config a run starts with, of whatever RunConfig type it has (the resolved one).
@@ -63,6 +74,14 @@ C = TypeVar("C", bound=RunConfig)
 
 class RunDirError(ValueError):
     """The run directory cannot be used as asked (e.g. it holds a different run)."""
+
+
+class ConfigFile(RunConfig):
+    """``config.json``: the run's resolved configuration and the directory's format."""
+
+    format_version: int = Field(
+        default=RUNDIR_FORMAT, description="Format of the run directory's files."
+    )
 
 
 class Batch(BaseModel):
@@ -221,7 +240,12 @@ class RunDirectory:
         return self.memory_dir / "initial.json"
 
     def snapshot_path(self, batch: int) -> Path:
+        """The memory after batch ``batch``, whole (format 1)."""
         return self.memory_dir / f"batch-{batch:04d}.json"
+
+    def delta_path(self, batch: int) -> Path:
+        """The memory after batch ``batch`` as a delta (format 2)."""
+        return self.memory_dir / f"batch-{batch:04d}.delta.json"
 
     @property
     def merged_path(self) -> Path:
@@ -258,9 +282,18 @@ class RunDirectory:
             return None
         saved = _read_json(self.config_path)
         if isinstance(saved, dict):
+            version = saved.setdefault("format_version", 1)
+            if isinstance(version, int) and version > RUNDIR_FORMAT:
+                raise RunDirError(
+                    f"{self.config_path}: format_version {version} was written by a newer "
+                    f"arcmemo (this one reads up to {RUNDIR_FORMAT}); upgrade arcmemo"
+                )
             for name, then in _LEGACY.items():
                 saved.setdefault(name, then(saved))
         try:
+            ConfigFile.model_validate(saved)
+            if isinstance(saved, dict):
+                saved = {k: v for k, v in saved.items() if k != "format_version"}
             return RunConfig.model_validate(saved)
         except ValidationError as error:
             raise RunDirError(f"{self.config_path}: not a valid run config:\n{error}") from None
@@ -320,8 +353,56 @@ class RunDirectory:
         return usage_from_records(self.calls())
 
     def snapshots(self) -> list[Path]:
-        """Memory snapshots of an online run, oldest first."""
+        """Memory snapshots of an online run (whole or deltas), oldest first."""
         return sorted(self.memory_dir.glob("batch-*.json"))
+
+    def _delta(self, path: Path) -> SnapshotDelta:
+        return _validated(path, _read_json(path), SnapshotDelta)
+
+    def snapshot_raw(self, path: Path) -> dict[str, Any]:
+        """The JSON object of the memory a snapshot (or ``initial.json``) holds, a delta's
+        rebuilt from the full memory its chain starts at."""
+        chain: list[tuple[Path, SnapshotDelta]] = []
+        while path.name.endswith(".delta.json"):
+            if len(chain) > 100_000 or any(p == path for p, _ in chain):
+                raise RunDirError(f"{path}: its chain of bases loops")
+            delta = self._delta(path)
+            chain.append((path, delta))
+            path = self.memory_dir / delta.base
+            if not path.exists():
+                raise RunDirError(f"{chain[-1][0]}: its base {delta.base} does not exist")
+        raw = _read_json(path)
+        if not isinstance(raw, dict):
+            raise RunDirError(f"{path}: not a memory (expected a JSON object)")
+        for where, delta in reversed(chain):
+            try:
+                raw = apply_delta(raw, delta)
+            except (KeyError, IndexError, TypeError, ValueError) as error:
+                raise RunDirError(f"{where}: does not apply to its base ({error!r})") from None
+        return raw
+
+    def snapshot_memory(self, path: Path) -> Memory:
+        """The memory a snapshot holds (a delta's rebuilt), validated as a memory file is."""
+        if not path.name.endswith(".delta.json"):
+            return Memory.load(path)
+        return parse_memory(json.dumps(self.snapshot_raw(path)), path)
+
+    def snapshot_entries(self, path: Path) -> int:
+        """Concepts and lessons of a snapshot's memory, read without validating it (a
+        delta records the number: nothing is rebuilt)."""
+        try:
+            saved = json.loads(path.read_text(encoding="utf-8"))
+            if path.name.endswith(".delta.json"):
+                return SnapshotDelta.model_validate(saved).entries
+            return len(saved["concepts"]) + len(saved["lessons"])
+        except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as error:
+            raise RunDirError(f"{path}: not a memory snapshot ({error})") from None
+
+    def snapshot_sha256(self, path: Path) -> str:
+        """SHA-256 of the text of a snapshot's memory (a delta records it)."""
+        if path.name.endswith(".delta.json"):
+            return self._delta(path).sha256
+        return hashlib.sha256(path.read_bytes()).hexdigest()
 
     def read_processed(self) -> list[str]:
         """Task ids whose results were already recorded in the memory (online runs)."""
@@ -357,6 +438,11 @@ class RunDirectory:
                 raise RunDirError(f"{self.passes_path}, line {number}: not a task state ({why})")
             progress[record.result.task_id] = record
         return progress
+
+    def resume_memory(self, config: RunConfig) -> Memory | None:
+        """The memory of :meth:`resume_memory_path`, a delta's rebuilt."""
+        path = self.resume_memory_path(config)
+        return None if path is None else self.snapshot_memory(path)
 
     def resume_memory_path(self, config: RunConfig) -> Path | None:
         """The memory a (resumed) run continues from: the snapshot of its last finished
@@ -407,6 +493,8 @@ class RunWriter(RunDirectory):
         self._lock = threading.Lock()
         self._seen: dict[str, TaskResult] = {}
         self._seen_bytes = 0
+        # The last snapshot written, for the next one's delta: its file name and memory.
+        self._last_snapshot: tuple[str, MemoryParts] | None = None
 
     @contextlib.contextmanager
     def occupy(self, *, alone: bool) -> Iterator[None]:
@@ -481,7 +569,10 @@ class RunWriter(RunDirectory):
                     "forced_resume": [*previous.forced_resume, *differences],
                 }
             )
-        atomic_write_text(self.config_path, config.model_dump_json(indent=2) + "\n")
+        written = ConfigFile.model_validate(
+            {**config.model_dump(), "format_version": RUNDIR_FORMAT}
+        )
+        atomic_write_text(self.config_path, written.model_dump_json(indent=2) + "\n")
         self._repair_results()
         self._cut_unfinished_batch()
         return config
@@ -505,8 +596,7 @@ class RunWriter(RunDirectory):
         if "memory" not in now:
             return False
         return any(
-            hashlib.sha256(path.read_bytes()).hexdigest() == now["memory"]
-            for path in reversed(self.snapshots())
+            self.snapshot_sha256(path) == now["memory"] for path in reversed(self.snapshots())
         )
 
     def _cut_unfinished_batch(self) -> None:
@@ -571,8 +661,9 @@ class RunWriter(RunDirectory):
     def write_task_order(self, ids: list[str]) -> None:
         atomic_write_text(self.task_order_path, json.dumps(ids, indent=1) + "\n")
 
-    def write_summary(self, summary: dict[str, Any]) -> None:
-        atomic_write_text(self.summary_path, json.dumps(summary, indent=2, default=str) + "\n")
+    def write_summary(self, summary: BaseModel) -> None:
+        """``summary.json``: a :class:`arcmemo.summary.RunSummary`."""
+        atomic_write_text(self.summary_path, summary.model_dump_json(indent=2) + "\n")
 
     def write_estimate(self, estimate: dict[str, Any]) -> Path:
         """A dry run's estimate (its stages and totals, each a low/high range)."""
@@ -586,11 +677,23 @@ class RunWriter(RunDirectory):
         return path
 
     def write_snapshot(self, text: str, batch: int) -> Path:
-        """The memory after batch ``batch``, as ``memory/batch-NNNN.json`` (a batch redone
-        after a crash writes the same file again); ``text`` is the memory's
+        """The memory after batch ``batch`` as ``memory/batch-NNNN.delta.json``: its changes
+        to the memory the last finished batch left (a batch redone after a crash writes the
+        same file again); ``text`` is the memory's
         :func:`arcmemo.memory.store.checked_dump`."""
-        path = self.snapshot_path(batch)
-        atomic_write_text(path, text)
+        commit = self.read_commit()
+        base = self.memory_dir / (
+            commit.snapshot if commit and commit.snapshot else self.initial_memory_path.name
+        )
+        if self._last_snapshot is None or self._last_snapshot[0] != base.name:
+            self._last_snapshot = (base.name, MemoryParts(self.snapshot_raw(base)))
+        parts = MemoryParts.of_text(text)
+        delta = make_delta(base.name, self._last_snapshot[1], parts, text)
+        path = self.delta_path(batch)
+        atomic_write_text(path, delta.model_dump_json() + "\n")
+        # A format-1 run that crashed in this batch may have left it whole: one per batch.
+        self.snapshot_path(batch).unlink(missing_ok=True)
+        self._last_snapshot = (path.name, parts)
         return path
 
     def append_abstraction(self, outcomes: list[AbstractionOutcome]) -> None:

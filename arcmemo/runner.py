@@ -33,7 +33,7 @@ from arcmemo.benchmarks.base import Benchmark
 from arcmemo.config import ResolvedRunConfig, RunConfig
 from arcmemo.memory.ontology import Memory
 from arcmemo.models.base import Completion, Usage
-from arcmemo.models.client import ModelCallError, ModelClient, UsageSummary
+from arcmemo.models.client import ModelCallError, ModelClient
 from arcmemo.progress import ProgressSink, StageStarted
 from arcmemo.records import Attempt, Step, TaskResult
 from arcmemo.rundir import Batch, BatchCommit, RunDirError, RunWriter, Schedule, TaskProgress
@@ -500,87 +500,3 @@ def sandbox_isolation(name: str) -> str:
     from arcmemo.sandbox import SANDBOXES
 
     return str(getattr(SANDBOXES.get(name).factory, "isolation", "unknown"))
-
-
-def error_summary(results: list[TaskResult]) -> dict[str, dict[str, Any]]:
-    """Tasks that ended on a model-call failure, by kind: the count and the first message."""
-    kinds: dict[str, dict[str, Any]] = {}
-    for result in results:
-        if result.error is None:
-            continue
-        entry = kinds.setdefault(
-            result.error_kind or "error",
-            {"count": 0, "first": result.error, "task": result.task_id},
-        )
-        entry["count"] += 1
-    return kinds
-
-
-INFERENCE_MODE = "inference mode: no labels"
-
-
-def build_summary(
-    config: RunConfig,
-    benchmark: Benchmark[Any],
-    results: list[TaskResult],
-    usage: UsageSummary,
-    wall_seconds: float,
-    *,
-    n_planned: int | None = None,
-    aborted: str | None = None,
-    warnings: list[str] | None = None,
-) -> dict[str, Any]:
-    """The contents of ``summary.json``.
-
-    ``complete`` is False when a task ended on a model error, when fewer than ``n_planned``
-    tasks have a result, or when the run was ``aborted`` (the reason is kept): such numbers
-    are not a result.
-    """
-    n_planned = len(results) if n_planned is None else n_planned
-    metrics = benchmark.summarize(results, config.attempts)
-    summary: dict[str, Any] = {
-        "benchmark": config.benchmark.name,
-        "split": config.split or config.data,
-        "model": config.model,
-        "select": config.selector.name if config.selector and config.memory else "none",
-        "memory": str(config.memory) if config.memory else None,
-        "schedule": config.run_schedule,
-        "reselect": config.retries_reselect,
-        "n_tasks": len(results),
-        "n_solved": sum(r.solved for r in results),
-        "n_errors": sum(r.error is not None for r in results),
-    }
-    summary["complete"] = summary["n_errors"] == 0 and len(results) >= n_planned and aborted is None
-    summary.update(metrics)
-    if metrics.get("labels") is False:
-        # Inference mode: no task could be scored, so none counts as solved or unsolved.
-        del summary["n_solved"]
-        summary["mode"] = INFERENCE_MODE
-    summary.update(
-        {
-            "tokens": {
-                "prompt": usage.total.tokens.prompt_tokens,
-                "completion": usage.total.tokens.completion_tokens,
-                "reasoning": usage.total.tokens.reasoning_tokens,
-                "cached": usage.total.tokens.cached_tokens,
-            },
-            "cost_usd": usage.total.cost_usd,
-            "calls": usage.total.calls,
-            "cache_hits": usage.total.cache_hits,
-            "stages": {name: stage.model_dump(mode="json") for name, stage in usage.stages.items()},
-            # Provider statistics of the run's fresh completions (e.g. JetSpec's
-            # tokens per verify round and tokens/s), as mean/min/max over completions.
-            "provider_stats": {
-                key: {"mean": stat.mean, "min": stat.min, "max": stat.max, "count": stat.count}
-                for key, stat in sorted(usage.total.provider_stats.items())
-            },
-            "wall_seconds": round(wall_seconds, 3),
-            "leaks_test_labels": config.leaks_test_labels,
-            "sandbox": config.sandbox.name,
-            "isolation": sandbox_isolation(config.sandbox.name),
-            "errors": error_summary(results),
-            "aborted": aborted,
-            "warnings": list(warnings or []),
-        }
-    )
-    return summary

@@ -117,8 +117,9 @@ def lasting_run_memory(
     """The memory the run starts from (a resumed online run continues from the snapshot of
     its last finished batch), left out of the collector's walks while the run or dry run
     lasts (:func:`arcmemo.bulk.lasting`); None without one."""
-    path = rundir.resume_memory_path(config)
-    return contextlib.nullcontext() if path is None else lasting(lambda: Memory.load(path))
+    if config.memory is None:
+        return contextlib.nullcontext()
+    return lasting(lambda: rundir.resume_memory(config))
 
 
 def writer_lock_path(memory: Path) -> Path:

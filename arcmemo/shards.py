@@ -23,7 +23,7 @@ from arcmemo.config import RESULT_FIELDS, RunConfig
 from arcmemo.models.client import CallRecord, usage_from_records
 from arcmemo.records import TaskResult
 from arcmemo.rundir import RunDirectory, RunDirError, RunWriter
-from arcmemo.runner import build_summary
+from arcmemo.summary import build_summary, load_summary
 
 # Besides RESULT_FIELDS: what decides the task list the shards were cut from.
 _TASK_LIST_FIELDS = ("tasks", "limit")
@@ -65,7 +65,7 @@ class _Shard:
         self.shard = self.config.shard
         self.order = self.rundir.read_task_order() or []
         self.results = self.rundir.finished()
-        self.summary = self.rundir.read_summary()
+        self.summary = load_summary(self.rundir, self.config.benchmark.name)
 
     @property
     def name(self) -> str:
@@ -80,7 +80,7 @@ class _Shard:
             return f"{self.name} is incomplete: {done} of {len(self.order)} tasks have a result"
         if self.summary is None:
             return f"{self.name} has no summary.json (still running, or killed)"
-        if not self.summary.get("complete", False):
+        if not self.summary.complete:
             return f"{self.name} did not finish cleanly (summary.json: complete false)"
         return None
 
@@ -188,7 +188,7 @@ def merge_runs(out: Path, paths: list[Path], *, allow_partial: bool = False) -> 
         }
     )
     ordered = [results[task_id] for task_id in order if task_id in results]
-    wall = sum(float((s.summary or {}).get("wall_seconds") or 0.0) for s in shards)
+    wall = sum(s.summary.wall_seconds or 0.0 for s in shards if s.summary is not None)
     benchmark = create_run_benchmark(config)
     try:
         summary = build_summary(
@@ -199,12 +199,10 @@ def merge_runs(out: Path, paths: list[Path], *, allow_partial: bool = False) -> 
             wall,
             n_planned=len(order),
             warnings=run_warnings(config),
+            partial_merge=problems or None,
         )
     finally:
         benchmark.close()
-    if problems:
-        summary["complete"] = False
-        summary["partial_merge"] = problems
 
     writer = RunWriter(out)
     writer.start(config)
@@ -221,7 +219,7 @@ def merge_runs(out: Path, paths: list[Path], *, allow_partial: bool = False) -> 
                     n_tasks=len(s.order),
                     n_results=sum(task_id in s.results for task_id in s.order),
                     complete=s.unfinished() is None,
-                    wall_seconds=(s.summary or {}).get("wall_seconds"),
+                    wall_seconds=s.summary.wall_seconds if s.summary else None,
                 )
                 for s in shards
             ],
@@ -230,4 +228,4 @@ def merge_runs(out: Path, paths: list[Path], *, allow_partial: bool = False) -> 
         )
     )
     writer.write_summary(summary)
-    return summary
+    return summary.file_dict()

@@ -28,6 +28,7 @@ from arcmemo.config import RESULT_FIELDS, RunConfig
 from arcmemo.records import TaskResult
 from arcmemo.rundir import RunDirectory
 from arcmemo.stats import PairedComparison, mean_std, paired_comparison
+from arcmemo.summary import load_summary, summarize_directory
 
 Format = Literal["md", "csv", "latex"]
 FORMATS: tuple[Format, ...] = ("md", "csv", "latex")
@@ -61,35 +62,37 @@ class TableRun:
 
 
 def load_run(path: Path, label: str | None = None) -> TableRun:
-    """A run directory for a table (its summary recomputed from the results when it lacks
-    the table's keys)."""
+    """A run directory for a table (its summary built from the results when it has none,
+    its metrics when they lack the table's keys: a file of an older version)."""
     rundir = RunDirectory(path)
     config = rundir.require_config()
-    saved = rundir.read_summary()
-    summary = saved or {}
+    saved = load_summary(rundir, config.benchmark.name)
     caveat = None
     if saved is None:
         caveat = "no summary.json (the run has not finished): computed from results.jsonl"
-    elif saved.get("complete") is False:
+    elif not saved.complete:
         caveat = "summary.json marks the run incomplete (tasks missing or ended in error)"
-    results: list[TaskResult] | None = None
+    summary = saved
     benchmark = BENCHMARKS.create(config.benchmark)
     try:
-        if not benchmark.has_table(summary):
-            results = rundir.ordered_results()
-            summary = {**summary, **benchmark.summarize(results, config.attempts)}
+        if saved is None or not benchmark.has_table(saved.file_dict()):
+            built = summarize_directory(rundir, config, benchmark)
+            summary = (
+                built if saved is None else saved.model_copy(update={"metrics": built.metrics})
+            )
     finally:
         benchmark.close()
+    assert summary is not None
     order = rundir.read_task_order()
     if order is None:
-        order = [r.task_id for r in (results if results is not None else rundir.ordered_results())]
+        order = [r.task_id for r in rundir.ordered_results()]
     return TableRun(
         label=label or Path(path).resolve().name,
         path=Path(path),
         benchmark=config.benchmark.name,
         attempts=config.attempts,
         retries=config.retries or 0,
-        summary=summary,
+        summary=summary.file_dict(),
         task_ids=frozenset(order),
         caveat=caveat,
         config=config,

@@ -24,11 +24,13 @@ from arcmemo.bootstrap import abstract_into, items_from_run
 from arcmemo.config import RunConfig
 from arcmemo.memory.ontology import Memory
 from arcmemo.memory.seeds import load_seed
+from arcmemo.memory.store import dump_memory
 from arcmemo.models.client import ModelClient
 from arcmemo.models.scripted import ScriptedProvider
 from arcmemo.pipeline import run_benchmark
 from arcmemo.records import Attempt, Step, TaskResult
 from arcmemo.registry import RegistryError
+from arcmemo.rundir import RunDirectory
 from arcmemo.signals import WRITE_SIGNALS
 from arcmemo.structured import OutputError, load_yaml_block
 
@@ -397,13 +399,14 @@ def test_snapshots_processed_list_and_abstraction_log(loop: SimpleNamespace) -> 
     memory_dir = loop.run_dir / "memory"
     snapshots = sorted(p.name for p in memory_dir.glob("batch-*.json"))
     # the passes schedule: four batches of first tries, then one of retries (bbb1b8b6)
-    assert snapshots == [f"batch-{i:04d}.json" for i in range(5)]
+    assert snapshots == [f"batch-{i:04d}.delta.json" for i in range(5)]
     schedule = json.loads((loop.run_dir / "schedule.json").read_text())
     assert [(b["pass_number"], b["task_ids"]) for b in schedule["batches"]] == [
         *((0, [task]) for task in ONLINE_TASKS),
         (1, ["bbb1b8b6"]),
     ]
-    grown = [Memory.load(memory_dir / name) for name in snapshots]
+    rundir = RunDirectory(loop.run_dir)
+    grown = [rundir.snapshot_memory(memory_dir / name) for name in snapshots]
     assert [m.find("quadrant mirroring") is not None for m in grown] == [
         False,
         True,
@@ -416,7 +419,7 @@ def test_snapshots_processed_list_and_abstraction_log(loop: SimpleNamespace) -> 
     assert [m.find("tile grid").stats.selected for m in grown] == [0, 0, 0, 0, 1]  # type: ignore[union-attr]
     assert Memory.load(memory_dir / "initial.json") == Memory.load(loop.memory_path)
     commit = json.loads((memory_dir / "processed.json").read_text())
-    assert commit["batch"] == 4 and commit["snapshot"] == "batch-0004.json"
+    assert commit["batch"] == 4 and commit["snapshot"] == "batch-0004.delta.json"
     assert commit["processed"] == ONLINE_TASKS
     written = {
         task: (w["attempt"], w["round"], w["right"]) for task, w in commit["written"].items()
@@ -436,8 +439,10 @@ def test_snapshots_processed_list_and_abstraction_log(loop: SimpleNamespace) -> 
 
 
 def test_memory_out_is_the_last_snapshot_written_atomically(loop: SimpleNamespace) -> None:
-    last = loop.run_dir / "memory" / "batch-0004.json"
-    assert loop.memory_out.read_text() == last.read_text()
+    last = RunDirectory(loop.run_dir).snapshot_memory(
+        loop.run_dir / "memory" / "batch-0004.delta.json"
+    )
+    assert loop.memory_out.read_text() == dump_memory(last)
     # --memory-out leaves the memory the run read untouched
     assert loop.memory_path.read_bytes() == loop.bootstrapped
     renames = [src for src, dst in loop.replaced if dst == str(loop.memory_out)]

@@ -145,7 +145,7 @@ def test_a_failed_model_call_during_abstraction_is_recorded_and_the_run_goes_on(
     assert outcome.failures and outcome.failures[0].stage == "model call"
     assert "boom" in outcome.failures[0].error
     assert commit.processed == ["66e6c45b"] and list(commit.written) == ["66e6c45b"]
-    assert commit.snapshot == "batch-0000.json"
+    assert commit.snapshot == "batch-0000.delta.json"
 
 
 def test_bootstrap_follows_the_runs_task_order_not_the_finishing_order(tmp_path: Path) -> None:

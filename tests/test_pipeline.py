@@ -25,7 +25,7 @@ from arcmemo.models.client import CallRecord, ModelClient, ModelConfig
 from arcmemo.models.scripted import ScriptedProvider
 from arcmemo.pipeline import dry_run, lasting_run_memory, resolve_config, run_benchmark
 from arcmemo.records import TaskResult
-from arcmemo.rundir import RunDirError, RunWriter
+from arcmemo.rundir import RUNDIR_FORMAT, ConfigFile, RunDirError, RunWriter
 from arcmemo.selection.base import EARLIER_ANSWER
 from arcmemo.selection.embedding import OpenAIEmbedder
 
@@ -199,8 +199,10 @@ def test_calls_counted_by_the_script_match_the_call_log(arc_run: ArcRun) -> None
 
 
 def test_config_file_is_the_resolved_config(arc_run: ArcRun) -> None:
-    # config.json holds the resolved config (every setting decided)
-    saved = ResolvedRunConfig.model_validate_json((arc_run.out / "config.json").read_text())
+    # config.json holds the resolved config (every setting decided) and the directory's format
+    written = ConfigFile.model_validate_json((arc_run.out / "config.json").read_text())
+    assert written.format_version == RUNDIR_FORMAT
+    saved = ResolvedRunConfig.model_validate(written.model_dump(exclude={"format_version"}))
     expected = resolve_config(arc_config(arc_run.out))
     assert saved == expected.model_copy(update={"versions": saved.versions})
     assert saved.selector is not None and saved.selector.name == "none"  # no memory

@@ -154,9 +154,14 @@ def test_a_corrupt_line_in_the_middle_is_an_error_naming_the_line(tmp_path: Path
 
 
 def test_summary_is_written_as_json(tmp_path: Path) -> None:
+    from arcmemo.summary import RunSummary
+
     rundir = RunWriter(tmp_path)
-    rundir.write_summary({"score": 0.5, "path": tmp_path})
-    assert json.loads(rundir.summary_path.read_text()) == {"score": 0.5, "path": str(tmp_path)}
+    summary = RunSummary(benchmark="aime", model="m", n_tasks=1, memory=str(tmp_path))
+    rundir.write_summary(summary)
+    written = json.loads(rundir.summary_path.read_text())
+    assert written["memory"] == str(tmp_path) and written["format_version"] == 2
+    assert RunSummary.model_validate(written) == summary
 
 
 def _record(stage: str, *, n: int, hits: int, prompt: int, cost: float | None) -> str:
@@ -242,8 +247,9 @@ def test_the_memory_to_resume_from_is_the_committed_snapshot(tmp_path: Path) -> 
     grown = Memory(concepts=[Concept(name="a", kind="structure")])
     rundir.write_snapshot(dump_memory(grown), 0)
     rundir.write_snapshot(dump_memory(grown), 1)  # batch 1 was killed before its commit
-    rundir.write_commit(BatchCommit(batch=0, snapshot="batch-0000.json"))
-    assert rundir.resume_memory_path(cfg) == rundir.snapshot_path(0)
+    rundir.write_commit(BatchCommit(batch=0, snapshot="batch-0000.delta.json"))
+    assert rundir.resume_memory_path(cfg) == rundir.delta_path(0)
+    assert rundir.resume_memory(cfg) == grown
     rundir.write_initial_memory(grown)  # kept from the first start
     assert Memory.load(rundir.initial_memory_path).concepts == []
 

@@ -18,9 +18,10 @@ from arcmemo.models.client import ModelClient, ModelConfig, UsageSummary
 from arcmemo.models.scripted import ScriptedProvider
 from arcmemo.records import TaskResult
 from arcmemo.rundir import RunWriter
-from arcmemo.runner import Runner, build_summary, order_tasks
+from arcmemo.runner import Runner, order_tasks
 from arcmemo.selection.base import SELECTORS
 from arcmemo.solve_prompt import hide_own_concepts
+from arcmemo.summary import build_summary
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 ARC_DIR = FIXTURES / "arc" / "eval"
@@ -130,7 +131,7 @@ def test_a_failed_first_call_is_a_task_error_and_the_run_goes_on(
     summary = build_summary(
         runner.config, arc, list(results.values()), UsageSummary(), wall_seconds=1.0
     )
-    assert summary["n_errors"] == 1 and summary["n_solved"] == 1
+    assert summary.n_errors == 1 and summary.n_solved == 1
 
 
 def test_a_failed_retry_call_ends_the_attempt_with_a_recorded_error(
@@ -261,11 +262,11 @@ def test_build_summary_marks_label_leaks(arc: ArcBenchmark, tmp_path: Path) -> N
         write_signal="oracle",
     )
     summary = build_summary(config, arc, [], UsageSummary(), wall_seconds=0.5)
-    assert summary["leaks_test_labels"] is True
-    assert summary["select"] == "all" and summary["memory"] == str(tmp_path / "m.json")
-    assert summary["n_tasks"] == 0 and summary["score"] == 0.0
+    assert summary.leaks_test_labels is True
+    assert summary.select == "all" and summary.memory == str(tmp_path / "m.json")
+    assert summary.n_tasks == 0 and summary.metrics.score == 0.0
     plain = build_summary(config.model_copy(update={"memory": None}), arc, [], UsageSummary(), 0)
-    assert plain["select"] == "none" and plain["memory"] is None
+    assert plain.select == "none" and plain.memory is None
 
 
 def test_seed_reaches_the_providers_sampling_parameters(tmp_path: Path) -> None:

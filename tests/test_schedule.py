@@ -32,6 +32,7 @@ from arcmemo.config import RunConfig
 from arcmemo.files import LockHeldError, held_lock
 from arcmemo.memory.ontology import Memory
 from arcmemo.memory.seeds import load_seed
+from arcmemo.memory.store import dump_memory
 from arcmemo.models.base import Completion, GenerateParams, Usage
 from arcmemo.models.cache import ResponseCache
 from arcmemo.models.client import ModelClient, ModelConfig
@@ -323,7 +324,7 @@ class RunFiles:
         }
         texts["processed.json"] = rundir.processed_path.read_text()
         memories = {
-            path.name: _timeless(json.loads(path.read_text()))
+            path.name: _timeless(rundir.snapshot_raw(path))
             for path in [*rundir.snapshots(), rundir.initial_memory_path]
         }
         memories["final"] = _timeless(json.loads(memory_out.read_text()))
@@ -841,7 +842,8 @@ def test_a_batch_checks_its_memory_once_for_the_snapshot_and_the_saved_file(
     )
     config = crash_config(tmp_path / "run", seed_memory(tmp_path / "memory.json"))
     run(config, Script(CRASH_PLAN), tmp_path / "cache")
-    snapshots = sorted((config.out / "memory").glob("batch-*.json"))
+    rundir = RunDirectory(config.out)
+    snapshots = rundir.snapshots()
     assert len(snapshots) > 1 and len(checked) == len(snapshots)
     assert config.memory_out is not None
-    assert config.memory_out.read_text() == snapshots[-1].read_text()
+    assert config.memory_out.read_text() == dump_memory(rundir.snapshot_memory(snapshots[-1]))

@@ -14,8 +14,10 @@ from arcmemo import tables
 from arcmemo.benchmarks.aime.benchmark import AimeBenchmark
 from arcmemo.benchmarks.arc.benchmark import ArcBenchmark
 from arcmemo.config import RunConfig
+from arcmemo.models.client import UsageSummary
 from arcmemo.records import Attempt, Step, TaskResult
 from arcmemo.rundir import RunWriter
+from arcmemo.summary import build_summary
 
 T, F = True, False
 
@@ -216,7 +218,8 @@ def write_run(
     writer.write_task_order([r.task_id for r in results])
     for result in results:
         writer.append_result(result)
-    writer.write_summary({"complete": complete, **ArcBenchmark().summarize(results, attempts)})
+    summary = build_summary(writer.require_config(), ArcBenchmark(), results, UsageSummary(), 0.0)
+    writer.write_summary(summary.model_copy(update={"complete": complete}))
     return path
 
 

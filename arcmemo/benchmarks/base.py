@@ -48,6 +48,20 @@ class RunDefaults(BaseModel):
     selector: str = Field(default="llm", description="Selector when a memory is given.")
 
 
+class RunMetrics(BaseModel):
+    """The benchmark's part of ``summary.json``, as its ``summarize`` returns it.
+
+    A benchmark declares its own subclass as :attr:`Benchmark.metrics_model`; keys it does
+    not declare are kept as they are (flat aliases such as ``oracle@2`` or ``pass@3``), and
+    only the keys ``summarize`` gave are written back (a declared key it left out, such as
+    ``score`` of a run without labels, stays out of the file).
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    score: float | None = Field(default=None, description="The run's headline number (0..1).")
+
+
 class SharedSandbox:
     """One sandbox for all of a benchmark's checks, created on first use.
 
@@ -131,6 +145,8 @@ class Benchmark(abc.ABC, Generic[TaskT]):
     # True when check() runs model-written programs (the run then opens the sandbox first,
     # so a missing isolation layer fails before any model call is paid for).
     uses_sandbox: ClassVar[bool] = False
+    # The type of what summarize() returns (summary.json validates its metrics with it).
+    metrics_model: ClassVar[type[RunMetrics]] = RunMetrics
 
     def __init__(
         self, options: BaseModel | None = None, *, sandbox: SharedSandbox | None = None

@@ -8,8 +8,6 @@ loaded run for its report hooks; when reloading fails the report still builds an
 
 from __future__ import annotations
 
-import contextlib
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +21,7 @@ from arcmemo.models.client import CallRecord
 from arcmemo.records import TaskResult
 from arcmemo.registry import RegistryError
 from arcmemo.rundir import RunDirectory, RunDirError
+from arcmemo.summary import SummaryError, load_summary, summarize_directory
 
 
 class ReportError(ValueError):
@@ -109,24 +108,17 @@ def _load_tasks(run: RunData, data: str | None) -> None:
         run.notes.append(f"{len(missing)} task(s) not found in the reloaded data: {missing[:5]}")
 
 
-def _entries(path: Path) -> int:
-    """How many concepts and lessons the memory file at ``path`` holds (read, not
-    validated: the report only charts the number)."""
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-        return len(raw["concepts"]) + len(raw["lessons"])
-    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as error:
-        raise ReportError(f"{path}: not a memory snapshot ({error})") from None
-
-
 def _load_memories(run: RunData, rundir: RunDirectory) -> None:
     paths = rundir.snapshots()
-    run.snapshot_sizes = [_entries(path) for path in paths[:-1]]
-    if paths:
-        try:
-            last = run.last_snapshot = Memory.load(paths[-1])
-        except MemoryFileError as error:
-            raise ReportError(str(error)) from None
+    try:
+        # Only the last is rebuilt: a grown memory is hundreds of megabytes in memory.
+        run.snapshot_sizes = [rundir.snapshot_entries(path) for path in paths[:-1]]
+        if paths:
+            run.last_snapshot = rundir.snapshot_memory(paths[-1])
+    except (MemoryFileError, RunDirError) as error:
+        raise ReportError(str(error)) from None
+    last = run.last_snapshot
+    if last is not None:
         run.snapshot_sizes.append(len(last.concepts) + len(last.lessons))
     config = run.config
     if config is None or config.memory is None:
@@ -142,36 +134,30 @@ def _load_memories(run: RunData, rundir: RunDirectory) -> None:
         run.notes.append(f"input memory not shown: {error}")
 
 
-def _fallback_summary(run: RunData) -> dict[str, Any]:
-    """What ``summary.json`` would say, for a run that has not written one yet."""
-    results = run.results
-    summary: dict[str, Any] = {
-        "n_tasks": len(results),
-        "n_solved": sum(r.solved for r in results),
-        "n_errors": sum(r.error is not None for r in results),
-    }
-    scores = [r.score for r in results if r.score is not None]  # None: no labels
-    summary["score"] = sum(scores) / len(scores) if scores else (None if results else 0.0)
-    if summary["score"] is None:
-        del summary["score"], summary["n_solved"]
-    if run.config is not None:
-        summary["benchmark"] = run.config.benchmark.name
-        summary["model"] = run.config.model
-    if run.config is not None and run.benchmark is not None:
-        # When the benchmark cannot summarize these results, the basic counts above stand.
-        with contextlib.suppress(KeyError, ValueError):
-            summary.update(run.benchmark.summarize(results, run.config.attempts))
-    return summary
+def _summary(run: RunData, rundir: RunDirectory) -> dict[str, Any]:
+    """``summary.json`` (of any version), or for a run that has not written one yet what
+    it would say of the results so far."""
+    config, benchmark = run.config, run.benchmark
+    if config is None:
+        return rundir.read_summary() or {}
+    try:
+        summary = load_summary(rundir, config.benchmark.name)
+    except SummaryError as error:
+        # An older file the model does not read is still shown as it is.
+        run.notes.append(f"summary.json read as it is: {error}")
+        return rundir.read_summary() or {}
+    if summary is None:
+        run.notes.append("no summary.json (the run has not finished): numbers computed here")
+        if benchmark is None:
+            return {}
+        summary = summarize_directory(rundir, config, benchmark)
+    return summary.file_dict()
 
 
 def _read(rundir: RunDirectory, run: RunData, data: str | None) -> None:
     run.results = rundir.ordered_results()
     unavailable = _benchmark(run)
-    summary = rundir.read_summary()
-    if summary is None:
-        run.notes.append("no summary.json (the run has not finished): numbers computed here")
-        summary = _fallback_summary(run)
-    run.summary = summary
+    run.summary = _summary(run, rundir)
     if unavailable:
         run.notes.append(unavailable)
     _load_tasks(run, data)

@@ -16,8 +16,10 @@ from pathlib import Path
 from arcmemo.benchmarks.base import BENCHMARKS
 from arcmemo.config import RunConfig
 from arcmemo.models.base import Usage
+from arcmemo.models.client import UsageSummary
 from arcmemo.records import Attempt, PairCheck, Selection, Step, TaskResult
 from arcmemo.rundir import RunWriter
+from arcmemo.summary import build_summary
 
 Grid = list[list[int]]
 
@@ -175,5 +177,6 @@ def write_run(base: Path, n_tasks: int, *, seed: int = 0, memory: Path | None = 
     writer.start(config)
     writer.append_results(results)
     writer.write_task_order([r.task_id for r in results])
-    writer.write_summary(BENCHMARKS.create("arc-agi-1").summarize(results, config.attempts))
+    arc = BENCHMARKS.create("arc-agi-1")
+    writer.write_summary(build_summary(config, arc, results, UsageSummary(), 0.0))
     return config.out

@@ -102,16 +102,21 @@ def test_input_memory_overwritten_by_an_online_run_is_not_trusted(
 def test_only_the_last_snapshot_is_loaded_the_others_are_counted(
     arc_memory_run: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from arcmemo.memory.ontology import Memory
+    from arcmemo.rundir import RunDirectory
 
-    loaded: list[str] = []
-    real = Memory.load
-    monkeypatch.setattr(Memory, "load", lambda path: loaded.append(Path(path).name) or real(path))
+    rebuilt: list[str] = []
+    real = RunDirectory.snapshot_raw
+    monkeypatch.setattr(
+        RunDirectory,
+        "snapshot_raw",
+        lambda self, path: rebuilt.append(Path(path).name) or real(self, path),
+    )
     run = load_run(arc_memory_run)
-    snapshots = sorted((arc_memory_run / "memory").glob("batch-*.json"))
-    assert [n for n in loaded if n.startswith("batch-")] == [snapshots[-1].name]
+    snapshots = RunDirectory(arc_memory_run).snapshots()
+    assert [path.name for path in snapshots] == [f"batch-{i:04d}.delta.json" for i in range(3)]
+    assert rebuilt == [snapshots[-1].name]
     for path, size in zip(snapshots, run.snapshot_sizes, strict=True):
-        memory = real(path)
+        memory = RunDirectory(arc_memory_run).snapshot_memory(path)
         assert size == len(memory.concepts) + len(memory.lessons)
 
 

@@ -23,7 +23,7 @@ from arcmemo.benchmarks.aime.data import (
     load_problems,
     split_path,
 )
-from arcmemo.benchmarks.aime.metrics import aime_metrics, problem_metrics
+from arcmemo.benchmarks.aime.metrics import AimeMetrics, aime_metrics, problem_metrics
 from arcmemo.benchmarks.base import BENCHMARKS, Benchmark, RunDefaults, select_tasks, solve_messages
 from arcmemo.benchmarks.outputs import OrderRows, ScoredRun, Table
 from arcmemo.models.base import Message
@@ -37,6 +37,7 @@ class AimeBenchmark(Benchmark[AimeProblem]):
     name = "aime"
     domain = "aime"
     templates = ("aime/system", "aime/concepts", "aime/solve", "aime/retry")
+    metrics_model = AimeMetrics
     # No visible examples to verify against: no retries, and agreement confirms a write.
     defaults = RunDefaults(retries=0, write_signal="consistency", selector="llm")
     # `arcmemo run` shows those present (k <= the number of samples; score is pass@1);

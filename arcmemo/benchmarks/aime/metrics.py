@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from arcmemo.benchmarks.aime.answers import ExtractedAnswer
+from arcmemo.benchmarks.base import RunMetrics
 from arcmemo.stats import any_of_k, mean_std
 
 
@@ -51,6 +52,24 @@ def problem_metrics(reference: int, answers: Sequence[int | None], n: int) -> di
     majority = majority_answer(answers)
     values[f"maj@{n}"] = float(majority is not None and majority == reference)
     return values
+
+
+class MetricCell(BaseModel):
+    """One metric's mean over problems and its sample std (None for fewer than two)."""
+
+    mean: float
+    std: float | None
+
+
+class AimeMetrics(RunMetrics):
+    """The AIME part of ``summary.json`` (:func:`aime_metrics`); the flat ``pass@k`` and
+    ``maj@n`` means are kept as extra keys."""
+
+    n_tasks: int | None = Field(default=None, description="Problems with answers.")
+    n_samples: int | None = None
+    n_solved: int | None = Field(default=None, description="Problems with a right sample.")
+    no_answer_rate: float | None = None
+    by_metric: dict[str, MetricCell] | None = None
 
 
 def aime_metrics(

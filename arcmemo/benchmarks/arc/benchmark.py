@@ -118,6 +118,7 @@ class ArcBenchmark(Benchmark[ArcTask]):
     headline_metrics = ("score", "strict_score", *(f"oracle@{k}" for k in range(1, 9)))
     uses_sandbox = True
     templates = ("arc/system", "arc/concepts", "arc/solve")
+    metrics_model = scoring.ArcMetrics
 
     def load(
         self,

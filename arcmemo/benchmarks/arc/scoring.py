@@ -32,6 +32,9 @@ from itertools import combinations
 from math import comb
 from typing import Any
 
+from pydantic import BaseModel, Field
+
+from arcmemo.benchmarks.base import RunMetrics
 from arcmemo.records import Attempt, TaskResult
 from arcmemo.stats import any_of_k, mean_std
 
@@ -154,6 +157,32 @@ def oracle_cells(matrices: list[Matrix], n: int, *, strict: bool) -> dict[str, d
         std = mean_std(subsets)[1] if subsets else None
         cells[f"oracle@{k}"] = {"mean": mean, "std": std, "subsets": subsets}
     return cells
+
+
+class OracleCell(BaseModel):
+    """oracle@k at one retry depth: :func:`oracle_cells`."""
+
+    mean: float
+    std: float | None = Field(description="Sample std over the k-subsets; None for one subset.")
+    subsets: list[float] | None = Field(
+        description="Run-level score of each k-subset; None above MAX_SUBSETS subsets."
+    )
+
+
+class ArcMetrics(RunMetrics):
+    """The ARC part of ``summary.json`` (:func:`run_scores`); the flat ``oracle@k`` means
+    are kept as extra keys."""
+
+    labels: bool = Field(default=True, description="False in inference mode (no test outputs).")
+    n_unlabelled: int | None = Field(default=None, description="Tasks without test outputs.")
+    strict_score: float | None = None
+    score_metric: str | None = Field(default=None, description="The oracle@k of score.")
+    score_retry_depth: int | None = None
+    n_attempts: int | None = None
+    by_retry: dict[str, dict[str, OracleCell]] | None = Field(
+        default=None, description="Per retry depth reached, oracle@k for k = 1..n."
+    )
+    strict_by_retry: dict[str, dict[str, OracleCell]] | None = None
 
 
 def run_scores(results: list[TaskResult], attempts: int) -> dict[str, Any]:

@@ -16,8 +16,10 @@ from pathlib import Path
 from arcmemo.benchmarks.arc import ArcBenchmark
 from arcmemo.benchmarks.arc.scoring import task_score, task_solved
 from arcmemo.config import RunConfig
+from arcmemo.models.client import UsageSummary
 from arcmemo.records import Attempt, Step, TaskResult
 from arcmemo.rundir import RunWriter
+from arcmemo.summary import build_summary
 
 N_TASKS = 100
 ATTEMPTS = 3
@@ -123,8 +125,7 @@ def write_paper_run(path: Path, setting: str, *, summary: bool = True) -> Path:
     for result in results:
         writer.append_result(result)
     if summary:
-        scores = ArcBenchmark().summarize(results, ATTEMPTS)
-        writer.write_summary({"benchmark": "arc-agi-1", "n_tasks": N_TASKS, **scores})
+        writer.write_summary(build_summary(config, ArcBenchmark(), results, UsageSummary(), 0.0))
     return path
 
 

@@ -1,0 +1,375 @@
+"""``summary.json``: a run's typed, versioned summary, and the one function that builds it.
+
+:func:`build_summary` is the only builder: the runner's pipeline writes what it returns,
+``arcmemo merge`` builds the merged run's with it, and the report and ``arcmemo table``
+build one with it (:func:`summarize_directory`) for a run that has not written one yet.
+
+The file is flat, as arcmemo wrote it before it had a version (so that a script reading
+``summary["score"]`` keeps working): the run's counts, settings and usage, and the
+benchmark's metrics side by side. :class:`RunSummary` holds the metrics apart, typed by the
+benchmark's own model (:attr:`arcmemo.benchmarks.base.Benchmark.metrics_model`);
+:func:`parse_summary` splits a file's keys between the two.
+
+Versions (``format_version``): 1 is a file without one (arcmemo before it was recorded);
+2 adds ``format_version`` and ``roles`` (usage per model role). :func:`load_summary` reads
+both.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import (
+    BaseModel,
+    Field,
+    SerializationInfo,
+    SerializeAsAny,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+    model_validator,
+)
+
+from arcmemo.benchmarks.base import BENCHMARKS, Benchmark, RunMetrics
+from arcmemo.config import RunConfig
+from arcmemo.continual import run_write_signal
+from arcmemo.models.client import StageUsage, UsageSummary
+from arcmemo.records import TaskResult
+from arcmemo.registry import RegistryError
+from arcmemo.rundir import RunDirectory, RunDirError, WrittenStep
+from arcmemo.runner import sandbox_isolation
+from arcmemo.signals import WRITE_SIGNALS
+
+SUMMARY_FORMAT = 2
+INFERENCE_MODE = "inference mode: no labels"
+# The stages the solver model answers (the runner's); every other stage is the aux model's.
+SOLVER_STAGES = frozenset({"solve", "retry"})
+# Keys left out of the file when they are None (absent in the files before the model).
+_OPTIONAL_KEYS = frozenset({"n_solved", "mode", "wall_seconds", "write_precision", "partial_merge"})
+
+
+class SummaryError(RunDirError):
+    """A ``summary.json`` that cannot be read; the message names the file."""
+
+
+class TokenTotals(BaseModel):
+    prompt: int = 0
+    completion: int = 0
+    reasoning: int = 0
+    cached: int = 0
+
+
+class StatRange(BaseModel):
+    """A provider statistic over the run's fresh completions."""
+
+    mean: float
+    min: float
+    max: float
+    count: int
+
+
+class ErrorKind(BaseModel):
+    """Tasks that ended on one kind of model-call failure."""
+
+    count: int
+    first: str = Field(description="The first message.")
+    task: str = Field(description="The task it ended.")
+
+
+class SignalPrecision(BaseModel):
+    confirmed: int = Field(description="Final results the signal would confirm.")
+    right: int = Field(description="Of those, right on every hidden test output.")
+    precision: float | None
+
+
+class WritePrecision(BaseModel):
+    """How often the solutions an online run wrote were right (labels read for the report
+    only; they never decide a write)."""
+
+    signal: str = Field(description="The run's write signal.")
+    written: int
+    right: int
+    precision: float | None
+    by_signal: dict[str, SignalPrecision] = Field(
+        default_factory=dict,
+        description="Per write signal that does not read labels, what it would confirm.",
+    )
+
+
+class RunSummary(BaseModel):
+    """``summary.json``. Written flat (``metrics`` beside the other keys, see the module
+    docstring); ``complete`` is False when a task ended on a model error, when fewer tasks
+    than planned have a result, when the run was aborted, or when a merge was partial."""
+
+    format_version: int = SUMMARY_FORMAT
+    benchmark: str
+    split: str | None = None
+    model: str
+    select: str = "none"
+    memory: str | None = None
+    schedule: str = "tasks"
+    reselect: bool = False
+    n_tasks: int
+    n_solved: int | None = Field(default=None, description="None in inference mode.")
+    n_errors: int = 0
+    complete: bool = True
+    mode: str | None = Field(default=None, description="Set in inference mode (no labels).")
+    metrics: SerializeAsAny[RunMetrics] = Field(
+        default_factory=RunMetrics, description="The benchmark's summarize(), its model."
+    )
+    tokens: TokenTotals = Field(default_factory=TokenTotals)
+    cost_usd: float | None = 0.0
+    calls: int = 0
+    cache_hits: int = 0
+    stages: dict[str, StageUsage] = Field(default_factory=dict)
+    roles: dict[str, StageUsage] = Field(
+        default_factory=dict, description="Usage per model role (solver, aux)."
+    )
+    provider_stats: dict[str, StatRange] = Field(default_factory=dict)
+    wall_seconds: float | None = Field(default=None, description="None: still running.")
+    leaks_test_labels: bool = False
+    sandbox: str | None = None
+    isolation: str | None = None
+    errors: dict[str, ErrorKind] = Field(default_factory=dict)
+    aborted: str | None = None
+    warnings: list[str] = Field(default_factory=list)
+    write_precision: WritePrecision | None = None
+    partial_merge: list[str] | None = Field(
+        default=None, description="Why a merge of shards is incomplete (--allow-partial)."
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _gather_metrics(cls, data: Any) -> Any:
+        """A flat file's keys that are not the summary's own are its metrics."""
+        if isinstance(data, dict) and "metrics" not in data:
+            own = set(cls.model_fields)
+            metrics = {k: v for k, v in data.items() if k not in own}
+            data = {k: v for k, v in data.items() if k in own} | {"metrics": metrics}
+        return data
+
+    @model_serializer(mode="wrap")
+    def _flat(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
+        data = handler(self)
+        metrics = self.metrics.model_dump(mode=info.mode, exclude_unset=True)
+        flat: dict[str, Any] = {}
+        for key, value in data.items():
+            if key == "metrics":
+                flat.update(metrics)  # a metric named like a count wins, as it always did
+            elif not (value is None and key in _OPTIONAL_KEYS):
+                flat.setdefault(key, value)
+        return flat
+
+    def file_dict(self) -> dict[str, Any]:
+        """The JSON object of ``summary.json``."""
+        return dict(self.model_dump(mode="json"))
+
+
+def metrics_model(benchmark: str) -> type[RunMetrics]:
+    """The metrics model of the benchmark ``benchmark`` (the generic one when it is not
+    installed)."""
+    try:
+        factory = BENCHMARKS.get(benchmark).factory
+    except (RegistryError, ImportError):
+        return RunMetrics
+    model = getattr(factory, "metrics_model", RunMetrics)
+    return model if isinstance(model, type) and issubclass(model, RunMetrics) else RunMetrics
+
+
+def _migrated(raw: dict[str, Any], where: str) -> dict[str, Any]:
+    version = raw.get("format_version", 1)
+    if not isinstance(version, int) or version < 1:
+        raise SummaryError(f"{where}: format_version {version!r} is not a version")
+    if version > SUMMARY_FORMAT:
+        raise SummaryError(
+            f"{where}: format_version {version} was written by a newer arcmemo (this one "
+            f"reads up to {SUMMARY_FORMAT}); upgrade arcmemo"
+        )
+    # 1 -> 2 only added keys (format_version, roles), which read as their defaults.
+    return {**raw, "format_version": SUMMARY_FORMAT}
+
+
+def parse_summary(
+    raw: dict[str, Any], model: type[RunMetrics], where: str = "summary"
+) -> RunSummary:
+    """A ``summary.json`` object of any version, its metrics validated by ``model``."""
+    raw = _migrated(raw, where)
+    own = set(RunSummary.model_fields)
+    try:
+        metrics = model.model_validate(
+            {k: v for k, v in raw.items() if k not in own or k in model.model_fields}
+        )
+        return RunSummary.model_validate(
+            {k: v for k, v in raw.items() if k in own} | {"metrics": metrics}
+        )
+    except ValidationError as error:
+        first = error.errors()[0]
+        place = ".".join(str(part) for part in first["loc"])
+        raise SummaryError(f"{where}: {place + ': ' if place else ''}{first['msg']}") from None
+
+
+def load_summary(rundir: RunDirectory, benchmark: str) -> RunSummary | None:
+    """The run's ``summary.json`` (any version), or None when it has none yet."""
+    raw = rundir.read_summary()
+    if raw is None:
+        return None
+    return parse_summary(raw, metrics_model(benchmark), str(rundir.summary_path))
+
+
+def error_summary(results: list[TaskResult]) -> dict[str, ErrorKind]:
+    """Tasks that ended on a model-call failure, by kind: the count and the first message."""
+    kinds: dict[str, ErrorKind] = {}
+    for result in results:
+        if result.error is None:
+            continue
+        entry = kinds.setdefault(
+            result.error_kind or "error",
+            ErrorKind(count=0, first=result.error, task=result.task_id),
+        )
+        entry.count += 1
+    return kinds
+
+
+def role_usage(usage: UsageSummary) -> dict[str, StageUsage]:
+    """Usage per model role: the solver's stages and the aux model's (the rest)."""
+    roles: dict[str, StageUsage] = {}
+    for name, stage in usage.stages.items():
+        role = "solver" if name in SOLVER_STAGES else "aux"
+        roles.setdefault(role, StageUsage()).merge(stage)
+    return roles
+
+
+def _right(step: Any) -> bool:
+    return step is not None and bool(step.correct) and all(step.correct or [])
+
+
+def write_precision(
+    signal: str, written: dict[str, WrittenStep], results: list[TaskResult]
+) -> WritePrecision:
+    """How many written solutions were right on the hidden test outputs, and, per write
+    signal that does not read labels, how many of the solutions it would confirm in the
+    final results are right."""
+
+    def share(right: int, total: int) -> float | None:
+        return right / total if total else None
+
+    n_right = sum(bool(w.right) for w in written.values())
+    by_signal: dict[str, SignalPrecision] = {}
+    for name in WRITE_SIGNALS.names():
+        other = WRITE_SIGNALS.create(name)
+        if other.leaks_test_labels:
+            continue
+        steps = [other.confirmed_step(r) for r in results]
+        confirmed = [s for s in steps if s is not None]
+        right = sum(_right(s) for s in confirmed)
+        by_signal[name] = SignalPrecision(
+            confirmed=len(confirmed), right=right, precision=share(right, len(confirmed))
+        )
+    return WritePrecision(
+        signal=signal,
+        written=len(written),
+        right=n_right,
+        precision=share(n_right, len(written)),
+        by_signal=by_signal,
+    )
+
+
+def build_summary(
+    config: RunConfig,
+    benchmark: Benchmark[Any],
+    results: list[TaskResult],
+    usage: UsageSummary,
+    wall_seconds: float | None,
+    *,
+    n_planned: int | None = None,
+    aborted: str | None = None,
+    warnings: list[str] | None = None,
+    written: dict[str, WrittenStep] | None = None,
+    partial_merge: list[str] | None = None,
+) -> RunSummary:
+    """The summary of a run (finished or not) from its results and usage.
+
+    ``written``: an online run's written solutions (its last commit's), for the write
+    precision; ``wall_seconds`` None: a run still going; ``partial_merge``: why a merge of
+    shards is incomplete.
+    """
+    n_planned = len(results) if n_planned is None else n_planned
+    metrics = benchmark.metrics_model.model_validate(benchmark.summarize(results, config.attempts))
+    labels = getattr(metrics, "labels", True) is not False
+    n_errors = sum(r.error is not None for r in results)
+    total = usage.total
+    precision = None
+    if written is not None and labels:
+        precision = write_precision(run_write_signal(config, benchmark).name, written, results)
+    return RunSummary(
+        benchmark=config.benchmark.name,
+        split=config.split or config.data,
+        model=config.model,
+        select=config.selector.name if config.selector and config.memory else "none",
+        memory=str(config.memory) if config.memory else None,
+        schedule=config.run_schedule,
+        reselect=config.retries_reselect,
+        n_tasks=len(results),
+        # Inference mode: no task could be scored, so none counts as solved or unsolved.
+        n_solved=sum(r.solved for r in results) if labels else None,
+        n_errors=n_errors,
+        complete=n_errors == 0
+        and len(results) >= n_planned
+        and aborted is None
+        and not partial_merge,
+        mode=None if labels else INFERENCE_MODE,
+        metrics=metrics,
+        tokens=TokenTotals(
+            prompt=total.tokens.prompt_tokens,
+            completion=total.tokens.completion_tokens,
+            reasoning=total.tokens.reasoning_tokens,
+            cached=total.tokens.cached_tokens,
+        ),
+        cost_usd=total.cost_usd,
+        calls=total.calls,
+        cache_hits=total.cache_hits,
+        stages=usage.stages,
+        roles=role_usage(usage),
+        # Provider statistics of the run's fresh completions (e.g. JetSpec's tokens per
+        # verify round and tokens/s), as mean/min/max over completions.
+        provider_stats={
+            key: StatRange(mean=stat.mean, min=stat.min, max=stat.max, count=stat.count)
+            for key, stat in sorted(total.provider_stats.items())
+        },
+        wall_seconds=None if wall_seconds is None else round(wall_seconds, 3),
+        leaks_test_labels=config.leaks_test_labels,
+        sandbox=config.sandbox.name,
+        isolation=sandbox_isolation(config.sandbox.name),
+        errors=error_summary(results),
+        aborted=aborted,
+        warnings=list(warnings or []),
+        write_precision=precision,
+        partial_merge=partial_merge,
+    )
+
+
+def written_steps(rundir: RunDirectory, config: RunConfig) -> dict[str, WrittenStep] | None:
+    """An online run's written solutions as its last commit records them (None for a run
+    that writes no memory)."""
+    if config.update != "online" or config.memory is None:
+        return None
+    commit = rundir.read_commit()
+    return dict(commit.written) if commit else {}
+
+
+def summarize_directory(
+    rundir: RunDirectory, config: RunConfig, benchmark: Benchmark[Any]
+) -> RunSummary:
+    """The summary of a run that has written none (still running, or killed): its results
+    so far against the tasks it planned, the usage its call log holds; no wall time."""
+    results = rundir.ordered_results()
+    order = rundir.read_task_order()
+    return build_summary(
+        config,
+        benchmark,
+        results,
+        rundir.usage(),
+        None,
+        n_planned=len(order) if order is not None else None,
+        written=written_steps(rundir, config),
+    )
