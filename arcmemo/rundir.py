@@ -48,6 +48,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, Field, ValidationError
 
 from arcmemo.abstraction.base import AbstractionOutcome, append_outcomes
+from arcmemo.bulk import paused_gc
 from arcmemo.config import RESULT_FIELDS, RunConfig
 from arcmemo.files import (
     LockHeldError,
@@ -371,7 +372,8 @@ class RunDirectory:
             path = self.memory_dir / delta.base
             if not path.exists():
                 raise RunDirError(f"{chain[-1][0]}: its base {delta.base} does not exist")
-        raw = _read_json(path)
+        with paused_gc():  # a memory's JSON is millions of objects
+            raw = _read_json(path)
         if not isinstance(raw, dict):
             raise RunDirError(f"{path}: not a memory (expected a JSON object)")
         for where, delta in reversed(chain):
@@ -686,7 +688,13 @@ class RunWriter(RunDirectory):
             commit.snapshot if commit and commit.snapshot else self.initial_memory_path.name
         )
         if self._last_snapshot is None or self._last_snapshot[0] != base.name:
-            self._last_snapshot = (base.name, MemoryParts(self.snapshot_raw(base)))
+            # The memory's canonical text, as the batch that wrote it had it.
+            before = (
+                dump_memory(self.snapshot_memory(base))
+                if base.name.endswith(".delta.json")
+                else base.read_text(encoding="utf-8")
+            )
+            self._last_snapshot = (base.name, MemoryParts.of_text(before))
         parts = MemoryParts.of_text(text)
         delta = make_delta(base.name, self._last_snapshot[1], parts, text)
         path = self.delta_path(batch)

@@ -112,15 +112,25 @@ def test_an_older_run_resumed_starts_its_chain_at_its_last_full_snapshot(tmp_pat
     assert dump_memory(writer.snapshot_memory(writer.delta_path(3))) == text
 
 
-def test_a_delta_holds_runs_of_kept_items_and_only_the_changed_ones() -> None:
-    base = MemoryParts({"concepts": [{"n": i} for i in range(100)], "cheatsheet": "", "x": 1})
+@pytest.mark.parametrize("indent", [2, None], ids=["canonical", "parsed whole"])
+def test_a_delta_holds_runs_of_kept_items_and_only_the_changed_ones(indent: int | None) -> None:
+    base_raw = {
+        "concepts": [{"n": i} for i in range(100)],
+        "solutions": {"a": {"s": 1}, "b": {"s": 2}},
+        "cheatsheet": "",
+        "x": 1,
+    }
     new_raw = {
         "concepts": [{"n": i} for i in range(100) if i != 40] + [{"n": 100}],
+        "solutions": {"a": {"s": 1}, "b": {"s": 3}, "c": {"s": 4}},
         "cheatsheet": "c",
     }
-    new_raw["concepts"][10] = {"n": 10, "stats": 1}
-    new = MemoryParts(new_raw)
-    delta = make_delta("initial.json", base, new, "text")
+    new_raw["concepts"][10] = {"n": 10, "stats": 1}  # type: ignore[index]
+
+    def parts(raw: dict[str, object]) -> MemoryParts:
+        return MemoryParts.of_text(json.dumps(raw, indent=indent) + "\n")
+
+    delta = make_delta("initial.json", parts(base_raw), parts(new_raw), "text")
     assert delta.lists["concepts"] == [
         Kept(start=0, end=10),
         Written(items=[{"n": 10, "stats": 1}]),
@@ -128,8 +138,13 @@ def test_a_delta_holds_runs_of_kept_items_and_only_the_changed_ones() -> None:
         Kept(start=41, end=100),
         Written(items=[{"n": 100}]),
     ]
+    assert delta.mappings["solutions"] == [
+        Kept(start=0, end=1),
+        Written(items=[["b", {"s": 3}], ["c", {"s": 4}]]),
+    ]
     assert delta.fields == {"cheatsheet": "c"} and delta.removed == ["x"]
-    assert apply_delta(base.raw, delta) == new_raw
+    assert delta.entries == 100
+    assert apply_delta(base_raw, delta) == new_raw
 
 
 def test_a_broken_chain_is_named(tmp_path: Path) -> None:
