@@ -274,9 +274,22 @@ def write_precision(
     )
 
 
+def run_metrics(
+    benchmark: Benchmark[Any] | None, results: list[TaskResult], attempts: int
+) -> RunMetrics:
+    """The benchmark's metrics of ``results``; for a benchmark that is not installed, the
+    mean of the tasks' scores (none without labels)."""
+    if benchmark is not None:
+        return benchmark.metrics_model.model_validate(benchmark.summarize(results, attempts))
+    scores = [r.score for r in results if r.score is not None]
+    if results and not scores:
+        return RunMetrics.model_validate({"labels": False})
+    return RunMetrics(score=sum(scores) / len(scores) if scores else 0.0)
+
+
 def build_summary(
     config: RunConfig,
-    benchmark: Benchmark[Any],
+    benchmark: Benchmark[Any] | None,
     results: list[TaskResult],
     usage: UsageSummary,
     wall_seconds: float | None,
@@ -289,18 +302,20 @@ def build_summary(
 ) -> RunSummary:
     """The summary of a run (finished or not) from its results and usage.
 
-    ``written``: an online run's written solutions (its last commit's), for the write
-    precision; ``wall_seconds`` None: a run still going; ``partial_merge``: why a merge of
-    shards is incomplete.
+    ``benchmark`` None: one that is not installed (:func:`run_metrics`); ``written``: an
+    online run's written solutions (its last commit's), for the write precision;
+    ``wall_seconds`` None: a run still going; ``partial_merge``: why a merge of shards is
+    incomplete.
     """
     n_planned = len(results) if n_planned is None else n_planned
-    metrics = benchmark.metrics_model.model_validate(benchmark.summarize(results, config.attempts))
+    metrics = run_metrics(benchmark, results, config.attempts)
     labels = getattr(metrics, "labels", True) is not False
     n_errors = sum(r.error is not None for r in results)
     total = usage.total
     precision = None
-    if written is not None and labels:
-        precision = write_precision(run_write_signal(config, benchmark).name, written, results)
+    signal = config.write_signal or (run_write_signal(config, benchmark) if benchmark else None)
+    if written is not None and labels and signal is not None:
+        precision = write_precision(signal.name, written, results)
     return RunSummary(
         benchmark=config.benchmark.name,
         split=config.split or config.data,
@@ -358,7 +373,7 @@ def written_steps(rundir: RunDirectory, config: RunConfig) -> dict[str, WrittenS
 
 
 def summarize_directory(
-    rundir: RunDirectory, config: RunConfig, benchmark: Benchmark[Any]
+    rundir: RunDirectory, config: RunConfig, benchmark: Benchmark[Any] | None
 ) -> RunSummary:
     """The summary of a run that has written none (still running, or killed): its results
     so far against the tasks it planned, the usage its call log holds; no wall time."""

@@ -151,3 +151,19 @@ def test_a_run_without_a_summary_is_summarized_by_the_same_builder(tmp_path: Pat
     order = json.loads((run / "task_order.json").read_text())
     (run / "task_order.json").write_text(json.dumps([*order, "not-done-yet"]))
     assert load_run(run).summary["complete"] is False
+
+
+def test_a_run_of_a_benchmark_not_installed_still_gets_its_counts_and_score(
+    tmp_path: Path,
+) -> None:
+    run = _copy(V1 / "aime", tmp_path)
+    (run / "summary.json").unlink()
+    config = json.loads((run / "config.json").read_text())
+    config["benchmark"]["name"] = "not-installed"
+    (run / "config.json").write_text(json.dumps(config))
+    loaded = load_run(run)
+    assert loaded.benchmark is None
+    scores = [r.score for r in loaded.results]
+    assert loaded.summary["n_tasks"] == 3 and loaded.summary["n_solved"] == 3
+    assert loaded.summary["score"] == pytest.approx(sum(scores) / len(scores))
+    assert loaded.summary["complete"] is True

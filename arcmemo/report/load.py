@@ -148,9 +148,11 @@ def _summary(run: RunData, rundir: RunDirectory) -> dict[str, Any]:
         return rundir.read_summary() or {}
     if summary is None:
         run.notes.append("no summary.json (the run has not finished): numbers computed here")
-        if benchmark is None:
-            return {}
-        summary = summarize_directory(rundir, config, benchmark)
+        try:
+            summary = summarize_directory(rundir, config, benchmark)
+        except (KeyError, ValueError):
+            # Results the benchmark cannot summarize still have their counts and scores.
+            summary = summarize_directory(rundir, config, None)
     return summary.file_dict()
 
 
