@@ -35,6 +35,7 @@ it repairs the directory when the run starts and appends to it.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -45,7 +46,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, create_model
 
 from arcmemo.abstraction.base import AbstractionOutcome, append_outcomes
 from arcmemo.bulk import paused_gc
@@ -82,6 +83,20 @@ class ConfigFile(RunConfig):
 
     format_version: int = Field(
         default=RUNDIR_FORMAT, description="Format of the run directory's files."
+    )
+
+
+@functools.cache
+def config_file_type(config_type: type[RunConfig]) -> type[RunConfig]:
+    """:class:`ConfigFile` for a config class that adds settings (a subclass of RunConfig
+    keeps them in its file)."""
+    if config_type in (RunConfig, ConfigFile) or issubclass(config_type, ConfigFile):
+        return ConfigFile
+    return create_model(
+        f"{config_type.__name__}File",
+        __base__=config_type,
+        __doc__=ConfigFile.__doc__,
+        format_version=(int, ConfigFile.model_fields["format_version"]),
     )
 
 
@@ -571,7 +586,7 @@ class RunWriter(RunDirectory):
                     "forced_resume": [*previous.forced_resume, *differences],
                 }
             )
-        written = ConfigFile.model_validate(
+        written = config_file_type(type(config)).model_validate(
             {**config.model_dump(), "format_version": RUNDIR_FORMAT}
         )
         atomic_write_text(self.config_path, written.model_dump_json(indent=2) + "\n")

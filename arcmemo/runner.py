@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from arcmemo.benchmarks.base import Benchmark
-from arcmemo.config import ResolvedRunConfig, RunConfig
+from arcmemo.config import ResolvedRunConfig
 from arcmemo.memory.ontology import Memory
 from arcmemo.models.base import Completion, Usage
 from arcmemo.models.client import ModelCallError, ModelClient

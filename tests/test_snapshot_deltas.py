@@ -84,7 +84,7 @@ def test_a_resumed_writer_and_a_redone_batch_continue_the_chain(tmp_path: Path) 
     writer.write_snapshot(dump_memory(crashed), 3)
     resumed = RunWriter(tmp_path / "run")
     assert resumed.resume_memory(
-        RunConfig(benchmark="aime", model="m", out=resumed.path, memory=tmp_path / "m.json")
+        RunConfig(benchmark="aime", model="openai:m", out=resumed.path, memory=tmp_path / "m.json")
     ) == Memory.model_validate_json(dump_memory(memory))
     texts = _grow(resumed, memory, 2, first=3)
     assert json.loads(resumed.delta_path(3).read_text())["base"] == "batch-0002.delta.json"
