@@ -23,7 +23,8 @@ from arcmemo.memory.judge import judge_usage
 from arcmemo.memory.ontology import Memory, concept_id
 from arcmemo.memory.render import lesson_name
 from arcmemo.memory.store import checked_dump, save_checked_text
-from arcmemo.models.client import ModelCallError, ModelClient
+from arcmemo.models.client import ModelClient
+from arcmemo.models.retry import ModelCallError
 from arcmemo.records import Step, TaskResult
 from arcmemo.registry import ComponentSpec
 from arcmemo.rundir import Batch, BatchCommit, RunWriter, WrittenStep

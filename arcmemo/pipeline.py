@@ -21,7 +21,8 @@ from arcmemo.config import RunConfig
 from arcmemo.continual import ContinualUpdater
 from arcmemo.estimate import DryRunReport, estimate_record, estimate_run
 from arcmemo.models.batch import BatchSettings
-from arcmemo.models.client import ModelClient, ModelUnreachableError
+from arcmemo.models.client import ModelClient
+from arcmemo.models.retry import ModelUnreachableError
 from arcmemo.progress import ProgressSink, RunStarted, RunStopped, TaskFinished
 from arcmemo.resolve import RunOptionsError, resolve_config
 from arcmemo.run_warnings import run_warnings

@@ -62,7 +62,7 @@ from arcmemo.files import (
 )
 from arcmemo.memory.ontology import Memory
 from arcmemo.memory.store import dump_memory, parse_memory
-from arcmemo.models.client import CallRecord, UsageSummary, usage_from_records
+from arcmemo.models.accounting import CallRecord, UsageSummary, usage_from_records
 from arcmemo.records import TaskResult
 from arcmemo.snapshots import MemoryParts, SnapshotDelta, apply_delta, make_delta
 

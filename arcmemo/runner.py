@@ -33,7 +33,8 @@ from arcmemo.benchmarks.base import Benchmark
 from arcmemo.config import ResolvedRunConfig
 from arcmemo.memory.ontology import Memory
 from arcmemo.models.base import Completion, Usage
-from arcmemo.models.client import ModelCallError, ModelClient
+from arcmemo.models.client import ModelClient
+from arcmemo.models.retry import ModelCallError
 from arcmemo.progress import ProgressSink, StageStarted
 from arcmemo.records import Attempt, Step, TaskResult
 from arcmemo.rundir import Batch, BatchCommit, RunDirError, RunWriter, Schedule, TaskProgress

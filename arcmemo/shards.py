@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from arcmemo.config import RESULT_FIELDS, RunConfig
-from arcmemo.models.client import CallRecord, usage_from_records
+from arcmemo.models.accounting import CallRecord, usage_from_records
 from arcmemo.records import TaskResult
 from arcmemo.rundir import RunDirectory, RunDirError, RunWriter
 from arcmemo.summary import build_summary, load_summary

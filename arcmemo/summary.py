@@ -33,7 +33,7 @@ from pydantic import (
 from arcmemo.benchmarks.base import BENCHMARKS, Benchmark, RunMetrics
 from arcmemo.config import RunConfig
 from arcmemo.continual import run_write_signal
-from arcmemo.models.client import StageUsage, UsageSummary
+from arcmemo.models.accounting import StageUsage, UsageSummary
 from arcmemo.records import TaskResult
 from arcmemo.registry import RegistryError
 from arcmemo.rundir import RunDirectory, RunDirError, WrittenStep

@@ -18,7 +18,8 @@ from arcmemo.bootstrap import abstract_into, items_from_programs, items_from_run
 from arcmemo.config import RunConfig
 from arcmemo.memory.ontology import Memory
 from arcmemo.memory.seeds import load_seed
-from arcmemo.models.client import ModelCallError, ModelClient
+from arcmemo.models.client import ModelClient
+from arcmemo.models.retry import ModelCallError
 from arcmemo.models.scripted import ScriptedProvider
 from arcmemo.pipeline import run_benchmark
 from arcmemo.rundir import RunDirError

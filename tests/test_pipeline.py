@@ -21,7 +21,8 @@ import pytest
 from arcmemo.benchmarks.arc import format_grid, load_path
 from arcmemo.config import ResolvedRunConfig, RunConfig
 from arcmemo.memory.ontology import Concept, Lesson, Memory, Solution
-from arcmemo.models.client import CallRecord, ModelClient, ModelConfig
+from arcmemo.models.accounting import CallRecord
+from arcmemo.models.client import ModelClient, ModelConfig
 from arcmemo.models.scripted import ScriptedProvider
 from arcmemo.pipeline import dry_run, lasting_run_memory, resolve_config, run_benchmark
 from arcmemo.records import TaskResult

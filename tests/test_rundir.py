@@ -11,8 +11,8 @@ import pytest
 from arcmemo.abstraction.base import AbstractionOutcome
 from arcmemo.config import RunConfig
 from arcmemo.memory.store import dump_memory
+from arcmemo.models.accounting import CallRecord
 from arcmemo.models.base import Usage
-from arcmemo.models.client import CallRecord
 from arcmemo.records import TaskResult
 from arcmemo.rundir import BatchCommit, RunDirectory, RunDirError, RunWriter, Schedule
 

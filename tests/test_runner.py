@@ -13,8 +13,9 @@ from arcmemo.benchmarks.aime import AimeBenchmark, load_problems
 from arcmemo.benchmarks.arc import ArcBenchmark, ArcTask, load_path
 from arcmemo.config import RunConfig
 from arcmemo.memory.ontology import Memory
+from arcmemo.models.accounting import UsageSummary
 from arcmemo.models.base import Message
-from arcmemo.models.client import ModelClient, ModelConfig, UsageSummary
+from arcmemo.models.client import ModelClient, ModelConfig
 from arcmemo.models.scripted import ScriptedProvider
 from arcmemo.records import TaskResult
 from arcmemo.rundir import RunWriter

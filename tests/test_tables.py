@@ -14,7 +14,7 @@ from arcmemo import tables
 from arcmemo.benchmarks.aime.benchmark import AimeBenchmark
 from arcmemo.benchmarks.arc.benchmark import ArcBenchmark
 from arcmemo.config import RunConfig
-from arcmemo.models.client import UsageSummary
+from arcmemo.models.accounting import UsageSummary
 from arcmemo.records import Attempt, Step, TaskResult
 from arcmemo.rundir import RunWriter
 from arcmemo.summary import build_summary

@@ -17,8 +17,8 @@ def _user_error_types() -> tuple[type[BaseException], ...]:
     from arcmemo.files import LockHeldError
     from arcmemo.memory.store import MemoryFileError
     from arcmemo.models.base import ProviderError
-    from arcmemo.models.client import ModelCallError
     from arcmemo.models.prices import PriceTableError
+    from arcmemo.models.retry import ModelCallError
     from arcmemo.pipeline import RunOptionsError
     from arcmemo.registry import RegistryError
     from arcmemo.rundir import RunDirError

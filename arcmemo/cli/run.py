@@ -24,8 +24,8 @@ from arcmemo.cli.options import RegistryHelpCommand
 from arcmemo.config import RunConfig
 from arcmemo.estimate import RunEstimate, Span
 from arcmemo.models.batch import BatchProgress, BatchSettings
-from arcmemo.models.client import ModelUnreachableError
 from arcmemo.models.prices import BATCH_DISCOUNT
+from arcmemo.models.retry import ModelUnreachableError
 from arcmemo.pipeline import dry_run, resolve_config, run_benchmark, run_warnings
 from arcmemo.progress import (
     PeriodicLines,

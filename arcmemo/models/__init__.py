@@ -4,6 +4,7 @@ Importing this package never imports a provider SDK; provider modules load on fi
 through :func:`create_provider` / :func:`open_model`.
 """
 
+from arcmemo.models.accounting import CallRecord, StageUsage, UsageSummary, usage_from_records
 from arcmemo.models.base import (
     Completion,
     GenerateParams,
@@ -16,16 +17,7 @@ from arcmemo.models.base import (
     Usage,
 )
 from arcmemo.models.cache import ResponseCache
-from arcmemo.models.client import (
-    CallRecord,
-    ModelCallError,
-    ModelClient,
-    ModelConfig,
-    StageUsage,
-    UsageSummary,
-    open_model,
-    usage_from_records,
-)
+from arcmemo.models.client import ModelClient, ModelConfig, open_model
 from arcmemo.models.limiter import Limiter
 from arcmemo.models.prices import PriceTable
 from arcmemo.models.registry import (
@@ -34,6 +26,7 @@ from arcmemo.models.registry import (
     parse_spec,
     register_provider,
 )
+from arcmemo.models.retry import ModelCallError
 from arcmemo.models.scripted import ScriptedProvider, ScriptError
 
 __all__ = [

@@ -1,8 +1,10 @@
 """The facade every LLM call in arcmemo goes through.
 
 :class:`ModelClient` wraps one provider with the response cache, bounded retries with
-backoff, the run-wide :class:`~arcmemo.models.limiter.Limiter`, per-stage token and cost
-accounting, and an append-only ``calls.jsonl`` log. Providers only speak their wire format.
+backoff (the policy in :mod:`arcmemo.models.retry`), the run-wide
+:class:`~arcmemo.models.limiter.Limiter`, per-stage token and cost accounting (the records
+and sums in :mod:`arcmemo.models.accounting`), and an append-only ``calls.jsonl`` log.
+Providers only speak their wire format.
 """
 
 from __future__ import annotations
@@ -10,10 +12,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import functools
 import random
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -21,6 +24,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from arcmemo.files import append_lines
+from arcmemo.models.accounting import CallRecord, UsageSummary, add_cost
 from arcmemo.models.base import (
     Completion,
     GenerateParams,
@@ -42,6 +46,7 @@ from arcmemo.models.limiter import Limiter
 from arcmemo.models.prices import PriceTable
 from arcmemo.models.redact import public_url, redact
 from arcmemo.models.registry import create_provider
+from arcmemo.models.retry import Breaker, ModelCallError, backoff_delay, next_delay
 from arcmemo.progress import (
     CallAccounted,
     ProgressEvent,
@@ -90,176 +95,6 @@ class ModelConfig(BaseModel):
     )
 
 
-class ModelCallError(Exception):
-    """A call failed for good: a non-retryable error, or retries or budget ran out."""
-
-    def __init__(
-        self,
-        cause: str,
-        *,
-        stage: str,
-        task_id: str | None,
-        status: int | None = None,
-        attempts: int = 0,
-        kind: str | None = None,
-    ) -> None:
-        where = f"stage {stage}" + (f", task {task_id}" if task_id else "")
-        super().__init__(f"model call failed ({where}) after {attempts} attempt(s): {cause}")
-        self.cause = cause
-        self.stage = stage
-        self.task_id = task_id
-        self.status = status
-        self.attempts = attempts
-        self.kind = kind or (f"HTTP {status}" if status is not None else "error")
-
-
-class ModelUnreachableError(Exception):
-    """The first calls to a model all failed the same way (no server, a bad key, an unknown
-    model): the run stops instead of failing every task one by one. A rerun resumes."""
-
-
-# Failures that retrying or more tasks will not fix while nothing has ever been answered.
-_FATAL_EARLY_KINDS = frozenset({"connection", "HTTP 401", "HTTP 403", "HTTP 404"})
-# How many calls must fail that way, with no call answered yet, before the breaker opens.
-BREAKER_THRESHOLD = 3
-
-
-class StatSummary(BaseModel):
-    """Aggregate of one numeric provider statistic over completions."""
-
-    count: int = 0
-    total: float = 0.0
-    min: float | None = None
-    max: float | None = None
-
-    @property
-    def mean(self) -> float | None:
-        """Average value, or ``None`` before any sample."""
-        return self.total / self.count if self.count else None
-
-    def add(self, value: float) -> None:
-        """Fold in one observation."""
-        self.count += 1
-        self.total += value
-        self.min = value if self.min is None else min(self.min, value)
-        self.max = value if self.max is None else max(self.max, value)
-
-    def merge(self, other: StatSummary) -> None:
-        """Fold in another aggregate."""
-        self.count += other.count
-        self.total += other.total
-        for value in (other.min, other.max):
-            if value is not None:
-                self.min = value if self.min is None else min(self.min, value)
-                self.max = value if self.max is None else max(self.max, value)
-
-
-class CallRecord(BaseModel):
-    """One line of ``calls.jsonl``: one ``generate()`` call, what it spent and reported."""
-
-    ts: str
-    stage: str
-    task_id: str | None
-    model: str
-    n: int
-    cache_hits: int
-    cache_hit: bool = Field(description="True when every sample came from the cache.")
-    tokens: Usage
-    cost_usd: float | None
-    latency_s: float
-    attempts: int = Field(description="Provider requests made (0 when fully cached).")
-    error: str | None = None
-    provider_stats: list[dict[str, float]] = Field(
-        default_factory=list,
-        description="Numeric provider statistics of each fresh completion (e.g. JetSpec's "
-        "tokens/s and acceptance length); labels such as an engine index are left out.",
-    )
-    batch: bool = Field(
-        default=False,
-        description="Fresh completions came from a provider batch (priced at the batch "
-        "discount, see arcmemo.models.prices.BATCH_DISCOUNT).",
-    )
-
-
-class StageUsage(BaseModel):
-    """What one stage (or a whole run) spent."""
-
-    calls: int = Field(default=0, description="generate() calls.")
-    samples: int = Field(default=0, description="Completions obtained (cached ones included).")
-    cache_hits: int = Field(default=0, description="Completions served from the response cache.")
-    requests: int = Field(default=0, description="Provider requests made, retries included.")
-    errors: int = Field(default=0, description="generate() calls that raised ModelCallError.")
-    batch_calls: int = Field(
-        default=0, description="generate() calls answered (in part) by a provider batch."
-    )
-    tokens: Usage = Field(default_factory=Usage, description="Tokens of fresh completions.")
-    cost_usd: float | None = Field(
-        default=0.0, description="USD of fresh completions; None = unknown."
-    )
-    latency_s: float = Field(default=0.0, description="Summed wall time of generate() calls.")
-    provider_stats: dict[str, StatSummary] = Field(
-        default_factory=dict,
-        description="Each numeric provider statistic over the fresh completions.",
-    )
-
-    @classmethod
-    def of_call(cls, record: CallRecord) -> StageUsage:
-        """The usage of one logged call (a failed call obtained only its cached samples)."""
-        usage = cls(
-            calls=1,
-            samples=record.n if record.error is None else record.cache_hits,
-            cache_hits=record.cache_hits,
-            requests=record.attempts,
-            errors=int(record.error is not None),
-            batch_calls=int(record.batch),
-            tokens=record.tokens,
-            cost_usd=record.cost_usd,
-            latency_s=record.latency_s,
-        )
-        for stats in record.provider_stats:
-            for key, value in stats.items():
-                usage.provider_stats.setdefault(key, StatSummary()).add(value)
-        return usage
-
-    def merge(self, other: StageUsage) -> None:
-        """Add ``other``'s counts into this one."""
-        self.calls += other.calls
-        self.samples += other.samples
-        self.cache_hits += other.cache_hits
-        self.requests += other.requests
-        self.errors += other.errors
-        self.batch_calls += other.batch_calls
-        self.tokens = self.tokens + other.tokens
-        self.cost_usd = _add_cost(self.cost_usd, other.cost_usd)
-        self.latency_s += other.latency_s
-        for key, stat in other.provider_stats.items():
-            self.provider_stats.setdefault(key, StatSummary()).merge(stat)
-
-
-class UsageSummary(BaseModel):
-    """Totals and per-stage usage of one or more model clients."""
-
-    models: list[str] = Field(default_factory=list, description="Model specs included.")
-    total: StageUsage = Field(default_factory=StageUsage)
-    stages: dict[str, StageUsage] = Field(default_factory=dict)
-
-    def add(self, record: CallRecord) -> None:
-        """Count one call into its stage and the total."""
-        usage = StageUsage.of_call(record)
-        self.stages.setdefault(record.stage, StageUsage()).merge(usage)
-        self.total.merge(usage)
-        if record.model not in self.models:
-            self.models = sorted([*self.models, record.model])
-
-
-def usage_from_records(records: Iterable[CallRecord]) -> UsageSummary:
-    """Usage per stage and in total of logged calls (e.g. every line of ``calls.jsonl``)."""
-    summary = UsageSummary()
-    for record in records:
-        summary.add(record)
-    return summary
-
-
 def _consecutive_runs(indices: list[int]) -> list[list[int]]:
     """``[0, 1, 3]`` -> ``[[0, 1], [3]]``."""
     runs: list[list[int]] = []
@@ -279,10 +114,6 @@ def _group_params(params: GenerateParams, group: list[int]) -> GenerateParams:
     if params.seed is not None and group and group[0] != 0:
         update["seed"] = params.seed + group[0]
     return params.model_copy(update=update)
-
-
-def _add_cost(left: float | None, right: float | None) -> float | None:
-    return None if left is None or right is None else left + right
 
 
 class ModelClient:
@@ -319,7 +150,7 @@ class ModelClient:
         self._log_lock = threading.Lock()
         # Circuit breaker: fatal-looking failures counted until the first answer arrives.
         self._answered = False
-        self._early_failures: dict[str, int] = {}
+        self._breaker = Breaker()
         # Sampling used where a call leaves a parameter unset (a role's settings).
         self.defaults = SamplingConfig()
         self._owner: ModelClient | None = None
@@ -490,21 +321,11 @@ class ModelClient:
         if fresh:
             self._answered = True
         if error is not None:
-            self._trip_breaker(error)
+            self._breaker.record(
+                error, answered=self._answered, model=f"{self.spec}{self._endpoint()}"
+            )
             raise error
         return [result for result in results if result is not None]
-
-    def _trip_breaker(self, error: ModelCallError) -> None:
-        if self._answered or error.kind not in _FATAL_EARLY_KINDS:
-            return
-        count = self._early_failures.get(error.kind, 0) + 1
-        self._early_failures[error.kind] = count
-        if count >= BREAKER_THRESHOLD:
-            where = self._endpoint()
-            raise ModelUnreachableError(
-                f"{self.spec}{where}: the first {count} calls all failed ({error.kind}) and "
-                f"none was answered; stopping the run. Last error: {error.cause}"
-            ) from error
 
     def _endpoint(self) -> str:
         base_url = public_url(getattr(self.provider, "base_url", None))
@@ -606,40 +427,17 @@ class ModelClient:
                     )
                 return completions, attempt
 
-            cause = redact(str(failure))
-            if failure.decision is RetryDecision.NO:
-                raise ModelCallError(
-                    cause,
-                    stage=stage,
-                    task_id=task_id,
-                    status=failure.status,
-                    attempts=attempt,
-                    kind=failure.kind,
-                ) from failure
-            # While nothing has ever been answered, a refused connection is retried once, not
-            # for minutes: a dead endpoint must end the run in seconds (the breaker).
-            retries = config.max_retries
-            if not self._answered and failure.kind == "connection":
-                retries = min(retries, 1)
-            if attempt > retries:
-                raise ModelCallError(
-                    f"gave up after {retries} retries; last error: {cause}",
-                    stage=stage,
-                    task_id=task_id,
-                    status=failure.status,
-                    attempts=attempt,
-                    kind=failure.kind,
-                ) from failure
-            delay = self.backoff_delay(attempt, failure.retry_after)
-            if self._clock() - started + delay > config.retry_budget_s:
-                raise ModelCallError(
-                    f"retry budget of {config.retry_budget_s:g} s spent; last error: {cause}",
-                    stage=stage,
-                    task_id=task_id,
-                    status=failure.status,
-                    attempts=attempt,
-                    kind=failure.kind,
-                ) from failure
+            delay = next_delay(
+                failure,
+                attempt=attempt,
+                retries=config.max_retries,
+                answered=self._answered,
+                elapsed_s=self._clock() - started,
+                budget_s=config.retry_budget_s,
+                delay=functools.partial(self.backoff_delay, attempt, failure.retry_after),
+                stage=stage,
+                task_id=task_id,
+            )
             await self._sleep(delay)
 
     def _emit(self, event: ProgressEvent) -> None:
@@ -658,11 +456,13 @@ class ModelClient:
 
     def backoff_delay(self, attempt: int, retry_after: float | None) -> float:
         """Full-jitter exponential backoff, never shorter than the server's ``Retry-After``."""
-        ceiling = min(self.config.backoff_max_s, self.config.backoff_base_s * 2 ** (attempt - 1))
-        delay = self._rng.uniform(0, ceiling)
-        if retry_after is not None:
-            delay = max(delay, retry_after)
-        return delay
+        return backoff_delay(
+            attempt,
+            retry_after,
+            base_s=self.config.backoff_base_s,
+            max_s=self.config.backoff_max_s,
+            rng=self._rng,
+        )
 
     def _account(
         self,
@@ -686,7 +486,7 @@ class ModelClient:
             batch_tokens = batch_tokens + completion.usage
         cost = self._cost(tokens, fresh)
         if batched:
-            cost = _add_cost(cost, self.prices.batch_cost_usd(self.spec, batch_tokens))
+            cost = add_cost(cost, self.prices.batch_cost_usd(self.spec, batch_tokens))
         record = CallRecord(
             ts=datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
             stage=stage,

@@ -17,7 +17,7 @@ from arcmemo.benchmarks.base import BENCHMARKS, Benchmark
 from arcmemo.config import RunConfig
 from arcmemo.memory.ontology import Memory
 from arcmemo.memory.store import MemoryFileError
-from arcmemo.models.client import CallRecord
+from arcmemo.models.accounting import CallRecord
 from arcmemo.records import TaskResult
 from arcmemo.registry import RegistryError
 from arcmemo.rundir import RunDirectory, RunDirError

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from arcmemo.models import ModelCallError, ModelClient, ModelConfig, ResponseCache
+from arcmemo.models.accounting import CallRecord
 from arcmemo.models.base import Message
 from arcmemo.models.batch import (
     BatchProgress,
@@ -20,7 +21,6 @@ from arcmemo.models.batch import (
     pending_batches,
     read_batch_log,
 )
-from arcmemo.models.client import CallRecord
 from arcmemo.models.prices import BATCH_DISCOUNT, ModelPrice, PriceTable
 from arcmemo.models.registry import create_provider
 from arcmemo.models.scripted import ScriptedProvider

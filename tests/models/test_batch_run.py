@@ -14,8 +14,8 @@ from click.testing import CliRunner
 
 from arcmemo.cli.main import cli
 from arcmemo.config import RunConfig
+from arcmemo.models.accounting import CallRecord
 from arcmemo.models.batch import BatchProgress, BatchSettings, pending_batches, read_batch_log
-from arcmemo.models.client import CallRecord
 from arcmemo.models.prices import BATCH_DISCOUNT, PriceTable
 from arcmemo.pipeline import run_benchmark
 from arcmemo.rundir import RunDirectory

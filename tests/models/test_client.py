@@ -27,13 +27,9 @@ from arcmemo.models import (
     Usage,
     open_model,
 )
-from arcmemo.models.client import (
-    BREAKER_THRESHOLD,
-    CallRecord,
-    ModelUnreachableError,
-    usage_from_records,
-)
+from arcmemo.models.accounting import CallRecord, usage_from_records
 from arcmemo.models.prices import ModelPrice, PriceTable
+from arcmemo.models.retry import BREAKER_THRESHOLD, ModelUnreachableError
 
 MESSAGES = [Message(role="user", content="what is two plus two")]
 

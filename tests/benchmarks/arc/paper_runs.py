@@ -16,7 +16,7 @@ from pathlib import Path
 from arcmemo.benchmarks.arc import ArcBenchmark
 from arcmemo.benchmarks.arc.scoring import task_score, task_solved
 from arcmemo.config import RunConfig
-from arcmemo.models.client import UsageSummary
+from arcmemo.models.accounting import UsageSummary
 from arcmemo.records import Attempt, Step, TaskResult
 from arcmemo.rundir import RunWriter
 from arcmemo.summary import build_summary

@@ -42,7 +42,8 @@ from arcmemo.benchmarks.arc.puzzles.verify import (
 from arcmemo.memory.ontology import Concept, Memory
 from arcmemo.memory.types import type_names
 from arcmemo.models.base import Message
-from arcmemo.models.client import ModelCallError, ModelClient
+from arcmemo.models.client import ModelClient
+from arcmemo.models.retry import ModelCallError
 from arcmemo.sandbox.base import Sandbox
 from arcmemo.structured import PYTHON_LANGUAGES, fenced_blocks
 

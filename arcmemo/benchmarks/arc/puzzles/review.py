@@ -18,7 +18,8 @@ from arcmemo import prompting
 from arcmemo.benchmarks.arc.puzzles.verify import UNTESTED, CheckResult, VerificationReport
 from arcmemo.memory.ontology import Concept
 from arcmemo.models.base import Message
-from arcmemo.models.client import ModelCallError, ModelClient
+from arcmemo.models.client import ModelClient
+from arcmemo.models.retry import ModelCallError
 from arcmemo.structured import OutputError, generate_structured, tagged
 
 STAGE = "puzzles-review"
