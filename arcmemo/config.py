@@ -730,7 +730,7 @@ class RunConfig(BaseModel):
                 if isinstance(benchmark, str)
                 else ComponentSpec.model_validate(benchmark).name
             )
-            defaults = BENCHMARKS.get(name).factory.defaults  # type: ignore[attr-defined]
+            defaults = BENCHMARKS.get(name).cls.defaults
             values = {**values, "selector": {**selector, "name": defaults.selector}}
         return values
 
@@ -767,7 +767,7 @@ class RunConfig(BaseModel):
         self.leaks_test_labels = (
             self.update == "online"
             and signal is not None
-            and WRITE_SIGNALS.get(signal.name).factory.leaks_test_labels  # type: ignore[attr-defined]
+            and WRITE_SIGNALS.get(signal.name).cls.leaks_test_labels
         )
         return self
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
+from arcmemo.abstraction.base import ABSTRACTORS
 from arcmemo.models.prices import ModelPrice, PriceTable
 from arcmemo.solve_prompt import prepare_prompt
 from arcmemo.structured import REPAIRS
@@ -33,8 +34,6 @@ OUTPUT_ASSUMPTIONS: tuple[tuple[str, int, int], ...] = (
 )
 # A retry prompt is the first prompt plus the previous program and per-example feedback.
 RETRY_EXTRA_TOKENS = 1_500
-# Calls per confirmed solution a memory format makes (PS: pseudocode, then concepts).
-ABSTRACTION_CALLS = {"ps": 2, "oe": 1, "cheatsheet": 1}
 ABSTRACTION_INPUT_TOKENS = 6_000
 # The attribution judge's prompt: the deciding solution and the concepts it was shown.
 JUDGE_INPUT_TOKENS = 3_000
@@ -162,7 +161,7 @@ async def estimate_run(session: RunSession) -> RunEstimate:
                 Span(low=1, high=selections * ASKS), estimate_tokens(prompt_text), aux_out
             )
         if session.online:
-            calls = ABSTRACTION_CALLS.get(config.memory_format.name, 1)
+            calls = ABSTRACTORS.get(config.memory_format.name).cls.model_calls
             estimate.stage("abstract", aux).add_calls(
                 Span(high=calls * ASKS), ABSTRACTION_INPUT_TOKENS, aux_out
             )

@@ -60,12 +60,27 @@ class ComponentUnavailableError(RegistryError):
 
 @dataclass(frozen=True)
 class Entry(Generic[T]):
-    """One registered component."""
+    """One registered component: its name, how to build it, its options model, and (through
+    :attr:`cls`) the capabilities its class declares."""
 
     name: str
     factory: Callable[..., T]
     options: type[BaseModel]
     summary: str
+    kind: str = ""
+    registered_class: type[T] | None = None
+
+    @property
+    def cls(self) -> type[T]:
+        """The component's class: its class attributes (declared, typed, on the kind's base
+        class: a benchmark's ``defaults``, a sandbox's ``isolation``) are what the rest of
+        arcmemo knows about the component before building it."""
+        if self.registered_class is None:
+            raise RegistryError(
+                f"{self.kind or 'component'} {self.name!r} is registered as a bare factory, "
+                "so it declares no capabilities (register its class, or pass cls=)"
+            )
+        return self.registered_class
 
     def describe(self) -> str:
         """The summary and the options with their defaults, in one line."""
@@ -142,12 +157,21 @@ class Registry(Generic[T]):
     # -- registering ----------------------------------------------------------------------
 
     def register(
-        self, name: str, *, options: type[BaseModel] = NoOptions, summary: str | None = None
+        self,
+        name: str,
+        *,
+        options: type[BaseModel] = NoOptions,
+        summary: str | None = None,
+        cls: type[T] | None = None,
     ) -> Callable[[F], F]:
         """Decorator: register a class or factory as ``name``.
 
-        Registering a second, different factory under a taken name is an error (a plugin
-        must not silently replace a built-in).
+        A factory that builds a class through another constructor names that class as
+        ``cls`` (the class declares the capabilities, :attr:`Entry.cls`). The class gets
+        its ``name`` attribute from here (the registered name is the one place it is
+        written). Registering a second, different factory under a taken name
+        is an error (a plugin must not silently replace a built-in), and so is a class that
+        declares another name than the one it is registered under.
         """
 
         def decorate(factory: F) -> F:
@@ -156,11 +180,22 @@ class Registry(Generic[T]):
                 # The same class imported again (a module reloaded) is not a conflict.
                 if existing is not None and _identity(existing.factory) != _identity(factory):
                     raise RegistryError(f"{self.kind} {name!r} is already registered")
+                component = cls if cls is not None else factory
+                if isinstance(component, type):
+                    declared = component.__dict__.get("name", name)
+                    if declared != name:
+                        raise RegistryError(
+                            f"{self.kind} {name!r}: class {component.__qualname__} is already "
+                            f"named {declared!r}"
+                        )
+                    type.__setattr__(component, "name", name)  # as its class body would
                 self._entries[name] = Entry(
                     name=name,
                     factory=factory,
                     options=options,
                     summary=summary if summary is not None else _summary(factory),
+                    kind=self.kind,
+                    registered_class=component if isinstance(component, type) else None,
                 )
             return factory
 

@@ -35,7 +35,7 @@ def resolve_config(config: RunConfig) -> ResolvedRunConfig:
     if isinstance(config, ResolvedRunConfig):
         return config
     benchmark = BENCHMARKS.get(config.benchmark.name)
-    defaults = benchmark.factory.defaults  # type: ignore[attr-defined]
+    defaults = benchmark.cls.defaults
     check_options(config)
     if config.memory is None:
         selector = SELECTORS.spec("none")  # nothing to select from
@@ -118,8 +118,10 @@ def _sampling_for_attempts(config: RunConfig) -> SamplingConfig:
     """The solver's sampling, made to sample when several attempts would otherwise all be
     the same greedy decode (a provider that is greedy unless given a temperature)."""
     sampling = config.solver.sampling
-    if config.attempts > 1 and sampling.temperature is None:
-        provider = PROVIDERS.get(parse_spec(config.solver_spec)[0]).factory
-        if getattr(provider, "greedy_by_default", False):
-            return sampling.model_copy(update={"temperature": DEFAULT_SAMPLING_TEMPERATURE})
+    if (
+        config.attempts > 1
+        and sampling.temperature is None
+        and PROVIDERS.get(parse_spec(config.solver_spec)[0]).cls.greedy_by_default
+    ):
+        return sampling.model_copy(update={"temperature": DEFAULT_SAMPLING_TEMPERATURE})
     return sampling

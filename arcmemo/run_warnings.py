@@ -29,4 +29,4 @@ def run_warnings(config: RunConfig) -> list[str]:
 
 
 def benchmark_uses_sandbox(config: RunConfig) -> bool:
-    return bool(getattr(BENCHMARKS.get(config.benchmark.name).factory, "uses_sandbox", False))
+    return BENCHMARKS.get(config.benchmark.name).cls.uses_sandbox

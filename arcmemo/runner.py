@@ -500,4 +500,4 @@ def sandbox_isolation(name: str) -> str:
     """How the sandbox ``name`` contains programs: ``kernel`` or ``process``."""
     from arcmemo.sandbox import SANDBOXES
 
-    return str(getattr(SANDBOXES.get(name).factory, "isolation", "unknown"))
+    return SANDBOXES.get(name).cls.isolation

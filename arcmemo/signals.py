@@ -20,7 +20,7 @@ from arcmemo.registry import NoOptions, Registry
 class WriteSignal(abc.ABC):
     """Decides which step of a finished task, if any, may be written to memory."""
 
-    name: ClassVar[str]
+    name: ClassVar[str]  # set by the registry: the name it is registered under
     # True when the signal looks at hidden test labels (scores become optimistic).
     leaks_test_labels: ClassVar[bool] = False
 
@@ -43,8 +43,6 @@ def _final_steps(result: TaskResult) -> list[Step]:
 class TrainSignal(WriteSignal):
     """A program that passes every visible example (train pairs)."""
 
-    name = "train"
-
     def confirmed_step(self, result: TaskResult) -> Step | None:
         return next((s for s in _final_steps(result) if s.verified), None)
 
@@ -52,8 +50,6 @@ class TrainSignal(WriteSignal):
 @WRITE_SIGNALS.register("consistency")
 class ConsistencySignal(WriteSignal):
     """An answer given by a strict majority of the attempts."""
-
-    name = "consistency"
 
     def confirmed_step(self, result: TaskResult) -> Step | None:
         finals = _final_steps(result)
@@ -71,7 +67,6 @@ class ConsistencySignal(WriteSignal):
 class OracleSignal(WriteSignal):
     """The hidden test labels: leaks them (reproduction of published numbers only)."""
 
-    name = "oracle"
     leaks_test_labels = True
 
     def confirmed_step(self, result: TaskResult) -> Step | None:

@@ -145,3 +145,47 @@ def test_help_shows_defaults_built_by_a_factory() -> None:
     from arcmemo.sandbox import SANDBOXES
 
     assert "PydanticUndefined" not in SANDBOXES.help()
+
+
+class Shape:
+    """A toy kind whose classes declare a capability."""
+
+    name: str
+    corners: int = 0
+
+
+def test_an_entry_gives_its_class_with_the_registered_name_and_capabilities() -> None:
+    shapes: Registry[Shape] = Registry("shape")
+
+    @shapes.register("square")
+    class Square(Shape):
+        """Four corners."""
+
+        corners = 4
+
+    entry = shapes.get("square")
+    assert entry.cls is Square and entry.cls.corners == 4
+    assert Square.name == "square"  # written once, at registration
+
+
+def test_a_factory_names_the_class_it_builds_for_its_capabilities() -> None:
+    shapes: Registry[Shape] = Registry("shape")
+
+    class Triangle(Shape):
+        corners = 3
+
+    shapes.register("triangle", cls=Triangle)(lambda options: Triangle())
+    shapes.register("blob")(lambda options: Shape())
+    assert shapes.get("triangle").cls.corners == 3 and Triangle.name == "triangle"
+    with pytest.raises(RegistryError, match="shape 'blob' is registered as a bare factory"):
+        shapes.get("blob").cls  # noqa: B018
+
+
+def test_a_class_named_otherwise_than_its_registration_is_refused() -> None:
+    shapes: Registry[Shape] = Registry("shape")
+
+    class Circle(Shape):
+        name = "circle"
+
+    with pytest.raises(RegistryError, match="class .*Circle is already named 'circle'"):
+        shapes.register("round")(Circle)

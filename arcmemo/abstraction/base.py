@@ -95,7 +95,9 @@ class PitfallOptions(BaseModel):
 class Abstractor(abc.ABC):
     """Writes into a memory from one verified solution."""
 
-    name: ClassVar[str]
+    name: ClassVar[str]  # set by the registry: the name it is registered under
+    # Aux-model calls per verified solution (the dry-run estimate of a run's cost).
+    model_calls: ClassVar[int] = 1
 
     def __init__(self, options: BaseModel | None = None, *, actor: str = "human") -> None:
         self.options = options

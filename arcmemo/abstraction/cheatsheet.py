@@ -23,8 +23,6 @@ MIN_KEPT_FRACTION = 0.2
 class CheatsheetAbstractor(Abstractor):
     """A curator prompt rewrites the whole sheet with each verified solution."""
 
-    name = "cheatsheet"
-
     async def abstract(
         self, memory: Memory, item: SolvedItem, model: ModelClient
     ) -> AbstractionOutcome:

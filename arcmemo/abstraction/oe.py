@@ -100,8 +100,6 @@ class LessonOptions(ExampleOptions, PitfallOptions):
 class LessonAbstractor(Abstractor):
     """Thought-process reconstruction, then up to four lessons per verified solution."""
 
-    name = "oe"
-
     def __init__(self, options: LessonOptions | None = None, *, actor: str = "human") -> None:
         super().__init__(options or LessonOptions(), actor=actor)
         self.settings = options or LessonOptions()

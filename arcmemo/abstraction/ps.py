@@ -160,7 +160,7 @@ class PSOptions(ExampleOptions, PitfallOptions):
 class ProgramSynthesisAbstractor(Abstractor):
     """Pseudocode first, then typed concepts written into the memory (few-shot)."""
 
-    name = "ps"
+    model_calls = 2  # the pseudocode, then the concepts
 
     def __init__(self, options: PSOptions | None = None, *, actor: str = "human") -> None:
         super().__init__(options or PSOptions(), actor=actor)

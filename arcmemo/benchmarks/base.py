@@ -133,7 +133,7 @@ def select_tasks(
 class Benchmark(abc.ABC, Generic[TaskT]):
     """One problem domain: loader, prompt, checker, judge, metrics and report view."""
 
-    name: ClassVar[str]
+    name: ClassVar[str]  # set by the registry: the name it is registered under
     # The prompt folder under prompts/ and the memory domain ("arc", "aime").
     domain: ClassVar[str]
     defaults: ClassVar[RunDefaults] = RunDefaults()

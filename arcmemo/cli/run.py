@@ -301,8 +301,8 @@ def execute(config: RunConfig, options: dict[str, Any], console: Console) -> Non
         )
     except ModelUnreachableError as error:
         raise RunIncomplete(f"{error} (partial summary: {resolved.out / 'summary.json'})") from None
-    benchmark = BENCHMARKS.get(resolved.benchmark.name).factory
-    print_summary(console, summary, benchmark.headline_metrics)  # type: ignore[attr-defined]
+    benchmark = BENCHMARKS.get(resolved.benchmark.name).cls
+    print_summary(console, summary, benchmark.headline_metrics)
     console.print(f"run directory: {resolved.out}")
     # The one line on stdout: where a script finds the machine-readable numbers.
     click.echo(resolved.out / "summary.json")

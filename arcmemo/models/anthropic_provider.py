@@ -69,7 +69,6 @@ class AnthropicOptions(SdkOptions):
 class AnthropicProvider(Provider):
     """Claude models through the Messages API."""
 
-    name = "anthropic"
     supports_n = False
 
     def __init__(self, options: AnthropicOptions, *, model: str) -> None:

@@ -189,7 +189,7 @@ class Provider(abc.ABC):
     :func:`arcmemo.models.registry.create_provider`.
     """
 
-    name: ClassVar[str]
+    name: ClassVar[str]  # set by the registry: the name it is registered under
     # False when the API samples one answer per request: the client then sends n single
     # requests, each retried and cached on its own.
     supports_n: ClassVar[bool] = True

@@ -107,8 +107,6 @@ class OpenAIOptions(SdkOptions, EndpointOptions):
 class OpenAIProvider(Provider):
     """Chat Completions over the official ``openai`` SDK."""
 
-    name = "openai"
-
     def __init__(self, options: OpenAIOptions, *, model: str) -> None:
         super().__init__(model)
         self.base_url = options.base_url or os.environ.get(BASE_URL_ENV) or None

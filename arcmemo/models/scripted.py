@@ -185,8 +185,6 @@ def _digest_of(script: Any) -> str:
 class ScriptedProvider(Provider):
     """A provider whose answers come from a list, a pattern mapping or a callable."""
 
-    name = "scripted"
-
     def __init__(self, script: Any, *, model: str = "inline", digest: str | None = None) -> None:
         super().__init__(model)
         self._lock = threading.Lock()
@@ -277,7 +275,9 @@ def _load_python_script(path: Path) -> Any:
     raise ScriptError(f"scripted: {path} defines neither respond(messages) nor SCRIPT")
 
 
-@register_provider("scripted", summary="Answers from a script file (tests and demos)")
+@register_provider(
+    "scripted", summary="Answers from a script file (tests and demos)", cls=ScriptedProvider
+)
 def scripted_from_spec(options: NoOptions, *, model: str) -> ScriptedProvider:
     """Factory for ``scripted:PATH`` specs (a script takes no options)."""
     return ScriptedProvider.from_file(model)

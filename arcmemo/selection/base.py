@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import abc
 import re
-from typing import ClassVar, Literal
+from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
@@ -24,7 +24,8 @@ from arcmemo.records import Selection
 from arcmemo.registry import Registry
 from arcmemo.resources import data_dir
 
-MemoryFormat = Literal["ps", "oe", "cheatsheet"]
+# The name of a memory format (a registered abstractor, arcmemo.abstraction.ABSTRACTORS).
+MemoryFormat = str
 _DOMAIN = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 
 
@@ -82,7 +83,7 @@ EARLIER_ANSWER = "(the model's earlier answer goes here)"
 class Selector(abc.ABC):
     """Picks memory entries for one task."""
 
-    name: ClassVar[str]
+    name: ClassVar[str]  # set by the registry: the name it is registered under
     # True when select() calls a model (the run then needs the selector's model).
     uses_model: ClassVar[bool] = False
     # Cap on the solve view (SolveViewOptions sets it from the selector's options).

@@ -57,7 +57,6 @@ def _parse(text: str) -> str:
 class DcrsSelector(RetrievingSelector):
     """Retrieve the most similar solved problems; the model writes this problem's sheet."""
 
-    name = "dcrs"
     uses_model = True
 
     def __init__(self, options: DcrsSelectorOptions | None = None) -> None:

@@ -94,7 +94,6 @@ class DescribeSelectorOptions(BaseModel):
 class DescribeSelector(Selector):
     """Describe the problem, then pick the top-k lessons from the description (OE)."""
 
-    name = "describe"
     uses_model = True
 
     def __init__(self, options: DescribeSelectorOptions | None = None) -> None:

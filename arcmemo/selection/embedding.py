@@ -146,8 +146,6 @@ class EmbeddingSelectorOptions(SolveViewOptions):
 class EmbeddingSelector(RetrievingSelector):
     """The ``top_k`` entries most similar to the problem."""
 
-    name = "embedding"
-
     def __init__(self, options: EmbeddingSelectorOptions | None = None) -> None:
         options = options or EmbeddingSelectorOptions()
         self.top_k = options.top_k

@@ -137,7 +137,6 @@ class LLMSelectorOptions(SolveViewOptions):
 class LLMSelector(Selector):
     """The model explores the problem against the memory's selection view."""
 
-    name = "llm"
     uses_model = True
 
     def __init__(self, options: LLMSelectorOptions | None = None) -> None:

@@ -14,8 +14,6 @@ from arcmemo.selection.base import SELECTORS, Selector, render_hint
 class AllSelector(Selector):
     """Every entry in full: the paper's "no selection" ablation."""
 
-    name = "all"
-
     def __init__(self, options: NoOptions | None = None) -> None:
         self.options = options or NoOptions()
 
@@ -39,8 +37,6 @@ class AllSelector(Selector):
 @SELECTORS.register("none")
 class NoSelector(Selector):
     """No memory in the prompt (the baseline)."""
-
-    name = "none"
 
     def __init__(self, options: NoOptions | None = None) -> None:
         self.options = options or NoOptions()

@@ -51,8 +51,8 @@ def test_run_uses_the_options_limits_unless_given_and_runs_nothing_for_no_inputs
 
 def test_registry_knows_both_kinds_and_their_isolation() -> None:
     assert {"bwrap", "process"} <= set(SANDBOXES.names())
-    assert SANDBOXES.get("bwrap").factory.isolation == "kernel"  # type: ignore[attr-defined]
-    assert SANDBOXES.get("process").factory.isolation == "process"  # type: ignore[attr-defined]
+    assert SANDBOXES.get("bwrap").cls.isolation == "kernel"
+    assert SANDBOXES.get("process").cls.isolation == "process"
     spec = SANDBOXES.spec("bwrap", {"max_workers": 3})
     assert spec.options["max_workers"] == 3 and spec.options["audit_hook"] is True
     assert "numpy" in spec.options["packages"] and spec.options["limits"]["disk_mb"] == 64

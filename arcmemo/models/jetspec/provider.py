@@ -46,7 +46,6 @@ def missing_runtime() -> str | None:
 class JetSpecProvider(Provider):
     """``jetspec:MODEL_DIR``: a local HF model decoded by JetSpec, optionally speculatively."""
 
-    name = "jetspec"
     stat_labels = STAT_LABELS
     # One sample without a temperature is a greedy decode (several sample at 0.7).
     greedy_by_default: ClassVar[bool] = True
