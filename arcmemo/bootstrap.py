@@ -8,14 +8,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from arcmemo.abstraction.base import ABSTRACTORS, AbstractionOutcome, SolvedItem, append_outcomes
+from arcmemo.abstraction.base import ABSTRACTORS, AbstractionOutcome, append_outcomes
 from arcmemo.benchmarks.base import BENCHMARKS, Benchmark, SharedSandbox
 from arcmemo.files import held_lock
 from arcmemo.memory.ontology import Memory
 from arcmemo.memory.store import editing
 from arcmemo.models.client import ModelClient
 from arcmemo.pipeline import writer_lock_path
-from arcmemo.records import Step
+from arcmemo.records import SolvedItem, Step
 from arcmemo.registry import ComponentSpec
 from arcmemo.rundir import RunDirectory
 from arcmemo.signals import WRITE_SIGNALS

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from arcmemo.models.base import Usage
+from arcmemo.tokens import Usage
 
 
 class PairCheck(BaseModel):
@@ -102,3 +102,15 @@ class TaskResult(BaseModel):
         default=None, description="Its class: HTTP <status>, connection, timeout or error."
     )
     tokens: Usage = Field(default_factory=Usage)
+
+
+class SolvedItem(BaseModel):
+    """A solution confirmed by the run's write signal, ready for abstraction."""
+
+    task_id: str
+    domain: str = Field(description="'arc', 'aime' or another domain name.")
+    problem: str = Field(description="The problem as text (never hidden labels).")
+    solution: str = Field(description="The verified program or worked solution.")
+    reasoning: str | None = Field(
+        default=None, description="The solver's visible reasoning, if any."
+    )

@@ -32,7 +32,7 @@ from typing import Any
 from arcmemo.benchmarks.base import Benchmark
 from arcmemo.config import ResolvedRunConfig
 from arcmemo.memory.ontology import Memory
-from arcmemo.models.base import Completion, Usage
+from arcmemo.models.base import Completion
 from arcmemo.models.client import ModelClient
 from arcmemo.models.retry import ModelCallError
 from arcmemo.progress import ProgressSink, StageStarted
@@ -40,6 +40,7 @@ from arcmemo.records import Attempt, Step, TaskResult
 from arcmemo.rundir import Batch, BatchCommit, RunDirError, RunWriter, Schedule, TaskProgress
 from arcmemo.selection.base import Selector
 from arcmemo.solve_prompt import PreparedPrompt, prepare_prompt
+from arcmemo.tokens import Usage
 
 # How often a process looks again at tasks that another live process of the run holds.
 CLAIM_POLL_S = 0.5

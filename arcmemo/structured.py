@@ -15,8 +15,9 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from arcmemo import prompting
-from arcmemo.models.base import Message, Usage
+from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient
+from arcmemo.tokens import Usage
 
 T = TypeVar("T")
 

@@ -6,11 +6,14 @@ at most three digits, and give punctuation, and a space before a digit, tokens o
 those pieces comes within about 10% of o200k on ARC prompts in every grid format and on
 English prose, where "four characters a token" is off by a factor of three on grids
 (measured on 30 val100 prompts; ``experiments/grid_tokens.py`` has the real tokenizer).
+What a provider reports it spent is a :class:`Usage`.
 """
 
 from __future__ import annotations
 
 import re
+
+from pydantic import BaseModel, Field
 
 _PIECES = re.compile(r"[A-Za-z]+|\d{1,3}|[^\sA-Za-z\d]| (?=\d)|\n")
 # From this size on, ASCII text is counted with numpy (about 20 times faster than the
@@ -55,3 +58,29 @@ def count_ascii_pieces(text: str) -> int:
     edges = np.flatnonzero(np.diff(np.concatenate(([False], digits, [False])).astype(np.int8)))
     runs = edges[1::2] - edges[::2]
     return count + int(((runs + 2) // 3).sum())
+
+
+class Usage(BaseModel):
+    """Token counts of one completion (or a sum of several)."""
+
+    prompt_tokens: int = Field(default=0, description="Tokens of the prompt billed for this call.")
+    completion_tokens: int = Field(
+        default=0, description="Generated tokens, reasoning tokens included."
+    )
+    reasoning_tokens: int = Field(default=0, description="Hidden reasoning tokens, where reported.")
+    cached_tokens: int = Field(
+        default=0, description="Prompt tokens served from the provider's cache."
+    )
+    cache_write_tokens: int = Field(
+        default=0,
+        description="Prompt tokens written to the provider's cache (Anthropic bills them extra).",
+    )
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
+            cached_tokens=self.cached_tokens + other.cached_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+        )

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from arcmemo.abstraction import AbstractionOutcome, SolvedItem
+from arcmemo.abstraction import AbstractionOutcome
 from arcmemo.benchmarks.arc import ArcTaskError
 from arcmemo.benchmarks.base import BENCHMARKS
 from arcmemo.bootstrap import abstract_into, items_from_programs, items_from_run, memory_summary
@@ -22,6 +22,7 @@ from arcmemo.models.client import ModelClient
 from arcmemo.models.retry import ModelCallError
 from arcmemo.models.scripted import ScriptedProvider
 from arcmemo.pipeline import run_benchmark
+from arcmemo.records import SolvedItem
 from arcmemo.rundir import RunDirError
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

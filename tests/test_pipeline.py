@@ -23,12 +23,12 @@ from arcmemo.config import ResolvedRunConfig, RunConfig
 from arcmemo.memory.ontology import Concept, Lesson, Memory, Solution
 from arcmemo.models.accounting import CallRecord
 from arcmemo.models.client import ModelClient, ModelConfig
+from arcmemo.models.embedding import OpenAIEmbedder
 from arcmemo.models.scripted import ScriptedProvider
 from arcmemo.pipeline import dry_run, lasting_run_memory, resolve_config, run_benchmark
 from arcmemo.records import TaskResult
 from arcmemo.rundir import RUNDIR_FORMAT, ConfigFile, RunDirError, RunWriter
 from arcmemo.selection.base import EARLIER_ANSWER
-from arcmemo.selection.embedding import OpenAIEmbedder
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 ARC_DIR = FIXTURES / "arc" / "eval"

@@ -187,5 +187,5 @@ def test_a_class_named_otherwise_than_its_registration_is_refused() -> None:
     class Circle(Shape):
         name = "circle"
 
-    with pytest.raises(RegistryError, match="class .*Circle is already named 'circle'"):
+    with pytest.raises(RegistryError, match=r"class .*Circle is already named 'circle'"):
         shapes.register("round")(Circle)

@@ -12,9 +12,9 @@ from arcmemo.abstraction.base import AbstractionOutcome
 from arcmemo.config import RunConfig
 from arcmemo.memory.store import dump_memory
 from arcmemo.models.accounting import CallRecord
-from arcmemo.models.base import Usage
 from arcmemo.records import TaskResult
 from arcmemo.rundir import BatchCommit, RunDirectory, RunDirError, RunWriter, Schedule
+from arcmemo.tokens import Usage
 
 
 def config(out: Path, **changes: object) -> RunConfig:

@@ -33,13 +33,14 @@ from arcmemo.files import LockHeldError, held_lock
 from arcmemo.memory.ontology import Memory
 from arcmemo.memory.seeds import load_seed
 from arcmemo.memory.store import dump_memory
-from arcmemo.models.base import Completion, GenerateParams, Usage
+from arcmemo.models.base import Completion, GenerateParams
 from arcmemo.models.cache import ResponseCache
 from arcmemo.models.client import ModelClient, ModelConfig
 from arcmemo.models.scripted import ScriptedProvider, count_tokens_roughly
 from arcmemo.pipeline import run_benchmark, writer_lock_path
 from arcmemo.records import TaskResult
 from arcmemo.rundir import RunDirectory, RunDirError, RunWriter
+from arcmemo.tokens import Usage
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 ROOT = Path(__file__).resolve().parents[1]

@@ -12,27 +12,17 @@ from pydantic import BaseModel, Field
 from arcmemo import prompting
 from arcmemo.files import append_lines
 from arcmemo.memory.ontology import Memory
-from arcmemo.models.base import Message, Usage
+from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient
+from arcmemo.records import SolvedItem
 from arcmemo.registry import Registry
 from arcmemo.structured import Structured, generate_structured
+from arcmemo.tokens import Usage
 
 if TYPE_CHECKING:
     from arcmemo.abstraction.pitfall import FailedItem
 
 T = TypeVar("T")
-
-
-class SolvedItem(BaseModel):
-    """A solution confirmed by the run's write signal, ready for abstraction."""
-
-    task_id: str
-    domain: str = Field(description="'arc', 'aime' or another domain name.")
-    problem: str = Field(description="The problem as text (never hidden labels).")
-    solution: str = Field(description="The verified program or worked solution.")
-    reasoning: str | None = Field(
-        default=None, description="The solver's visible reasoning, if any."
-    )
 
 
 class Failure(BaseModel):

@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-from arcmemo.abstraction.base import (
-    ABSTRACTORS,
-    AbstractionOutcome,
-    Abstractor,
-    SolvedItem,
-    ask,
-)
+from arcmemo.abstraction.base import ABSTRACTORS, AbstractionOutcome, Abstractor, ask
+from arcmemo.inlined_library import without_library
 from arcmemo.memory.ontology import HistoryEntry, Memory, Solution
 from arcmemo.models.client import ModelClient
-from arcmemo.seeds import without_library
+from arcmemo.records import SolvedItem
 from arcmemo.structured import OutputError, tagged
 
 # A rewrite that shrinks the sheet to a sliver of itself is a collapse, not a curation

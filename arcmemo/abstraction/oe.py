@@ -22,13 +22,13 @@ from arcmemo.abstraction.base import (
     AbstractionOutcome,
     Abstractor,
     PitfallOptions,
-    SolvedItem,
     ask,
 )
 from arcmemo.abstraction.examples import Example, ExampleOptions, load_examples
+from arcmemo.inlined_library import without_library
 from arcmemo.memory.ontology import Lesson, Memory, Solution
 from arcmemo.models.client import ModelClient
-from arcmemo.seeds import without_library
+from arcmemo.records import SolvedItem
 from arcmemo.structured import OutputError, load_yaml_block, tagged
 
 _STEP = re.compile(r"^\s*-\s*[ot]\s*\d+\s*:", re.MULTILINE | re.IGNORECASE)

@@ -20,16 +20,16 @@ from arcmemo.abstraction.base import (
     AbstractionOutcome,
     Abstractor,
     PitfallOptions,
-    SolvedItem,
     ask,
 )
 from arcmemo.abstraction.examples import Example, ExampleOptions, load_examples
+from arcmemo.inlined_library import without_library
 from arcmemo.memory.merge import harvest_typedefs
 from arcmemo.memory.ontology import Concept, Memory, Solution
 from arcmemo.memory.render import USAGE_THRESHOLD
 from arcmemo.memory.types import unresolved
 from arcmemo.models.client import ModelClient
-from arcmemo.seeds import without_library
+from arcmemo.records import SolvedItem
 from arcmemo.structured import OutputError, load_yaml_block, tagged
 
 _ALIASES: dict[str, str] = {

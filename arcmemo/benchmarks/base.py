@@ -20,10 +20,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from arcmemo.abstraction.base import SolvedItem
 from arcmemo.benchmarks.outputs import Curve, Exporter, OrderRows, ScoredRun, Table
 from arcmemo.models.base import Message
-from arcmemo.records import Attempt, CheckResult, Step, TaskGrade, TaskResult
+from arcmemo.records import Attempt, CheckResult, SolvedItem, Step, TaskGrade, TaskResult
 from arcmemo.registry import ComponentSpec, NoOptions, Registry, RegistryError
 
 if TYPE_CHECKING:

@@ -30,6 +30,7 @@ from rapidfuzz import fuzz
 from arcmemo.memory.evidence import active, usefulness_key
 from arcmemo.memory.merge import WriteResult, fold_concept
 from arcmemo.memory.ontology import Concept, Memory
+from arcmemo.models.embedding import create_embedder
 
 NAME_THRESHOLD = 70.0
 CONTENT_THRESHOLD = 0.35
@@ -71,8 +72,6 @@ async def propose_merges(
     embedder: str = "tfidf",
 ) -> list[MergeProposal]:
     """The merges consolidation would apply to ``memory`` (nothing is changed)."""
-    from arcmemo.selection.embedding import create_embedder
-
     concepts = sorted(active(memory).concepts, key=usefulness_key)
     if len(concepts) < 2:
         return []

@@ -14,7 +14,6 @@ from arcmemo.models.base import (
     ProviderError,
     ProviderOptions,
     RetryDecision,
-    Usage,
 )
 from arcmemo.models.cache import ResponseCache
 from arcmemo.models.client import ModelClient, ModelConfig, open_model
@@ -28,6 +27,7 @@ from arcmemo.models.registry import (
 )
 from arcmemo.models.retry import ModelCallError
 from arcmemo.models.scripted import ScriptedProvider, ScriptError
+from arcmemo.tokens import Usage
 
 __all__ = [
     "PROVIDERS",

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel, Field
 
-from arcmemo.models.base import Usage
+from arcmemo.tokens import Usage
 
 
 class StatSummary(BaseModel):

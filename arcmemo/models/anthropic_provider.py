@@ -35,11 +35,11 @@ from arcmemo.models.base import (
     Provider,
     ProviderError,
     RetryDecision,
-    Usage,
 )
 from arcmemo.models.redact import public_url
 from arcmemo.models.registry import register_provider
 from arcmemo.models.sdk_support import SdkOptions, map_sdk_error, read_api_key
+from arcmemo.tokens import Usage
 
 BASE_URL_ENV = "ANTHROPIC_BASE_URL"
 DEFAULT_KEY_ENV = "ANTHROPIC_API_KEY"

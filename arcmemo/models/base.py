@@ -13,6 +13,8 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from arcmemo.tokens import Usage
+
 Role = Literal["system", "user", "assistant"]
 
 
@@ -30,32 +32,6 @@ class Message(BaseModel):
             "providers with prompt caching may cache; ignored by the others."
         ),
     )
-
-
-class Usage(BaseModel):
-    """Token counts of one completion (or a sum of several)."""
-
-    prompt_tokens: int = Field(default=0, description="Tokens of the prompt billed for this call.")
-    completion_tokens: int = Field(
-        default=0, description="Generated tokens, reasoning tokens included."
-    )
-    reasoning_tokens: int = Field(default=0, description="Hidden reasoning tokens, where reported.")
-    cached_tokens: int = Field(
-        default=0, description="Prompt tokens served from the provider's cache."
-    )
-    cache_write_tokens: int = Field(
-        default=0,
-        description="Prompt tokens written to the provider's cache (Anthropic bills them extra).",
-    )
-
-    def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
-            completion_tokens=self.completion_tokens + other.completion_tokens,
-            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
-            cached_tokens=self.cached_tokens + other.cached_tokens,
-            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
-        )
 
 
 class Completion(BaseModel):

@@ -33,7 +33,6 @@ from arcmemo.models.base import (
     ProviderError,
     RetryDecision,
     SamplingConfig,
-    Usage,
 )
 from arcmemo.models.batch import (
     Batcher,
@@ -54,7 +53,7 @@ from arcmemo.progress import (
     RequestEnded,
     RequestStarted,
 )
-from arcmemo.tokens import estimate_tokens
+from arcmemo.tokens import Usage, estimate_tokens
 
 Sleep = Callable[[float], Awaitable[None]]
 

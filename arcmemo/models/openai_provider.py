@@ -34,7 +34,6 @@ from arcmemo.models.base import (
     Provider,
     ProviderError,
     RetryDecision,
-    Usage,
 )
 from arcmemo.models.endpoints import (
     EndpointOptions,
@@ -45,6 +44,7 @@ from arcmemo.models.endpoints import (
 )
 from arcmemo.models.registry import register_provider
 from arcmemo.models.sdk_support import SdkOptions, map_sdk_error, read_api_key
+from arcmemo.tokens import Usage
 
 BASE_URL_ENV = "OPENAI_BASE_URL"
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"

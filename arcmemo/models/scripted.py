@@ -44,10 +44,10 @@ from arcmemo.models.base import (
     Provider,
     ProviderError,
     RetryDecision,
-    Usage,
 )
 from arcmemo.models.registry import register_provider
 from arcmemo.registry import NoOptions
+from arcmemo.tokens import Usage
 
 Responder = Callable[[list[Message]], Any]
 _WILDCARD = "*"

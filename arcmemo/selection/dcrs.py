@@ -25,13 +25,14 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from arcmemo import prompting
+from arcmemo.inlined_library import without_library
 from arcmemo.memory.ontology import Memory
 from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient
+from arcmemo.models.embedding import create_embedder
 from arcmemo.records import Selection
-from arcmemo.seeds import without_library
 from arcmemo.selection.base import SELECTORS, render_hint
-from arcmemo.selection.embedding import RetrievingSelector, create_embedder
+from arcmemo.selection.embedding import RetrievingSelector
 from arcmemo.structured import OutputError, generate_structured, tagged
 
 STAGE = "select"

@@ -17,11 +17,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from arcmemo import prompting
 from arcmemo.memory.ontology import Memory
 from arcmemo.memory.render import lesson_name, render_lessons
-from arcmemo.models.base import Message, Usage
+from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient
 from arcmemo.records import Selection
 from arcmemo.selection.base import EARLIER_ANSWER, SELECTORS, Selector, render_hint
 from arcmemo.structured import OutputError, generate_structured, load_yaml_block, tagged
+from arcmemo.tokens import Usage
 
 # The selection trace holds the description first, then the selection answer.
 DESCRIPTION_HEADER = "## description\n"

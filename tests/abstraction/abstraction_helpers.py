@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 
-from arcmemo.abstraction import ABSTRACTORS, AbstractionOutcome, SolvedItem
+from arcmemo.abstraction import ABSTRACTORS, AbstractionOutcome
 from arcmemo.memory.ontology import Concept, Memory, Parameter, TypeDef
 from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient
 from arcmemo.models.scripted import ScriptedProvider
+from arcmemo.records import SolvedItem
 from arcmemo.registry import ComponentSpec
 
 MODEL_NAME = "abstractor"

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from abstraction_helpers import ACTOR, ITEM, Recorder, abstract, fenced
 
-from arcmemo.abstraction import SolvedItem
 from arcmemo.abstraction.examples import load_examples
 from arcmemo.abstraction.oe import parse_lessons, parse_thought_process
 from arcmemo.memory.ontology import Concept, Lesson, Memory, TypeDef
+from arcmemo.records import SolvedItem
 from arcmemo.registry import ComponentSpec
 from arcmemo.structured import OutputError
 

@@ -24,12 +24,12 @@ from arcmemo.models import (
     ResponseCache,
     RetryDecision,
     ScriptedProvider,
-    Usage,
     open_model,
 )
 from arcmemo.models.accounting import CallRecord, usage_from_records
 from arcmemo.models.prices import ModelPrice, PriceTable
 from arcmemo.models.retry import BREAKER_THRESHOLD, ModelUnreachableError
+from arcmemo.tokens import Usage
 
 MESSAGES = [Message(role="user", content="what is two plus two")]
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from arcmemo.abstraction import ABSTRACTORS, SolvedItem
+from arcmemo.abstraction import ABSTRACTORS
 from arcmemo.benchmarks import BENCHMARKS
 from arcmemo.benchmarks.arc import ArcBenchmark, ArcTask, load_path
 from arcmemo.memory.ontology import Lesson, Memory
@@ -24,7 +24,7 @@ from arcmemo.memory.seeds import load_seed
 from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient
 from arcmemo.models.scripted import ScriptedProvider
-from arcmemo.records import Selection
+from arcmemo.records import Selection, SolvedItem
 from arcmemo.selection import SELECTORS
 
 SNAPSHOTS = Path(__file__).resolve().parent / "snapshots"

@@ -16,10 +16,10 @@ from pathlib import Path
 from arcmemo.benchmarks.base import BENCHMARKS
 from arcmemo.config import RunConfig
 from arcmemo.models.accounting import UsageSummary
-from arcmemo.models.base import Usage
 from arcmemo.records import Attempt, PairCheck, Selection, Step, TaskResult
 from arcmemo.rundir import RunWriter
 from arcmemo.summary import build_summary
+from arcmemo.tokens import Usage
 
 Grid = list[list[int]]
 

@@ -134,8 +134,8 @@ def test_arcmemo_run_with_dcrs_shows_the_synthesised_sheet(tmp_path: Path) -> No
 
 
 def test_the_cheatsheet_format_keeps_the_problem_for_retrieval() -> None:
-    from arcmemo.abstraction.base import SolvedItem
     from arcmemo.abstraction.cheatsheet import CheatsheetAbstractor
+    from arcmemo.records import SolvedItem
 
     model = ModelClient(ScriptedProvider.from_script(lambda m: "<cheatsheet>sheet</cheatsheet>"))
     memory = Memory(domain="arc")

@@ -10,16 +10,10 @@ from selection_helpers import selection_memory
 
 from arcmemo.memory.ontology import Memory
 from arcmemo.models.base import MissingCredentialError
+from arcmemo.models.embedding import OpenAIEmbedder, TfidfEmbedder, create_embedder
 from arcmemo.registry import ComponentSpec, RegistryError
 from arcmemo.selection import SELECTORS
-from arcmemo.selection.embedding import (
-    EmbeddingSelector,
-    EmbeddingSelectorOptions,
-    OpenAIEmbedder,
-    TfidfEmbedder,
-    create_embedder,
-    entry_texts,
-)
+from arcmemo.selection.embedding import EmbeddingSelector, EmbeddingSelectorOptions, entry_texts
 
 PROBLEM = "Each region on the right changes color: the right region is filled."
 

@@ -31,7 +31,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from arcmemo.seeds import LIBRARY_BEGIN, LIBRARY_END
+from arcmemo.inlined_library import LIBRARY_BEGIN, LIBRARY_END
 
 GENERATOR_MARKER = "remove below this point for prompting"
 LIBRARY_FILE = "common.py"

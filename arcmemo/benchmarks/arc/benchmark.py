@@ -11,7 +11,6 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from arcmemo import prompting
-from arcmemo.abstraction.base import SolvedItem
 from arcmemo.benchmarks.arc import layout, scoring
 from arcmemo.benchmarks.arc.data import ArcTask, ArcTaskError, load_path, load_split, named_splits
 from arcmemo.benchmarks.arc.export import SUBMISSION
@@ -35,7 +34,7 @@ from arcmemo.benchmarks.base import (
 )
 from arcmemo.benchmarks.outputs import Curve, OrderRows, ScoredRun, Table
 from arcmemo.models.base import Message
-from arcmemo.records import Attempt, CheckResult, PairCheck, Step, TaskGrade, TaskResult
+from arcmemo.records import Attempt, CheckResult, PairCheck, SolvedItem, Step, TaskGrade, TaskResult
 from arcmemo.sandbox import CallResult, Program
 
 # Trusted code appended to the program: the ARC calling convention (each grid arrives as a

@@ -1,9 +1,9 @@
-"""Hand-written seed solutions from other projects, converted into ``transform`` programs.
+"""Library sections: helpers inlined into a converted seed program from another file.
 
-:mod:`arcmemo.benchmarks.arc.barc` imports the 160 BARC seed solutions the paper's memory starts
-from. Converted programs may carry a *library section* (helpers inlined from another file)
-between :data:`LIBRARY_BEGIN` and :data:`LIBRARY_END`; abstraction prompts show the program
-without it (:func:`without_library`), as the paper showed the seed code alone.
+Converted programs (:mod:`arcmemo.benchmarks.arc.barc`) may carry a *library section*
+between :data:`LIBRARY_BEGIN` and :data:`LIBRARY_END`; abstraction and selection prompts
+show the program without it (:func:`without_library`), as the paper showed the seed code
+alone.
 """
 
 from __future__ import annotations
@@ -29,6 +29,3 @@ def without_library(source: str) -> str:
         return f"# (definitions from {origin} left out here: {shown})\n"
 
     return _LIBRARY.sub(note, source)
-
-
-__all__ = ["LIBRARY_BEGIN", "LIBRARY_END", "without_library"]
