@@ -8,7 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from arcmemo.abstraction.base import ABSTRACTORS, AbstractionOutcome, append_outcomes
+from arcmemo.abstraction.base import ABSTRACTORS
+from arcmemo.abstraction.outcome import AbstractionOutcome, append_outcomes
 from arcmemo.benchmarks.base import BENCHMARKS, Benchmark, SharedSandbox
 from arcmemo.files import held_lock
 from arcmemo.memory.ontology import Memory

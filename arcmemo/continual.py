@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Coroutine
 from typing import Any
 
-from arcmemo.abstraction.base import ABSTRACTORS, AbstractionOutcome, Failure
+from arcmemo.abstraction.base import ABSTRACTORS
+from arcmemo.abstraction.outcome import AbstractionOutcome, Failure
 from arcmemo.abstraction.pitfall import failed_item
 from arcmemo.benchmarks.base import Benchmark
 from arcmemo.config import RunConfig

@@ -48,7 +48,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError, create_model
 
-from arcmemo.abstraction.base import AbstractionOutcome, append_outcomes
+from arcmemo.abstraction.outcome import AbstractionOutcome, append_outcomes
 from arcmemo.bulk import paused_gc
 from arcmemo.config import RESULT_FIELDS, RunConfig
 from arcmemo.files import (

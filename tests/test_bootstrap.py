@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from arcmemo.abstraction import AbstractionOutcome
+from arcmemo.abstraction.outcome import AbstractionOutcome
 from arcmemo.benchmarks.arc import ArcTaskError
 from arcmemo.benchmarks.base import BENCHMARKS
 from arcmemo.bootstrap import abstract_into, items_from_programs, items_from_run, memory_summary

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from arcmemo.abstraction.base import AbstractionOutcome
+from arcmemo.abstraction.outcome import AbstractionOutcome
 from arcmemo.bootstrap import items_from_run
 from arcmemo.cli.main import cli
 from arcmemo.config import RunConfig

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from arcmemo.abstraction.base import AbstractionOutcome
+from arcmemo.abstraction.outcome import AbstractionOutcome
 from arcmemo.config import RunConfig
 from arcmemo.memory.store import dump_memory
 from arcmemo.models.accounting import CallRecord

@@ -1,6 +1,7 @@
 """Memory write: abstractors registered by memory format (ps, oe, cheatsheet)."""
 
-from arcmemo.abstraction.base import ABSTRACTORS, AbstractionOutcome, Abstractor
+from arcmemo.abstraction.base import ABSTRACTORS, Abstractor
+from arcmemo.abstraction.outcome import AbstractionOutcome
 from arcmemo.records import SolvedItem
 
 __all__ = ["ABSTRACTORS", "AbstractionOutcome", "Abstractor", "SolvedItem"]

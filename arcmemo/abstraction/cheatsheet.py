@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from arcmemo.abstraction.base import ABSTRACTORS, AbstractionOutcome, Abstractor, ask
+from arcmemo.abstraction.base import ABSTRACTORS, Abstractor
+from arcmemo.abstraction.outcome import AbstractionOutcome, ask
 from arcmemo.inlined_library import without_library
 from arcmemo.memory.ontology import HistoryEntry, Memory, Solution
 from arcmemo.models.client import ModelClient

@@ -15,21 +15,17 @@ from __future__ import annotations
 
 import re
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 
-from arcmemo.abstraction.base import (
-    ABSTRACTORS,
-    AbstractionOutcome,
-    Abstractor,
-    PitfallOptions,
-    ask,
-)
+from arcmemo.abstraction.base import ABSTRACTORS, Abstractor, PitfallOptions
 from arcmemo.abstraction.examples import Example, ExampleOptions, load_examples
+from arcmemo.abstraction.lessons import parse_lessons
+from arcmemo.abstraction.outcome import AbstractionOutcome, ask
 from arcmemo.inlined_library import without_library
 from arcmemo.memory.ontology import Lesson, Memory, Solution
 from arcmemo.models.client import ModelClient
 from arcmemo.records import SolvedItem
-from arcmemo.structured import OutputError, load_yaml_block, tagged
+from arcmemo.structured import OutputError, tagged
 
 _STEP = re.compile(r"^\s*-\s*[ot]\s*\d+\s*:", re.MULTILINE | re.IGNORECASE)
 # "[Number theory] when ...": a bracketed domain of a few words, then the situation itself.
@@ -45,33 +41,6 @@ def parse_thought_process(text: str) -> str:
             "'- o 1: ...' (observations) and '- t 1: ...' (thoughts)"
         )
     return body
-
-
-def parse_lessons(text: str) -> list[Lesson]:
-    """Lessons of a model answer; every item must have a situation and a suggestion."""
-    data = load_yaml_block(text)
-    if isinstance(data, dict) and isinstance(data.get("lessons"), list):
-        data = data["lessons"]
-    if not isinstance(data, list) or not data:
-        raise OutputError("expected a non-empty YAML list of {situation, suggestion} items")
-    lessons, errors = [], []
-    for number, item in enumerate(data, 1):
-        if not isinstance(item, dict):
-            errors.append(f"item {number}: expected a mapping with situation and suggestion")
-            continue
-        fields = {str(k).lower(): v for k, v in item.items()}
-        try:
-            lessons.append(
-                Lesson(
-                    situation=str(fields.get("situation") or ""),
-                    suggestion=str(fields.get("suggestion") or ""),
-                )
-            )
-        except ValidationError:
-            errors.append(f"item {number}: situation and suggestion must both be non-empty")
-    if errors:
-        raise OutputError("; ".join(errors))
-    return lessons
 
 
 def parse_prefixed_lessons(text: str) -> list[Lesson]:

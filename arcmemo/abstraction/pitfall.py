@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from arcmemo.abstraction.base import AbstractionOutcome, ask
-from arcmemo.abstraction.oe import parse_lessons
+from arcmemo.abstraction.lessons import parse_lessons
+from arcmemo.abstraction.outcome import AbstractionOutcome, ask
 from arcmemo.memory.ontology import Lesson, Memory
 from arcmemo.models.client import ModelClient
 from arcmemo.records import Step, TaskResult

@@ -15,14 +15,9 @@ from typing import Any
 
 from pydantic import Field, ValidationError
 
-from arcmemo.abstraction.base import (
-    ABSTRACTORS,
-    AbstractionOutcome,
-    Abstractor,
-    PitfallOptions,
-    ask,
-)
+from arcmemo.abstraction.base import ABSTRACTORS, Abstractor, PitfallOptions
 from arcmemo.abstraction.examples import Example, ExampleOptions, load_examples
+from arcmemo.abstraction.outcome import AbstractionOutcome, ask
 from arcmemo.inlined_library import without_library
 from arcmemo.memory.merge import harvest_typedefs
 from arcmemo.memory.ontology import Concept, Memory, Solution

@@ -36,6 +36,7 @@ from arcmemo.models.base import (
     ProviderError,
     RetryDecision,
 )
+from arcmemo.models.batch_anthropic import AnthropicBatchBackend
 from arcmemo.models.redact import public_url
 from arcmemo.models.registry import register_provider
 from arcmemo.models.sdk_support import SdkOptions, map_sdk_error, read_api_key
@@ -150,9 +151,7 @@ class AnthropicProvider(Provider):
 
     def batch_backend(self) -> Any:
         """Message Batches, driven through the provider's own SDK client."""
-        from arcmemo.models.batch_anthropic import AnthropicBatchBackend
-
-        return AnthropicBatchBackend(self, self._client)
+        return AnthropicBatchBackend(self, self._client, completion_of_message)
 
     async def aclose(self) -> None:
         await self._client.close()

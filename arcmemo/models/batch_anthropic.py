@@ -8,17 +8,15 @@ through the provider's own ``anthropic`` SDK client.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 import anthropic
 
-from arcmemo.models.base import ProviderError, RetryDecision
+from arcmemo.models.base import Completion, GenerateParams, Message, ProviderError, RetryDecision
 from arcmemo.models.batch import BatchRequest, BatchStatus, BatchUnsupportedError, Outcome
 from arcmemo.models.redact import public_url
 from arcmemo.models.sdk_support import map_sdk_error
-
-if TYPE_CHECKING:
-    from arcmemo.models.anthropic_provider import AnthropicProvider
 
 # Error types a retry would not fix (the request itself is wrong).
 _FINAL_ERRORS = frozenset(
@@ -27,12 +25,33 @@ _FINAL_ERRORS = frozenset(
 _ABSENT_STATUSES = frozenset({404, 405, 501})
 
 
+class BatchingProvider(Protocol):
+    """What the backend asks of the Anthropic provider that drives it."""
+
+    base_url: str | None
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def spec(self) -> str: ...
+
+    def batch_params(self, messages: list[Message], params: GenerateParams) -> dict[str, Any]: ...
+
+
 class AnthropicBatchBackend:
     """Message Batches of one Anthropic endpoint."""
 
-    def __init__(self, provider: AnthropicProvider, client: anthropic.AsyncAnthropic) -> None:
+    def __init__(
+        self,
+        provider: BatchingProvider,
+        client: anthropic.AsyncAnthropic,
+        completion_of_message: Callable[[Any], Completion],
+    ) -> None:
         self.provider = provider
         self.client = client
+        # The provider's reading of a Messages response (a batch result holds the same).
+        self.completion_of_message = completion_of_message
 
     def _error(self, error: BaseException) -> ProviderError:
         return map_sdk_error(error, anthropic, self.provider.name, self.client.api_key or "")
@@ -82,15 +101,13 @@ class AnthropicBatchBackend:
         )
 
     async def results(self, batch_id: str) -> dict[str, Outcome]:
-        from arcmemo.models.anthropic_provider import completion_of_message
-
         outcomes: dict[str, Outcome] = {}
         name = self.provider.name
         try:
             async for entry in await self.client.messages.batches.results(batch_id):
                 result = entry.result
                 if result.type == "succeeded":
-                    outcomes[entry.custom_id] = [completion_of_message(result.message)]
+                    outcomes[entry.custom_id] = [self.completion_of_message(result.message)]
                 elif result.type == "errored":
                     detail = result.error.error
                     kind = getattr(detail, "type", "api_error")

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from arcmemo.abstraction.base import AbstractionOutcome
+from arcmemo.abstraction.outcome import AbstractionOutcome
 from arcmemo.benchmarks.base import BENCHMARKS, Benchmark
 from arcmemo.config import RunConfig
 from arcmemo.memory.ontology import Memory

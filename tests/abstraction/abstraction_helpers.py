@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
-from arcmemo.abstraction import ABSTRACTORS, AbstractionOutcome
+from arcmemo.abstraction import ABSTRACTORS
+from arcmemo.abstraction.outcome import AbstractionOutcome
 from arcmemo.memory.ontology import Concept, Memory, Parameter, TypeDef
 from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient

@@ -6,7 +6,8 @@ import pytest
 from abstraction_helpers import ACTOR, ITEM, Recorder, abstract, fenced
 
 from arcmemo.abstraction.examples import load_examples
-from arcmemo.abstraction.oe import parse_lessons, parse_thought_process
+from arcmemo.abstraction.lessons import parse_lessons
+from arcmemo.abstraction.oe import parse_thought_process
 from arcmemo.memory.ontology import Concept, Lesson, Memory, TypeDef
 from arcmemo.records import SolvedItem
 from arcmemo.registry import ComponentSpec
