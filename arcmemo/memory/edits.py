@@ -63,63 +63,111 @@ def verifying() -> bool:
 
 class TrackedList(list[T]):
     """A list whose in-place changes count as edits; otherwise a plain list (equal to,
-    serialised and copied as one)."""
+    serialised and copied as one).
 
-    __slots__ = ()
+    It also counts its own changes (:attr:`version`), and keeps one index built over its
+    items (:func:`list_index`) for as long as that count stays the same."""
+
+    # Unset until first used: a memory creates a list for every field of every concept,
+    # and an __init__ would cost each of them a Python call.
+    __slots__ = ("_index", "_version")
+    _index: tuple[int, int, str, Any]
+    _version: int
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Copies and pickles are built whole, not appended to (which would count).
         return (TrackedList, (list(self),))
 
-    def append(self, item: T) -> None:
+    @property
+    def version(self) -> int:
+        """How many in-place changes this list has had."""
+        return getattr(self, "_version", 0)
+
+    def _changed(self) -> None:
         bump()
+        self._version = self.version + 1
+
+    def append(self, item: T) -> None:
+        self._changed()
         super().append(item)
 
     def extend(self, items: Iterable[T]) -> None:
-        bump()
+        self._changed()
         super().extend(items)
 
     def insert(self, index: SupportsIndex, item: T) -> None:
-        bump()
+        self._changed()
         super().insert(index, item)
 
     def remove(self, item: T) -> None:
-        bump()
+        self._changed()
         super().remove(item)
 
     def pop(self, index: SupportsIndex = -1) -> T:
-        bump()
+        self._changed()
         return super().pop(index)
 
     def clear(self) -> None:
-        bump()
+        self._changed()
         super().clear()
 
     def sort(self, *args: Any, **kwargs: Any) -> None:
-        bump()
+        self._changed()
         super().sort(*args, **kwargs)
 
     def reverse(self) -> None:
-        bump()
+        self._changed()
         super().reverse()
 
     def __setitem__(self, index: Any, value: Any) -> None:
-        bump()
+        self._changed()
         super().__setitem__(index, value)
 
     def __delitem__(self, index: Any) -> None:
-        bump()
+        self._changed()
         super().__delitem__(index)
 
     def __iadd__(self, items: Iterable[T]) -> TrackedList[T]:  # type: ignore[override,misc]
-        bump()
+        self._changed()
         super().__iadd__(items)
         return self
 
     def __imul__(self, times: SupportsIndex) -> TrackedList[T]:
-        bump()
+        self._changed()
         super().__imul__(times)
         return self
+
+
+def list_index(
+    items: Sequence[T], what: str, build: Callable[[Sequence[T]], V], *, stamp: int = 0
+) -> V:
+    """``build(items)``, kept by a tracked list until the list itself changes or ``stamp``
+    does (one index per list, named ``what``); any other sequence is indexed afresh on
+    every call.
+
+    Unlike :func:`derived`, edits inside the items do not reach this index: it is for
+    what an item cannot change once it is in a list (a concept's id), and the code that
+    changes the list in place keeps the index in step with :func:`keep_index`. With
+    :data:`VERIFY_VARIABLE` set, a kept index is checked against a fresh ``build``.
+    """
+    if type(items) is not TrackedList:
+        return build(items)
+    kept = getattr(items, "_index", None)
+    if kept is not None and kept[:2] == (items.version, stamp) and kept[2] == what:
+        value: V = kept[3]
+        if verifying() and build(items) != value:
+            raise StaleCacheError(f"{what}: an item of the list changed what it is indexed by")
+        return value
+    value = build(items)
+    items._index = (items.version, stamp, what, value)
+    return value
+
+
+def keep_index(items: Sequence[T], what: str, value: Any, *, stamp: int = 0) -> None:
+    """Record ``value`` as the current ``what`` index of ``items`` (after a change that the
+    caller applied to the index as well, e.g. one appended item)."""
+    if type(items) is TrackedList:
+        items._index = (items.version, stamp, what, value)
 
 
 # A list to YAML's safe dumper too (json and pickle already take it as one).

@@ -23,13 +23,17 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
+from arcmemo.memory.edits import keep_index
 from arcmemo.memory.ontology import (
+    POSITIONS,
     Concept,
     HistoryEntry,
     Lesson,
     Memory,
     Parameter,
     TypeDef,
+    concept_positions,
+    ids_stamp,
     utc_now,
 )
 from arcmemo.memory.types import OPAQUE_DEFINITION, split_inline_typedefs, unresolved
@@ -262,17 +266,21 @@ def write_concept(
         }
     )
     concept = concept.model_copy(update={"provenance": provenance})
-    index = next((i for i, c in enumerate(memory.concepts) if c.id == concept.id), None)
+    positions = concept_positions(memory.concepts)
+    index = positions.get(concept.id)
     if index is None:
         concept.provenance.created_at = concept.provenance.updated_at = now
         memory.concepts.append(concept)
+        positions[concept.id] = len(memory.concepts) - 1
         result = WriteResult(op="add", concept_id=concept.id)
     else:
         merged, changes, conflicts = _merge_concept(memory.concepts[index], concept, now)
-        memory.concepts[index] = merged
+        memory.concepts[index] = merged  # the same id at the same place
         result = WriteResult(
             op="merge", concept_id=concept.id, changes=changes, conflicts=conflicts
         )
+    # The index follows the write instead of being rebuilt from the whole list.
+    keep_index(memory.concepts, POSITIONS, positions, stamp=ids_stamp())
     result.changes = type_notes + result.changes
     result.conflicts = harvest.conflicts + result.conflicts
     memory.history.append(

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from arcmemo.memory.edits import Tracked, TrackedList, TrackedListField, derived
+from arcmemo.memory.edits import Tracked, TrackedList, TrackedListField, list_index
+from arcmemo.memory.types import unresolved, vocabulary
 
 SCHEMA_VERSION = 1
 ConceptKind = Literal["structure", "routine"]
@@ -187,6 +188,11 @@ class Concept(Tracked):
         description="Names of near-duplicate concepts consolidated into this one.",
     )
 
+    def __setattr__(self, name: str, value: object) -> None:
+        if name == "id":  # every id index must see it (concept_positions)
+            _id_assigned()
+        super().__setattr__(name, value)
+
     @field_validator("name")
     @classmethod
     def _clean_name(cls, name: str) -> str:
@@ -202,8 +208,9 @@ class Concept(Tracked):
             raise ValueError(
                 f"id {self.id!r} does not match name {self.name!r} (expected {expected!r})"
             )
-        if self.id != expected:  # assigning counts as an edit (arcmemo.memory.edits)
-            self.id = expected
+        if self.id != expected:
+            # Not an edit: a concept being built is in no list (nor any index) yet.
+            BaseModel.__setattr__(self, "id", expected)
         if self.kind == "structure" and self.routine_subtype:
             raise ValueError("routine_subtype is only allowed on routines, not structures")
         names = [p.name for p in self.parameters]
@@ -283,8 +290,39 @@ class HistoryEntry(BaseModel):
     )
 
 
-def _by_id(concepts: Sequence[Concept]) -> dict[str, Concept]:
-    return {c.id: c for c in reversed(concepts)}  # reversed: the first of an id wins
+def _positions(concepts: Sequence[Concept]) -> dict[str, int]:
+    positions: dict[str, int] = {}
+    for position, concept in enumerate(concepts):
+        positions.setdefault(concept.id, position)  # the first of an id wins
+    return positions
+
+
+POSITIONS = "concept positions by id"
+_ids_assigned = 0
+
+
+def _id_assigned() -> None:
+    global _ids_assigned
+    _ids_assigned += 1
+
+
+def ids_stamp() -> int:
+    """How many times a concept's id was assigned (an id index is kept for one value)."""
+    return _ids_assigned
+
+
+def concept_positions(concepts: Sequence[Concept]) -> dict[str, int]:
+    """The memory's index: the position of each concept id in ``concepts`` (the first, when
+    ids repeat in a list that would not load).
+
+    A memory's concept list keeps it until the list changes
+    (:func:`arcmemo.memory.edits.list_index`) or some concept's id is assigned (ids are
+    derived from names when a concept is built; assigning one is rare), so edits inside a
+    concept leave it valid. A write that appends or replaces a concept updates it in place
+    (:func:`arcmemo.memory.merge.write_concept`), so adding to a memory costs the same
+    at any size. Other callers must not change the mapping.
+    """
+    return list_index(concepts, POSITIONS, _positions, stamp=ids_stamp())
 
 
 class Memory(Tracked):
@@ -312,9 +350,10 @@ class Memory(Tracked):
     def find(self, name: str) -> Concept | None:
         """The concept whose id matches ``name`` (any spelling), or None (the first, when
         ids repeat in a list that would not load)."""
-        # Kept per version of the list: attribution and the report's memory view look up
-        # every concept shown or kept, and a scan each was quadratic in the memory.
-        return derived("concepts by id", self.concepts, _by_id).get(concept_id(name))
+        # Attribution and the report's memory view look up every concept shown or kept: a
+        # scan each was quadratic in the memory.
+        position = concept_positions(self.concepts).get(concept_id(name))
+        return None if position is None else self.concepts[position]
 
     def type_names(self) -> list[str]:
         """Names of the type vocabulary."""
@@ -341,8 +380,6 @@ class Memory(Tracked):
         Duplicate concept ids, duplicate type names and type references that resolve to
         nothing in the vocabulary.
         """
-        from arcmemo.memory.types import unresolved, vocabulary
-
         issues: list[tuple[str, str]] = []
         first_index: dict[str, int] = {}
         for index, concept in enumerate(self.concepts):

@@ -12,7 +12,15 @@ from __future__ import annotations
 import itertools
 import random
 
-from arcmemo.memory.ontology import Concept, Memory, Parameter, Provenance, TypeDef, concept_id
+from arcmemo.memory.ontology import (
+    Concept,
+    Lesson,
+    Memory,
+    Parameter,
+    Provenance,
+    TypeDef,
+    concept_id,
+)
 
 CALLABLE_TYPES = {
     "selection criteria": "Callable[[object], bool]",
@@ -120,8 +128,6 @@ def _concept(rng: random.Random, name: str, index: int) -> Concept:
 def synthetic_memory(size: int, *, seed: int = 0, lessons: int = 0) -> Memory:
     """A memory of ``size`` concepts (and ``lessons`` lessons), the same for the same
     arguments."""
-    from arcmemo.memory.ontology import Lesson
-
     rng = random.Random(seed)
     types = [TypeDef(name=n, definition=d) for n, d in {**PLAIN_TYPES, **CALLABLE_TYPES}.items()]
     concepts = [_concept(rng, name, i) for i, name in enumerate(_names(rng, size))]

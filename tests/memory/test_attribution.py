@@ -159,13 +159,12 @@ def test_recording_looks_every_concept_up_in_one_index(monkeypatch: pytest.Monke
 
     monkeypatch.delenv(VERIFY_VARIABLE)  # else every kept index is checked by a rebuild
     built: list[int] = []
-    real = ontology._by_id
-    monkeypatch.setattr(ontology, "_by_id", lambda cs: built.append(len(cs)) or real(cs))
+    real = ontology._positions
+    monkeypatch.setattr(ontology, "_positions", lambda cs: built.append(len(cs)) or real(cs))
     mem = memory()
     shown = ["split grid", "recolor object", "rotate grid"]
     solved = step(SPLIT_PROGRAM, shown, verified=True)
     attribution = attribute_task(mem, result("t1", shown, solved), solved)
     assert record_attribution(mem, attribution) == 3
-    # one index for both (each verdict recorded is an edit: a lookup after it would index
-    # the list again)
+    # one index for both (a verdict recorded edits a concept, not the list it is indexed in)
     assert built == [4]

@@ -143,13 +143,13 @@ def _counting_index(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     monkeypatch.delenv(VERIFY_VARIABLE)  # else every kept index is checked by a rebuild
     built: list[int] = []
-    real = ontology._by_id
+    real = ontology._positions
 
-    def counted(concepts: list[Concept]) -> dict[str, Concept]:
+    def counted(concepts: list[Concept]) -> dict[str, int]:
         built.append(len(concepts))
         return real(concepts)
 
-    monkeypatch.setattr(ontology, "_by_id", counted)
+    monkeypatch.setattr(ontology, "_positions", counted)
     return built
 
 
@@ -158,9 +158,25 @@ def test_find_indexes_a_version_of_the_list_once(
 ) -> None:
     built = _counting_index(monkeypatch)
     names = [c.name for c in small_memory.concepts]
+    small_memory.concepts = list(small_memory.concepts)  # a version not indexed yet
     for _ in range(3):
         assert [small_memory.find(n) for n in names] == list(small_memory.concepts)
     assert built == [len(names)]  # a scan per lookup was quadratic in the report
+
+
+def test_writes_keep_the_index_instead_of_rebuilding_it(
+    small_memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    built = _counting_index(monkeypatch)
+    small_memory.concepts = list(small_memory.concepts)
+    assert small_memory.find(small_memory.concepts[0].name) is small_memory.concepts[0]
+    for number in range(5):  # adding costs the same at any memory size: no full pass
+        small_memory.add(Concept(name=f"added routine {number}", kind="routine"))
+    small_memory.add(Concept(name="added routine 0", kind="routine", cues=["again"]))  # merge
+    small_memory.concepts[1].stats.helpful.append("t1")  # an edit inside a concept
+    assert small_memory.find("added routine 4") is small_memory.concepts[-1]
+    assert small_memory.find("added routine 0").cues == ["again"]  # type: ignore[union-attr]
+    assert built == [len(small_memory.concepts) - 5]
 
 
 def test_find_sees_every_kind_of_edit(small_memory: Memory) -> None:
