@@ -174,8 +174,8 @@ def test_statistics_look_every_name_up_in_one_index(monkeypatch: pytest.MonkeyPa
 
     monkeypatch.delenv(VERIFY_VARIABLE)  # else every kept index is checked by a rebuild
     built: list[int] = []
-    real = ontology._by_id
-    monkeypatch.setattr(ontology, "_by_id", lambda cs: built.append(len(cs)) or real(cs))
+    real = ontology._positions
+    monkeypatch.setattr(ontology, "_positions", lambda cs: built.append(len(cs)) or real(cs))
     memory = Memory(concepts=[Concept(name=n, kind="routine") for n in ("a", "b", "c")])
     result = TaskResult(
         task_id="t",
@@ -184,4 +184,4 @@ def test_statistics_look_every_name_up_in_one_index(monkeypatch: pytest.MonkeyPa
     )
     record_selection_stats(memory, result, confirmed=True)
     assert [c.stats.selected for c in memory.concepts] == [1, 1, 1]
-    assert built == [3]  # every count is an edit: a lookup after each would index again
+    assert built == [3]  # one index for every count (a count edits a concept, not the list)
