@@ -47,6 +47,7 @@ def config(data: Path, out: Path, **changes: object) -> RunConfig:
     return RunConfig.model_validate(fields | changes)
 
 
+@pytest.mark.slow  # several processes
 def test_two_processes_on_one_run_split_the_tasks(tmp_path: Path, aime_sums: ModuleType) -> None:
     data = aime_sums.write_problems(tmp_path / "sums.jsonl", 12)
     out, log, barrier = tmp_path / "run", tmp_path / "calls.txt", tmp_path / "barrier"
@@ -97,6 +98,7 @@ time.sleep(120)
 """
 
 
+@pytest.mark.slow  # several processes
 def test_a_claim_dies_with_its_holder_and_the_task_is_taken_over(
     tmp_path: Path, aime_sums: ModuleType
 ) -> None:

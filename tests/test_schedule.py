@@ -492,6 +492,7 @@ if os.environ.get("ARCMEMO_EVERY_CALL"):
     CALLS = list(range(1, 43))
 
 
+@pytest.mark.slow  # kill and resume
 @pytest.mark.parametrize("call", CALLS, ids=str)
 def test_a_resume_after_a_kill_at_a_model_call_is_the_same_run(
     reference: Reference, tmp_path: Path, call: int | tuple[str, str, int]
@@ -515,6 +516,7 @@ WRITES = [
 ]
 
 
+@pytest.mark.slow  # kill and resume
 @pytest.mark.parametrize(("method", "nth", "before"), WRITES)
 def test_a_resume_after_a_kill_between_the_writes_of_a_batch_is_the_same_run(
     reference: Reference, tmp_path: Path, method: str, nth: int, before: bool
@@ -524,6 +526,7 @@ def test_a_resume_after_a_kill_between_the_writes_of_a_batch_is_the_same_run(
         _resume_after(tmp_path, crash, patch).assert_same_run_as(reference)
 
 
+@pytest.mark.slow  # kill and resume
 def test_a_kill_after_the_memory_is_saved_but_before_the_commit_is_the_same_run(
     reference: Reference, tmp_path: Path
 ) -> None:
@@ -534,6 +537,7 @@ def test_a_kill_after_the_memory_is_saved_but_before_the_commit_is_the_same_run(
         _resume_after(tmp_path, crash, patch).assert_same_run_as(reference)
 
 
+@pytest.mark.slow  # kill and resume
 def test_a_kill_while_the_memory_file_itself_grows_is_the_same_run(
     reference: Reference, tmp_path: Path
 ) -> None:
@@ -555,6 +559,7 @@ def test_a_kill_while_the_memory_file_itself_grows_is_the_same_run(
     RunFiles.of(config.out, memory).assert_same_run_as(expected)
 
 
+@pytest.mark.slow  # kill and resume
 def test_a_run_killed_twice_is_the_same_run(reference: Reference, tmp_path: Path) -> None:
     config = crash_config(tmp_path / "run", seed_memory(tmp_path / "memory.json"))
     answered: list[tuple[str, str | None, str]] = []
@@ -800,6 +805,7 @@ def live_writer(tmp_path: Path) -> Iterator[tuple[Path, Path, subprocess.Popen[s
         process.wait(timeout=120)
 
 
+@pytest.mark.slow  # a second process
 def test_a_second_run_on_a_memory_a_live_run_is_writing_fails_at_once(
     live_writer: tuple[Path, Path, subprocess.Popen[str]], tmp_path: Path
 ) -> None:

@@ -156,6 +156,7 @@ def _run_workers(target, path: Path, workers: int, count: int) -> None:
         assert process.exitcode == 0
 
 
+@pytest.mark.slow  # four processes
 def test_concurrent_read_modify_write_loses_nothing(tmp_path: Path) -> None:
     path = tmp_path / "shared.json"
     Memory().save(path)
@@ -165,6 +166,7 @@ def test_concurrent_read_modify_write_loses_nothing(tmp_path: Path) -> None:
     assert not [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
 
 
+@pytest.mark.slow  # four processes
 def test_concurrent_saves_leave_a_valid_file(tmp_path: Path) -> None:
     path = tmp_path / "shared.json"
     _run_workers(_save_repeatedly, path, workers=4, count=10)

@@ -60,6 +60,7 @@ def _write_many(directory: str, worker: int) -> None:
     cache.close()
 
 
+@pytest.mark.slow  # four processes
 def test_several_processes_share_one_database(tmp_path: Path) -> None:
     context = multiprocessing.get_context("spawn")
     workers = [context.Process(target=_write_many, args=(str(tmp_path), w)) for w in range(4)]

@@ -24,10 +24,7 @@ from tests.report.chromium import Browser, find_chromium
 from tests.report.conftest import FIXTURES, NO_CHROMIUM
 
 CHROMIUM = find_chromium()
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None,
-    reason=NO_CHROMIUM,
-)
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)]
 
 # The standard ARC palette, as the report's CSS paints colors 0-9.
 PALETTE = {
