@@ -43,7 +43,7 @@ def parse_list(text: str) -> list[int]:
     return data
 
 
-def run(recorder: Recorder, repairs: int = 1):  # type: ignore[no-untyped-def]
+def run(recorder: Recorder, repairs: int = 1):
     client = ModelClient(ScriptedProvider.from_script(recorder))
     return asyncio.run(
         generate_structured(

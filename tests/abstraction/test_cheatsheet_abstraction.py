@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from abstraction_helpers import ACTOR, ITEM, Recorder, abstract
-
 from arcmemo.memory.ontology import Memory
+from tests.abstraction.abstraction_helpers import ACTOR, ITEM, Recorder, abstract
 
 OLD_SHEET = "\n".join(
     f"- strategy {n}: look for symmetry of kind {n} and complete it" for n in range(20)

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-from abstraction_helpers import PSEUDOCODE, Recorder, abstract, fenced, small_memory
 
 from arcmemo.abstraction import ABSTRACTORS
 from arcmemo.abstraction.examples import (
@@ -17,6 +16,13 @@ from arcmemo.abstraction.examples import (
 from arcmemo.abstraction.ps import parse_concepts
 from arcmemo.benchmarks import BENCHMARKS
 from arcmemo.memory.seeds import load_seed
+from tests.abstraction.abstraction_helpers import (
+    PSEUDOCODE,
+    Recorder,
+    abstract,
+    fenced,
+    small_memory,
+)
 
 CONCEPTS = fenced("- name: recolor object\n")
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from abstraction_helpers import ACTOR, ITEM, Recorder, abstract, fenced
 
 from arcmemo.abstraction.examples import load_examples
 from arcmemo.abstraction.lessons import parse_lessons
@@ -12,6 +11,7 @@ from arcmemo.memory.ontology import Concept, Lesson, Memory, TypeDef
 from arcmemo.records import SolvedItem
 from arcmemo.registry import ComponentSpec
 from arcmemo.structured import OutputError
+from tests.abstraction.abstraction_helpers import ACTOR, ITEM, Recorder, abstract, fenced
 
 TRACE = (
     "Here is how it could be found.\n<thought_process>\n"

@@ -5,13 +5,21 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from abstraction_helpers import ACTOR, ITEM, PSEUDOCODE, Recorder, abstract, fenced, small_memory
 
 from arcmemo.abstraction import ABSTRACTORS
 from arcmemo.abstraction.ps import normalize_item, parse_concepts
 from arcmemo.memory.ontology import Memory
 from arcmemo.registry import RegistryError
 from arcmemo.structured import OutputError
+from tests.abstraction.abstraction_helpers import (
+    ACTOR,
+    ITEM,
+    PSEUDOCODE,
+    Recorder,
+    abstract,
+    fenced,
+    small_memory,
+)
 
 GOOD = fenced(
     """

@@ -69,7 +69,7 @@ def fixed_run(tmp_path: Path, memory: Path, **fields: object) -> Path:
         selector="llm",
         write_signal=WRITE_SIGNALS.spec("train"),
         out=out,
-        **fields,  # type: ignore[arg-type]
+        **fields,
     )
     writer = RunWriter(out)
     writer.start(config)

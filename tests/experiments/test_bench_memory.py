@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "experiments" / "bench_memory.py"
 
 
-def _bench():  # type: ignore[no-untyped-def]
+def _bench():
     spec = importlib.util.spec_from_file_location("bench_memory", SCRIPT)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

@@ -259,7 +259,7 @@ def test_unbudgeted_views_group_the_sections_once_per_version(
     grouped: list[int] = []
     real = render._sections
 
-    def counting(concepts):  # type: ignore[no-untyped-def]
+    def counting(concepts):
         listed = list(concepts)
         grouped.append(len(listed))
         return real(listed)

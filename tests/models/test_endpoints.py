@@ -171,7 +171,7 @@ def test_killing_one_of_two_endpoints_mid_run_loses_nothing(
     data = aime_sums.write_problems(tmp_path / "sums.jsonl", 16)
     with FakeLLMServer(latency_s=0.05) as first, FakeLLMServer(latency_s=0.05) as second:
         config = RunConfig(
-            benchmark="aime",  # type: ignore[arg-type]
+            benchmark="aime",
             data=str(data),
             model="openai:local-model",
             base_url=two_url(first, second),

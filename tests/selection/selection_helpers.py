@@ -11,7 +11,7 @@ from arcmemo.models.scripted import ScriptedProvider
 def concept(name: str, kind: str = "routine", **fields: object) -> Concept:
     if kind == "routine":
         fields.setdefault("routine_subtype", "grid manipulation")
-    return Concept(name=name, kind=kind, **fields)  # type: ignore[arg-type]
+    return Concept(name=name, kind=kind, **fields)
 
 
 def selection_memory() -> Memory:

@@ -6,7 +6,6 @@ import asyncio
 import re
 
 import pytest
-from selection_helpers import Recorder
 
 from arcmemo.memory.ontology import Concept, Lesson, Memory
 from arcmemo.records import Selection
@@ -20,6 +19,7 @@ from arcmemo.selection.describe import (
 )
 from arcmemo.structured import OutputError
 from arcmemo.tokens import estimate_tokens
+from tests.selection.selection_helpers import Recorder
 
 PROBLEM = (
     "Example 1 input (2x2):\n[[1, 2],\n [3, 4]]\n\nExample 1 output (2x2):\n[[3, 1],\n [4, 2]]\n"

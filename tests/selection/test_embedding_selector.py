@@ -6,7 +6,6 @@ import asyncio
 
 import numpy as np
 import pytest
-from selection_helpers import selection_memory
 
 from arcmemo.memory.ontology import Memory
 from arcmemo.models.base import MissingCredentialError
@@ -14,11 +13,12 @@ from arcmemo.models.embedding import OpenAIEmbedder, TfidfEmbedder, create_embed
 from arcmemo.registry import ComponentSpec, RegistryError
 from arcmemo.selection import SELECTORS
 from arcmemo.selection.embedding import EmbeddingSelector, EmbeddingSelectorOptions, entry_texts
+from tests.selection.selection_helpers import selection_memory
 
 PROBLEM = "Each region on the right changes color: the right region is filled."
 
 
-def select(selector: EmbeddingSelector, memory: Memory, problem: str = PROBLEM):  # type: ignore[no-untyped-def]
+def select(selector: EmbeddingSelector, memory: Memory, problem: str = PROBLEM):
     return asyncio.run(selector.select(memory, problem, task_id="t1", model=None))
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from selection_helpers import Recorder, concept, selection_memory
 
 from arcmemo.memory.ontology import Concept, Lesson, Memory
 from arcmemo.memory.render import SOLVE_BUDGET_TOKENS
@@ -21,6 +20,7 @@ from arcmemo.selection.llm import (
 )
 from arcmemo.structured import OutputError
 from arcmemo.tokens import estimate_tokens
+from tests.selection.selection_helpers import Recorder, concept, selection_memory
 
 PROBLEM = "Example 1 input (2x2):\n12\n34\n\nExample 1 output (2x2):\n31\n42\n"
 

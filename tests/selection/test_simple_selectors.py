@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from selection_helpers import selection_memory
 
 from arcmemo.registry import RegistryError
 from arcmemo.selection import SELECTORS
+from tests.selection.selection_helpers import selection_memory
 
 
 def test_registry_lists_every_selector() -> None:
