@@ -38,6 +38,7 @@ from arcmemo.models.retry import ModelCallError
 from arcmemo.progress import ProgressSink, StageStarted
 from arcmemo.records import Attempt, Step, TaskResult
 from arcmemo.rundir import Batch, BatchCommit, RunDirError, RunWriter, Schedule, TaskProgress
+from arcmemo.sandbox import SANDBOXES
 from arcmemo.selection.base import Selector
 from arcmemo.solve_prompt import PreparedPrompt, prepare_prompt
 from arcmemo.tokens import Usage
@@ -499,6 +500,4 @@ class Runner:
 
 def sandbox_isolation(name: str) -> str:
     """How the sandbox ``name`` contains programs: ``kernel`` or ``process``."""
-    from arcmemo.sandbox import SANDBOXES
-
     return SANDBOXES.get(name).cls.isolation
