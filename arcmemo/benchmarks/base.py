@@ -312,30 +312,29 @@ class BenchmarkRegistry(Registry[Benchmark[Any]]):
     when it registers, not at its first prompt."""
 
     def register(
-        self, name: str, *, options: type[BaseModel] = NoOptions, summary: str | None = None
+        self,
+        name: str,
+        *,
+        options: type[BaseModel] = NoOptions,
+        summary: str | None = None,
+        cls: type[Benchmark[Any]] | None = None,
     ) -> Callable[[F], F]:
-        decorate = super().register(name, options=options, summary=summary)
+        decorate = super().register(name, options=options, summary=summary, cls=cls)
 
         def checked(factory: F) -> F:
-            if isinstance(factory, type) and issubclass(factory, Benchmark):
-                check_templates(name, factory)
+            component = cls if cls is not None else factory
+            if isinstance(component, type) and issubclass(component, Benchmark):
+                check_templates(name, component)
             return decorate(factory)
 
         return checked
 
-    def benchmark_class(self, name: str) -> type[Benchmark[Any]]:
-        """The class registered as ``name`` (for its class-level hooks)."""
-        factory = self.get(name).factory
-        if not (isinstance(factory, type) and issubclass(factory, Benchmark)):
-            raise RegistryError(f"benchmark {name!r} is registered as a factory, not a class")
-        return factory
-
     def classes(self) -> list[tuple[str, type[Benchmark[Any]]]]:
         """Every registered benchmark class by name (built-ins imported)."""
         return [
-            (entry.name, entry.factory)
+            (entry.name, entry.registered_class)
             for entry in self.entries()
-            if isinstance(entry.factory, type) and issubclass(entry.factory, Benchmark)
+            if entry.registered_class is not None
         ]
 
 

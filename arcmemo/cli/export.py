@@ -35,7 +35,7 @@ def export_run(run: Path, name: str, out: Path | None) -> tuple[int, Path]:
 
     rundir = RunDirectory(run)
     config = rundir.require_config()
-    own = {e.name: e for e in BENCHMARKS.benchmark_class(config.benchmark.name).exporters}
+    own = {e.name: e for e in BENCHMARKS.get(config.benchmark.name).cls.exporters}
     exporter = own.get(name)
     if exporter is None:
         wanted = _exporters()[name]

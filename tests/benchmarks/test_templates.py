@@ -34,12 +34,12 @@ def test_templates_that_exist_register() -> None:
 
     try:
         BENCHMARKS.register("toy-written")(Written)
-        assert BENCHMARKS.benchmark_class("toy-written") is Written
+        assert BENCHMARKS.get("toy-written").cls is Written
     finally:
         BENCHMARKS.unregister("toy-written")
 
 
 @pytest.mark.parametrize("name", ["arc-agi-1", "arc-agi-2", "aime"])
 def test_the_built_in_benchmarks_name_their_templates(name: str) -> None:
-    cls = BENCHMARKS.benchmark_class(name)
+    cls = BENCHMARKS.get(name).cls
     assert f"{cls.domain}/solve" in cls.templates and f"{cls.domain}/system" in cls.templates
