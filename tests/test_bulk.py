@@ -55,7 +55,7 @@ def test_loading_and_rendering_run_with_the_collector_paused(
     build = render._build_block
     during: list[bool] = []
 
-    def block(*args: object) -> list[str]:
+    def block(*args: object) -> str:
         during.append(gc.isenabled())
         return build(*args)  # type: ignore[arg-type]
 

@@ -93,7 +93,7 @@ def test_a_task_view_renders_again_only_the_blocks_its_hidden_concepts_change(
     built: list[str] = []
     build = render._build_block
 
-    def counting(concept: Concept, *args: Any) -> list[str]:
+    def counting(concept: Concept, *args: Any) -> str:
         built.append(concept.name)
         return build(concept, *args)
 

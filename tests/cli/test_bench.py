@@ -113,6 +113,6 @@ def test_bench_generation_reads_multi_line_prompts_from_json_lines(
 
 
 def test_parse_model_args() -> None:
-    assert parse_model_args(["a=1", " b = x=y "]) == {"a": "1", "b": "x=y"}
+    assert parse_model_args(("a=1", " b = x=y ")) == {"a": "1", "b": "x=y"}
     with pytest.raises(click.BadParameter, match="expected key=value"):
-        parse_model_args(["oops"])
+        parse_model_args(("oops",))

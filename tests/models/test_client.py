@@ -169,11 +169,15 @@ def test_non_retryable_error_fails_the_call_and_is_recorded(tmp_path: Path) -> N
 
 
 def test_retries_and_budget_run_out(tmp_path: Path) -> None:
-    transient = [ProviderError("x", decision=RetryDecision.TRANSIENT) for _ in range(10)]
+    transient: list[ProviderError | str] = [
+        ProviderError("x", decision=RetryDecision.TRANSIENT) for _ in range(10)
+    ]
     client = _client(CountingProvider(transient), tmp_path, config=ModelConfig(max_retries=2))
     with pytest.raises(ModelCallError, match="after 2 retries"):
         asyncio.run(client.generate(MESSAGES, stage="solve"))
-    limited = [ProviderError("x", decision=RetryDecision.RATE_LIMIT, retry_after=500)]
+    limited: list[ProviderError | str] = [
+        ProviderError("x", decision=RetryDecision.RATE_LIMIT, retry_after=500)
+    ]
     client = _client(CountingProvider(limited), tmp_path, config=ModelConfig(retry_budget_s=10))
     with pytest.raises(ModelCallError, match="budget"):
         asyncio.run(client.generate(MESSAGES, stage="solve"))

@@ -556,7 +556,7 @@ def test_model_load_failure_is_a_provider_error(fake: ModuleType, tmp_path: Path
     provider = JetSpecProvider.open(str(tmp_path / "missing"))
 
     async def twice() -> list[BaseException]:
-        errors = []
+        errors: list[BaseException] = []
         for _ in range(2):
             try:
                 await provider.generate(USER, GenerateParams())

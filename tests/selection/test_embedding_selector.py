@@ -58,6 +58,7 @@ def test_selection_is_deterministic_and_ties_break_by_name() -> None:
 
 def test_selector_options_come_through_the_registry() -> None:
     selector = SELECTORS.create(ComponentSpec(name="embedding", options={"top_k": 1}))
+    assert isinstance(selector, EmbeddingSelector)
     selection = select(selector, selection_memory(), "turn the grid by ninety degrees: rotate")
     assert selection.selected == ["rotate grid"]
 

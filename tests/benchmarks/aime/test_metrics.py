@@ -27,7 +27,7 @@ def test_majority_answer_ties_go_to_first_occurrence() -> None:
 
 
 def test_aime_metrics_hand_computed() -> None:
-    per_task = [
+    per_task: list[tuple[int, list[int | None]]] = [
         (5, [5, 5, 1]),  # 2 of 3 right: pass@1 2/3, pass@2 1; majority 5 right
         (7, [1, 7, 7]),  # 2 of 3: 2/3, 1; majority 7 right
         (9, [2, 9, 2]),  # 1 of 3: 1/3, pass@2 = 1 - C(2,2)/C(3,2) = 2/3; majority 2 wrong

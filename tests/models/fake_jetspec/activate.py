@@ -28,6 +28,7 @@ def activate(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.syspath_prepend(str(FAKE_ROOT))
     engine_module = importlib.import_module("jetspec.inference_engine")
+    assert engine_module.__file__ is not None
     assert Path(engine_module.__file__).is_relative_to(FAKE_ROOT), engine_module.__file__
     return engine_module
 
