@@ -129,6 +129,7 @@ def test_the_summary_cost_is_the_half_price_of_the_price_table(tmp_path: Path) -
     assert sum(stage["batch_calls"] for stage in stages.values()) == batched["calls"]
 
 
+@pytest.mark.slow  # kill and resume
 @pytest.mark.parametrize("model", ["openai:gpt-4o-mini", "anthropic:claude-sonnet-4-5"])
 def test_a_batch_run_killed_after_submitting_resumes_without_resubmitting(
     model: str, tmp_path: Path
