@@ -169,11 +169,9 @@ def metrics_model(benchmark: str) -> type[RunMetrics]:
     """The metrics model of the benchmark ``benchmark`` (the generic one when it is not
     installed)."""
     try:
-        factory = BENCHMARKS.get(benchmark).factory
-    except (RegistryError, ImportError):
+        return BENCHMARKS.get(benchmark).cls.metrics_model
+    except (RegistryError, ImportError):  # not installed, or a bare factory
         return RunMetrics
-    model = getattr(factory, "metrics_model", RunMetrics)
-    return model if isinstance(model, type) and issubclass(model, RunMetrics) else RunMetrics
 
 
 def _migrated(raw: dict[str, Any], where: str) -> dict[str, Any]:
