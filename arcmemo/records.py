@@ -84,6 +84,11 @@ class Selection(BaseModel):
     unknown: list[str] = Field(default_factory=list, description="Names that matched nothing.")
     trace: str | None = Field(default=None, description="The selector's reasoning or raw output.")
     usage: Usage = Field(default_factory=Usage)
+    warning: str | None = Field(
+        default=None,
+        description="Why a non-empty memory gave this task nothing (the answer did not parse, "
+        "or no name it gave resolved); the run's summary counts such tasks.",
+    )
 
 
 class TaskResult(BaseModel):

@@ -228,6 +228,20 @@ def error_summary(results: list[TaskResult]) -> dict[str, ErrorKind]:
     return kinds
 
 
+def selection_warnings(results: list[TaskResult]) -> list[str]:
+    """One line for the tasks whose selection chose nothing from a non-empty memory (each
+    task's own reason is in its selection record), naming the first."""
+    warned = [r for r in results if r.selection is not None and r.selection.warning]
+    if not warned:
+        return []
+    first = warned[0]
+    assert first.selection is not None and first.selection.warning is not None
+    return [
+        f"{len(warned)} of {len(results)} tasks got no memory entry from the selector "
+        f"(first, {first.task_id}: {first.selection.warning})"
+    ]
+
+
 def role_usage(usage: UsageSummary) -> dict[str, StageUsage]:
     """Usage per model role: the solver's stages and the aux model's (the rest)."""
     roles: dict[str, StageUsage] = {}
@@ -355,7 +369,7 @@ def build_summary(
         isolation=sandbox_isolation(config.sandbox.name),
         errors=error_summary(results),
         aborted=aborted,
-        warnings=list(warnings or []),
+        warnings=[*(warnings or []), *selection_warnings(results)],
         write_precision=precision,
         partial_merge=partial_merge,
     )

@@ -369,3 +369,24 @@ def test_a_selection_records_lessons_by_their_number_in_the_real_memory() -> Non
     assert prepared.selection is not None
     assert prepared.selection.selected == ["lesson 3"]  # "c" is lesson 3 of the memory
     assert "c" in prepared.concepts  # while the prompt showed it under its visible number
+
+
+def test_selections_that_chose_nothing_are_a_warning_of_the_run(
+    arc: ArcBenchmark, tmp_path: Path
+) -> None:
+    from arcmemo.records import Selection
+
+    config = RunConfig(benchmark="arc-agi-1", model="scripted:x", out=tmp_path)
+    nothing = "the llm selection chose nothing: no name resolved ({'name': 'scale grid'})"
+    results = [
+        TaskResult(task_id="a", selection=Selection(selector="llm", selected=["tile grid"])),
+        TaskResult(task_id="b", selection=Selection(selector="llm", warning=nothing)),
+        TaskResult(task_id="c", selection=Selection(selector="llm", warning=nothing)),
+        TaskResult(task_id="d"),
+    ]
+    summary = build_summary(config, arc, results, UsageSummary(), wall_seconds=0.5)
+    assert summary.warnings == [
+        f"2 of 4 tasks got no memory entry from the selector (first, b: {nothing})"
+    ]
+    quiet = build_summary(config, arc, results[:1], UsageSummary(), wall_seconds=0.5)
+    assert quiet.warnings == []

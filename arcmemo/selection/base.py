@@ -76,6 +76,23 @@ class SolveViewOptions(BaseModel):
     )
 
 
+def warn_if_empty(selection: Selection, why: str | None = None) -> Selection:
+    """``selection`` with a warning when it chose nothing from a non-empty memory (callers
+    of model-based selectors only): ``why`` (a failure), else the names that resolved to
+    nothing, else that the answer named none."""
+    if selection.selected:
+        return selection
+    if why is None:
+        why = (
+            f"no name resolved ({', '.join(selection.unknown)})"
+            if selection.unknown
+            else "the answer named no entry"
+        )
+    return selection.model_copy(
+        update={"warning": f"the {selection.selector} selection chose nothing: {why}"}
+    )
+
+
 # Where a previewed prompt would hold the model's earlier answer (Selector.preview).
 EARLIER_ANSWER = "(the model's earlier answer goes here)"
 

@@ -20,7 +20,13 @@ from arcmemo.memory.render import lesson_name, render_lessons
 from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient
 from arcmemo.records import Selection
-from arcmemo.selection.base import EARLIER_ANSWER, SELECTORS, Selector, render_hint
+from arcmemo.selection.base import (
+    EARLIER_ANSWER,
+    SELECTORS,
+    Selector,
+    render_hint,
+    warn_if_empty,
+)
 from arcmemo.structured import OutputError, generate_structured, load_yaml_block, tagged
 from arcmemo.tokens import Usage
 
@@ -144,11 +150,12 @@ class DescribeSelector(Selector):
             task_id=task_id,
         )
         if not described.ok:
-            return Selection(
+            failed = Selection(
                 selector=self.name,
                 usage=described.usage,
                 trace=f"description failed: {described.error}\n\n{described.raw[-1]}",
             )
+            return warn_if_empty(failed, f"the description did not parse ({described.error})")
         description = described.value
         prompt = self._lessons_prompt(memory, description, previous_attempt)
         answer = await generate_structured(
@@ -161,8 +168,11 @@ class DescribeSelector(Selector):
         usage: Usage = described.usage + answer.usage
         trace = DESCRIPTION_HEADER + description + ANSWER_HEADER + answer.raw[-1]
         if not answer.ok:
-            failed = f"\n\nselection failed: {answer.error}"
-            return Selection(selector=self.name, usage=usage, trace=trace + failed)
+            why = f"\n\nselection failed: {answer.error}"
+            return warn_if_empty(
+                Selection(selector=self.name, usage=usage, trace=trace + why),
+                f"the answer did not parse ({answer.error})",
+            )
         selected: list[str] = []
         unknown: list[str] = []
         for number in answer.value:
@@ -170,8 +180,10 @@ class DescribeSelector(Selector):
                 unknown.append(lesson_name(number - 1))
             elif lesson_name(number - 1) not in selected and len(selected) < self.top_k:
                 selected.append(lesson_name(number - 1))
-        return Selection(
-            selector=self.name, selected=selected, unknown=unknown, trace=trace, usage=usage
+        return warn_if_empty(
+            Selection(
+                selector=self.name, selected=selected, unknown=unknown, trace=trace, usage=usage
+            )
         )
 
     def render(self, memory: Memory, selection: Selection) -> str:

@@ -21,8 +21,14 @@ from arcmemo.memory.render import USAGE_THRESHOLD, lesson_name
 from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient
 from arcmemo.records import Selection
-from arcmemo.selection.base import SELECTORS, Selector, SolveViewOptions, memory_format
-from arcmemo.structured import OutputError, generate_structured, load_yaml_block
+from arcmemo.selection.base import (
+    SELECTORS,
+    Selector,
+    SolveViewOptions,
+    memory_format,
+    warn_if_empty,
+)
+from arcmemo.structured import OutputError, fenced_blocks, generate_structured, load_yaml_block
 
 # High enough that only misspellings match: "fill region centre" must not become
 # "fill region left" (0.82), while "fill region rite" is "fill region right" (0.91). The
@@ -101,18 +107,72 @@ def resolve_names(names: list[str], memory: Memory) -> tuple[list[str], list[str
     return resolved, unknown, notes
 
 
+# Keys under which an answer's mapping holds its list, and under which a list item that is a
+# mapping holds its name ("- name: scale grid\n  why: ..."), in the order they are tried.
+LIST_KEYS = ("concepts", "selected", "names", "lessons", "selection", "entries")
+NAME_KEYS = ("name", "concept", "lesson", "title", "id", "entry")
+# Fenced blocks whose plain lines are read as names when they hold no YAML list.
+TEXT_BLOCKS = ("text", "txt", "plain", "markdown", "md")
+PLAIN_BLOCKS = ("yaml", "yml", "json", "", *TEXT_BLOCKS)
+_LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+
+
+def _plain_names(text: str) -> list[str]:
+    """Names written as plain text in a fenced block: one a line (list markers dropped), or
+    comma-separated on a single line."""
+    lines = [_LIST_MARKER.sub("", line).strip() for line in text.strip().splitlines()]
+    lines = [line for line in lines if line]
+    if len(lines) == 1:
+        return [part.strip() for part in lines[0].split(",")]
+    return lines
+
+
+def _item_name(item: object, position: int) -> str:
+    """The name of one list item: a string or number as it is; a mapping by its name key, or
+    a one-key mapping by its key (``- rotate grid: why``)."""
+    if isinstance(item, dict):
+        lowered = {str(key).strip().lower(): value for key, value in item.items()}
+        for key in NAME_KEYS:
+            if key in lowered and isinstance(lowered[key], (str, int, float)):
+                return str(lowered[key]).strip()
+        if len(item) == 1:
+            return str(next(iter(item))).strip()
+        raise OutputError(
+            f"item {position} of the YAML list is a mapping without a `name` key "
+            f"(keys: {', '.join(map(str, item))})"
+        )
+    if isinstance(item, (list, tuple, set)):
+        raise OutputError(f"item {position} of the YAML list is itself a list")
+    return "" if item is None else str(item).strip()
+
+
 def parse_names(text: str) -> list[str]:
-    """The list of names at the end of a selection answer."""
-    data = load_yaml_block(text)
+    """The list of names at the end of a selection answer.
+
+    Read as a careful reader would: a YAML or JSON list of names, of mappings with a name
+    (``- name: scale grid``), of ``name: why`` pairs, that list under a key (``concepts:``),
+    or plain names in a fenced block, one a line.
+    """
+    try:
+        data = load_yaml_block(text)
+    except OutputError:
+        text_blocks = fenced_blocks(text, TEXT_BLOCKS)
+        if not text_blocks:
+            raise
+        data = text_blocks[-1]
     if isinstance(data, dict):
-        data = data.get("concepts") or data.get("selected") or data.get("names")
+        lowered = {str(key).strip().lower(): value for key, value in data.items()}
+        found = next((lowered[k] for k in LIST_KEYS if k in lowered), None)
+        lists = [value for value in data.values() if isinstance(value, list)]
+        data = found if found is not None else (lists[0] if len(lists) == 1 else data)
+        if isinstance(data, dict) and all(v is None or isinstance(v, str) for v in data.values()):
+            data = list(data)  # names as keys, each with its reason
+    plain = fenced_blocks(text, PLAIN_BLOCKS) if isinstance(data, str) else []
+    if plain:
+        data = _plain_names(plain[-1])  # YAML would fold the lines into one name
     if not isinstance(data, list):
         raise OutputError("expected a YAML list of concept names in a ```yaml block")
-    names = []
-    for item in data:
-        if isinstance(item, dict) and len(item) == 1:
-            item = next(iter(item))  # "- name: why" parsed as a mapping: keep the name
-        names.append(str(item).strip())
+    names = [_item_name(item, i) for i, item in enumerate(data, start=1)]
     return [n for n in names if n]
 
 
@@ -183,13 +243,20 @@ class LLMSelector(Selector):
             task_id=task_id,
         )
         if not answer.ok:
-            return Selection(
+            failed = Selection(
                 selector=self.name,
                 usage=answer.usage,
                 trace=f"selection failed: {answer.error}\n\n{answer.raw[-1]}",
             )
+            return warn_if_empty(failed, f"the answer did not parse ({answer.error})")
         selected, unknown, notes = resolve_names(answer.value, memory)
         trace = answer.raw[-1] + ("\n\n" + "\n".join(notes) if notes else "")
-        return Selection(
-            selector=self.name, selected=selected, unknown=unknown, trace=trace, usage=answer.usage
+        return warn_if_empty(
+            Selection(
+                selector=self.name,
+                selected=selected,
+                unknown=unknown,
+                trace=trace,
+                usage=answer.usage,
+            )
         )

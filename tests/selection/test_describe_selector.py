@@ -77,6 +77,21 @@ def test_top_k_is_an_option_and_numbers_are_never_fuzzy() -> None:
     assert "at most 2" in recorder.received[1][0].content
 
 
+def test_lessons_that_resolve_to_nothing_are_a_warning() -> None:
+    recorder = Recorder(DESCRIPTION, "```yaml\n- 20\n- 0\n```")
+    selection = select(DescribeSelector(), lesson_memory(15), recorder)
+    assert selection.selected == [] and selection.warning == (
+        "the describe selection chose nothing: no name resolved (lesson 20, lesson 0)"
+    )
+    broken = select(DescribeSelector(), lesson_memory(), Recorder("no tags", "still none"))
+    assert (broken.warning or "").startswith(
+        "the describe selection chose nothing: the description did not parse"
+    )
+    chosen = select(DescribeSelector(), lesson_memory(), Recorder(DESCRIPTION, "```yaml\n- 1\n```"))
+    assert chosen.warning is None
+    assert select(DescribeSelector(), Memory(), Recorder()).warning is None
+
+
 def test_solve_prompt_shows_the_description_and_only_the_chosen_lessons() -> None:
     memory = lesson_memory()
     memory.add(Concept(name="recolor object", kind="routine"), task_id="x")  # never shown

@@ -89,7 +89,8 @@ def test_parse_names_reads_lists_mappings_and_reason_items() -> None:
         "The grid turns.\n```yaml\n- rotate grid: the output is turned\n"
         "- reflect grid\n- name: count colors\n```"
     )
-    assert parse_names(text) == ["rotate grid", "reflect grid", "name"]
+    # A one-key mapping is "name: why", except when its key is `name` itself.
+    assert parse_names(text) == ["rotate grid", "reflect grid", "count colors"]
     assert parse_names("```yaml\nconcepts: [rotate grid, enclosure]\n```") == [
         "rotate grid",
         "enclosure",
@@ -97,6 +98,58 @@ def test_parse_names_reads_lists_mappings_and_reason_items() -> None:
     assert parse_names("```yaml\nselected:\n  - 42\n  - ''\n```") == ["42"]
     with pytest.raises(OutputError, match="expected a YAML list of concept names"):
         parse_names("I would pick rotate grid.")
+
+
+MAPPING_ANSWERS = {
+    "yaml mappings with reasons": (
+        "Scaling fits.\n```yaml\n- name: rotate grid\n  reason: the output is turned\n"
+        "- name: Reflect Grid\n  reason: mirrored halves\n```"
+    ),
+    "json list of mappings": (
+        '```json\n[{"name": "rotate grid", "why": "turned"}, {"name": "reflect grid"}]\n```'
+    ),
+    "json object holding mappings": (
+        '```json\n{"selected_concepts": [{"concept": "rotate grid", "confidence": 0.9}, '
+        '{"concept": "reflect grid", "confidence": 0.4}]}\n```'
+    ),
+    "json list of strings": '```json\n["rotate grid", "reflect grid"]\n```',
+    "plain names, one a line": "```\nrotate grid\nreflect grid\n```",
+    "numbered plain names": "```text\n1. rotate grid\n2. reflect grid\n```",
+    "names as keys with reasons": (
+        "```yaml\nrotate grid: the output is turned\nreflect grid: mirrored halves\n```"
+    ),
+}
+
+
+@pytest.mark.parametrize("answer", MAPPING_ANSWERS.values(), ids=MAPPING_ANSWERS.keys())
+def test_selection_answers_in_any_reasonable_shape_resolve(answer: str) -> None:
+    selection = select(LLMSelector(), selection_memory(), Recorder(answer))
+    assert selection.selected == ["rotate grid", "reflect grid"]
+    assert selection.unknown == [] and selection.warning is None
+
+
+def test_a_mapping_without_a_name_is_repaired_not_turned_into_a_dict_repr() -> None:
+    answer = "```yaml\n- concept_name: rotate grid\n  reason: turned\n```"
+    with pytest.raises(OutputError, match=r"item 1 .* mapping without a `name` key"):
+        parse_names(answer)
+    recorder = Recorder(answer, "```yaml\n- rotate grid\n```")
+    assert select(LLMSelector(), selection_memory(), recorder).selected == ["rotate grid"]
+
+
+def test_a_selection_that_resolves_to_nothing_is_a_warning() -> None:
+    unknown = select(LLMSelector(), selection_memory(), Recorder("```yaml\n- warp drive\n```"))
+    assert unknown.selected == [] and unknown.warning is not None
+    assert "chose nothing: no name resolved (warp drive)" in unknown.warning
+    empty = select(LLMSelector(), selection_memory(), Recorder("```yaml\n[]\n```"))
+    assert empty.warning == "the llm selection chose nothing: the answer named no entry"
+    failed = select(LLMSelector(), selection_memory(), Recorder("rotation", "still"))
+    assert failed.warning is not None and "the answer did not parse (expected a YAML" in (
+        failed.warning
+    )
+    chosen = select(LLMSelector(), selection_memory(), Recorder("```yaml\n- rotate grid\n```"))
+    assert chosen.warning is None
+    nothing_to_choose = select(LLMSelector(), Memory(domain="arc"), Recorder())
+    assert nothing_to_choose.warning is None
 
 
 def test_prompt_shows_the_selection_view_and_the_problem() -> None:
