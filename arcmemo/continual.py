@@ -122,7 +122,9 @@ class ContinualUpdater:
                 record_selection_stats(self.memory, result, confirmed)
                 solution = step or located_step(result, self.written.get(result.task_id))
                 judged = await self._judge(result, solution)
-                attribution = attribute_task(self.memory, result, solution, judged)
+                attribution = attribute_task(
+                    self.memory, result, solution, judged, ignore=self.benchmark.entry_points
+                )
                 record_attribution(self.memory, attribution)
                 self.processed.append(result.task_id)
                 if solution is None and self.abstractor.writes_pitfalls:

@@ -146,6 +146,9 @@ class Benchmark(abc.ABC, Generic[TaskT]):
     uses_sandbox: ClassVar[bool] = False
     # The type of what summarize() returns (summary.json validates its metrics with it).
     metrics_model: ClassVar[type[RunMetrics]] = RunMetrics
+    # Identifiers the benchmark imposes on every solution (the entry point it calls, the
+    # harness's own names): attribution never counts them as evidence that a concept was used.
+    entry_points: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(
         self, options: BaseModel | None = None, *, sandbox: SharedSandbox | None = None

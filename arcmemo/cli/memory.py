@@ -442,6 +442,7 @@ def attribute(run: Path, file: Path, dry_run: bool, out: Path | None) -> None:
             f"{run}: an online run (--update online) already wrote its selections and "
             "attribution into the memory it grew; nothing to fold"
         )
+    from arcmemo.benchmarks.base import BENCHMARKS
     from arcmemo.continual import record_selection_stats
     from arcmemo.memory.attribution import attribute_task, record_attribution, summarize
     from arcmemo.memory.ontology import HistoryEntry
@@ -455,12 +456,13 @@ def attribute(run: Path, file: Path, dry_run: bool, out: Path | None) -> None:
         if config.write_signal is None:
             raise click.ClickException(f"{run}: config.json names no write signal")
         signal = WRITE_SIGNALS.create(config.write_signal)
+        entry_points = BENCHMARKS.get(config.benchmark.name).factory.entry_points  # type: ignore[attr-defined]
         attributions = []
         for result in results:
             if result.error is not None:
                 continue  # not a result: the task ended on a model-call failure
             confirmed = signal.confirmed_step(result)
-            attribution = attribute_task(loaded, result, confirmed)
+            attribution = attribute_task(loaded, result, confirmed, ignore=entry_points)
             attributions.append(attribution)
             record_selection_stats(loaded, result, confirmed is not None)
             record_attribution(loaded, attribution)

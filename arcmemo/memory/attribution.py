@@ -15,7 +15,10 @@ retries) gets one verdict, stored as the task id in the concept's stats:
 against the step's solution: for a Python program its AST identifiers, calls and comments,
 otherwise the words of the answer. It matches (a) every content word of the concept's name,
 (b) a specific parameter name as an identifier, or (c) a call named in an implementation
-note (``np.rot90(...)``, ```flood_fill```). It is evidence, not proof: a solution can
+note (``np.rot90(...)``, ```flood_fill```). The benchmark's own identifiers
+(:attr:`~arcmemo.benchmarks.base.Benchmark.entry_points`: ARC's ``transform``, which every
+program defines) are left out of the solution first: a concept whose parameter or call has
+that name would otherwise be "used" by every program. It is evidence, not proof: a solution can
 use an idea under other names (missed) or share a generic word (over-counted); the run
 option ``attribution_judge`` adds the aux model's opinion (:mod:`arcmemo.memory.judge`),
 which then decides. Lessons are not
@@ -28,6 +31,7 @@ import ast
 import io
 import re
 import tokenize
+from collections.abc import Collection
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -82,7 +86,7 @@ class SolutionText(BaseModel):
     )
 
 
-def _python_parts(program: str) -> SolutionText | None:
+def _python_parts(program: str, ignore: Collection[str]) -> SolutionText | None:
     try:
         tree = ast.parse(program)
     except (SyntaxError, ValueError):
@@ -102,7 +106,7 @@ def _python_parts(program: str) -> SolutionText | None:
             func = node.func
             if isinstance(func, ast.Attribute):
                 calls.add(func.attr.lower())
-            elif isinstance(func, ast.Name):
+            elif isinstance(func, ast.Name) and func.id not in ignore:
                 calls.add(func.id.lower())
     comments = []
     try:
@@ -111,17 +115,19 @@ def _python_parts(program: str) -> SolutionText | None:
                 comments.append(token.string)
     except (tokenize.TokenError, IndentationError):
         pass
+    names -= set(ignore)  # the harness's names: every program has them
     found = {w for name in names for w in words(name)}
     found |= {w for comment in comments for w in words(comment)}
     identifiers = {"_".join(words(name)) for name in names}
     return SolutionText(words=found, identifiers=identifiers, calls=calls)
 
 
-def solution_text(step: Step) -> SolutionText:
+def solution_text(step: Step, ignore: Collection[str] = ()) -> SolutionText:
     """The parts of ``step``'s solution: its program when the candidate is Python (ARC),
-    else the words of the whole answer (a worked solution)."""
+    else the words of the whole answer (a worked solution). Identifiers in ``ignore`` (the
+    benchmark's entry points) are no part of a program's solution."""
     program = step.candidate or ""
-    parsed = _python_parts(program) if "\n" in program or "def " in program else None
+    parsed = _python_parts(program, ignore) if "\n" in program or "def " in program else None
     if parsed is not None:
         return parsed
     return SolutionText(words=set(words(step.completion)))
@@ -193,14 +199,17 @@ def attribute_task(
     result: TaskResult,
     confirmed: Step | None,
     judged: dict[str, bool] | None = None,
+    *,
+    ignore: Collection[str] = (),
 ) -> TaskAttribution:
     """The verdict of every concept of ``memory`` shown to ``result``'s task; ``confirmed``
     is the step the write signal confirmed (None when it confirmed none); ``judged`` the aux
     model's opinions by concept id (:mod:`arcmemo.memory.judge`), which override the lexical
-    check for the concepts they name."""
+    check for the concepts they name; ``ignore`` the benchmark's entry points
+    (:attr:`~arcmemo.benchmarks.base.Benchmark.entry_points`), never evidence."""
     attribution = TaskAttribution(task_id=result.task_id, confirmed=confirmed is not None)
     steps = [s for a in result.attempts for s in a.steps if not s.error]
-    texts = {id(s): solution_text(s) for s in steps}
+    texts = {id(s): solution_text(s, ignore) for s in steps}
     seen: set[str] = set()
     for name in _shown(result):
         concept = memory.find(name)

@@ -73,7 +73,7 @@ def online_run(
         answers={
             ("select", FAILED): "```yaml\n- reflect grid\n```",
             ("select", SOLVED): (
-                "```yaml\n- move center to corners\n- reflect grid\n- lesson 1\n```"
+                "```yaml\n- move center to corners\n- reflect grid\n- tile grid\n- lesson 1\n```"
             ),
             ("solve", FAILED): lm.program_answer(FLIP),
             ("solve", SOLVED): lm.program_answer(CORNERS),
@@ -134,6 +134,10 @@ def test_a_failed_task_writes_a_marked_pitfall_the_next_task_sees(tmp_path: Path
     assert reflect is not None and corners is not None
     assert reflect.stats.harmful == [FAILED] and reflect.stats.unused == [SOLVED]
     assert corners.stats.helpful == [SOLVED]
+    # The seed's "tile grid" has a parameter named transform, ARC's entry point that every
+    # program defines: no evidence that the solution used it.
+    tile = final.find("tile grid")
+    assert tile is not None and tile.stats.unused == [SOLVED] and tile.stats.helpful == []
 
 
 def test_without_the_option_failures_write_nothing(tmp_path: Path) -> None:

@@ -41,7 +41,9 @@ def memory_file(tmp_path: Path) -> Path:
             ),
             routine("split regions", "cut the grid into regions along the divider lines"),
             routine("reflect grid", "mirror the grid left to right"),
-            routine("recolor object", "paint each object with a new color"),
+            # Its parameter shares the name of ARC's entry point, which every program
+            # defines: no evidence, so it stays unused on the solved tasks below.
+            routine("recolor object", "paint each object with a new color", "transform"),
         ]
     )
     path = tmp_path / "memory.json"

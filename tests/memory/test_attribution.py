@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from arcmemo.memory.attribution import (
@@ -168,3 +170,142 @@ def test_recording_looks_every_concept_up_in_one_index(monkeypatch: pytest.Monke
     assert record_attribution(mem, attribution) == 3
     # one index for both (a verdict recorded edits a concept, not the list it is indexed in)
     assert built == [4]
+
+
+# -- the benchmark's entry points are no evidence ---------------------------------------------
+
+# A seed in BARC's style, written for this test: `from common import *`, concept and
+# description comments, `main(input_grid)` indexing [x, y], BARC's generator below the marker.
+BARC_STYLE_SCALE_SEED = """from common import *
+
+import numpy as np
+from typing import *
+
+# concepts:
+# scaling, pixel blocks
+
+# description:
+# In the input you will see a small sprite. Make each pixel a square block of its color,
+# so the output is the input scaled up by an integer factor.
+
+def main(input_grid):
+    # scale by a fixed factor: every pixel becomes a 3x3 block
+    factor = 3
+    width, height = input_grid.shape
+    output_grid = np.zeros((width * factor, height * factor), dtype=int)
+    for x, y in np.argwhere(input_grid != Color.BLACK):
+        output_grid[x * factor:(x + 1) * factor, y * factor:(y + 1) * factor] = input_grid[x, y]
+    return output_grid
+
+def generate_input():
+    return random_sprite(3, 3, color_palette=[Color.RED])
+
+
+# ============= remove below this point for prompting =============
+
+if __name__ == '__main__':
+    visualize(generate_input, main, 5)
+"""
+BARC_STYLE_COMMON = """import numpy as np
+import random
+
+
+class Color:
+    BLACK = 0
+    RED = 2
+
+
+def random_sprite(n, m, color_palette=None):
+    return np.zeros((n, m), dtype=int)
+"""
+
+# An answer as a real model writes it: prose, then a fenced program that defines
+# `transform` with a helper of its own (an XOR overlay of the two halves).
+MODEL_COMPLETION_XOR = """Looking at the examples, the grid has a left and a right half split by a
+grey column. Cells that are coloured in exactly one half become green in the output, so this is an
+XOR of the two halves.
+
+```python
+import numpy as np
+
+
+def halves(grid):
+    grid = np.array(grid)
+    return grid[:, :3], grid[:, 4:]
+
+
+def transform(grid):
+    left, right = halves(grid)
+    # exclusive or: coloured in exactly one of the halves
+    mask = (left != 0) ^ (right != 0)
+    return np.where(mask, 3, 0).tolist()
+```
+
+This gives a 3-wide output for every example."""
+
+
+def seed_memory() -> Memory:
+    from arcmemo.memory.seeds import load_seed
+
+    return load_seed("arc")
+
+
+def arc_entry_points() -> frozenset[str]:
+    from arcmemo.benchmarks.arc import ArcBenchmark
+
+    return ArcBenchmark.entry_points
+
+
+def barc_program(tmp_path: Path) -> str:
+    from arcmemo.benchmarks.arc.barc import convert_seed, load_library
+
+    common = tmp_path / "common.py"
+    common.write_text(BARC_STYLE_COMMON)
+    return convert_seed(BARC_STYLE_SCALE_SEED, load_library(common), task_id="9172f3a0").source
+
+
+def test_arc_declares_its_entry_point_and_harness_names() -> None:
+    assert {"transform", "_arcmemo_transform", "transform_xy"} <= arc_entry_points()
+
+
+def test_the_entry_point_is_no_evidence_on_a_converted_barc_style_seed(tmp_path: Path) -> None:
+    mem = seed_memory()
+    tile, scale = mem.find("tile grid"), mem.find("scale grid")
+    assert tile is not None and scale is not None
+    assert "transform" in [p.name for p in tile.parameters]  # the seed's own parameter name
+    program = barc_program(tmp_path)
+    assert "def transform(grid):" in program and "def transform_xy(input_grid):" in program
+    shown = ["tile grid", "scale grid"]
+    solved = step(program, shown, verified=True)
+    before = {
+        v.name: v.verdict for v in attribute_task(mem, result("s", shown, solved), solved).verdicts
+    }
+    assert before["tile grid"] == "helpful"  # what happened before: credited for `transform`
+    text = solution_text(solved, arc_entry_points())
+    assert "transform" not in text.identifiers and "transform_xy" not in text.identifiers
+    assert concept_evidence(tile, text) == []
+    assert concept_evidence(scale, text) == ["name words scale, grid", "parameter factor"]
+    attribution = attribute_task(mem, result("s", shown, solved), solved, ignore=arc_entry_points())
+    assert {v.name: v.verdict for v in attribution.verdicts} == {
+        "tile grid": "unused",
+        "scale grid": "helpful",
+    }
+
+
+def test_the_entry_point_is_no_evidence_on_a_real_model_completion() -> None:
+    from arcmemo.benchmarks.arc.prompt import extract_program
+
+    program = extract_program(MODEL_COMPLETION_XOR)  # what the run takes as the candidate
+    assert program is not None and "def transform(grid):" in program
+    mem = seed_memory()
+    shown = ["tile grid"]
+    solved = Step(
+        round=0, completion=MODEL_COMPLETION_XOR, candidate=program, verified=True, concepts=shown
+    )
+    lexical = attribute_task(mem, result("x", shown, solved), solved)
+    assert lexical.verdicts[0].evidence == ["parameter transform"]  # the old false credit
+    attribution = attribute_task(mem, result("x", shown, solved), solved, ignore=arc_entry_points())
+    (verdict,) = attribution.verdicts
+    assert (verdict.name, verdict.verdict, verdict.evidence) == ("tile grid", "unused", [])
+    # The program's own helper is still evidence: only the benchmark's names are left out.
+    assert "halve" in solution_text(solved, arc_entry_points()).identifiers

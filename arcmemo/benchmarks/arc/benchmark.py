@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from arcmemo import prompting
 from arcmemo.benchmarks.arc import layout, scoring
+from arcmemo.benchmarks.arc.barc import RENAMED_ENTRY
 from arcmemo.benchmarks.arc.data import ArcTask, ArcTaskError, load_path, load_split, named_splits
 from arcmemo.benchmarks.arc.export import SUBMISSION
 from arcmemo.benchmarks.arc.grids import InvalidGridError, validate_grid
@@ -39,9 +40,10 @@ from arcmemo.sandbox import CallResult, Program
 
 # Trusted code appended to the program: the ARC calling convention (each grid arrives as a
 # numpy array). Its frames never appear in the tracebacks shown to the model.
-_HARNESS = """
+_ENTRY = "_arcmemo_transform"
+_HARNESS = f"""
 
-def _arcmemo_transform(grid):
+def {_ENTRY}(grid):
     import numpy
     return transform(numpy.array(grid))
 """
@@ -74,7 +76,7 @@ def transform_program(source: str, *, stop_after_failure: bool = True) -> Progra
     """
     return Program(
         source=source,
-        entry="_arcmemo_transform",
+        entry=_ENTRY,
         harness=_HARNESS,
         bindings={"np": "numpy"},
         stop_after_failure=stop_after_failure,
@@ -115,6 +117,9 @@ class ArcBenchmark(Benchmark[ArcTask]):
     # depth); summary.json has every k and every depth under by_retry / strict_by_retry.
     headline_metrics = ("score", "strict_score", *(f"oracle@{k}" for k in range(1, 9)))
     uses_sandbox = True
+    # transform is the program every prompt asks for; the harness calls it from
+    # _arcmemo_transform, and a converted BARC seed's own main is renamed transform_xy.
+    entry_points = frozenset({"transform", _ENTRY, RENAMED_ENTRY})
     templates = ("arc/system", "arc/concepts", "arc/solve")
     metrics_model = scoring.ArcMetrics
 
