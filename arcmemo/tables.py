@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from arcmemo.benchmarks.base import BENCHMARKS, Benchmark, strict_runs
-from arcmemo.benchmarks.outputs import Cell, Column, Table
+from arcmemo.benchmarks.outputs import Cell, Column, Table, over_tasks
 from arcmemo.config import RESULT_FIELDS, RunConfig
 from arcmemo.records import TaskResult
 from arcmemo.rundir import RunDirectory
@@ -215,7 +215,7 @@ def orders_table(runs: Sequence[TableRun], *, strict: bool = False) -> Table:
     rows = [_order_row(keys, values) for keys, values in laid_out.rows]
     unit = benchmark.task_noun
     notes = [
-        f"{runs[0].benchmark} scores in percent over {len(runs[0].task_ids)} {unit}"
+        f"{runs[0].benchmark} scores in percent {over_tasks(runs, unit)}"
         + (", strict" if strict else "")
         + f", one setting over {len(runs)} task orders: mean over the orders (sample std over "
         "them in brackets), then each order's value."
@@ -234,6 +234,8 @@ class Paired:
     first: str
     second: str
     metric: str
+    # What "solved" means in McNemar's test (the benchmark's paired_solved).
+    solved: str
     stats: PairedComparison
     differences: list[tuple[str, float]]
 
@@ -246,16 +248,28 @@ def task_values(run: TableRun, *, strict: bool = False) -> dict[str, tuple[float
 
 
 def paired(first: TableRun, second: TableRun, *, strict: bool = False) -> Paired:
-    """Compare two runs task by task on the tasks both have results for (sorted by id)."""
+    """Compare two runs task by task on the tasks both have results for (sorted by id).
+
+    Runs of different numbers of attempts are refused: a task's score and "solved" count
+    a run's attempts, so more attempts alone would look like a better setting.
+    """
     check_comparable([first, second])
+    if first.attempts != second.attempts:
+        raise TableError(
+            f"{first.label} has {first.attempts} attempts and {second.label} "
+            f"{second.attempts}: a paired comparison needs runs with the same number of "
+            "attempts (a task's score and 'solved' count all of a run's attempts)"
+        )
     a, b = task_values(first, strict=strict), task_values(second, strict=strict)
     shared = sorted(set(a) & set(b))
     if not shared:
         raise TableError(f"{first.label} and {second.label} have no finished task in common")
     stats = paired_comparison([a[t] for t in shared], [b[t] for t in shared])
-    metric = _benchmark(first.benchmark).paired_metric(strict=strict)
+    benchmark = _benchmark(first.benchmark)
+    metric = benchmark.paired_metric(strict=strict)
+    solved = benchmark.paired_solved(attempts=first.attempts, strict=strict)
     differences = [(t, a[t][0] - b[t][0]) for t in shared if a[t][0] != b[t][0]]
-    return Paired(first.label, second.label, metric, stats, differences)
+    return Paired(first.label, second.label, metric, solved, stats, differences)
 
 
 def _points(value: float) -> str:
@@ -276,8 +290,9 @@ def paired_lines(result: Paired) -> list[str]:
         f"[{_points(s.ci_low)}, {_points(s.ci_high)}] ({s.resamples:,} resamples, seed {s.seed})",
         f"sign test: {s.wins} wins, {s.losses} losses, {s.ties} ties; exact two-sided "
         f"p = {_p(s.sign_p)}",
-        f"McNemar: solved by {result.first} only {s.only_first}, by {result.second} only "
-        f"{s.only_second} (both {s.both}, neither {s.neither}); exact p = {_p(s.mcnemar_p)}",
+        f"McNemar ('solved' = {result.solved}): solved by {result.first} only "
+        f"{s.only_first}, by {result.second} only {s.only_second} (both {s.both}, neither "
+        f"{s.neither}); exact p = {_p(s.mcnemar_p)}",
     ]
     if result.differences:
         shown = ", ".join(f"{t} {_points(d)}" for t, d in result.differences)

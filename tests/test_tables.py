@@ -199,6 +199,8 @@ def write_run(
     *,
     attempts: int,
     complete: bool = True,
+    order: list[str] | None = None,
+    with_summary: bool = True,
     **config: object,
 ) -> Path:
     writer = RunWriter(path)
@@ -215,11 +217,14 @@ def write_run(
             }
         )
     )
-    writer.write_task_order([r.task_id for r in results])
+    writer.write_task_order(order or [r.task_id for r in results])
     for result in results:
         writer.append_result(result)
-    summary = build_summary(writer.require_config(), ArcBenchmark(), results, UsageSummary(), 0.0)
-    writer.write_summary(summary.model_copy(update={"complete": complete}))
+    if with_summary:
+        summary = build_summary(
+            writer.require_config(), ArcBenchmark(), results, UsageSummary(), 0.0
+        )
+        writer.write_summary(summary.model_copy(update={"complete": complete}))
     return path
 
 
@@ -238,7 +243,10 @@ def test_paired_comparison_of_two_run_directories(tmp_path: Path) -> None:
     text = tables.render(tables.build_table([a, b]), "md", comparison=result)
     assert "Paired comparison better − worse on 6 tasks" in text
     assert "- sign test: 4 wins, 0 losses, 2 ties; exact two-sided p = 0.125" in text
-    assert "- McNemar: solved by better only 4, by worse only 0 (both 2, neither 0)" in text
+    assert (
+        "- McNemar ('solved' = every test input right in one of the 2 attempts): solved by "
+        "better only 4, by worse only 0 (both 2, neither 0)"
+    ) in text
     assert "- tasks that differ: t2 +100.00, t3 +100.00, t4 +100.00, t5 +100.00" in text
     assert "- worse: summary.json marks the run incomplete" in text
     same = tables.paired(a, a)
@@ -293,3 +301,94 @@ def test_runs_over_orders_differ_only_in_order_seed_and_replicate(
         "order 0",
         "order 0 rep 1",
     ]
+
+
+def test_notes_name_the_tasks_each_runs_figures_come_from(tmp_path: Path) -> None:
+    ids = [f"t{i}" for i in range(10)]
+    results = [arc_result(t, [[T]], [[F]]) for t in ids]
+    done = tables.load_run(write_run(tmp_path / "done", results, attempts=2))
+    # Stopped after 2 of its 10 tasks: no summary.json, figures from results.jsonl.
+    unfinished = tables.load_run(
+        write_run(tmp_path / "unfinished", results[:2], attempts=2, order=ids, with_summary=False)
+    )
+    # A merge of the shards that finished: a summary of 6 of the 10 tasks.
+    merged = tables.load_run(
+        write_run(tmp_path / "merged", results[:6], attempts=2, order=ids, complete=False)
+    )
+    text = tables.render(tables.build_table([done, unfinished, merged]), "md")
+    assert (
+        "- ARC scores in percent over each run's finished tasks only, of 10 (done: 10, "
+        "unfinished: 2, merged: 6)."
+    ) in text
+    assert "over 10 tasks" not in text
+    alone = tables.render(tables.build_table([done]), "md")
+    assert "- ARC scores in percent over 10 tasks." in alone
+    orders = tables.render(
+        tables.orders_table(
+            [
+                done,
+                tables.load_run(
+                    write_run(tmp_path / "o1", results[:2], attempts=2, order=ids, order_seed=1)
+                ),
+            ]
+        ),
+        "md",
+    )
+    assert "over each run's finished tasks only, of 10 (done: 10, o1: 2)" in orders
+
+
+def test_aime_notes_name_the_problems_each_runs_figures_come_from() -> None:
+    results = [aime_result("p1", 5, [5, 5, 1]), aime_result("p2", 7, [1, 7, 2])]
+    run = aime_run("aime", results)
+    run.task_ids = frozenset({"p1", "p2", "p3", "p4"})
+    text = tables.render(tables.build_table([run]), "md")
+    assert "AIME scores in percent over each run's finished problems only, of 4 (aime: 2)" in (text)
+
+
+@pytest.mark.parametrize(
+    ("summary", "count"),
+    [
+        ({"n_scored": 6, "n_tasks": 8}, 6),
+        ({"n_tasks": 6}, 6),  # a summary written before n_scored
+        ({"n_tasks": 6, "n_unlabelled": 1}, 5),
+        ({}, 3),  # nothing counted: the task set
+    ],
+)
+def test_the_count_of_tasks_behind_a_runs_figures(summary: dict[str, int], count: int) -> None:
+    from arcmemo.benchmarks.outputs import figures_tasks
+
+    run = tables.TableRun(
+        label="r",
+        path=Path("r"),
+        benchmark="arc-agi-1",
+        attempts=2,
+        retries=0,
+        summary=dict(summary),
+        task_ids=frozenset({"a", "b", "c"}),
+    )
+    assert figures_tasks(run) == count
+
+
+def test_paired_runs_must_have_the_same_attempts(tmp_path: Path) -> None:
+    two = [arc_result(f"t{i}", [[T]], [[F]]) for i in range(3)]
+    three = [arc_result(f"t{i}", [[F]], [[F]], [[T]]) for i in range(3)]
+    a = tables.load_run(write_run(tmp_path / "two", two, attempts=2))
+    b = tables.load_run(write_run(tmp_path / "three", three, attempts=3))
+    message = (
+        "two has 2 attempts and three 3: a paired comparison needs runs with the same number "
+        "of attempts (a task's score and 'solved' count all of a run's attempts)"
+    )
+    with pytest.raises(tables.TableError, match=re.escape(message)):
+        tables.paired(a, b)
+    with pytest.raises(tables.TableError, match=re.escape(message)):
+        tables.paired(a, b, strict=True)
+
+
+def test_mcnemars_solved_is_stated_for_strict_arc_and_aime(tmp_path: Path) -> None:
+    results = [arc_result(f"t{i}", [[T]], [[F]]) for i in range(3)]
+    a = tables.load_run(write_run(tmp_path / "a", results, attempts=2))
+    strict = tables.paired_lines(tables.paired(a, a, strict=True))
+    assert strict[3].startswith(
+        "McNemar ('solved' = one of the 2 attempts right on every test input): solved by a only 0"
+    )
+    assert AimeBenchmark().paired_solved(attempts=3, strict=False) == "one of the 3 samples right"

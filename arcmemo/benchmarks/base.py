@@ -277,6 +277,11 @@ class Benchmark(abc.ABC, Generic[TaskT]):
         """What :meth:`task_values` compares, in the comparison's heading."""
         return "per-task score"
 
+    def paired_solved(self, *, attempts: int, strict: bool) -> str:
+        """What "solved" (the second value of :meth:`task_values`, which McNemar's test
+        counts) means for runs of ``attempts`` attempts, in the comparison's McNemar line."""
+        return "the task's recorded solved"
+
     # -- arcmemo export ---------------------------------------------------------------------
 
     exporters: ClassVar[tuple[Exporter, ...]] = ()

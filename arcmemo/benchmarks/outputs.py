@@ -55,6 +55,29 @@ class ScoredRun(Protocol):
     task_ids: frozenset[str]
 
 
+def figures_tasks(run: ScoredRun) -> int:
+    """How many tasks ``run``'s figures come from: the summary's count of scored tasks
+    (``n_scored``; else ``n_tasks`` less the unlabelled ones), else its task set (an
+    unfinished run or a partial merge has fewer than its task set)."""
+    for key in ("n_scored", "n_tasks"):
+        if isinstance(run.summary.get(key), int):
+            return int(run.summary[key]) - int(run.summary.get("n_unlabelled", 0) or 0) * (
+                key == "n_tasks"
+            )
+    return len(run.task_ids)
+
+
+def over_tasks(runs: Sequence[ScoredRun], noun: str) -> str:
+    """What a table's figures are averaged over, for its notes: "over 10 tasks" when every
+    run has figures for its whole task set, else each run's count."""
+    total = len(runs[0].task_ids)
+    counts = [(run.label, figures_tasks(run)) for run in runs]
+    if all(n == total for _, n in counts):
+        return f"over {total} {noun}"
+    each = ", ".join(f"{label}: {n}" for label, n in counts)
+    return f"over each run's finished {noun} only, of {total} ({each})"
+
+
 @dataclass
 class OrderRows:
     """One setting over task orders, as a benchmark lays it out: per row its key cells and

@@ -35,8 +35,8 @@ _RUN_DIR = click.Path(exists=True, file_okay=False, path_type=Path)
     nargs=2,
     type=_RUN_DIR,
     default=None,
-    help="A B: paired comparison of run A against run B (per-task differences, bootstrap CI, "
-    "sign and McNemar tests), printed under the table.",
+    help="A B: paired comparison of run A against run B, runs of the same number of attempts "
+    "(per-task differences, bootstrap CI, sign and McNemar tests), printed under the table.",
 )
 @click.option("--paired", is_flag=True, help="Paired comparison of the first two RUNs.")
 @click.option(

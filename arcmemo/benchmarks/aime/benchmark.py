@@ -146,6 +146,9 @@ class AimeBenchmark(Benchmark[AimeProblem]):
     def paired_metric(self, *, strict: bool) -> str:
         return "per-problem pass@1"
 
+    def paired_solved(self, *, attempts: int, strict: bool) -> str:
+        return f"one of the {attempts} samples right"
+
     @classmethod
     def split_help(cls) -> str:
         return f"a year such as 2025 (aime_YEAR.jsonl under ${DATA_DIR_ENV})"

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from arcmemo.benchmarks.aime.metrics import problem_metrics
-from arcmemo.benchmarks.outputs import Cell, Column, OrderRows, ScoredRun, Table
+from arcmemo.benchmarks.outputs import Cell, Column, OrderRows, ScoredRun, Table, over_tasks
 from arcmemo.records import TaskResult
 
 
@@ -35,7 +35,7 @@ def table(runs: Sequence[ScoredRun]) -> Table:
             )
         )
     notes = [
-        f"AIME scores in percent over {len(runs[0].task_ids)} problems (std over problems in "
+        f"AIME scores in percent {over_tasks(runs, 'problems')} (std over problems in "
         "brackets). pass@1: mean over samples; pass@k: unbiased estimate from all samples; "
         "maj@n: majority answer of the n samples."
     ]

@@ -294,6 +294,11 @@ class ArcBenchmark(Benchmark[ArcTask]):
     def paired_metric(self, *, strict: bool) -> str:
         return f"per-task {'strict ' if strict else ''}oracle@2 at the final retry depth"
 
+    def paired_solved(self, *, attempts: int, strict: bool) -> str:
+        if strict:
+            return f"one of the {attempts} attempts right on every test input"
+        return f"every test input right in one of the {attempts} attempts"
+
     exporters = (SUBMISSION,)
 
     default_split: ClassVar[str] = "evaluation"

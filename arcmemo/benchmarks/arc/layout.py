@@ -12,7 +12,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from arcmemo.benchmarks.arc import scoring
-from arcmemo.benchmarks.outputs import Cell, Column, Curve, OrderRows, ScoredRun, Table, padded
+from arcmemo.benchmarks.outputs import (
+    Cell,
+    Column,
+    Curve,
+    OrderRows,
+    ScoredRun,
+    Table,
+    over_tasks,
+    padded,
+)
 from arcmemo.records import TaskResult
 
 
@@ -52,9 +61,8 @@ def table(runs: Sequence[ScoredRun], *, strict: bool = False) -> Table:
                     + [Cell(c["mean"], c["std"]) if c else Cell(None) for c in oracle],
                 )
             )
-    n_tasks = len(runs[0].task_ids)
     notes = [
-        f"ARC scores in percent over {n_tasks} tasks"
+        f"ARC scores in percent {over_tasks(runs, 'tasks')}"
         + (", strict (one program right on every test input)" if strict else "")
         + ". runJ: attempt J alone. oracle@k: mean over all k-subsets of the attempts "
         "(sample std over them in brackets); oracle@2 is the official score."

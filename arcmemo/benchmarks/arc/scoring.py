@@ -178,6 +178,9 @@ class ArcMetrics(RunMetrics):
     strict_score: float | None = None
     score_metric: str | None = Field(default=None, description="The oracle@k of score.")
     score_retry_depth: int | None = None
+    n_scored: int | None = Field(
+        default=None, description="Tasks these figures come from (the scored results)."
+    )
     n_attempts: int | None = None
     by_retry: dict[str, dict[str, OracleCell]] | None = Field(
         default=None, description="Per retry depth reached, oracle@k for k = 1..n."
@@ -190,9 +193,9 @@ def run_scores(results: list[TaskResult], attempts: int) -> dict[str, Any]:
 
     Keys: ``score`` and ``strict_score`` (oracle@min(2, n) at the final retry depth, plain
     and strict), ``score_metric`` (that oracle@k), ``score_retry_depth`` (the final depth),
-    ``n_attempts``, ``oracle@k`` for k = 1..n (means at the final depth, flat for tables),
-    and ``by_retry`` / ``strict_by_retry``: per retry depth reached (``"0"``, ``"1"``, ...),
-    :func:`oracle_cells`.
+    ``n_scored`` (the tasks these figures come from), ``n_attempts``, ``oracle@k`` for
+    k = 1..n (means at the final depth, flat for tables), and ``by_retry`` /
+    ``strict_by_retry``: per retry depth reached (``"0"``, ``"1"``, ...), :func:`oracle_cells`.
     """
     unscored = sum(r.score is None for r in results)
     if results and unscored == len(results):
@@ -215,6 +218,7 @@ def run_scores(results: list[TaskResult], attempts: int) -> dict[str, Any]:
         "strict_score": strict_final[metric]["mean"] if strict_final else 0.0,
         "score_metric": metric,
         "score_retry_depth": depths - 1,
+        "n_scored": len(results),
         "n_attempts": n,
         **{key: cell["mean"] for key, cell in final.items()},
         "by_retry": by_retry,
