@@ -1,0 +1,86 @@
+"""Selection answers in a scripted run: mappings with a `name` resolve, and a task whose
+selection resolves to nothing is a warning in its record and in the run's summary."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from arcmemo.config import RunConfig
+from arcmemo.memory.seeds import load_seed
+from arcmemo.models.client import ModelClient
+from arcmemo.models.scripted import ScriptedProvider
+from arcmemo.pipeline import run_benchmark
+
+LOOP = Path(__file__).resolve().parent.parent / "fixtures" / "loop" / "loop_model.py"
+NAMED, NOTHING = "66e6c45b", "bbb1b8b6"
+# How a real model answered: a YAML list of mappings, each with a name and a reason.
+MAPPINGS = (
+    "The centre moves to the corners.\n```yaml\n- name: reflect grid\n"
+    "  reason: the corners mirror each other\n- name: Tile Grids\n  reason: maybe\n```"
+)
+UNKNOWN = "```yaml\n- name: warp drive\n  reason: nothing fits\n```"
+
+
+def loop_model() -> ModuleType:
+    name = "arcmemo_loop_model_fixture"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, LOOP)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("ARCMEMO_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def test_mapping_answers_resolve_and_an_empty_selection_is_a_warning(tmp_path: Path) -> None:
+    lm = loop_model()
+    memory_path = tmp_path / "memory.json"
+    load_seed("arc").save(memory_path)
+    model = lm.LoopModel(
+        answers={
+            ("select", NAMED): MAPPINGS,
+            ("select", NOTHING): UNKNOWN,
+            ("solve", None): lm.program_answer(lm.IDENTITY),
+        },
+        arc_ids=[NAMED, NOTHING],
+    )
+    out = tmp_path / "run"
+    config = RunConfig(
+        benchmark="arc-agi-1",
+        split="evaluation",
+        tasks=[NAMED, NOTHING],
+        model="scripted:solver",
+        attempts=1,
+        retries=0,
+        out=out,
+        memory=memory_path,
+        selector="llm",
+    )
+    solver = ModelClient(ScriptedProvider.from_script(model, model="solver"))
+    asyncio.run(run_benchmark(config, solver=solver))
+    rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    selections = {row["task_id"]: row["selection"] for row in rows}
+    assert selections[NAMED]["selected"] == ["reflect grid", "tile grid"]
+    assert selections[NAMED]["unknown"] == [] and selections[NAMED]["warning"] is None
+    assert selections[NOTHING]["selected"] == [] and selections[NOTHING]["unknown"] == [
+        "warp drive"
+    ]
+    warning = "the llm selection chose nothing: no name resolved (warp drive)"
+    assert selections[NOTHING]["warning"] == warning
+    summary = json.loads((out / "summary.json").read_text())
+    assert (
+        f"1 of 2 tasks got no memory entry from the selector (first, {NOTHING}: {warning})"
+        in (summary["warnings"])
+    )
