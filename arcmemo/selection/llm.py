@@ -164,8 +164,13 @@ def parse_names(text: str) -> list[str]:
         lowered = {str(key).strip().lower(): value for key, value in data.items()}
         found = next((lowered[k] for k in LIST_KEYS if k in lowered), None)
         lists = [value for value in data.values() if isinstance(value, list)]
-        data = found if found is not None else (lists[0] if len(lists) == 1 else data)
-        if isinstance(data, dict) and all(v is None or isinstance(v, str) for v in data.values()):
+        if found is not None:
+            data = found
+        elif len(lists) == 1:
+            data = lists[0]
+        elif any(key in lowered for key in NAME_KEYS):
+            data = [data]  # one entry, as a mapping with its name
+        elif all(v is None or isinstance(v, str) for v in data.values()):
             data = list(data)  # names as keys, each with its reason
     plain = fenced_blocks(text, PLAIN_BLOCKS) if isinstance(data, str) else []
     if plain:

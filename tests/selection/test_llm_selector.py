@@ -112,6 +112,10 @@ MAPPING_ANSWERS = {
         '```json\n{"selected_concepts": [{"concept": "rotate grid", "confidence": 0.9}, '
         '{"concept": "reflect grid", "confidence": 0.4}]}\n```'
     ),
+    "two names in prose and one mapping": (
+        "```yaml\nreasoning: turned, then mirrored\nconcepts:\n  - rotate grid\n"
+        "  - name: reflect grid\n```"
+    ),
     "json list of strings": '```json\n["rotate grid", "reflect grid"]\n```',
     "plain names, one a line": "```\nrotate grid\nreflect grid\n```",
     "numbered plain names": "```text\n1. rotate grid\n2. reflect grid\n```",
@@ -126,6 +130,11 @@ def test_selection_answers_in_any_reasonable_shape_resolve(answer: str) -> None:
     selection = select(LLMSelector(), selection_memory(), Recorder(answer))
     assert selection.selected == ["rotate grid", "reflect grid"]
     assert selection.unknown == [] and selection.warning is None
+
+
+def test_a_single_entry_as_a_mapping_is_one_name() -> None:
+    assert parse_names("```yaml\nname: rotate grid\nreason: it turns\n```") == ["rotate grid"]
+    assert parse_names('```json\n{"concept": "rotate grid"}\n```') == ["rotate grid"]
 
 
 def test_a_mapping_without_a_name_is_repaired_not_turned_into_a_dict_repr() -> None:
