@@ -19,13 +19,16 @@ _LIBRARY = re.compile(
 _DEFINED = re.compile(r"^(?:def|class)\s+(\w+)", re.MULTILINE)
 
 
-def without_library(source: str) -> str:
-    """``source`` with each library section replaced by a one-line note of what it defines."""
+def without_library(source: str, *, note: bool = True) -> str:
+    """``source`` with each library section replaced by a one-line note of what it defines
+    (with ``note``), else removed."""
 
-    def note(match: re.Match[str]) -> str:
+    def noted(match: re.Match[str]) -> str:
+        if not note:
+            return ""
         names = _DEFINED.findall(match.group(0))
         origin = match.group("origin").strip() or "a library"
         shown = ", ".join(names) if names else "nothing"
         return f"# (definitions from {origin} left out here: {shown})\n"
 
-    return _LIBRARY.sub(note, source)
+    return _LIBRARY.sub(noted, source)

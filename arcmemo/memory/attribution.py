@@ -18,7 +18,9 @@ otherwise the words of the answer. It matches (a) every content word of the conc
 note (``np.rot90(...)``, ```flood_fill```). The benchmark's own identifiers
 (:attr:`~arcmemo.benchmarks.base.Benchmark.entry_points`: ARC's ``transform``, which every
 program defines) are left out of the solution first: a concept whose parameter or call has
-that name would otherwise be "used" by every program. It is evidence, not proof: a solution can
+that name would otherwise be "used" by every program. So is a converted seed's library
+section (:mod:`arcmemo.inlined_library`: helpers inlined from another project's library,
+which the program's own calls to them still show). It is evidence, not proof: a solution can
 use an idea under other names (missed) or share a generic word (over-counted); the run
 option ``attribution_judge`` adds the aux model's opinion (:mod:`arcmemo.memory.judge`),
 which then decides. Lessons are not
@@ -36,6 +38,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from arcmemo.inlined_library import without_library
 from arcmemo.memory.ontology import Concept, Memory, concept_id
 from arcmemo.records import Step, TaskResult
 
@@ -126,7 +129,7 @@ def solution_text(step: Step, ignore: Collection[str] = ()) -> SolutionText:
     """The parts of ``step``'s solution: its program when the candidate is Python (ARC),
     else the words of the whole answer (a worked solution). Identifiers in ``ignore`` (the
     benchmark's entry points) are no part of a program's solution."""
-    program = step.candidate or ""
+    program = without_library(step.candidate or "", note=False)
     parsed = _python_parts(program, ignore) if "\n" in program or "def " in program else None
     if parsed is not None:
         return parsed

@@ -194,7 +194,8 @@ def main(input_grid):
     width, height = input_grid.shape
     output_grid = np.zeros((width * factor, height * factor), dtype=int)
     for x, y in np.argwhere(input_grid != Color.BLACK):
-        output_grid[x * factor:(x + 1) * factor, y * factor:(y + 1) * factor] = input_grid[x, y]
+        block = np.full((factor, factor), input_grid[x, y])
+        blit_sprite(output_grid, block, x * factor, y * factor)
     return output_grid
 
 def generate_input():
@@ -213,6 +214,17 @@ import random
 class Color:
     BLACK = 0
     RED = 2
+
+
+def crop(grid, background=Color.BLACK):
+    # the bounding box of everything that is not background
+    xs, ys = np.where(grid != background)
+    return grid[xs.min():xs.max() + 1, ys.min():ys.max() + 1]
+
+
+def blit_sprite(grid, sprite, x, y, background=Color.BLACK):
+    sprite = crop(sprite, background)
+    grid[x:x + sprite.shape[0], y:y + sprite.shape[1]] = sprite
 
 
 def random_sprite(n, m, color_palette=None):
@@ -275,7 +287,8 @@ def test_the_entry_point_is_no_evidence_on_a_converted_barc_style_seed(tmp_path:
     assert "transform" in [p.name for p in tile.parameters]  # the seed's own parameter name
     program = barc_program(tmp_path)
     assert "def transform(grid):" in program and "def transform_xy(input_grid):" in program
-    shown = ["tile grid", "scale grid"]
+    assert "def crop(grid, background=Color.BLACK):" in program  # inlined: blit_sprite uses it
+    shown = ["tile grid", "scale grid", "crop to bounding box"]
     solved = step(program, shown, verified=True)
     before = {
         v.name: v.verdict for v in attribute_task(mem, result("s", shown, solved), solved).verdicts
@@ -285,10 +298,16 @@ def test_the_entry_point_is_no_evidence_on_a_converted_barc_style_seed(tmp_path:
     assert "transform" not in text.identifiers and "transform_xy" not in text.identifiers
     assert concept_evidence(tile, text) == []
     assert concept_evidence(scale, text) == ["name words scale, grid", "parameter factor"]
+    # The inlined library is BARC's, not the solution: its crop helper's comment is no
+    # evidence that the program crops to a bounding box; its own call to blit_sprite stays.
+    crop = mem.find("crop to bounding box")
+    assert crop is not None and concept_evidence(crop, text) == []
+    assert "blit_sprite" in text.calls and "crop" not in text.calls
     attribution = attribute_task(mem, result("s", shown, solved), solved, ignore=arc_entry_points())
     assert {v.name: v.verdict for v in attribution.verdicts} == {
         "tile grid": "unused",
         "scale grid": "helpful",
+        "crop to bounding box": "unused",
     }
 
 
