@@ -6,6 +6,11 @@ runs), and abstraction of confirmed solutions (online runs). The low end assumes
 is solved at the first try and short answers; the high end assumes every retry is used,
 every task is written to memory and long answers. Output tokens are not knowable before the
 run: the assumption per model family is stated in the report (:data:`OUTPUT_ASSUMPTIONS`).
+
+Calls are requests, as ``summary.json`` counts them; samples are the answers they return. The
+first round asks for a task's ``attempts`` samples in one request (its prompt paid once)
+where the solver's API takes ``n``, else in one request per sample; every other request
+returns one sample.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from pydantic import BaseModel, Field
 
 from arcmemo.abstraction.base import ABSTRACTORS
 from arcmemo.models.prices import ModelPrice, PriceTable
+from arcmemo.registry import ComponentSpec
 from arcmemo.solve_prompt import prepare_prompt
 from arcmemo.structured import REPAIRS
 from arcmemo.tokens import estimate_tokens
@@ -68,18 +74,35 @@ class Span(BaseModel):
 
 
 class StageEstimate(BaseModel):
-    """Calls and tokens of one stage, low and high."""
+    """Calls (requests) and samples (answers) and tokens of one stage, low and high."""
 
     model: str
-    calls: Span = Field(default_factory=Span)
+    calls: Span = Field(
+        default_factory=Span,
+        description="Requests, each paying its prompt once (as summary.json counts calls).",
+    )
+    samples: Span = Field(
+        default_factory=Span, description="Answers sampled: a request for n samples has n."
+    )
     input_tokens: Span = Field(default_factory=Span)
     output_tokens: Span = Field(default_factory=Span)
     cost_usd: Span | None = Field(default=None, description="None when the price is unknown.")
 
-    def add_calls(self, calls: Span, input_per_call: float, output: tuple[int, int]) -> None:
+    def add_calls(
+        self,
+        calls: Span,
+        input_per_call: float,
+        output: tuple[int, int],
+        *,
+        samples_per_call: int = 1,
+    ) -> None:
+        """``calls`` requests of ``input_per_call`` prompt tokens, each sampling
+        ``samples_per_call`` answers of ``output`` (low, high) tokens."""
+        samples = calls.scaled(samples_per_call, samples_per_call)
         self.calls = self.calls + calls
+        self.samples = self.samples + samples
         self.input_tokens = self.input_tokens + calls.scaled(input_per_call, input_per_call)
-        self.output_tokens = self.output_tokens + calls.scaled(*output)
+        self.output_tokens = self.output_tokens + samples.scaled(*output)
 
     def price(self, price: ModelPrice | None) -> None:
         if price is None or price.input is None or price.output is None:
@@ -109,6 +132,10 @@ class RunEstimate(BaseModel):
         return sum((s.calls for s in self.stages.values()), Span())
 
     @property
+    def samples(self) -> Span:
+        return sum((s.samples for s in self.stages.values()), Span())
+
+    @property
     def input_tokens(self) -> Span:
         return sum((s.input_tokens for s in self.stages.values()), Span())
 
@@ -135,6 +162,9 @@ async def estimate_run(session: RunSession) -> RunEstimate:
     solver_out = output_range(solver, sampling.max_tokens, sampling.thinking_budget)
     aux_out = output_range(aux, None, None)
     retries = config.retries
+    attempts = config.attempts
+    # One request samples every first try where the API takes n (the client's own rule).
+    per_request = attempts if _supports_n(config.solver.provider) else 1
     estimate = RunEstimate(n_tasks=len(session.tasks))
     for task in session.tasks:
         task_id = benchmark.task_id(task)
@@ -144,9 +174,9 @@ async def estimate_run(session: RunSession) -> RunEstimate:
         text = "\n\n".join(f"[{m.role}]\n{m.content}" for m in prepared.messages)
         rundir.write_prompt(task_id, text)
         prompt = estimate_tokens(text)
-        attempts = config.attempts
+        requests = attempts // per_request
         estimate.stage("solve", solver).add_calls(
-            Span(low=attempts, high=attempts), prompt, solver_out
+            Span(low=requests, high=requests), prompt, solver_out, samples_per_call=per_request
         )
         if retries:
             estimate.stage("retry", solver).add_calls(
@@ -173,7 +203,14 @@ async def estimate_run(session: RunSession) -> RunEstimate:
     for stage in estimate.stages.values():
         stage.price(prices.price_for(stage.model))
     estimate.assumptions = [
-        f"output tokens per call: {solver} {solver_out[0]:,}-{solver_out[1]:,}"
+        "calls are requests (as summary.json counts them): "
+        + (
+            f"a task's {attempts} first tries are one request (its prompt paid once)"
+            if per_request > 1
+            else "one request per sample"
+        )
+        + ", every retry, selection and abstraction its own",
+        f"output tokens per sample: {solver} {solver_out[0]:,}-{solver_out[1]:,}"
         + (f", {aux} {aux_out[0]:,}-{aux_out[1]:,}" if aux != solver else ""),
         "low: every task solved at the first try, nothing written to memory; high: every "
         f"retry used (+{RETRY_EXTRA_TOKENS:,} prompt tokens each), every task abstracted "
@@ -191,6 +228,15 @@ async def estimate_run(session: RunSession) -> RunEstimate:
     return estimate
 
 
+def _supports_n(provider: ComponentSpec | None) -> bool:
+    """Whether the provider samples n answers in one request (as the client asks it to)."""
+    if provider is None:
+        return True
+    from arcmemo.models.registry import PROVIDERS
+
+    return bool(getattr(PROVIDERS.get(provider.name).factory, "supports_n", True))
+
+
 def _joined(prompts: list[str]) -> str:
     """The prompts of one selection as one file, each under a numbered heading."""
     return "\n\n".join(f"[prompt {n} of {len(prompts)}]\n{p}" for n, p in enumerate(prompts, 1))
@@ -206,6 +252,7 @@ def estimate_record(estimate: RunEstimate) -> dict[str, Any]:
         **estimate.model_dump(mode="json"),
         "total": {
             "calls": span(estimate.calls),
+            "samples": span(estimate.samples),
             "input_tokens": span(estimate.input_tokens),
             "output_tokens": span(estimate.output_tokens),
             "cost_usd": span(estimate.cost_usd),

@@ -428,12 +428,15 @@ def test_dry_run_writes_every_prompt_and_estimates_without_a_key(tmp_path: Path)
     written = sorted(p.stem for p in report.prompts_dir.glob("*.txt"))
     assert written == sorted(SCORES)
     estimate = report.estimate
-    assert report.n_tasks == 8 and estimate.stages["solve"].calls.low == 16
-    # every retry round is counted as an upper bound (ARC: 2 retries per attempt)
-    assert estimate.stages["retry"].calls.low == 0 and estimate.stages["retry"].calls.high == 32
-    assert estimate.calls.high == 48 and estimate.input_tokens.low > 0
-    # o4-mini is a reasoning model: output dominates its cost and is counted
+    # a task's 2 first tries are one request of n=2 (OpenAI's API takes n): 8 calls, 16 samples
     solve = estimate.stages["solve"]
+    assert report.n_tasks == 8 and (solve.calls.low, solve.samples.low) == (8, 16)
+    # every retry round is counted as an upper bound (ARC: 2 retries per attempt), one
+    # request per retry
+    assert estimate.stages["retry"].calls.low == 0 and estimate.stages["retry"].calls.high == 32
+    assert estimate.calls.high == 40 and estimate.samples.high == 48
+    assert estimate.input_tokens.low > 0
+    # o4-mini is a reasoning model: output dominates its cost and is counted per sample
     assert solve.output_tokens.low >= 2_000 * 16 and solve.output_tokens.high >= 16_000 * 16
     cost = estimate.cost_usd
     assert cost is not None and 0 < cost.low < cost.high  # o4-mini has a known price
@@ -441,6 +444,34 @@ def test_dry_run_writes_every_prompt_and_estimates_without_a_key(tmp_path: Path)
     assert "[system]" in text and "[user]" in text and "Test 2 input" in text
     assert not (config.out / "calls.jsonl").exists()
     assert not (config.out / "results.jsonl").exists()
+
+
+def test_dry_run_pays_a_prompt_once_per_request_not_once_per_sample(tmp_path: Path) -> None:
+    from arcmemo.tokens import estimate_tokens
+
+    one_request = asyncio.run(
+        dry_run(arc_config(tmp_path / "n", model="openai:gpt-4o", attempts=3, retries=0))
+    )
+    prompts = sum(estimate_tokens(p.read_text()) for p in one_request.prompts_dir.glob("*.txt"))
+    solve = one_request.estimate.stages["solve"]
+    assert (solve.calls.low, solve.calls.high) == (8, 8)
+    assert (solve.samples.low, solve.samples.high) == (24, 24)
+    assert solve.input_tokens.low == solve.input_tokens.high == prompts  # once per task
+    assert solve.output_tokens.low == 24 * 300  # each sample answers
+    assert any("3 first tries are one request" in a for a in one_request.estimate.assumptions)
+    # Anthropic's API samples one answer per request: the client sends one per sample
+    per_sample = asyncio.run(
+        dry_run(
+            arc_config(tmp_path / "one", model="anthropic:claude-sonnet-4-5", attempts=3, retries=0)
+        )
+    )
+    solve = per_sample.estimate.stages["solve"]
+    assert (solve.calls.low, solve.samples.low) == (24, 24)
+    assert solve.input_tokens.low == 3 * prompts
+    assert any("one request per sample" in a for a in per_sample.estimate.assumptions)
+    record = json.loads(one_request.estimate_path.read_text()) if one_request.estimate_path else {}
+    assert record["total"]["calls"] == {"low": 8, "high": 8}
+    assert record["total"]["samples"] == {"low": 24, "high": 24}
 
 
 def test_dry_run_counts_every_call_a_selection_and_an_online_update_make(tmp_path: Path) -> None:

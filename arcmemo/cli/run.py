@@ -152,13 +152,15 @@ def _span(span: Span | None, money: bool = False) -> str:
 def print_estimate(console: Console, estimate: RunEstimate) -> None:
     """The dry run's estimate: every stage as a range, then the assumptions."""
     table = Table(title=f"dry run: {estimate.n_tasks} tasks (estimate, low - high)")
-    for column in ("stage", "model", "calls", "prompt tokens", "output tokens", "cost"):
+    columns = ("stage", "model", "calls", "samples", "prompt tokens", "output tokens", "cost")
+    for column in columns:
         table.add_column(column)
     for name, stage in estimate.stages.items():
         table.add_row(
             name,
             stage.model,
             _span(stage.calls),
+            _span(stage.samples),
             _span(stage.input_tokens),
             _span(stage.output_tokens),
             _span(stage.cost_usd, money=True),
@@ -167,6 +169,7 @@ def print_estimate(console: Console, estimate: RunEstimate) -> None:
         "total",
         "",
         _span(estimate.calls),
+        _span(estimate.samples),
         _span(estimate.input_tokens),
         _span(estimate.output_tokens),
         _span(estimate.cost_usd, money=True),

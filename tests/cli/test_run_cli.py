@@ -220,14 +220,17 @@ def test_dry_run_val100_needs_no_key(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert len(list((out / "prompts").glob("*.txt"))) == 100
     assert "dry run: 100 tasks" in result.output
-    # no memory: no selection; 200 first-round samples, up to 400 retries (2 per attempt)
-    assert "200 - 600" in result.output and "0 - 400" in result.output
+    # no memory: no selection; 200 first-round samples in 100 requests of n=2, up to 400
+    # retries (2 per attempt, one request each)
+    assert "100 - 500" in result.output and "200 - 600" in result.output
+    assert "0 - 400" in result.output
     assert "prompt tokens" in result.output and "$" in result.output
     assert not (out / "calls.jsonl").exists()
     # stdout names the machine-readable estimate (what experiments/all.sh adds up)
     assert result.stdout.strip() == str(out / "estimate.json")
     total = json.loads((out / "estimate.json").read_text())["total"]
-    assert total["calls"] == {"low": 200, "high": 600}
+    assert total["calls"] == {"low": 100, "high": 500}
+    assert total["samples"] == {"low": 200, "high": 600}
     assert 0 < total["cost_usd"]["low"] < total["cost_usd"]["high"]
 
 
@@ -310,7 +313,8 @@ def test_aime_dry_run(tmp_path: Path, aime_data: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "dry run: 3 tasks" in result.output
     assert "solve" in result.output and "12" in result.output  # 3 tasks x 4 attempts
-    assert "assumed: output tokens per call" in result.output
+    assert "assumed: output tokens per sample" in result.output
+    assert "a task's 4 first tries are one request" in result.output
     prompt = (out / "prompts" / "toy-1.txt").read_text()
     assert "Find $2 + 3$." in prompt and "\\boxed{}" in prompt
 
