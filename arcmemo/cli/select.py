@@ -82,6 +82,8 @@ def select(
             console.print(
                 f"[yellow]names matching nothing in memory: {', '.join(selection.unknown)}"
             )
+        if selection.warning:
+            console.print(f"[yellow]warning: {selection.warning}", highlight=False)
         if selection.trace:
             console.rule("why")
             console.print(selection.trace, markup=False)

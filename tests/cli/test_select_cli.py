@@ -103,3 +103,19 @@ def test_embedder_option_reaches_the_embedding_selector(
     )  # fmt: skip
     assert result.exit_code == 1
     assert "OPENAI_API_KEY" in result.output  # the openai embedder was used, and needs a key
+
+
+def test_a_selection_that_resolves_to_nothing_is_a_printed_warning(
+    memory_path: Path, tmp_path: Path
+) -> None:
+    script = tmp_path / "nothing.yaml"
+    script.write_text(
+        '"Choose the concepts that will help": |\n  ```yaml\n  - name: warp drive\n  ```\n'
+    )
+    result = select("68b16354", memory_path, "--model", f"scripted:{script}")
+    assert result.exit_code == 0, result.output
+    assert (
+        "warning: the llm selection chose nothing: no name resolved (warp drive)" in result.output
+    )
+    named = select("68b16354", memory_path, "--model", SELECT_MODEL)
+    assert "warning:" not in named.output
