@@ -13,7 +13,7 @@ import os
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import click
 import yaml
@@ -333,6 +333,16 @@ def schema() -> None:
     "prelim2.yaml + op3a.yaml; lessons: parsed_lessons.json; memory: memory.json). Files are "
     "recognised by name and content.",
 )
+@click.option(
+    "--conventions",
+    type=click.Choice(["paper", "arcmemo"]),
+    default="paper",
+    show_default=True,
+    help="paper: the memory keeps the published code's rules (a concept is its exact name, "
+    "inline types stay on their concept, a parameter written again takes the later value). "
+    "arcmemo: arcmemo's merge rules (near-duplicate names merge, types move to the "
+    "vocabulary).",
+)
 @click.option("--force", is_flag=True, help="Overwrite --out if it exists.")
 @click.option("--report", "report_path", type=_FILE, help="Also write the report as JSON here.")
 def import_(
@@ -340,6 +350,7 @@ def import_(
     paths: tuple[Path, ...],
     out: Path,
     part: str | None,
+    conventions: Literal["paper", "arcmemo"],
     force: bool,
     report_path: Path | None,
 ) -> None:
@@ -355,7 +366,7 @@ def import_(
     if out.exists() and not force:
         raise click.ClickException(f"{out} already exists; pass --force to overwrite it")
     try:
-        imported, report = import_arc_memo(list(paths), part=part)
+        imported, report = import_arc_memo(list(paths), part=part, conventions=conventions)
     except PublishedFileError as error:
         raise click.ClickException(str(error)) from None
     try:

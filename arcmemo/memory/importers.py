@@ -10,9 +10,16 @@ Four kinds of file, from a checkout the user points at (the project ships none o
   concepts and annotated seed puzzles the paper's memory starts from;
 * ``parsed_lessons.json`` (part ``lessons``): the open-ended lessons (pid -> lessons).
 
-Everything is written through the memory's merge rules (near-duplicate names merge,
-inline typedefs are harvested, undeclared types are declared as ``Any``), and every quirk
-of the published data that needed handling is counted in the :class:`ImportReport`.
+By default the memory keeps the paper's conventions (``Memory.conventions == "paper"``):
+a concept is its exact name, so the 270 entries of ``barc_init_mem.txt`` are 270 concepts
+(``draw objects`` and ``draw object`` stay two); each concept keeps its own inline
+``name := definition`` types and the vocabulary is derived from them with conflicts
+recorded; a parameter name holding alternatives (``mirror_axis | position``) is kept as
+written; a parameter written again takes the later type and description, as the published
+merge does, with the replaced value recorded. ``conventions="arcmemo"`` imports by
+arcmemo's merge rules instead (near-duplicate names merge, inline typedefs are harvested
+into the vocabulary, undeclared types are declared as ``Any``). Every quirk of the
+published data that needed handling is counted in the :class:`ImportReport`.
 """
 
 from __future__ import annotations
@@ -27,7 +34,15 @@ import yaml
 from pydantic import BaseModel, Field, ValidationError
 
 from arcmemo.memory.merge import write_concept, write_lesson
-from arcmemo.memory.ontology import Concept, Lesson, Memory, Solution, TypeDef, utc_now
+from arcmemo.memory.ontology import (
+    Concept,
+    Conventions,
+    Lesson,
+    Memory,
+    Solution,
+    TypeDef,
+    utc_now,
+)
 from arcmemo.memory.types import split_inline_typedefs
 
 AUTHOR = "arc-memo"
@@ -101,13 +116,16 @@ _CONCEPT_FIELDS = {"name", "kind", "routine_subtype", "description", "parameters
                    "cues", "implementation", "sources"}  # fmt: skip
 
 
-def _text_item(item: Any, report: ImportReport) -> str:
-    """A cue or implementation note as text (mappings and stringified dicts turned back)."""
+def _text_item(item: Any, report: ImportReport, paper: bool = False) -> str:
+    """A cue or implementation note as text (mappings and, except with ``paper``,
+    stringified dicts turned back)."""
     if isinstance(item, dict):
         report.note("a list item parsed as a mapping (a colon in the text): joined back", str(item))
         return "; ".join(f"{k}: {v}" for k, v in item.items())
     text = str(item).strip()
-    if text.startswith("{") and text.endswith("}"):
+    if paper and text.startswith("{") and text.endswith("}"):
+        report.note("a stringified dict as a list item: kept as the paper shows it", text)
+    elif text.startswith("{") and text.endswith("}"):
         try:
             value = ast.literal_eval(text)
         except (ValueError, SyntaxError):
@@ -118,8 +136,10 @@ def _text_item(item: Any, report: ImportReport) -> str:
     return text
 
 
-def parse_parameter(value: Any, report: ImportReport) -> dict[str, Any]:
-    """One published parameter: a mapping, ``name (type: T)``, or ``name | type - text``."""
+def parse_parameter(value: Any, report: ImportReport, *, paper: bool = False) -> dict[str, Any]:
+    """One published parameter: a mapping, ``name (type: T)``, or ``name | type - text``
+    (with ``paper``, a string without ``(type: ...)`` is the name, as the published code
+    stores it, and a name with alternatives is kept whole)."""
     if isinstance(value, dict):
         item = {_ALIASES.get(str(k), str(k)): v for k, v in value.items()}
         name = str(item.get("name") or "").strip()
@@ -129,13 +149,19 @@ def parse_parameter(value: Any, report: ImportReport) -> dict[str, Any]:
         if typed:
             item = {"name": typed["name"], "type": typed["type"], "description": typed["desc"]}
             name = typed["name"].strip()
+        elif paper:
+            report.note("a parameter written as one string: kept as its name", text)
+            item = {"name": text, "type": None, "description": None}
+            name = text
         else:
             report.note("a parameter written as one string: split into name, type and text", text)
             head, _, description = text.partition(" - ")
             name, _, type_ = head.partition(" | ")
             item = {"name": name, "type": type_.strip() or None, "description": description or None}
             name = name.strip()
-    if " | " in name:
+    if " | " in name and paper:
+        report.note("a parameter name holding alternatives: kept as written", name)
+    elif " | " in name:
         report.note("a parameter name holding alternatives: the first kept as the name", name)
         name = name.split(" | ")[0].strip()
     item["name"] = name
@@ -146,12 +172,19 @@ def parse_parameter(value: Any, report: ImportReport) -> dict[str, Any]:
 
 
 def _merge_duplicate_parameters(
-    params: list[dict[str, Any]], where: str, report: ImportReport
+    params: list[dict[str, Any]], where: str, report: ImportReport, paper: bool
 ) -> list[dict[str, Any]]:
     merged: dict[str, dict[str, Any]] = {}
     for param in params:
         old = merged.get(param["name"])
         if old is None:
+            merged[param["name"]] = param
+            continue
+        if paper:
+            report.note(
+                "a parameter listed twice in one concept: the later kept",
+                f"{where}: {param['name']}",
+            )
             merged[param["name"]] = param
             continue
         report.note("a parameter listed twice in one concept: merged", f"{where}: {param['name']}")
@@ -161,7 +194,7 @@ def _merge_duplicate_parameters(
 
 
 def concept_item(
-    raw: dict[str, Any], report: ImportReport, *, name: str | None = None
+    raw: dict[str, Any], report: ImportReport, *, name: str | None = None, paper: bool = False
 ) -> dict[str, Any]:
     """A published concept entry as the fields of a :class:`Concept` (plus ``sources``)."""
     item = {_ALIASES.get(str(k), str(k)): v for k, v in raw.items() if v is not None}
@@ -175,12 +208,17 @@ def concept_item(
         item.pop(key)
     for key in ("cues", "implementation"):
         value = item.get(key) or []
-        item[key] = [_text_item(v, report) for v in (value if isinstance(value, list) else [value])]
+        item[key] = [
+            _text_item(v, report, paper) for v in (value if isinstance(value, list) else [value])
+        ]
     params = item.get("parameters") or []
     if not isinstance(params, list):
         params = [params]
     item["parameters"] = _merge_duplicate_parameters(
-        [parse_parameter(p, report) for p in params], str(item.get("name")), report
+        [parse_parameter(p, report, paper=paper) for p in params],
+        str(item.get("name")),
+        report,
+        paper,
     )
     if item.get("kind") == "structure" and item.get("routine_subtype"):
         report.note("a routine_subtype on a structure: dropped", str(item.get("name")))
@@ -212,9 +250,12 @@ def write_item(
     name = str(item.get("name") or "").strip()
     sources = [str(s) for s in item.pop("sources", []) or []]
     existing = memory.find(name) if name else None
+    paper = memory.conventions == "paper"
     if existing is not None:
         item.setdefault("kind", existing.kind)
-        if existing.name != name:
+        if existing.name != name and paper:
+            report.note("a name differing only in case or spacing: the same concept", name)
+        elif existing.name != name:
             report.note(
                 "a near-duplicate name (case, spacing, plural) merged", f"{name} -> {existing.name}"
             )
@@ -223,7 +264,8 @@ def write_item(
             f"{name or '(no name)'}: a reference to a concept that is not in the memory"
         )
         return None
-    _note_typedefs(item, report)
+    if not paper:
+        _note_typedefs(item, report)
     try:
         concept = Concept.model_validate({**item, "provenance": {"sources": sources}})
     except ValidationError as error:
@@ -237,7 +279,11 @@ def write_item(
             report.note("a type used but never defined: declared as Any", change)
     for conflict in result.conflicts:
         kind = "a type redefined with another meaning: first kept, conflict recorded"
-        if not conflict.startswith("type "):
+        if paper and conflict.startswith("type "):
+            kind = "a concept's own type definition differs from the vocabulary's: both kept"
+        elif paper and conflict.startswith("parameter "):
+            kind = "a parameter written again: the later value kept (the paper's last-wins)"
+        elif not conflict.startswith("type "):
             kind = "a field written twice with different values: first kept, conflict recorded"
         report.note(kind, conflict)
     return result.concept_id
@@ -261,7 +307,8 @@ def import_published_memory(path: Path, memory: Memory, report: ImportReport) ->
         if not isinstance(entry, dict):
             report.skipped.append(f"{name}: not a mapping")
             continue
-        write_item(memory, concept_item(entry, report, name=str(name)), report, now=now)
+        item = concept_item(entry, report, name=str(name), paper=memory.conventions == "paper")
+        write_item(memory, item, report, now=now)
     for pid, solution in (raw.get("solutions") or {}).items():
         if isinstance(solution, dict):
             memory.solutions[str(pid)] = Solution(
@@ -272,7 +319,11 @@ def import_published_memory(path: Path, memory: Memory, report: ImportReport) ->
 
 
 def _custom_type(memory: Memory, name: str, definition: str, report: ImportReport) -> None:
-    if not re.match(r"^[A-Za-z_][\w ]*$", name):
+    if memory.conventions == "paper" and not re.match(r"^[A-Za-z_][\w ]*$", name):
+        # The published harvester's regex made names such as 'list[symmetry'; the paper's
+        # memory lists it so, and so does its import (the concepts keep the real definition).
+        report.note("a malformed type name in the vocabulary: kept as the paper lists it", name)
+    elif not re.match(r"^[A-Za-z_][\w ]*$", name):
         # The published harvester's regex made names such as 'list[symmetry'.
         _, typedefs = split_inline_typedefs(f"{name} := {definition}")
         report.note(
@@ -389,7 +440,8 @@ def import_rendered_memory(path: Path, memory: Memory, report: ImportReport) -> 
     for entry in entries:
         report.concepts_read += 1
         entry.pop("_names_only", None)
-        write_item(memory, concept_item(entry, report), report, now=now)
+        item = concept_item(entry, report, paper=memory.conventions == "paper")
+        write_item(memory, item, report, now=now)
 
 
 def import_annotations(path: Path, memory: Memory, report: ImportReport) -> None:
@@ -400,7 +452,7 @@ def import_annotations(path: Path, memory: Memory, report: ImportReport) -> None
         for entry in raw["concepts"]:
             report.concepts_read += 1
             if isinstance(entry, dict):
-                item = concept_item(entry, report)
+                item = concept_item(entry, report, paper=memory.conventions == "paper")
                 item["sources"] = [PRELIM_SOURCE]
                 write_item(memory, item, report, now=now)
         return
@@ -415,7 +467,7 @@ def import_annotations(path: Path, memory: Memory, report: ImportReport) -> None
             if isinstance(entry, str):
                 entry = {"concept": entry}
             if isinstance(entry, dict):
-                item = concept_item(entry, report)
+                item = concept_item(entry, report, paper=memory.conventions == "paper")
                 item["sources"] = [str(pid)]
                 write_item(memory, item, report, now=now)
         memory.solutions[str(pid)] = Solution(
@@ -512,10 +564,15 @@ def files_for(path: Path, part: str | None) -> list[tuple[str, Path]]:
 
 
 def import_arc_memo(
-    paths: list[Path], *, part: str | None = None, domain: str = "arc"
+    paths: list[Path],
+    *,
+    part: str | None = None,
+    domain: str = "arc",
+    conventions: Conventions = "paper",
 ) -> tuple[Memory, ImportReport]:
-    """A new memory from published ArcMemo files (in order) and the report of the import."""
-    memory = Memory(domain=domain)
+    """A new memory from published ArcMemo files (in order) and the report of the import;
+    ``conventions`` are the new memory's (the module docstring says what each keeps)."""
+    memory = Memory(domain=domain, conventions=conventions)
     report = ImportReport()
     for path in paths:
         for file_part, file in files_for(path, part):

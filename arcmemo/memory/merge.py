@@ -15,6 +15,14 @@ dropped conflicting kinds):
   that is already a type keeps its definition and the redefinition is a conflict;
 * a type used but never defined is declared as ``Any`` with a note, so that every memory
   a write produces can be saved and loaded again.
+
+A memory with the paper's conventions (``Memory.conventions == "paper"``, what importing
+the published memory makes) is written by the published code's rules instead: only the
+exact name (up to case and spacing) is the same concept; a concept keeps its own inline
+typedefs (each new type name is added to the vocabulary, a different definition of a known
+one is recorded as a conflict, and no type is declared); a parameter written again takes
+the later type and description (the paper's last-wins), the replaced value recorded as a
+conflict.
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ from arcmemo.memory.ontology import (
     Parameter,
     TypeDef,
     concept_positions,
+    exact_id,
     ids_stamp,
     utc_now,
 )
@@ -76,13 +85,15 @@ class TypeHarvest(BaseModel):
     )
 
 
-def harvest_typedefs(memory: Memory, concept: Concept) -> TypeHarvest:
+def harvest_typedefs(memory: Memory, concept: Concept, *, keep_inline: bool = False) -> TypeHarvest:
     """Move inline ``name := definition`` annotations of ``concept`` into the vocabulary.
 
     The parameter or output keeps just the type name, so the definition lives in one place.
     Definitions nested in an annotation (``list[symmetry := ...]``) are harvested too. A
     name that is already a type keeps its definition; a different one is a conflict (the
-    meaning of a type never changes silently).
+    meaning of a type never changes silently). With ``keep_inline`` (the paper's
+    conventions) the vocabulary is derived the same way but the concept keeps its own
+    annotations, definitions included.
     """
     known = {t.name.lower(): t for t in memory.types}
     harvest = TypeHarvest(concept=concept)
@@ -98,12 +109,17 @@ def harvest_typedefs(memory: Memory, concept: Concept) -> TypeHarvest:
                 memory.types.append(typedef)
                 known[name.lower()] = typedef
                 harvest.changes.append(f"type {name!r} defined as {definition!r}")
+            elif _key(existing.definition) != _key(definition) and keep_inline:
+                harvest.conflicts.append(
+                    f"type {existing.name!r} ({concept.name}, {where}): the vocabulary keeps "
+                    f"{existing.definition!r}, the concept its own {definition!r}"
+                )
             elif _key(existing.definition) != _key(definition):
                 harvest.conflicts.append(
                     f"type {existing.name!r} ({where}): kept {existing.definition!r}, "
                     f"ignored redefinition {definition!r}"
                 )
-        return text
+        return annotation if keep_inline else text
 
     parameters = [
         p.model_copy(update={"type": move(p.type, f"parameter {p.name!r}")})
@@ -129,7 +145,11 @@ def declare_undeclared_types(memory: Memory, concept: Concept) -> list[str]:
 
 
 def _merge_parameters(
-    existing: list[Parameter], new: list[Parameter], changes: list[str]
+    existing: list[Parameter],
+    new: list[Parameter],
+    changes: list[str],
+    conflicts: list[str],
+    last_wins: bool,
 ) -> list[Parameter]:
     by_name = {p.name: p for p in existing}
     merged = list(existing)
@@ -138,6 +158,23 @@ def _merge_parameters(
         if old is None:
             merged.append(param)
             changes.append(f"parameter {param.name} added")
+            continue
+        if last_wins:
+            replaced = {
+                field: getattr(param, field)
+                for field in ("type", "description")
+                if getattr(param, field) is not None
+                and getattr(param, field) != getattr(old, field)
+            }
+            for field in replaced:
+                if getattr(old, field) is not None:
+                    conflicts.append(
+                        f"parameter {param.name} {field}: took {getattr(param, field)!r}, "
+                        f"replaced {getattr(old, field)!r}"
+                    )
+            if replaced:
+                merged[merged.index(old)] = by_name[param.name] = old.model_copy(update=replaced)
+                changes.append(f"parameter {param.name}: set {', '.join(sorted(replaced))}")
             continue
         filled = {
             field: getattr(param, field)
@@ -152,7 +189,7 @@ def _merge_parameters(
 
 
 def _merge_concept(
-    old: Concept, new: Concept, now: datetime
+    old: Concept, new: Concept, now: datetime, last_wins: bool = False
 ) -> tuple[Concept, list[str], list[str]]:
     changes: list[str] = []
     conflicts: list[str] = []
@@ -170,7 +207,7 @@ def _merge_concept(
             changes.append(f"{field} set")
         elif _key(str(old_value)) != _key(str(new_value)):
             conflicts.append(f"{field}: kept {old_value!r}, ignored {new_value!r}")
-    parameters = _merge_parameters(old.parameters, new.parameters, changes)
+    parameters = _merge_parameters(old.parameters, new.parameters, changes, conflicts, last_wins)
     if parameters != old.parameters:
         update["parameters"] = parameters
     for field in ("cues", "implementation", "relations"):
@@ -254,11 +291,20 @@ def write_concept(
     Inline typedefs go into the vocabulary (a redefinition is a conflict); with
     ``declare``, types used but never defined are declared as ``Any`` with a note, so a
     saved memory always loads. Seed files pass ``declare=False`` and reject such types.
+    A memory with the paper's conventions is written by its rules (the module docstring).
     """
     now = now or utc_now()
-    harvest = harvest_typedefs(memory, concept)
-    concept = harvest.concept
-    type_notes = harvest.changes + (declare_undeclared_types(memory, concept) if declare else [])
+    paper = memory.conventions == "paper"
+    if paper:
+        keyed = concept.model_copy(update={"id": exact_id(concept.name)})
+        harvest = harvest_typedefs(memory, keyed, keep_inline=True)
+        concept, type_notes = harvest.concept, harvest.changes
+    else:
+        harvest = harvest_typedefs(memory, concept)
+        concept = harvest.concept
+        type_notes = harvest.changes + (
+            declare_undeclared_types(memory, concept) if declare else []
+        )
     provenance = concept.provenance.model_copy(
         update={
             "sources": merge_unique(concept.provenance.sources, [task_id] if task_id else []),
@@ -274,7 +320,7 @@ def write_concept(
         positions[concept.id] = len(memory.concepts) - 1
         result = WriteResult(op="add", concept_id=concept.id)
     else:
-        merged, changes, conflicts = _merge_concept(memory.concepts[index], concept, now)
+        merged, changes, conflicts = _merge_concept(memory.concepts[index], concept, now, paper)
         memory.concepts[index] = merged  # the same id at the same place
         result = WriteResult(
             op="merge", concept_id=concept.id, changes=changes, conflicts=conflicts

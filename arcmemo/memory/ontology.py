@@ -21,8 +21,13 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from arcmemo.memory.edits import Tracked, TrackedList, TrackedListField, list_index
 from arcmemo.memory.types import unresolved, vocabulary
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 ConceptKind = Literal["structure", "routine"]
+# How a memory names and types its concepts: "arcmemo" merges near-duplicate names and
+# keeps every type definition in the vocabulary; "paper" keeps the published code's rules
+# (a concept is its exact name; a concept keeps its own inline ``name := definition``
+# types), which an import of the paper's memory needs to stay the paper's memory.
+Conventions = Literal["arcmemo", "paper"]
 
 _TYPEDEF = re.compile(r"^\s*([A-Za-z_][\w ]*?)\s*:=\s*(.+?)\s*$", re.DOTALL)
 _WORD = re.compile(r"[a-z0-9]+")
@@ -54,6 +59,14 @@ def concept_id(name: str) -> str:
     so near-duplicate names written by a model land on one entry.
     """
     return "-".join(map(_singular, _WORD.findall(name.lower().replace("_", " "))))
+
+
+@lru_cache(maxsize=1 << 16)
+def exact_id(name: str) -> str:
+    """The id of a name under the paper's conventions: its lower-case words joined by
+    hyphens, nothing made singular ("draw objects" and "draw object" stay two concepts, as
+    the published code keeps them)."""
+    return "-".join(_WORD.findall(name.lower().replace("_", " ")))
 
 
 def parse_typedef(text: str) -> tuple[str, str] | None:
@@ -204,11 +217,11 @@ class Concept(Tracked):
     @model_validator(mode="after")
     def _derive_id(self) -> Concept:
         expected = concept_id(self.name)
-        if self.id and self.id != expected:
+        if self.id and self.id not in (expected, exact_id(self.name)):
             raise ValueError(
                 f"id {self.id!r} does not match name {self.name!r} (expected {expected!r})"
             )
-        if self.id != expected:
+        if not self.id:
             # Not an edit: a concept being built is in no list (nor any index) yet.
             BaseModel.__setattr__(self, "id", expected)
         if self.kind == "structure" and self.routine_subtype:
@@ -332,6 +345,14 @@ class Memory(Tracked):
 
     schema_version: int = Field(default=SCHEMA_VERSION, description="Version of this file format.")
     domain: str = Field(default="arc", description="Problem domain: 'arc', 'aime', or any string.")
+    conventions: Conventions = Field(
+        default="arcmemo",
+        description="'arcmemo': near-duplicate names (case, spacing, plural) are one concept "
+        "and inline type definitions move into 'types'. 'paper': the published code's rules, "
+        "kept by imports of its memory: a concept is its exact name (ids made by lower-casing "
+        "only), each concept keeps its own inline 'name := definition' types ('types' is "
+        "derived from them, conflicts recorded), and types need not be defined.",
+    )
     types: list[TypeDef] = Field(default_factory=list, description="Type vocabulary.")
     concepts: TrackedListField[Concept] = Field(
         default_factory=TrackedList, description="Program-synthesis concepts."
@@ -352,8 +373,12 @@ class Memory(Tracked):
         ids repeat in a list that would not load)."""
         # Attribution and the report's memory view look up every concept shown or kept: a
         # scan each was quadratic in the memory.
-        position = concept_positions(self.concepts).get(concept_id(name))
+        position = concept_positions(self.concepts).get(self.key(name))
         return None if position is None else self.concepts[position]
+
+    def key(self, name: str) -> str:
+        """The id ``name`` has in this memory (its conventions decide what is one name)."""
+        return exact_id(name) if self.conventions == "paper" else concept_id(name)
 
     def type_names(self) -> list[str]:
         """Names of the type vocabulary."""
@@ -393,6 +418,16 @@ class Memory(Tracked):
                 )
             else:
                 first_index[concept.id] = index
+            if concept.id != self.key(concept.name):
+                issues.append(
+                    (
+                        f"concepts[{index}].id",
+                        f"id {concept.id!r} of {concept.name!r} is not the id the memory's "
+                        f"{self.conventions!r} conventions give it ({self.key(concept.name)!r})",
+                    )
+                )
+        if self.conventions == "paper":
+            return issues  # the paper's types are open: used without definitions, inline
         seen_types: set[str] = set()
         for index, typedef in enumerate(self.types):
             if typedef.name.lower() in seen_types:

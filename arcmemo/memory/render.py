@@ -42,7 +42,7 @@ from operator import attrgetter, itemgetter
 from arcmemo.bulk import paused_gc
 from arcmemo.memory.edits import StaleCacheError, verifying
 from arcmemo.memory.evidence import active
-from arcmemo.memory.ontology import Concept, Lesson, Memory, concept_id
+from arcmemo.memory.ontology import Concept, Lesson, Memory
 from arcmemo.memory.relations import RelationIndex, relation_index
 from arcmemo.tokens import estimate_tokens
 
@@ -448,7 +448,7 @@ def render_solve(
     entries claim room first, then titles most useful first, and the closing note counts
     what is not listed."""
     index = relation_index(memory)
-    wanted = {concept_id(name) for name in selected or []}
+    wanted = {memory.key(name) for name in selected or []}
     chosen = index.by_usefulness(index.with_ids(wanted))
     # The rest most useful first, read only as far as the budget reaches.
     others = (c for c in index.order if c.id not in wanted)

@@ -216,7 +216,12 @@ def _from_published_format(raw: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-MIGRATIONS: dict[int, Migration] = {0: _from_published_format}
+def _with_conventions(raw: dict[str, Any]) -> dict[str, Any]:
+    """Version 2 names the memory's conventions; every earlier memory was arcmemo's."""
+    return {**raw, "schema_version": 2, "conventions": "arcmemo"}
+
+
+MIGRATIONS: dict[int, Migration] = {0: _from_published_format, 1: _with_conventions}
 
 
 def migrate(raw: dict[str, Any]) -> dict[str, Any]:

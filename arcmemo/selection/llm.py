@@ -78,7 +78,7 @@ def resolve_names(names: list[str], memory: Memory) -> tuple[list[str], list[str
     unknown: list[str] = []
     notes: list[str] = []
     for name in names:
-        wanted = concept_id(name)
+        wanted = memory.key(name)
         match = lessons.get(wanted) or concepts.get(wanted)  # a lesson's name wins over a concept's
         if match is None:
             numbers = tuple(_numbers(wanted))

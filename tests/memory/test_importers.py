@@ -17,6 +17,7 @@ from arcmemo.memory.importers import (
     import_arc_memo,
     part_of,
 )
+from arcmemo.memory.paper_view import render_paper
 
 # The published rendering (ConceptMemory.to_string) with the quirks of barc_init_mem.txt.
 RENDERED = """\
@@ -159,10 +160,10 @@ def _roundtrip(memory: Memory, tmp_path: Path) -> Memory:
     return Memory.load(tmp_path / "imported.json")
 
 
-def test_rendered_selection_memory_imports_validates_and_renders(
+def test_rendered_selection_memory_imports_by_arcmemo_s_conventions(
     checkout: Path, tmp_path: Path
 ) -> None:
-    memory, report = import_arc_memo([checkout], part="selection")
+    memory, report = import_arc_memo([checkout], part="selection", conventions="arcmemo")
     assert report.concepts_read == 12
     assert report.concepts == 10  # "draw objects" and "Recolor Objects" merge
     loaded = _roundtrip(memory, tmp_path)
@@ -213,7 +214,7 @@ def test_rendered_selection_memory_imports_validates_and_renders(
 
 
 def test_annotations_start_the_paper_s_memory(checkout: Path, tmp_path: Path) -> None:
-    memory, report = import_arc_memo([checkout], part="annotations")
+    memory, report = import_arc_memo([checkout], part="annotations", conventions="arcmemo")
     loaded = _roundtrip(memory, tmp_path)
     assert {c.name for c in loaded.concepts} == {
         "extract objects",
@@ -233,7 +234,7 @@ def test_annotations_start_the_paper_s_memory(checkout: Path, tmp_path: Path) ->
 
 
 def test_published_memory_json_imports(checkout: Path, tmp_path: Path) -> None:
-    memory, report = import_arc_memo([checkout / "memory.json"])
+    memory, report = import_arc_memo([checkout / "memory.json"], conventions="arcmemo")
     loaded = _roundtrip(memory, tmp_path)
     assert [c.name for c in loaded.concepts] == ["slide object", "region grid"]
     slide = loaded.find("slide object")
@@ -283,10 +284,160 @@ def test_cli_memory_import(checkout: Path, tmp_path: Path) -> None:
          "--report", str(tmp_path / "report.json")],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
-    assert "concepts: 12 read -> 10 in the memory" in result.output
+    assert "concepts: 12 read -> 12 in the memory" in result.output  # the paper's names
     assert "quirk handled (1x): a malformed type name in the vocabulary" in result.output
-    assert json.loads((tmp_path / "report.json").read_text())["concepts"] == 10
+    assert json.loads((tmp_path / "report.json").read_text())["concepts"] == 12
+    merged = runner.invoke(
+        cli,
+        ["memory", "import", "arc-memo", str(checkout), "--part", "selection", "--out",
+         str(tmp_path / "merged.json"), "--conventions", "arcmemo"],
+    )  # fmt: skip
+    assert "concepts: 12 read -> 10 in the memory" in merged.output
     validated = runner.invoke(cli, ["memory", "validate", str(out)])
     assert validated.exit_code == 0, validated.output
     again = runner.invoke(cli, ["memory", "import", "arc-memo", str(checkout), "--out", str(out)])
     assert again.exit_code == 1 and "already exists" in again.output
+
+
+# -- the paper's conventions (the default) ----------------------------------------------
+
+# A rendered memory as the paper's selection context shows it, with what its import must
+# keep: near-duplicate names the paper keeps apart, concepts defining a type differently
+# inline, parameter alternatives, a string parameter, lower-usage names in written order.
+PAPER_RENDERED = """\
+## structure concepts
+- concept: container
+  description: an object that holds others
+  cues:
+    - an object with a cavity
+- lower usage concepts: [nested layers, cup opening]
+
+## types
+- direction := Literal["up", "down"]
+- list[symmetry := Callable[[position], position]]
+- shape := Any
+
+## grid manipulation routines
+- concept: draw objects
+  description: draw several objects onto a grid
+  parameters:
+    - objects (type: list[object])
+- concept: draw object
+  description: draw one sprite on a base grid
+  output_typing: grid
+  parameters:
+    - sprite (type: grid)
+    - mirror_axis (type: int | float)
+    - mirror_axis | position (type: int | float | position)
+    - object | object | position - the pixel to draw
+- concept: draw line
+  parameters:
+    - direction (type: direction := Literal["up", "down", "left", "right", "up-left"])
+- lower usage concepts: [slide from center, draw lines]
+
+## other routines
+### intermediate
+- concept: find pixels
+  output_typing: list[position]
+  implementation:
+    - scan the grid
+- concept: find pixel
+  output_typing: position
+### selection criteria
+- concept: size criteria
+  output_typing: bool
+  parameters:
+    - criteria (type: selection criteria := Callable[[object], bool])
+- lower usage concepts: [unique colors, unique color, distance]"""
+
+
+def _typed_lines(text: str) -> list[str]:
+    return [line for line in text.splitlines() if "(type:" in line or "output_typing:" in line]
+
+
+def test_the_paper_s_rendered_memory_imports_as_the_paper_s_concepts(tmp_path: Path) -> None:
+    source = tmp_path / "barc_init_mem.txt"
+    source.write_text(PAPER_RENDERED)
+    memory, report = import_arc_memo([source])
+    loaded = _roundtrip(memory, tmp_path)
+    assert loaded.conventions == "paper" and loaded.integrity_issues() == []
+    assert report.concepts_read == report.concepts == len(loaded.concepts) == 14
+    for one, other in [("draw objects", "draw object"), ("unique colors", "unique color"),
+                       ("find pixels", "find pixel"), ("draw lines", "draw line")]:  # fmt: skip
+        first, second = loaded.find(one), loaded.find(other)
+        assert first is not None and second is not None and first.id != second.id
+        assert (first.name, second.name) == (one, other)
+    draw_line = loaded.find("draw line")
+    assert draw_line is not None  # its own five directions, not the vocabulary's two
+    assert draw_line.parameters[0].type == (
+        'direction := Literal["up", "down", "left", "right", "up-left"]'
+    )
+    draw = loaded.find("draw object")
+    assert draw is not None
+    assert [p.name for p in draw.parameters] == [
+        "sprite", "mirror_axis", "mirror_axis | position",
+        "object | object | position - the pixel to draw",
+    ]  # fmt: skip
+    assert draw.parameters[2].type == "int | float | position"
+    types = {t.name: t.definition for t in loaded.types}
+    assert types["direction"] == 'Literal["up", "down"]'  # the listed vocabulary, first
+    assert "list[symmetry" in types and "selection criteria" in types  # derived
+    assert "grid" not in types and "position" not in types  # nothing declared as Any
+    assert (
+        report.quirks["a concept's own type definition differs from the vocabulary's: both kept"]
+        == 1
+    )
+    # Round trip: the paper's view of the import is the source, line for line.
+    assert render_paper(loaded) == PAPER_RENDERED
+    assert _typed_lines(render_paper(loaded)) == _typed_lines(PAPER_RENDERED)
+
+
+def test_paper_conventions_keep_writing_by_exact_names() -> None:
+    source_memory = Memory(conventions="paper")
+    from arcmemo.memory.ontology import Concept, Parameter
+
+    source_memory.add(Concept(name="draw object", kind="routine"))
+    source_memory.add(Concept(name="Draw Objects", kind="routine"))
+    source_memory.add(
+        Concept(
+            name="draw object",
+            kind="routine",
+            parameters=[Parameter(name="at", type="position := tuple[int, int]")],
+        )
+    )
+    assert [c.name for c in source_memory.concepts] == ["draw object", "Draw Objects"]
+    assert source_memory.find("draw objects") is source_memory.concepts[1]
+    assert source_memory.concepts[0].parameters[0].type == "position := tuple[int, int]"
+    assert source_memory.integrity_issues() == []
+
+
+def test_annotations_follow_the_paper_s_parameter_last_wins(tmp_path: Path) -> None:
+    (tmp_path / "prelim2.yaml").write_text(
+        "concepts:\n"
+        "  - concept: draw line\n    kind: routine\n    routine_subtype: grid manipulation\n"
+        "    parameters:\n      - name: start\n        typing: position\n"
+        "        description: the first pixel\n"
+    )
+    (tmp_path / "op3a.yaml").write_text(
+        "4093f84a:\n  summary: lines\n  pseudocode: draw\n  concepts:\n"
+        "    - concept: draw line\n      parameters:\n"
+        "        - name: start\n          description: the position to start from\n"
+        "    - concept: draw lines\n      kind: routine\n"
+    )
+    memory, report = import_arc_memo([tmp_path / "prelim2.yaml", tmp_path / "op3a.yaml"])
+    draw = memory.find("draw line")
+    assert draw is not None and [c.name for c in memory.concepts] == ["draw line", "draw lines"]
+    assert (draw.parameters[0].type, draw.parameters[0].description) == (
+        "position",
+        "the position to start from",
+    )
+    assert (
+        report.quirks["a parameter written again: the later value kept (the paper's last-wins)"]
+        == 1
+    )
+    assert any(
+        "conflict: parameter start description: took 'the position to start from', "
+        "replaced 'the first pixel'" in change
+        for entry in memory.history
+        for change in entry.changes
+    )

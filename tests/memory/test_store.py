@@ -12,6 +12,7 @@ import pytest
 
 from arcmemo import Concept, Memory, MemoryFileError
 from arcmemo.memory import MemorySaveError, TypeDef
+from arcmemo.memory.ontology import SCHEMA_VERSION
 from arcmemo.memory.store import dump_memory, editing
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "memory"
@@ -181,7 +182,7 @@ def test_published_v0_memory_is_migrated(tmp_path: Path) -> None:
     before = path.read_bytes()
     memory = Memory.load(path)
     assert path.read_bytes() == before  # migration happens in memory only
-    assert memory.schema_version == 1
+    assert memory.schema_version == SCHEMA_VERSION and memory.conventions == "arcmemo"
     assert [c.name for c in memory.concepts] == ["recolor object", "slide object", "region grid"]
     recolor = memory.find("recolor object")
     assert recolor is not None
@@ -263,3 +264,13 @@ def test_unknown_top_level_key_of_a_versioned_memory_is_refused(tmp_path: Path) 
     path.write_text('{"schema_version": 1, "concept": []}')
     with pytest.raises(MemoryFileError, match=r"m\.json: invalid memory file\n  at \$\.concept"):
         Memory.load(path)
+
+
+def test_version_1_memory_gets_arcmemo_s_conventions(tmp_path: Path) -> None:
+    path = tmp_path / "v1.json"
+    path.write_text(
+        '{"schema_version": 1, "concepts": [{"name": "draw objects", "kind": "routine"}]}'
+    )
+    memory = Memory.load(path)
+    assert (memory.schema_version, memory.conventions) == (SCHEMA_VERSION, "arcmemo")
+    assert memory.find("draw object") is memory.concepts[0]  # plural-insensitive, as before
