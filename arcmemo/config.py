@@ -516,6 +516,21 @@ class RunConfig(BaseModel):
         default=ComponentSpec(name="bwrap"),
         description="Where model-written programs run, with its limits.",
     )
+    prompts: Annotated[
+        Path | None,
+        Setting(
+            "--prompts",
+            group="Solving",
+            metavar="DIR",
+            help="A folder of prompt templates, each replacing the one of prompts/ at the same "
+            "relative path (DIR/arc/solve.j2 replaces prompts/arc/solve.j2); checked at start, "
+            "and recorded by content in config.json (fingerprints.prompts).",
+        ),
+    ] = Field(
+        default=None,
+        description="Folder of templates that replace prompts/'s of the same relative path. "
+        "Compared by content on resume and in tables (fingerprints.prompts), not by path.",
+    )
     attempts: Annotated[int, Setting("--attempts", group="Solving", results=True)] = Field(
         default=2, ge=1, description="Independent samples per task."
     )

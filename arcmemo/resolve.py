@@ -17,7 +17,7 @@ from arcmemo.config import (
     resolved_type,
 )
 from arcmemo.models.registry import PROVIDERS, parse_spec
-from arcmemo.resources import data_dir
+from arcmemo.prompting import PromptOverlayError, check_overlay, templates_fingerprint
 from arcmemo.sandbox import SANDBOXES
 from arcmemo.selection.base import SELECTORS
 from arcmemo.signals import WRITE_SIGNALS
@@ -51,6 +51,7 @@ def resolve_config(config: RunConfig) -> ResolvedRunConfig:
         data=_resolved(config.data),
         memory=_resolved(config.memory),
         memory_out=_resolved(config.memory_out),
+        prompts=_resolved(config.prompts),
         fingerprints=fingerprints(config),
         benchmark=BENCHMARKS.spec(config.benchmark.name, config.benchmark.options),
         selector=selector,
@@ -80,6 +81,11 @@ def check_options(config: RunConfig) -> None:
             raise RunOptionsError(
                 f"--select {config.selector.name} needs --memory, the memory to select from"
             )
+    if config.prompts is not None:
+        try:
+            check_overlay(config.prompts)
+        except PromptOverlayError as error:
+            raise RunOptionsError(str(error)) from None
     if config.split is None and config.data is None and not config.tasks:
         raise RunOptionsError(
             "no tasks chosen: give --split (`arcmemo run --help` names the benchmark's "
@@ -101,16 +107,12 @@ def _sha256_file(path: Path) -> str:
 
 
 def fingerprints(config: RunConfig) -> dict[str, str]:
-    """sha256 of the memory file's content and of every prompt template."""
+    """sha256 of the memory file's content and of every prompt template a render reads
+    (the ``--prompts`` folder's in place of those it replaces)."""
     prints = dict(config.fingerprints)  # a resumed config keeps its first memory print
     if config.memory is not None and "memory" not in prints and Path(config.memory).is_file():
         prints["memory"] = _sha256_file(Path(config.memory))
-    templates = sorted(data_dir("prompts").rglob("*.j2"))
-    digest = hashlib.sha256()
-    for template in templates:
-        digest.update(str(template.relative_to(data_dir("prompts"))).encode())
-        digest.update(template.read_bytes())
-    prints["prompts"] = digest.hexdigest()
+    prints["prompts"] = templates_fingerprint(config.prompts)
     return prints
 
 

@@ -20,6 +20,7 @@ from arcmemo.models.batch import BatchSettings
 from arcmemo.models.client import ModelClient, open_model
 from arcmemo.models.limiter import Limiter
 from arcmemo.models.registry import check_provider_options
+from arcmemo.prompting import prompt_overlay
 from arcmemo.rundir import RunDirectory, RunDirError, RunWriter
 from arcmemo.runner import order_tasks
 from arcmemo.selection.base import SELECTORS, Selector
@@ -67,6 +68,7 @@ async def open_session(
     session: RunSession | None = None
     with contextlib.ExitStack() as stack:
         stack.callback(benchmark.close)
+        stack.enter_context(prompt_overlay(config.prompts))  # every prompt of the run
         try:
             if not models:
                 check_model_options(config)
