@@ -17,7 +17,9 @@ An examples file (``prompts/abstraction/examples/<domain>.yaml`` by default; any
         lessons: [{situation, suggestion}, ...]   # optional: the open-ended lessons
 
 Both program-synthesis steps show every example; open-ended abstraction shows those that
-have a thought process and lessons.
+have a thought process and lessons. The example of the task being abstracted is never
+shown (five of the bundled ARC examples are BARC seeds: abstracting one of those seeds must
+not show the model its own answer).
 """
 
 from __future__ import annotations
@@ -104,15 +106,18 @@ def _load(path: Path) -> ExampleSet:
         raise ExamplesFileError(f"{path}: {where}: {first['msg']}") from None
 
 
-def load_examples(path: Path | None, domain: str, limit: int | None = None) -> list[Example]:
-    """The examples of ``path`` (default: the bundled file of ``domain``, none if absent),
-    the first ``limit`` of them when given."""
+def load_examples(
+    path: Path | None, domain: str, limit: int | None = None, *, excluding: str | None = None
+) -> list[Example]:
+    """The examples of ``path`` (default: the bundled file of ``domain``, none if absent)
+    but the one of task ``excluding`` (the task being abstracted), the first ``limit`` of
+    them when given."""
     if path is None:
         path = default_examples_path(domain)
         if not path.is_file():
             return []
-    examples = _load(Path(path).resolve()).examples
-    return list(examples if limit is None else examples[:limit])
+    examples = [e for e in _load(Path(path).resolve()).examples if e.task != excluding]
+    return examples if limit is None else examples[:limit]
 
 
 class ExampleOptions(BaseModel):

@@ -73,9 +73,10 @@ class LessonAbstractor(Abstractor):
         super().__init__(options or LessonOptions(), actor=actor)
         self.settings = options or LessonOptions()
 
-    def examples(self, domain: str) -> list[Example]:
-        """The examples that show both steps (a thought process and lessons)."""
-        examples = load_examples(self.settings.examples, domain)
+    def examples(self, domain: str, task_id: str | None = None) -> list[Example]:
+        """The examples that show both steps (a thought process and lessons), never
+        ``task_id``'s."""
+        examples = load_examples(self.settings.examples, domain, excluding=task_id)
         usable = [e for e in examples if e.thought_process.strip() and e.lessons]
         limit = self.settings.n_examples
         return usable if limit is None else usable[:limit]
@@ -84,7 +85,7 @@ class LessonAbstractor(Abstractor):
         self, memory: Memory, item: SolvedItem, model: ModelClient
     ) -> AbstractionOutcome:
         outcome = AbstractionOutcome(task_id=item.task_id, format=self.name)
-        examples = self.examples(item.domain)
+        examples = self.examples(item.domain, item.task_id)
         solution = without_library(item.solution)
         trace = await ask(
             model,

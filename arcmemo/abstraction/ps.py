@@ -161,15 +161,17 @@ class ProgramSynthesisAbstractor(Abstractor):
         super().__init__(options or PSOptions(), actor=actor)
         self.settings = options or PSOptions()
 
-    def examples(self, domain: str) -> list[Example]:
-        """The few-shot examples shown to both steps for ``domain``."""
-        return load_examples(self.settings.examples, domain, self.settings.n_examples)
+    def examples(self, domain: str, task_id: str | None = None) -> list[Example]:
+        """The few-shot examples shown to both steps for ``domain`` (never ``task_id``'s)."""
+        return load_examples(
+            self.settings.examples, domain, self.settings.n_examples, excluding=task_id
+        )
 
     async def abstract(
         self, memory: Memory, item: SolvedItem, model: ModelClient
     ) -> AbstractionOutcome:
         outcome = AbstractionOutcome(task_id=item.task_id, format=self.name)
-        examples = self.examples(item.domain)
+        examples = self.examples(item.domain, item.task_id)
 
         def parse_analysis(text: str) -> tuple[str, str]:
             pseudocode, summary = tagged(text, "pseudocode"), tagged(text, "summary")

@@ -17,6 +17,7 @@ from arcmemo.abstraction.ps import parse_concepts
 from arcmemo.benchmarks import BENCHMARKS
 from arcmemo.memory.seeds import load_seed
 from tests.abstraction.abstraction_helpers import (
+    ITEM,
     PSEUDOCODE,
     Recorder,
     abstract,
@@ -134,3 +135,18 @@ def test_a_bad_examples_file_names_the_place(tmp_path: Path) -> None:
         load_examples(tmp_path / "absent.yaml", "arc")
     assert load_examples(None, "no-such-domain") == []
     assert default_examples_path("arc").is_file()
+
+
+def test_abstracting_an_example_s_own_task_never_shows_its_example() -> None:
+    examples = load_examples(None, "arc")
+    own = next(e for e in examples if e.task == "00d62c1b")  # a BARC seed among them
+    recorder = Recorder(PSEUDOCODE, CONCEPTS)
+    abstract(small_memory(), recorder, item=ITEM.model_copy(update={"task_id": own.task}))
+    assert own.program.rstrip() not in recorder.prompt(0)
+    assert own.summary not in recorder.prompt(0) + recorder.prompt(1)
+    assert "## Example 11" in recorder.prompt(0) and "## Example 12" not in recorder.prompt(0)
+    # The open-ended format leaves its own example out too, and the count still holds.
+    lesson_examples = [e for e in examples if e.thought_process and e.lessons]
+    oe = ABSTRACTORS.create(ABSTRACTORS.spec("oe", {"n_examples": 2}))
+    shown = [e.task for e in oe.examples("arc", lesson_examples[0].task)]  # type: ignore[attr-defined]
+    assert shown == [e.task for e in lesson_examples[1:3]]
