@@ -215,7 +215,9 @@ class Runner:
         try:
             if self.reselect:
                 prepared = await self._prepare(task, previous)
-                messages = prepared.messages
+                messages = self.benchmark.retry_prompt(
+                    task, concepts=state.concepts, reselected=prepared.concepts, previous=previous
+                )
                 selected = prepared.selection.selected if prepared.selection else []
             else:
                 messages = self.benchmark.prompt(task, concepts=state.concepts, previous=previous)

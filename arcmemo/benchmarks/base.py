@@ -184,6 +184,14 @@ class Benchmark(abc.ABC, Generic[TaskT]):
     def prompt(self, task: TaskT, *, concepts: str, previous: Step | None) -> list[Message]:
         """The solve prompt; ``previous`` is the last failed step of this attempt, if any."""
 
+    def retry_prompt(
+        self, task: TaskT, *, concepts: str, reselected: str, previous: Step
+    ) -> list[Message]:
+        """A retry's prompt when its memory entries were chosen again: ``concepts`` is the
+        first try's memory block, ``reselected`` the new one (default: the new block in place
+        of the first, as :meth:`prompt` shows it)."""
+        return self.prompt(task, concepts=reselected, previous=previous)
+
     @abc.abstractmethod
     def check(self, task: TaskT, completion: str) -> CheckResult:
         """Extract a candidate and verify it on the visible examples (blocking call)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Literal
 
 from pydantic import ConfigDict, Field
 from rapidfuzz import fuzz, process
@@ -17,6 +18,7 @@ from rapidfuzz import fuzz, process
 from arcmemo import prompting
 from arcmemo.memory.edits import derived
 from arcmemo.memory.ontology import Concept, Memory, concept_id
+from arcmemo.memory.paper_view import render_paper
 from arcmemo.memory.render import USAGE_THRESHOLD, lesson_name
 from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient
@@ -196,6 +198,17 @@ class LLMSelectorOptions(SolveViewOptions):
         ge=0,
         description="Concepts used at least this often are shown in full, the rest by name.",
     )
+    view: Literal["arcmemo", "paper"] = Field(
+        default="arcmemo",
+        description="How a concept memory is shown. arcmemo: the selection prompt of "
+        "prompts/selection/select.j2 over the selection view (types first, relation lines, "
+        "parameter descriptions; budgets apply) and the solve view in prompts/<domain>/hints/"
+        "ps.j2. paper: the published code's: prompts/selection/paper.j2 (introduction, the "
+        "field guide and its advice, the memory, instructions, the puzzle last) over "
+        "arcmemo.memory.paper_view (its sections and typed lines, no relations or extra "
+        "types; no budget), and the solve hint prompts/arc/hints/paper.j2. Lesson and "
+        "cheatsheet memories are shown the arcmemo way either way.",
+    )
 
 
 @SELECTORS.register("llm", options=LLMSelectorOptions)
@@ -209,8 +222,24 @@ class LLMSelector(Selector):
         self.budget_tokens = options.budget_tokens
         self.usage_threshold = options.usage_threshold
         self.solve_budget_tokens = options.solve_budget_tokens
+        self.view = options.view
+
+    def _paper(self, memory: Memory) -> bool:
+        return self.view == "paper" and memory_format(memory) == "ps"
+
+    def render(self, memory: Memory, selection: Selection) -> str:
+        if not self._paper(memory):
+            return super().render(memory, selection)
+        return prompting.render("arc/hints/paper", memory=render_paper(memory, selection.selected))
 
     def _prompt(self, memory: Memory, problem: str, previous: str | None) -> str:
+        if self._paper(memory):
+            return prompting.render(
+                "selection/paper",
+                memory=render_paper(memory, usage_threshold=self.usage_threshold),
+                problem=problem,
+                previous=previous or "",
+            )
         return prompting.render(
             "selection/select",
             domain=memory.domain,

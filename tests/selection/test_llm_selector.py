@@ -268,6 +268,7 @@ def test_memory_budget_keeps_the_most_used_concepts_in_full() -> None:
         "solve_budget_tokens": SOLVE_BUDGET_TOKENS,
         "budget_tokens": 150,
         "usage_threshold": 2,
+        "view": "arcmemo",
     }
 
 

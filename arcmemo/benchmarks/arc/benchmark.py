@@ -20,6 +20,7 @@ from arcmemo.benchmarks.arc.prompt import (
     DEFAULT_GRID_FORMAT,
     GridFormat,
     describe_task,
+    extract_first_program,
     extract_program,
     previous_view,
     solve_view,
@@ -99,6 +100,19 @@ class ArcOptions(BaseModel):
         "feedback: its program, or its whole answer text (the paper's num_feedback_passes "
         "shows the completion).",
     )
+    layout: Literal["arcmemo", "paper"] = Field(
+        default="arcmemo",
+        description="How the solve prompt is laid out. arcmemo: the instructions in the system "
+        "message, the memory block as a user message of its own before the puzzle (a "
+        "cacheable prefix), a retry shows the program (or the answer with feedback=completion) "
+        "and every failing example with its expected output, and the last ```python block "
+        "defining transform is run. paper: the published code's layout: a one-line persona as "
+        "the system message and one user message (introduction, puzzle grids, instructions, "
+        "the memory block last); a retry repeats that message and adds the previous answer in "
+        "full, the outputs that did not match (without the expected ones), new instructions "
+        "and, with --reselect, the newly chosen concepts after it all; the first ```python "
+        "block is run.",
+    )
     stop_after_failure: bool = Field(
         default=True,
         description="Stop running a program at its first timeout or crash (the remaining "
@@ -120,7 +134,7 @@ class ArcBenchmark(Benchmark[ArcTask]):
     # transform is the program every prompt asks for; the harness calls it from
     # _arcmemo_transform, and a converted BARC seed's own main is renamed transform_xy.
     entry_points = frozenset({"transform", _ENTRY, RENAMED_ENTRY})
-    templates = ("arc/system", "arc/concepts", "arc/solve")
+    templates = ("arc/system", "arc/concepts", "arc/solve", "arc/paper/system", "arc/paper/solve")
     metrics_model = scoring.ArcMetrics
 
     def load(
@@ -168,7 +182,39 @@ class ArcBenchmark(Benchmark[ArcTask]):
     def describe(self, task: ArcTask) -> str:
         return describe_task(task, self.grid_format)
 
+    @property
+    def layout(self) -> Literal["arcmemo", "paper"]:
+        options = self.options
+        return options.layout if isinstance(options, ArcOptions) else "arcmemo"
+
+    def _paper_prompt(
+        self, task: ArcTask, concepts: str, previous: Step | None, reselected: str = ""
+    ) -> list[Message]:
+        fmt = self.grid_format
+        text = prompting.render(
+            "arc/paper/solve",
+            **solve_view(task, fmt),
+            hint=concepts.strip(),
+            reselected=reselected.strip(),
+            previous=previous_view(task, previous, fmt, with_completion=True) if previous else None,
+        )
+        return [
+            Message(role="system", content=prompting.render("arc/paper/system")),
+            Message(role="user", content=text),
+        ]
+
+    def retry_prompt(
+        self, task: ArcTask, *, concepts: str, reselected: str, previous: Step
+    ) -> list[Message]:
+        if self.layout == "paper":  # the first hint stays; the new choice comes after it all
+            return self._paper_prompt(task, concepts, previous, reselected)
+        return super().retry_prompt(
+            task, concepts=concepts, reselected=reselected, previous=previous
+        )
+
     def prompt(self, task: ArcTask, *, concepts: str, previous: Step | None) -> list[Message]:
+        if self.layout == "paper":
+            return self._paper_prompt(task, concepts, previous)
         fmt = self.grid_format
         task_text = prompting.render(
             "arc/solve",
@@ -190,7 +236,8 @@ class ArcBenchmark(Benchmark[ArcTask]):
         return [as_grid_result(result) for result in results]
 
     def check(self, task: ArcTask, completion: str) -> CheckResult:
-        program = extract_program(completion)
+        extract = extract_first_program if self.layout == "paper" else extract_program
+        program = extract(completion)
         if program is None:
             return CheckResult(
                 parse_error="no ```python block defining transform(grid) was found",

@@ -56,6 +56,14 @@ def extract_program(text: str) -> str | None:
     return None
 
 
+def extract_first_program(text: str) -> str | None:
+    """The first ```python block (else the first untagged one), as the paper's code takes
+    it (the ``paper`` layout): a draft before the final answer is what gets run."""
+    tagged = fenced_blocks(text, tuple(lang for lang in PYTHON_LANGUAGES if lang))
+    blocks = tagged or fenced_blocks(text, ("",))
+    return blocks[0].strip() + "\n" if blocks else None
+
+
 def describe_task(task: ArcTask, fmt: GridFormat = DEFAULT_GRID_FORMAT) -> str:
     """The task as text (train pairs and test inputs, never test outputs)."""
     parts = []
@@ -114,6 +122,7 @@ def previous_view(
             }
         )
     return {
+        "number": getattr(step, "round", 0) + 1,  # a bare CheckResult is a first try
         "program": step.candidate or "(no program found in your answer)",
         "completion": step.completion if with_completion else "",
         "parse_error": step.parse_error,

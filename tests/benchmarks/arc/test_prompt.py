@@ -48,11 +48,13 @@ def test_grid_format_is_a_recorded_benchmark_option() -> None:
     assert BENCHMARKS.spec("arc-agi-1").options == {
         "grid_format": "numpy",
         "feedback": "program",
+        "layout": "arcmemo",
         "stop_after_failure": True,
     }
     assert BENCHMARKS.spec("arc-agi-2", {"grid_format": "digits"}).options == {
         "grid_format": "digits",
         "feedback": "program",
+        "layout": "arcmemo",
         "stop_after_failure": True,
     }
     with pytest.raises(RegistryError, match="grid_format"):
@@ -68,6 +70,7 @@ def test_grid_format_is_a_recorded_benchmark_option() -> None:
     assert config.benchmark.options == {
         "grid_format": "spaces",
         "feedback": "program",
+        "layout": "arcmemo",
         "stop_after_failure": True,
     }
     assert '"grid_format": "spaces"' in config.model_dump_json(indent=2)
