@@ -64,6 +64,8 @@ from arcmemo.memory.ontology import Memory
 from arcmemo.memory.store import dump_memory, parse_memory
 from arcmemo.models.accounting import CallRecord, UsageSummary, usage_from_records
 from arcmemo.records import TaskResult
+from arcmemo.registry import ComponentSpec, RegistryError
+from arcmemo.settings import settings_of
 from arcmemo.snapshots import MemoryParts, SnapshotDelta, apply_delta, make_delta
 
 # 1: no format_version in config.json, memory snapshots whole; 2: snapshots as deltas.
@@ -497,6 +499,22 @@ _LEGACY: dict[str, Any] = {
 }
 
 
+def _spelled_out(config: C) -> C:
+    """``config`` with each component's options spelled out by today's registries: an option
+    added since the run was saved reads as its default, which is what that run did (a new
+    option's default keeps the old behaviour). A component or option no longer known is
+    compared as saved."""
+    update: dict[str, ComponentSpec] = {}
+    for name, setting in settings_of(type(config)).items():
+        spec = getattr(config, name)
+        if setting.registry is not None and isinstance(spec, ComponentSpec):
+            try:
+                update[name] = setting.component_registry().spec(spec.name, spec.options)
+            except RegistryError:
+                continue
+    return config.model_copy(update=update)
+
+
 def _kept(fingerprints: dict[str, str]) -> dict[str, str]:
     # The memory a run started from stays its identity while the run grows the file.
     return {key: value for key, value in fingerprints.items() if key == "memory"}
@@ -595,6 +613,7 @@ class RunWriter(RunDirectory):
         return config
 
     def _differences(self, previous: RunConfig, config: RunConfig) -> list[str]:
+        previous, config = _spelled_out(previous), _spelled_out(config)
         differences = [
             f"{name}: {getattr(previous, name)!r} -> {getattr(config, name)!r}"
             for name in RESULT_FIELDS

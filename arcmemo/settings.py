@@ -9,11 +9,15 @@ data only (no click), so the config does not depend on the CLI.
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
+
+if TYPE_CHECKING:
+    from arcmemo.registry import Registry
 
 # The help sections of `arcmemo run`, in the order they are printed.
 GROUPS = ("Data", "Model roles", "Solving", "Memory", "Sandbox", "Scale", "Output")
@@ -80,6 +84,14 @@ class Setting:
 
     def __hash__(self) -> int:  # pydantic hashes annotation metadata
         return hash((self.flag, self.group, self.results))
+
+    def component_registry(self) -> Registry[Any]:
+        """The registry ``registry`` names (imported now)."""
+        if self.registry is None:
+            raise ValueError(f"setting {self.flag}: names no registry")
+        module, _, attribute = self.registry.partition(":")
+        registry: Registry[Any] = getattr(importlib.import_module(module), attribute)
+        return registry
 
 
 def setting_of(info: FieldInfo) -> Setting | None:

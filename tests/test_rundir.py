@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from arcmemo.abstraction.outcome import AbstractionOutcome
+from arcmemo.benchmarks.base import BENCHMARKS
 from arcmemo.config import RunConfig
 from arcmemo.memory.store import dump_memory
 from arcmemo.models.accounting import CallRecord
@@ -42,6 +43,24 @@ def test_start_writes_the_config(tmp_path: Path) -> None:
     assert solver["provider"]["name"] == "scripted" and solver["model"] == "plan.py"
     assert saved["attempts"] == 2
     assert saved["versions"]["arcmemo"] is not None
+
+
+def test_a_component_option_added_since_the_run_was_saved_reads_as_its_default(
+    tmp_path: Path,
+) -> None:
+    # A run saved before the ARC benchmark had its layout option resumes as the same run:
+    # the option's default is what that run did. A saved option that differs still counts.
+    rundir = RunWriter(tmp_path / "run")
+    spelled = BENCHMARKS.spec("arc-agi-1")
+    assert spelled.options["layout"] == "arcmemo"
+    before = {k: v for k, v in spelled.options.items() if k != "layout"}
+    rundir.start(config(rundir.path, benchmark={"name": "arc-agi-1", "options": before}))
+    saved = json.loads(rundir.config_path.read_text())
+    assert "layout" not in saved["benchmark"]["options"]
+    assert rundir.start(config(rundir.path, benchmark=spelled)).forced_resume == []
+    paper = BENCHMARKS.spec("arc-agi-1", {"layout": "paper"})
+    with pytest.raises(RunDirError, match="benchmark"):
+        rundir.start(config(rundir.path, benchmark=paper))
 
 
 def test_resume_keeps_the_first_start_time(tmp_path: Path) -> None:

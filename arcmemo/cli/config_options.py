@@ -70,12 +70,6 @@ def format_grouped_options(
                 formatter.write_dl(sections[group])
 
 
-def _load_registry(target: str) -> Registry[Any]:
-    module, _, attribute = target.partition(":")
-    registry: Registry[Any] = getattr(importlib.import_module(module), attribute)
-    return registry
-
-
 def _unwrap(annotation: Any) -> tuple[Any, bool]:
     """The annotation without ``| None``, and whether None was allowed."""
     origin = typing.get_origin(annotation)
@@ -256,7 +250,7 @@ def _field_params(
     assert setting.flag is not None
     if annotation is ComponentSpec:
         assert setting.registry is not None
-        choice = ComponentChoice(_load_registry(setting.registry))
+        choice = ComponentChoice(setting.component_registry())
         if setting.argument:
             declared = _Click(True, (name,), {"type": choice, "group": group})
             out.append((declared, _Param(name, name, setting, "name")))
