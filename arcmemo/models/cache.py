@@ -2,7 +2,8 @@
 
 Keying by sample index makes ``n`` samples ``n`` entries, so a rerun with a larger ``n``
 pays only for the new samples, and an identical rerun makes no provider calls at all.
-The database runs in WAL mode with a busy timeout, so several processes can share it.
+The database runs in WAL mode with a busy timeout, so several processes can share it (and
+open it at the same moment: the set-up is retried while another opener holds the lock).
 Only completions are stored; provider identities never include credentials.
 """
 
@@ -13,6 +14,7 @@ import concurrent.futures
 import hashlib
 import json
 import os
+import random
 import sqlite3
 import threading
 import time
@@ -102,6 +104,41 @@ def cache_keys(
     return keys
 
 
+def _set_up(connection: sqlite3.Connection) -> None:
+    """WAL mode and the table, retried while another opener holds the lock.
+
+    The busy handler does not cover a set-up that meets another one: a connection that
+    reads the fresh file's header and then needs its write lock (the WAL switch, the table)
+    while another opener holds that lock gets "database is locked" at once, since waiting
+    could deadlock. Each step is idempotent, so the whole set-up is tried again until the
+    busy timeout is spent. The WAL switch is made once per file (the mode is stored in it):
+    an opener that finds WAL already set writes nothing.
+    """
+    deadline = time.monotonic() + _BUSY_TIMEOUT_MS / 1000
+    delay = 0.005
+    while True:
+        try:
+            mode = connection.execute("PRAGMA journal_mode").fetchone()[0]
+            if str(mode).lower() != "wal":
+                connection.execute("PRAGMA journal_mode=WAL")
+            connection.execute("PRAGMA synchronous=NORMAL")
+            connection.execute(
+                "CREATE TABLE IF NOT EXISTS responses ("
+                " key TEXT PRIMARY KEY,"
+                " spec TEXT NOT NULL,"
+                " completion TEXT NOT NULL,"
+                " created REAL NOT NULL)"
+            )
+            return
+        except sqlite3.OperationalError as error:
+            busy = "locked" in str(error) or "busy" in str(error)
+            if not busy or time.monotonic() + delay > deadline:
+                raise
+        # Jittered, so openers that collided do not collide again in step.
+        time.sleep(delay * random.uniform(0.5, 1.5))
+        delay = min(delay * 2, 0.25)
+
+
 class ResponseCache:
     """Completions stored by :func:`cache_key`.
 
@@ -121,22 +158,14 @@ class ResponseCache:
         # The cache's own writer thread: asyncio's default executor also runs sandbox
         # checks, and a write must not queue behind programs that take seconds.
         self._io = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="arcmemo-cache")
+        # The timeout is the busy handler, set by connect before any statement runs.
         self._connection = sqlite3.connect(
             self.path,
             timeout=_BUSY_TIMEOUT_MS / 1000,
             check_same_thread=False,
             isolation_level=None,
         )
-        self._connection.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
-        self._connection.execute("PRAGMA journal_mode=WAL")
-        self._connection.execute("PRAGMA synchronous=NORMAL")
-        self._connection.execute(
-            "CREATE TABLE IF NOT EXISTS responses ("
-            " key TEXT PRIMARY KEY,"
-            " spec TEXT NOT NULL,"
-            " completion TEXT NOT NULL,"
-            " created REAL NOT NULL)"
-        )
+        _set_up(self._connection)
 
     def get(self, key: str) -> Completion | None:
         """The stored completion (marked ``cache_hit``), or ``None`` (always when not reading)."""

@@ -6,6 +6,7 @@ import asyncio
 import hashlib
 import multiprocessing
 import random
+import sqlite3
 import threading
 from pathlib import Path
 
@@ -70,6 +71,27 @@ def test_several_processes_share_one_database(tmp_path: Path) -> None:
         worker.join(60)
         assert worker.exitcode == 0
     assert len(ResponseCache(tmp_path)) == 200
+
+
+def test_an_opener_waits_for_another_openers_write_lock(tmp_path: Path) -> None:
+    # A second process opening a fresh cache while the first holds the write lock (its WAL
+    # switch or table creation) got "database is locked" at once: the busy timeout does not
+    # cover a connection that has read the file and then needs the lock.
+    other = sqlite3.connect(
+        tmp_path / CACHE_FILE_NAME, isolation_level=None, check_same_thread=False
+    )
+    other.execute("CREATE TABLE scratch (x)")
+    other.execute("BEGIN IMMEDIATE")
+    other.execute("INSERT INTO scratch VALUES (1)")
+    release = threading.Timer(0.3, other.execute, ("COMMIT",))
+    release.start()
+    try:
+        cache = ResponseCache(tmp_path)
+    finally:
+        release.join()
+    cache.put("k", "scripted:x", Completion(text="stored"))
+    assert cache.get("k") is not None
+    assert cache._connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
 def test_lone_surrogates_never_crash_the_key_or_the_store(tmp_path: Path) -> None:
