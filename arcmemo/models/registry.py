@@ -37,6 +37,7 @@ PROVIDERS: Registry[Provider] = Registry(
         "anthropic": "arcmemo.models.anthropic_provider",
         "scripted": "arcmemo.models.scripted",
         "jetspec": "arcmemo.models.jetspec.provider",
+        "local": "arcmemo.models.local_server",
     },
     install_hints=INSTALL_HINTS,
 )
