@@ -22,6 +22,7 @@ import asyncio
 import json
 import os
 import re
+import warnings
 from typing import Any
 
 import openai
@@ -42,6 +43,7 @@ from arcmemo.models.endpoints import (
     openai_endpoint_failed,
     split_urls,
 )
+from arcmemo.models.redact import public_url
 from arcmemo.models.registry import register_provider
 from arcmemo.models.sdk_support import SdkOptions, map_sdk_error, read_api_key
 from arcmemo.tokens import Usage
@@ -172,25 +174,48 @@ class OpenAIProvider(Provider):
 
     async def generate(self, messages: list[Message], params: GenerateParams) -> list[Completion]:
         if params.n > 1 and not self.n_supported:
-            return await self._single_calls(messages, params, params.n)
+            return await self._single_calls(messages, params, 0, params.n)
         try:
             completions = await self._call(messages, params)
         except ProviderError as error:
             if params.n == 1 or error.status not in _N_REJECTED_STATUSES:
                 raise
             # Some servers reject n > 1; if single calls work, the n was the problem.
-            completions = await self._single_calls(messages, params, params.n)
+            completions = await self._single_calls(messages, params, 0, params.n)
             self.n_supported = False
             return completions
         if len(completions) < params.n:  # a server that silently ignored n
-            completions += await self._single_calls(messages, params, params.n - len(completions))
+            self._ignores_n(len(completions), params.n)
+            completions += await self._single_calls(
+                messages, params, len(completions), params.n - len(completions)
+            )
         return completions[: params.n]
 
+    def _ignores_n(self, answered: int, asked: int) -> None:
+        """Said once: requests for several samples go out one per sample from now on."""
+        self.n_supported = False
+        where = f" at {public_url(self.base_url)}" if self.base_url else ""
+        warnings.warn(
+            f"{self.name}: the server{where} answered {answered} choice(s) where n={asked} "
+            "asked for more: it ignores n; every further sample is a request of its own "
+            "(with seed S+i where a seed is set)",
+            stacklevel=3,
+        )
+
     async def _single_calls(
-        self, messages: list[Message], params: GenerateParams, count: int
+        self, messages: list[Message], params: GenerateParams, first: int, count: int
     ) -> list[Completion]:
-        single = params.model_copy(update={"n": 1})
-        batches = await asyncio.gather(*(self._call(messages, single) for _ in range(count)))
+        """``count`` one-sample requests for samples ``first`` .. ``first + count - 1``:
+        sample i is seeded S+i, as the client seeds a request that starts at sample i, so
+        seeded follow-ups are neither copies of each other nor of the first answer."""
+
+        def single(index: int) -> GenerateParams:
+            seed = None if params.seed is None else params.seed + index
+            return params.model_copy(update={"n": 1, "seed": seed})
+
+        batches = await asyncio.gather(
+            *(self._call(messages, single(first + i)) for i in range(count))
+        )
         return [completion for batch in batches for completion in batch]
 
     async def _call(self, messages: list[Message], params: GenerateParams) -> list[Completion]:

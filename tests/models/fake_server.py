@@ -35,6 +35,8 @@ class ServerState:
     latency_s: float = 0.0
     gate: int | None = None
     reject_n: bool = False
+    # Answer one choice whatever n asks (as llama.cpp's server does).
+    ignore_n: bool = False
     faults: deque[str] = field(default_factory=deque)
     requests: list[RecordedRequest] = field(default_factory=list)
     in_flight: int = 0
@@ -134,7 +136,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _chat_result(self, body: dict[str, Any]) -> tuple[int, dict[str, Any], dict[str, str]]:
         """(status, JSON body, headers) of a Chat Completions request (a batch's line too)."""
-        n = int(body.get("n") or 1)
+        n = 1 if self.server.state.ignore_n else int(body.get("n") or 1)
         if self.server.state.reject_n and n > 1:
             return 400, _error_payload("n > 1 is not supported by this server", False), {}
         messages = body.get("messages", [])

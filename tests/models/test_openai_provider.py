@@ -127,6 +127,27 @@ def test_server_rejecting_n_falls_back_to_single_calls(
     assert len(fake_server.requests) == 6  # remembered: no second rejected request
 
 
+def test_a_server_ignoring_n_gets_seeded_follow_ups_and_one_warning(
+    fake_server: FakeLLMServer, tmp_path: Path
+) -> None:
+    # llama.cpp's server answers one choice whatever n asks; follow-ups with the first
+    # request's seed were copies of its answer (seeds 100, 100, 100: identical attempts).
+    fake_server.state.ignore_n = True
+    client = server_client("openai:local-model", fake_server, tmp_path)
+    with pytest.warns(UserWarning, match="ignores n") as warned:
+        first = asyncio.run(client.generate(_ask("q"), stage="solve", n=3, seed=100))
+        asyncio.run(client.generate(_ask("other"), stage="solve", n=2, seed=100))
+    assert len(first) == 3 and len(warned) == 1
+    bodies = [r.body for r in fake_server.requests]
+    assert [(b.get("n", 1), b.get("seed")) for b in bodies] == [
+        (3, 100),
+        (1, 101),
+        (1, 102),
+        (1, 100),  # learned: one request per sample from then on
+        (1, 101),
+    ]
+
+
 def test_cache_makes_a_rerun_free(fake_server: FakeLLMServer, tmp_path: Path) -> None:
     prompts = ["a", "b", "c"]
     first = asyncio.run(_run_batch(server_client("openai:gpt-4o", fake_server, tmp_path), prompts))
