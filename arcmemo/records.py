@@ -30,6 +30,11 @@ class CheckResult(BaseModel):
 
     candidate: str | None = Field(default=None, description="Extracted program or answer string.")
     parse_error: str | None = Field(default=None, description="Why nothing could be extracted.")
+    lenient_parse: str | None = Field(
+        default=None,
+        description="How the candidate was read from an answer that left the asked format "
+        "(bare code without a fence, a block never closed); None when it kept to it.",
+    )
     checks: list[PairCheck] = Field(default_factory=list, description="Train-pair results.")
     verified: bool | None = Field(
         default=None,

@@ -18,10 +18,11 @@ from arcmemo.benchmarks.arc.export import SUBMISSION
 from arcmemo.benchmarks.arc.grids import InvalidGridError, validate_grid
 from arcmemo.benchmarks.arc.prompt import (
     DEFAULT_GRID_FORMAT,
+    FoundProgram,
     GridFormat,
     describe_task,
     extract_first_program,
-    extract_program,
+    find_program,
     previous_view,
     solve_view,
 )
@@ -236,13 +237,17 @@ class ArcBenchmark(Benchmark[ArcTask]):
         return [as_grid_result(result) for result in results]
 
     def check(self, task: ArcTask, completion: str) -> CheckResult:
-        extract = extract_first_program if self.layout == "paper" else extract_program
-        program = extract(completion)
-        if program is None:
+        if self.layout == "paper":  # the paper's code runs the first block, as written
+            first = extract_first_program(completion)
+            found = None if first is None else FoundProgram(first)
+        else:
+            found = find_program(completion)
+        if found is None:
             return CheckResult(
                 parse_error="no ```python block defining transform(grid) was found",
                 verified=False,
             )
+        program = found.source
         results = self.run_program(program, [p.input for p in task.train] + task.test_inputs)
         checks = []
         for index, (pair, result) in enumerate(zip(task.train, results, strict=False)):
@@ -259,6 +264,7 @@ class ArcBenchmark(Benchmark[ArcTask]):
         predictions = [r.value if r.ok else None for r in results[len(task.train) :]]
         return CheckResult(
             candidate=program,
+            lenient_parse=found.lenient,
             checks=checks,
             verified=all(c.correct for c in checks),
             prediction=predictions,

@@ -17,12 +17,15 @@ format (the published prompts concatenated several test inputs without labels).
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from arcmemo.benchmarks.arc.data import ArcTask
 from arcmemo.benchmarks.arc.grids import Grid
 from arcmemo.records import Step
 from arcmemo.structured import PYTHON_LANGUAGES, fenced_blocks
+
+# Every closed fenced block, whatever its language (what a bare-code search must skip).
+_FENCE_SPANS = re.compile(r"```[^\n]*\n.*?```", re.DOTALL)
 
 GridFormat = Literal["numpy", "digits", "spaces"]
 GRID_FORMATS: tuple[GridFormat, ...] = ("numpy", "digits", "spaces")
@@ -46,14 +49,73 @@ def shape(grid: Grid) -> str:
 
 
 _DEFINES_TRANSFORM = re.compile(r"^\s*def\s+transform\s*\(", re.MULTILINE)
+_BARE_TRANSFORM = re.compile(r"^def\s+transform\s*\(")
+_OPENING_FENCE = re.compile(r"^```[ \t]*([\w+-]*)[^\n]*\n", re.MULTILINE)
+# Lines at the margin that belong to a module rather than to prose.
+_CODE_AT_MARGIN = re.compile(r"^(def |class |import |from \S+ import |@|#)")
+
+LENIENT_UNCLOSED = "an unclosed ```python block (the answer ends inside it), taken to the end"
+LENIENT_BARE = (
+    "no ```python block: the bare code defining transform, from the imports and definitions "
+    "above it to the first line of prose after it"
+)
+
+
+class FoundProgram(NamedTuple):
+    """A program read from an answer, and how, where the answer left the asked format."""
+
+    source: str
+    lenient: str | None = None
+
+
+def find_program(text: str) -> FoundProgram | None:
+    """The program of an answer, read as a careful reader would, in this order:
+
+    1. the last fenced ``python`` (or untagged) block that defines ``transform`` (models
+       often draft first): the format the prompt asks for;
+    2. a block the answer opens last and never closes (an answer cut at ``max_tokens``),
+       when it defines ``transform``: everything after its opening line;
+    3. bare code: the last ``def transform(`` at the margin outside any block, with the
+       lines of code around it (imports, helpers and comments just above; its body and
+       further definitions below), up to prose.
+
+    2 and 3 carry their reading in ``lenient``; None when nothing defines ``transform``.
+    """
+    for body in reversed(fenced_blocks(text, PYTHON_LANGUAGES)):
+        if _DEFINES_TRANSFORM.search(body):
+            return FoundProgram(body.strip() + "\n")
+    closed_end = max((m.end() for m in _FENCE_SPANS.finditer(text)), default=0)
+    rest = text[closed_end:]
+    opening = _OPENING_FENCE.search(rest)
+    if opening is not None and opening.group(1).lower() in PYTHON_LANGUAGES:
+        body = rest[opening.end() :]
+        if "```" not in body and _DEFINES_TRANSFORM.search(body):
+            return FoundProgram(body.strip() + "\n", LENIENT_UNCLOSED)
+    bare = _bare_program(_FENCE_SPANS.sub(lambda m: "\n" * m.group(0).count("\n"), text))
+    return FoundProgram(bare, LENIENT_BARE) if bare is not None else None
+
+
+def _bare_program(text: str) -> str | None:
+    lines = text.splitlines()
+    starts = [i for i, line in enumerate(lines) if _BARE_TRANSFORM.match(line)]
+    if not starts:
+        return None
+
+    def is_code(line: str) -> bool:
+        return not line.strip() or line[0] in " \t" or bool(_CODE_AT_MARGIN.match(line))
+
+    first = last = starts[-1]
+    while first > 0 and is_code(lines[first - 1]):
+        first -= 1
+    while last + 1 < len(lines) and is_code(lines[last + 1]):
+        last += 1
+    return "\n".join(lines[first : last + 1]).strip() + "\n"
 
 
 def extract_program(text: str) -> str | None:
-    """The last fenced code block that defines ``transform`` (models often draft first)."""
-    for body in reversed(fenced_blocks(text, PYTHON_LANGUAGES)):
-        if _DEFINES_TRANSFORM.search(body):
-            return body.strip() + "\n"
-    return None
+    """The program :func:`find_program` reads from ``text``, or None."""
+    found = find_program(text)
+    return found.source if found is not None else None
 
 
 def extract_first_program(text: str) -> str | None:

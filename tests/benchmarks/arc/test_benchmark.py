@@ -22,6 +22,7 @@ from arcmemo.benchmarks.arc import (
     named_splits,
 )
 from arcmemo.benchmarks.arc.benchmark import ArcOptions
+from arcmemo.benchmarks.arc.prompt import LENIENT_BARE, LENIENT_UNCLOSED, find_program
 from arcmemo.benchmarks.base import TaskSelectionError
 from arcmemo.records import Attempt, Step, TaskGrade
 from arcmemo.runner import judge_attempts
@@ -186,8 +187,47 @@ def test_blocks_without_transform_are_skipped() -> None:
 
 
 def test_missing_block_is_none() -> None:
-    assert extract_program("def transform(grid):\n    return grid\n") is None
+    assert extract_program("I would flip it: transform(grid) returns grid[::-1].") is None
     assert extract_program(block("def helper(grid):\n    return grid\n")) is None
+    assert find_program("def helper(grid):\n    return grid\n") is None
+
+
+def test_bare_code_is_taken_and_says_so() -> None:
+    # Without a fence: the imports and helpers just above the last bare transform, its body
+    # and what follows at the margin as code, up to the prose after it.
+    text = (
+        "The rule flips rows.\n\n"
+        "import numpy as np\n\n"
+        "def helper(row):\n    return row[::-1]\n\n"
+        "def transform(grid):\n    return [helper(r) for r in grid]\n"
+        "This function flips each row.\n"
+    )
+    found = find_program(text)
+    assert found is not None and found.lenient == LENIENT_BARE
+    assert found.source == (
+        "import numpy as np\n\ndef helper(row):\n    return row[::-1]\n\n"
+        "def transform(grid):\n    return [helper(r) for r in grid]\n"
+    )
+    # A fenced block that defines transform wins over bare code, and keeps to the format.
+    fenced = find_program(text + block("def transform(grid):\n    return grid\n"))
+    assert fenced == ("def transform(grid):\n    return grid\n", None)
+
+
+def test_an_answer_cut_inside_its_block_is_taken_to_the_end() -> None:
+    text = "Here it is:\n```python\ndef transform(grid):\n    out = grid\n    return out"
+    found = find_program(text)
+    assert found == ("def transform(grid):\n    out = grid\n    return out\n", LENIENT_UNCLOSED)
+    # Bare code inside a closed block of another language is not bare code.
+    assert find_program(block("def transform(grid):\n    return 0\n", "text")) is None
+
+
+def test_a_lenient_parse_is_recorded_on_the_step(
+    arc: ArcBenchmark, tasks: dict[str, ArcTask]
+) -> None:
+    check = arc.check(tasks["66e6c45b"], "Sure.\ndef transform(grid):\n    return grid\n")
+    assert check.candidate == "def transform(grid):\n    return grid\n"
+    assert check.lenient_parse == LENIENT_BARE and check.parse_error is None
+    assert check.checks  # it ran on the train pairs
 
 
 def test_missing_block_is_a_recorded_parse_failure(
