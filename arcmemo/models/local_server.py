@@ -316,7 +316,10 @@ class LocalServerProvider(Provider):
                     raise
                 from arcmemo.models.openai_provider import OpenAIOptions, OpenAIProvider
 
-                self._inner = OpenAIProvider(
+                class Served(OpenAIProvider):
+                    name = "local"  # errors say "local: HTTP 400 ...", not "openai: ..."
+
+                self._inner = Served(
                     OpenAIOptions(base_url=self.server.base_url, api_key_env=_KEY_ENV),
                     model=self.model,
                 )
