@@ -221,6 +221,32 @@ def test_an_answer_cut_inside_its_block_is_taken_to_the_end() -> None:
     assert find_program(block("def transform(grid):\n    return 0\n", "text")) is None
 
 
+SMOLLM2 = Path(__file__).resolve().parents[2] / "fixtures" / "arc" / "smollm2_completions.jsonl"
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [json.loads(line) for line in SMOLLM2.read_text().splitlines()],
+    ids=lambda answer: f"{answer['task']}-seed{answer['seed']}-{answer['read']}",
+)
+def test_real_answers_of_a_small_model(answer: dict) -> None:
+    # SmolLM2-135M-Instruct's answers to the solve prompts of two val100 tasks (captured
+    # through local:smollm2, 400 tokens at most): prose without code, blocks defining only
+    # transform_grid, a block opened and left empty, a transform in the first of several
+    # blocks, and one cut off inside its block.
+    text = answer["completion"]
+    found = find_program(text)
+    if answer["read"] == "none":
+        assert found is None
+        return
+    assert found is not None and found.source.startswith("def transform(grid):")
+    if answer["read"] == "unclosed":
+        assert found.lenient == LENIENT_UNCLOSED
+        assert text.rstrip().endswith(found.source.rstrip())  # taken to the very end
+    else:
+        assert found.lenient is None and "```" not in found.source
+
+
 def test_a_lenient_parse_is_recorded_on_the_step(
     arc: ArcBenchmark, tasks: dict[str, ArcTask]
 ) -> None:
