@@ -29,6 +29,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -146,13 +147,23 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _die_with_parent() -> None:
-    # Runs in the child before exec: the server gets SIGTERM when arcmemo dies, even by
-    # SIGKILL, where no cleanup of ours runs.
-    with contextlib.suppress(Exception):
+def _die_with_parent() -> Callable[[], None] | None:
+    """What the child runs before exec so that the server gets SIGTERM when arcmemo dies,
+    even by SIGKILL, where no cleanup of ours runs (Linux); None elsewhere. The C function
+    is looked up here, in the parent: the forked child imports nothing."""
+    if sys.platform != "linux":
+        return None
+    try:
         import ctypes
 
-        ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        prctl = ctypes.CDLL(None).prctl
+    except (OSError, AttributeError):
+        return None
+
+    def set_signal() -> None:
+        prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+    return set_signal
 
 
 class LlamaServer:
@@ -199,7 +210,7 @@ class LlamaServer:
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
-                preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+                preexec_fn=_die_with_parent(),
             )
         atexit.register(self.stop)
         deadline = time.monotonic() + self.options.startup_timeout_s

@@ -14,6 +14,7 @@ import re
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -97,6 +98,37 @@ def test_a_server_that_does_not_start_fails_with_its_log_once(
     asyncio.run(run())
     assert provider.server.log_path is not None and provider.server.log_path.is_file()
     provider.server.log_path.unlink()
+
+
+_KILLED_PARENT = """
+import asyncio, sys, time
+from pathlib import Path
+from arcmemo.models.local_server import LlamaServer, LocalOptions
+command = LlamaServer.command
+LlamaServer.command = lambda self: [sys.executable, sys.argv[1], *command(self)[3:]]
+server = LlamaServer(Path(sys.argv[2]), LocalOptions(), 2048)
+asyncio.run(server.start())
+print(server.port, flush=True)
+time.sleep(120)
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the parent-death signal is Linux's")
+def test_the_server_dies_with_arcmemo_even_by_sigkill(stand_in: Path) -> None:
+    parent = subprocess.Popen(
+        [sys.executable, "-c", _KILLED_PARENT, str(FAKE_SERVER), str(stand_in)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert parent.stdout is not None
+    port = int(parent.stdout.readline())
+    assert not _refused(port)
+    parent.kill()  # no cleanup of ours runs
+    parent.wait(30)
+    deadline = time.monotonic() + 10
+    while not _refused(port) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _refused(port)
 
 
 def test_cache_identity_names_the_model_file_not_the_port(stand_in: Path) -> None:
