@@ -193,7 +193,9 @@ def _arcmemo(tmp_path: Path, *args: str) -> dict:
     assert posts == summary["stages"]["solve"]["requests"] + summary["stages"].get("retry", {}).get(
         "requests", 0
     )
-    port = int(re.search(r"Uvicorn running on http://127\.0\.0\.1:(\d+)", server_log)[1])
+    running = re.search(r"Uvicorn running on http://127\.0\.0\.1:(\d+)", server_log)
+    assert running is not None, server_log[-2000:]
+    port = int(running[1])
     assert _refused(port)  # the server stopped with the run
     return summary
 
