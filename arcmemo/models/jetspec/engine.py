@@ -6,6 +6,7 @@ jetspec are imported when it is built, never at module import.
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
 from collections.abc import Iterable, Mapping
@@ -81,7 +82,9 @@ class LoadedEngine:
         )
         self.tokenizer = self.engine.tokenizer
         layers = getattr(getattr(self.engine.model, "config", None), "num_hidden_layers", None)
-        hooks.configure_thread(kv_pool=options.kv_pool, layers=layers)
+        hooks.configure_thread(kv_pool=options.kv_pool, layers=layers, lean=options.lean)
+        if options.lean and getattr(self.engine, "runner", None) is not None:
+            hooks.trim_prefill_logits(self.engine.runner)
         self.drafter: Any = None
         self.target_layer_ids: list[int] | None = None
         self.tree_depth = options.tree_depth or STUB_TREE_DEPTH
@@ -95,6 +98,13 @@ class LoadedEngine:
             from jetspec.draft import RandomTreeDrafter
 
             self.drafter = RandomTreeDrafter(self.engine.model.config.vocab_size)
+            return
+        if draft == "lookup":
+            from arcmemo.models.jetspec.lookup import PromptLookupDrafter
+
+            self.drafter = PromptLookupDrafter(
+                self.engine.model.config.vocab_size, width=options.width
+            )
             return
         if draft == "echo":
             from jetspec.draft import TargetEchoTreeDrafter
@@ -320,8 +330,17 @@ class LoadedEngine:
         return token_ids.index(close_id) + 1 if close_id in token_ids else 0
 
     def close(self) -> None:
-        """Drop the engine and give its GPU memory back (JetSpec has no close())."""
+        """Drop the engine and give its GPU memory back (JetSpec has no close()).
+
+        An engine of a compiled backend leaves torch.compile cache entries whose guards
+        point at its dead modules; the next compiled engine in the process would trip over
+        them while recompiling (a TypeError inside dynamo's recompilation report, seen with
+        torch 2.11), so they are dropped with it.
+        """
         on_cuda = str(self.device).startswith("cuda")
         self.engine = self.drafter = self.tokenizer = None
+        if self.options.compiles:
+            gc.collect()
+            self.torch._dynamo.reset()
         if on_cuda:
             self.torch.cuda.empty_cache()

@@ -14,14 +14,26 @@
   prefill) and the drafter (called once per verify round) check the current job's
   deadline and raise :class:`EngineTimeout` past it.
 
-Both are module-level replacements inside ``jetspec.inference_engine.engine``, configured
-per thread (each engine lives on its own worker thread), so engines with other settings,
+* **Prefill that moves fewer bytes.** JetSpec's engine prefills the prompt through the same
+  forward as a verify round: the model's lm_head runs over every prompt position (at 8,000
+  tokens and Qwen3's 151,936-token vocabulary, 2.4 GB of bf16 logits of which the engine
+  reads the last row), and on the paged-kernel backends the prompt's causal attention runs
+  through the tree-verify kernel, built for a few dozen query rows. :func:`trim_prefill_logits`
+  asks JetSpec's own ``ModelRunner.forward`` for the last position's logits only when the
+  cache is empty (a prefill: the engine then samples ``logits[:, -1:]``), and the cache
+  below hands a prefill's own keys and values back to attention as dense tensors (the
+  prompt is the whole context then), so JetSpec's attention function takes its SDPA
+  fallback (flash attention) instead of the kernel. The pool is written the same way.
+
+The pool and checkpoint are module-level replacements inside ``jetspec.inference_engine.engine``,
+configured per thread (each engine lives on its own worker thread), so engines with other settings,
 or JetSpec used outside arcmemo's workers, behave as upstream. Only imported on a worker
 thread, after torch and jetspec.
 """
 
 from __future__ import annotations
 
+import inspect
 import math
 import threading
 from collections.abc import Callable
@@ -35,10 +47,46 @@ class EngineTimeout(Exception):
     """A decode ran past its deadline (or was abandoned by its caller) and was stopped."""
 
 
-def configure_thread(*, kv_pool: str, layers: int | None = None) -> None:
-    """Settings of the engine owned by the calling thread (``layers``: the target's)."""
+def configure_thread(*, kv_pool: str, layers: int | None = None, lean: bool = True) -> None:
+    """Settings of the engine owned by the calling thread (``layers``: the target's;
+    ``lean``: the lean prefill, block bookkeeping and pool attention described above)."""
     _settings.kv_pool = kv_pool
     _settings.layers = layers
+    _settings.lean = lean
+
+
+def trim_prefill_logits(runner: Any) -> bool:
+    """Make ``runner.forward`` (JetSpec's ``ModelRunner``) compute the last position's logits
+    only for a prefill (more than one new token into an empty cache, no attention mask).
+
+    Every other call (plain steps, tree verifies, batched forwards) is passed through as it
+    is. Returns whether the runner was wrapped (False for a runner without that option).
+    """
+    forward = getattr(runner, "forward", None)
+    if forward is None or getattr(forward, "_arcmemo_trimmed", False):
+        return False
+    try:
+        parameters = inspect.signature(forward).parameters
+    except (TypeError, ValueError):
+        return False
+    if "last_position_logits_only" not in parameters:
+        return False
+
+    def trimmed_forward(
+        input_ids: Any, past_key_values: Any, position_ids: Any = None, **kwargs: Any
+    ) -> Any:
+        if (
+            input_ids.shape[-1] > 1
+            and kwargs.get("attention_mask") is None
+            and past_key_values is not None
+            and past_key_values.get_seq_length() == 0
+        ):
+            kwargs["last_position_logits_only"] = True
+        return forward(input_ids, past_key_values, position_ids, **kwargs)
+
+    trimmed_forward._arcmemo_trimmed = True  # type: ignore[attr-defined]
+    runner.forward = trimmed_forward
+    return True
 
 
 def expect_tokens(tokens: int | None) -> None:
@@ -61,12 +109,21 @@ def checkpoint() -> None:
 
 
 def install(engine_module: Any) -> None:
-    """Put the checkpointed sampler and the shared KV pool into JetSpec's engine module.
+    """Put the checkpointed sampler and the shared KV pool into JetSpec's engine module, and
+    the lean pool attention under its paged tree-attention op (when triton is there).
 
     Idempotent; a JetSpec without these names (another version, the test fake) is left
     as it is.
     """
     with _install_lock:
+        try:
+            from jetspec.inference_engine import paged_tree_attn as kernel_module
+        except ImportError:  # no triton (CPU), or a JetSpec laid out otherwise
+            kernel_module = None
+        kernel = getattr(kernel_module, "paged_tree_attn", None)
+        if kernel is not None and not getattr(kernel, "_arcmemo_pool_attention", False):
+            # JetSpec's custom op imports this name at every call (and at graph capture)
+            kernel_module.paged_tree_attn = _pool_attention(kernel)
         sample = getattr(engine_module, "sample", None)
         if sample is not None and not getattr(sample, "_arcmemo_checkpointed", False):
             engine_module.sample = _checkpointed(sample)
@@ -82,6 +139,72 @@ def _checkpointed(sample: Callable[..., Any]) -> Callable[..., Any]:
 
     checked_sample._arcmemo_checkpointed = True  # type: ignore[attr-defined]
     return checked_sample
+
+
+def _pool_attention(kernel: Callable[..., Any]) -> Callable[..., Any]:
+    """JetSpec's paged tree-attention kernel, or, for one sequence on a lean thread, the
+    same attention as batched matrix products over every key at once.
+
+    The kernel launches one program per (16 query rows, KV head): a decode step of a model
+    with 8 KV heads runs 8 programs, each walking the whole context serially, so decoding
+    slows with context (Qwen3-0.6B: 140 tok/s at 1,000 prompt tokens, 42 at 8,000). Here
+    the keys of the block table are gathered (the whole table: fixed shapes, so CUDA graphs
+    capture it; positions past the sequence are masked) and attended in fp32: the causal
+    mask over the query section plus the tree bias, as the kernel does.
+    """
+    import torch
+
+    def pool_attention(
+        q: Any,
+        k_pool: Any,
+        v_pool: Any,
+        block_table: Any,
+        cu_seqlens_q: Any,
+        seq_lens_k: Any,
+        qq_bias: Any,
+        scale: float,
+        num_queries_per_kv: int,
+        block_size: int,
+        logical_kv_slots: Any = None,
+        logical_kv_starts: Any = None,
+        logical_kv_lens: Any = None,
+    ) -> Any:
+        if not getattr(_settings, "lean", False) or seq_lens_k.shape[0] != 1:
+            return kernel(
+                q, k_pool, v_pool, block_table, cu_seqlens_q, seq_lens_k, qq_bias, scale,
+                num_queries_per_kv, block_size, logical_kv_slots, logical_kv_starts,
+                logical_kv_lens,
+            )  # fmt: skip
+        rows, query_heads, dim = q.shape
+        kv_heads = k_pool.shape[2]
+        width = block_table.shape[1] * block_size
+        position = torch.arange(width, device=q.device)
+        slot = block_table[0].long().repeat_interleave(block_size) * block_size
+        slot = slot + position % block_size
+        if logical_kv_slots is not None:  # the nogather backends' remapped key range
+            offset = position - logical_kv_starts[0].long()
+            remapped = (offset >= 0) & (offset < logical_kv_lens[0].long())
+            index = offset.clamp(0, logical_kv_slots.shape[1] - 1)
+            slot = torch.where(remapped, logical_kv_slots[0].long()[index], slot)
+        keys = k_pool.reshape(-1, kv_heads, dim).index_select(0, slot).float()
+        values = v_pool.reshape(-1, kv_heads, dim).index_select(0, slot).float()
+        context = seq_lens_k[0].long() - rows
+        row = torch.arange(rows, device=q.device)
+        visible = position[None, :] <= context + row[:, None]  # (rows, width)
+        bias = torch.zeros((rows, width), device=q.device, dtype=torch.float32)
+        bias = bias.masked_fill(~visible, float("-inf"))
+        if qq_bias is not None:  # the tree's ancestor mask over the query section
+            offset = position - context
+            node = (offset >= 0) & (offset < rows)
+            tree = qq_bias.float()[:, offset.clamp(0, rows - 1)]
+            bias = bias + torch.where(node[None, :], tree, torch.zeros_like(tree))
+        query = q.float().reshape(rows, kv_heads, num_queries_per_kv, dim)
+        scores = torch.einsum("nkgd,wkd->kgnw", query, keys) * scale + bias
+        out = torch.einsum("kgnw,wkd->nkgd", torch.softmax(scores, dim=-1), values)
+        return out.reshape(rows, query_heads, dim).to(q.dtype)
+
+    pool_attention._arcmemo_pool_attention = True  # type: ignore[attr-defined]
+    return pool_attention
 
 
 class DeadlineDrafter:
@@ -106,10 +229,11 @@ def shared_pool_class(base: Any) -> type:
     import torch
 
     class SharedPoolKVCache(base):
-        """``PagedKVCache`` with one key and one value pool tensor indexed by every layer.
+        """``PagedKVCache`` with one key and one value pool tensor indexed by every layer,
+        and a prefill that attends over its own dense keys and values.
 
         Active for single-sequence caches built on a thread configured with
-        ``kv_pool=shared``; otherwise exactly JetSpec's class.
+        ``kv_pool=shared`` (and ``lean``); otherwise exactly JetSpec's class.
         """
 
         _arcmemo_shared_pool = True
@@ -124,6 +248,48 @@ def shared_pool_class(base: Any) -> type:
                 getattr(_settings, "kv_pool", "upstream") == "shared" and self._is_single_seq
             )
             self._exact_growth = False
+            self._lean = bool(getattr(_settings, "lean", False))
+
+        def update(
+            self, key_states: Any, value_states: Any, layer_idx: int, cache_kwargs: Any = None
+        ) -> Any:
+            # A prefill (several tokens into an empty single-sequence cache, no tree bias)
+            # attends over exactly its own keys and values: hand them back dense, so
+            # attention runs as SDPA's causal kernel, not the paged tree kernel nor over a
+            # copy gathered back from the pool. The pool is written as before.
+            meta = getattr(self, "_jetspec_attn_meta", None) or {}
+            prefill = (
+                self._lean
+                and self._is_single_seq
+                and key_states.shape[0] == 1
+                and key_states.shape[-2] > 1
+                and meta.get("qq_bias") is None
+                and self.get_seq_length(layer_idx) == 0
+            )
+            result = super().update(key_states, value_states, layer_idx, cache_kwargs)
+            return (key_states, value_states) if prefill else result
+
+        def allocate(self, num_blocks: int) -> Any:
+            # JetSpec pops the free list's head one block at a time (each pop shifts the
+            # whole list) and checks every claimed block against the list: quadratic in
+            # the pool's size, 0.7 s of an 8,000-token prefill of Qwen3-0.6B. Same blocks,
+            # same order, one slice.
+            if not self._lean or num_blocks <= 0 or self._num_heads is None:
+                return super().allocate(num_blocks)
+            if len(self._free_blocks) < num_blocks:
+                if not self._is_single_seq:
+                    return super().allocate(num_blocks)  # JetSpec's eviction signal
+                self._grow_pool(num_blocks - len(self._free_blocks))
+            ids = self._free_blocks[:num_blocks]
+            del self._free_blocks[:num_blocks]
+            return torch.tensor(ids, dtype=torch.long, device=self.device)
+
+        def _incref_block(self, block_id: int) -> None:
+            if not self._lean:
+                super()._incref_block(block_id)
+                return
+            # blocks come from allocate() or a caller's reservation, both off the free list
+            self._block_refcounts[block_id] = self._block_refcounts.get(block_id, 0) + 1
 
         def _ensure_layer(self, layer_idx: int, key_states: Any) -> None:
             if not self._layers_share or layer_idx in self._kpool:

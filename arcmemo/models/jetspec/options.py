@@ -18,7 +18,8 @@ KNOWN_ATTN_BACKENDS: tuple[str, ...] = (
     "triton_paged_tree_cudagraph_nogather",
 )
 CUDAGRAPH_BUDGET_LIMIT = 256  # JetSpec captures tree-verify graphs for buckets up to 256 nodes
-STUB_DRAFTERS: tuple[str, ...] = ("random", "echo")
+# Drafters that need no trained head: JetSpec's two stubs and arcmemo's prompt lookup.
+STUB_DRAFTERS: tuple[str, ...] = ("random", "echo", "lookup")
 STUB_TREE_DEPTH = 7  # tree depth used with a stub drafter when none is given
 # What a request for several samples that names no temperature is sampled at (Qwen3's
 # recommended temperature without thinking); one sample with none is decoded greedily.
@@ -40,8 +41,9 @@ class JetSpecOptions(ProviderOptions):
 
     draft: str | None = Field(
         default=None,
-        description="Draft-head directory (or 'repo::subfolder'), or 'random'/'echo' for "
-        "JetSpec's stub tree drafters; None = plain decoding.",
+        description="Draft-head directory (or 'repo::subfolder'); 'lookup' to draft the "
+        "tokens that followed the context's last n-gram earlier in it (any model, no head); "
+        "'random'/'echo' for JetSpec's stub tree drafters; None = plain decoding.",
     )
     drafter: Literal["eager", "compiled", "graphed"] = Field(
         default="eager",
@@ -107,6 +109,15 @@ class JetSpecOptions(ProviderOptions):
         "= layers x tokens); upstream: JetSpec's own pool, which gives each layer a tensor "
         "spanning all layers' blocks (layers^2 x tokens).",
     )
+    lean: bool = Field(
+        default=True,
+        description="arcmemo's lean paths: a prefill computes the last position's logits "
+        "only and attends with SDPA over its own keys and values, KV blocks are handed out "
+        "in O(1) each, and single-sequence attention over the paged pool runs as batched "
+        "matrix products over all keys at once; false: JetSpec's own (logits for every "
+        "prompt position, the paged triton kernel, which runs one program per KV head for a "
+        "decode step and slows down with context).",
+    )
     fuse_gemms: bool = Field(
         default=False, description="Fuse QKV and gate/up GEMMs (compiled backends)."
     )
@@ -149,7 +160,7 @@ class JetSpecOptions(ProviderOptions):
     @model_validator(mode="after")
     def _consistent(self) -> JetSpecOptions:
         if self.speculative is True and self.draft is None:
-            raise ValueError("speculative=true needs draft=PATH (or draft=random / draft=echo)")
+            raise ValueError("speculative=true needs draft=PATH (or draft=lookup / random / echo)")
         if self.device is not None and self.devices is not None:
             raise ValueError("give either device or devices, not both")
         if self.devices is not None and not self.devices:
@@ -167,6 +178,17 @@ class JetSpecOptions(ProviderOptions):
     def speculates(self) -> bool:
         """Whether requests use tree speculation by default."""
         return self.draft is not None and self.speculative is not False
+
+    @property
+    def compiles(self) -> bool:
+        """Whether the engine uses torch.compile (a compiled backend, target or drafter)."""
+        backend = self.attn_backend
+        return (
+            "compiled" in backend
+            or "cudagraph" in backend
+            or self.torch_compile
+            or self.drafter == "compiled"
+        )
 
     def temperature_for(self, temperature: float | None, n: int) -> float:
         """The temperature a request of ``n`` samples decodes at (its own, else the default)."""

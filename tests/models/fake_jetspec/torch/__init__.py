@@ -68,5 +68,18 @@ class _Cuda:
 cuda = _Cuda()
 
 
+class _Dynamo:
+    """torch._dynamo: counts resets (closing an engine of a compiled backend resets it)."""
+
+    def __init__(self) -> None:
+        self.resets = 0
+
+    def reset(self) -> None:
+        self.resets += 1
+
+
+_dynamo = _Dynamo()
+
+
 def inference_mode() -> contextlib.AbstractContextManager[None]:
     return contextlib.nullcontext()
