@@ -618,6 +618,131 @@ def test_cache_identity_ignores_the_drafter(fake: ModuleType, tmp_path: Path) ->
     assert a == b and a != c
 
 
+def test_closing_a_compiled_engine_drops_the_compile_caches(
+    fake: ModuleType, tmp_path: Path
+) -> None:
+    """A later compiled engine in the process must not meet guards of this one's dead
+    modules (it crashed in dynamo's recompilation report); eager engines leave them be."""
+    import torch
+
+    model = write_model(tmp_path / "m", reply="x")
+    before = torch._dynamo.resets
+    generate(JetSpecProvider.open(model, attn_backend="triton_paged_tree"))
+    assert torch._dynamo.resets == before
+    generate(JetSpecProvider.open(model, attn_backend="triton_paged_tree_cudagraph"))
+    assert torch._dynamo.resets == before + 1
+
+
+class _Ids:
+    def __init__(self, length: int) -> None:
+        self.shape = (1, length)
+
+
+class _Cache:
+    def __init__(self, length: int) -> None:
+        self.length = length
+
+    def get_seq_length(self) -> int:
+        return self.length
+
+
+class _Runner:
+    """JetSpec's ModelRunner.forward signature, recording what each call asked for."""
+
+    def __init__(self) -> None:
+        self.asked: list[bool] = []
+
+    def forward(
+        self,
+        input_ids: Any,
+        past_key_values: Any,
+        position_ids: Any = None,
+        output_hidden_states: bool = False,
+        target_layer_ids: Any = None,
+        attention_mask: Any = None,
+        cache_position: Any = None,
+        last_position_logits_only: bool = False,
+    ) -> bool:
+        self.asked.append(last_position_logits_only)
+        return last_position_logits_only
+
+
+def test_a_prefill_asks_for_the_last_position_logits_only() -> None:
+    from arcmemo.models.jetspec import hooks
+
+    runner = _Runner()
+    assert hooks.trim_prefill_logits(runner)
+    assert not hooks.trim_prefill_logits(runner)  # already wrapped
+    assert runner.forward(_Ids(4000), _Cache(0), None, output_hidden_states=True)  # prefill
+    assert not runner.forward(_Ids(1), _Cache(4000), None)  # a plain step
+    assert not runner.forward(_Ids(33), _Cache(4000), None, attention_mask=None)  # a verify
+    assert not runner.forward(_Ids(33), _Cache(0), None, attention_mask="tree mask")
+    assert runner.asked == [True, False, False, False]
+
+    class Older:  # a JetSpec whose runner has no such option is left as it is
+        def forward(self, input_ids: Any, past_key_values: Any, position_ids: Any = None) -> None:
+            return None
+
+    older = Older()
+    assert not hooks.trim_prefill_logits(older)
+    assert "forward" not in vars(older)
+
+
+def test_lean_option() -> None:
+    assert JetSpecOptions().lean is True
+    assert JetSpecOptions.model_validate({"lean": "false"}).lean is False
+    with pytest.raises(ValueError, match="lean"):
+        JetSpecOptions.model_validate({"lean": "fast"})
+
+
+def test_context_index_proposes_what_followed_the_longest_match() -> None:
+    from arcmemo.models.jetspec.lookup import ContextIndex
+
+    index = ContextIndex(max_ngram=3)
+    # "1 2 3 4" then "9 2 3 5" then "2 3": the 2-gram "2 3" was followed by 5 (latest), 4
+    index.extend([1, 2, 3, 4, 7, 9, 2, 3, 5, 8, 2, 3])
+    assert index.candidates(depth=2, width=3) == [[5, 8], [4, 7]]  # "3" adds none new
+    assert index.per_depth(depth=2, width=2) == [[5, 4], [8, 7]]
+    index.extend([5])  # "2 3 5": the 3-gram match comes first now
+    assert index.candidates(depth=3, width=1) == [[8, 2, 3]]
+    assert ContextIndex().candidates(depth=4, width=3) == []
+    fresh = ContextIndex()
+    fresh.extend([6, 6])  # a continuation shorter than the depth near the end
+    assert fresh.candidates(depth=4, width=3) == [[6]]
+
+
+class _Row:
+    def __init__(self, tokens: list[int]) -> None:
+        self.tokens, self.shape, self.reads = tokens, (1, len(tokens)), []
+
+    def __getitem__(self, key: Any) -> Any:
+        part = self.tokens[key[1]] if isinstance(key, tuple) else self.tokens
+        self.reads.append(len(part))
+
+        class Part:
+            def tolist(self) -> list[int]:
+                return list(part)
+
+        return Part()
+
+
+def test_lookup_drafter_reads_back_only_the_new_tokens() -> None:
+    from arcmemo.models.jetspec.lookup import PromptLookupDrafter
+
+    drafter = PromptLookupDrafter(vocab_size=16)
+    first = _Row([1, 2, 3, 1, 2])
+    drafter._sync(first)
+    grown = _Row([1, 2, 3, 1, 2, 3, 1])
+    drafter._sync(grown)
+    assert grown.reads == [3]  # the last known token and the two new ones
+    assert drafter.index.tokens == grown.tokens
+    other = _Row([5, 5, 5, 5, 5, 5, 5, 5])  # another context: indexed anew
+    drafter._sync(other)
+    assert drafter.index.tokens == other.tokens
+    drafter.reset_cache()
+    assert drafter.index.tokens == []
+
+
 # -- real JetSpec: CPU opt-in and GPU ----------------------------------------------------------
 
 
@@ -768,3 +893,71 @@ def test_generation_benchmark_on_gpu(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert (
         result.speculative.mean_accept_length is None or result.speculative.mean_accept_length > 1
     )
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("backend", ["triton_paged_tree", "triton_paged_tree_cudagraph"])
+def test_lean_paths_decode_as_jetspecs_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, backend: str
+) -> None:
+    """Last-position logits and SDPA at prefill, and attention over the pool as matrix
+    products, give JetSpec's own tokens (fp32)."""
+    _cuda_or_skip()
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    helper = _real_runtime_or_skip()
+    model_dir = helper.write_tiny_qwen3(tmp_path / "target", layers=2, hidden=64, vocab=128)
+    messages = [Message(role="user", content="two plus two be brief " * 60)]
+    params = GenerateParams(max_tokens=24, temperature=0.0)
+    texts = {}
+    for lean in ("true", "false"):
+        options = {"dtype": "fp32", "device": "cuda", "attn_backend": backend, "lean": lean}
+        provider = JetSpecProvider.open(model_dir, **options)
+
+        async def run(provider: JetSpecProvider = provider) -> Any:
+            try:
+                return await provider.generate_mode(messages, params, speculative=False)
+            finally:
+                await provider.aclose()
+
+        [completion] = asyncio.run(run())
+        assert completion.usage.prompt_tokens > 200
+        texts[lean] = completion.text
+    assert texts["true"] == texts["false"]
+
+
+@pytest.mark.gpu
+def test_engines_of_different_backends_reopen_in_one_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """nogather, then cudagraph, then the eager kernel, each closed before the next opens:
+    a cudagraph engine after a closed nogather one used to crash at its first capture."""
+    _cuda_or_skip()
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    helper = _real_runtime_or_skip()
+    model_dir = helper.write_tiny_qwen3(tmp_path / "target", layers=2, hidden=64, vocab=128)
+    head_dir = helper.write_random_draft_head(tmp_path / "head", model_dir, block_size=5)
+    params = GenerateParams(max_tokens=24, temperature=0.0)
+    configs = [
+        ("triton_paged_tree_cudagraph_nogather", {"session": "true", "drafter": "graphed"}),
+        ("triton_paged_tree_cudagraph", {"session": "true"}),
+        ("triton_paged_tree_compiled", {}),
+        ("triton_paged_tree", {}),
+    ]
+    texts = []
+    for backend, extra in configs:
+        options = {"draft": head_dir, "dtype": "fp32", "device": "cuda", "attn_backend": backend}
+        options |= {"budget": "16", "width": "3", "tree_depth": "4", **extra}
+        provider = JetSpecProvider.open(model_dir, **options)
+
+        async def both(provider: JetSpecProvider = provider) -> tuple[str, str]:
+            try:
+                [tree] = await provider.generate_mode(USER, params, speculative=True)
+                [plain] = await provider.generate_mode(USER, params, speculative=False)
+                return tree.text, plain.text
+            finally:
+                await provider.aclose()
+
+        texts.append((backend, *asyncio.run(both())))
+    reference = texts[-1][2]
+    for backend, tree_text, plain_text in texts:
+        assert tree_text == plain_text == reference, backend
