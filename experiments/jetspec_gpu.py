@@ -74,9 +74,17 @@ def write_tiny_qwen3(
     kv_heads: int = 2,
     intermediate: int | None = None,
     max_positions: int = 4096,
+    head_dim: int | None = None,
+    tie_word_embeddings: bool = False,
+    rope_theta: float = 10000.0,
+    dtype: str = "float32",
     seed: int = 0,
 ) -> str:
-    """Save a random Qwen3 causal LM and a word-level tokenizer with a chat template."""
+    """Save a random Qwen3 causal LM and a word-level tokenizer with a chat template.
+
+    Built on the GPU when there is one (an 8B model initialised on the CPU takes minutes);
+    saved in ``dtype``.
+    """
     import torch
     from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast, Qwen3Config, Qwen3ForCausalLM
@@ -104,14 +112,18 @@ def write_tiny_qwen3(
         num_hidden_layers=layers,
         num_attention_heads=heads,
         num_key_value_heads=kv_heads,
-        head_dim=hidden // heads,
+        head_dim=head_dim or hidden // heads,
         max_position_embeddings=max_positions,
-        tie_word_embeddings=False,
+        tie_word_embeddings=tie_word_embeddings,
+        rope_theta=rope_theta,
         eos_token_id=token_ids["<|im_end|>"],
         bos_token_id=None,
         pad_token_id=None,
     )
-    Qwen3ForCausalLM(config).save_pretrained(directory)
+    with torch.device("cuda" if torch.cuda.is_available() else "cpu"):
+        model = Qwen3ForCausalLM(config)
+    model.to(getattr(torch, dtype)).save_pretrained(directory)
+    del model
     return str(directory)
 
 
@@ -147,27 +159,52 @@ def write_random_draft_head(
     return str(directory)
 
 
-MODELS: dict[str, dict[str, int]] = {
+MODELS: dict[str, dict[str, Any]] = {
     # the shapes measured in ../shared/reference/jetspec-api.md
     "small": {"layers": 4, "hidden": 256, "vocab": 512, "heads": 4, "kv_heads": 2},
-    "qwen3-0.6b-shape": {
+    # Qwen3-0.6B's and Qwen3-8B's own configurations (config.json of Qwen/Qwen3-0.6B and
+    # Qwen/Qwen3-8B): head dim 128, 8 KV heads, vocabulary 151,936; random weights, bf16.
+    "qwen3-0.6b": {
         "layers": 28,
         "hidden": 1024,
-        "vocab": 32000,
+        "vocab": 151936,
         "heads": 16,
         "kv_heads": 8,
+        "head_dim": 128,
         "intermediate": 3072,
-        "max_positions": 16384,
+        "max_positions": 40960,
+        "tie_word_embeddings": True,
+        "rope_theta": 1000000.0,
+        "dtype": "bfloat16",
+    },
+    "qwen3-8b": {
+        "layers": 36,
+        "hidden": 4096,
+        "vocab": 151936,
+        "heads": 32,
+        "kv_heads": 8,
+        "head_dim": 128,
+        "intermediate": 12288,
+        "max_positions": 40960,
+        "tie_word_embeddings": False,
+        "rope_theta": 1000000.0,
+        "dtype": "bfloat16",
     },
 }
 GIB = 2**30
 
 
-def build_models(models_dir: Path, name: str, tree_depth: int) -> tuple[str, str]:
-    """The target ``name`` and a random draft head for it (built once per folder)."""
+def build_target(models_dir: Path, name: str) -> str:
+    """The target ``name`` (built once per folder)."""
     target = models_dir / name
     if not (target / "config.json").is_file():
         write_tiny_qwen3(target, **MODELS[name])
+    return str(target)
+
+
+def build_models(models_dir: Path, name: str, tree_depth: int) -> tuple[str, str]:
+    """The target ``name`` and a random draft head for it (built once per folder)."""
+    target = Path(build_target(models_dir, name))
     head = models_dir / f"{name}-head{tree_depth + 1}"
     if not (head / "config.json").is_file():
         write_random_draft_head(head, str(target), block_size=tree_depth + 1)
@@ -441,6 +478,510 @@ def _memory_line(row: dict) -> str:
     )
 
 
+# -- versus: JetSpec against Hugging Face generate, one process, exact shapes -------------------
+
+# HF's two ways to decode: the default dynamic cache, and a static cache (one, sized for the
+# longest prompt, reset between calls) with the decode step torch.compile'd by generate.
+HF_CONFIGS = ("hf-dynamic", "hf-static-compile")
+# JetSpec configurations of ``versus`` (plain; "spec" rows also with a random draft head).
+PLAIN_CONFIGS: dict[str, tuple[str, dict[str, str]]] = {
+    "eager": ("triton_paged_tree", {}),
+    "cudagraph": ("triton_paged_tree_cudagraph", {}),
+    "nogather-graphed": (
+        "triton_paged_tree_cudagraph_nogather",
+        {"session": "true", "drafter": "graphed"},
+    ),
+}
+
+
+def _timed(torch: Any, run: Any) -> tuple[Any, float]:
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    result = run()
+    torch.cuda.synchronize()
+    return result, time.perf_counter() - start
+
+
+def _first_difference(tokens: list[int], reference: list[int] | None) -> int | None:
+    """None when equal; else the index of the first differing token (or the shorter end)."""
+    if reference is None or tokens == reference:
+        return None
+    return next(
+        (i for i, (a, b) in enumerate(zip(tokens, reference, strict=False)) if a != b),
+        min(len(tokens), len(reference)),
+    )
+
+
+def _versus_rows(
+    torch: Any,
+    name: str,
+    mode: str,
+    run: Any,
+    prompts: dict[int, Any],
+    args: Any,
+    base: int,
+    reference: dict[int, list[int]],
+) -> list[dict[str, Any]]:
+    """TTFT, tokens/s and peak memory of ``run(ids, max_new) -> (tokens, stats)`` per length.
+
+    Per length: one new token twice (the second is the TTFT), then ``--max-tokens`` twice
+    (the first, with any compilation or graph capture at that size, is ``first_call_s``;
+    the second is timed, tokens/s and peak memory).
+    """
+    rows = []
+    for length, ids in prompts.items():
+        row: dict[str, Any] = {"config": name, "mode": mode, "prompt_tokens": length}
+        try:
+            # a session is tagged with max_new_tokens: each size is warmed, then timed
+            run(ids, 1)
+            _, row["ttft_s"] = _timed(torch, lambda ids=ids: run(ids, 1))
+            _, row["first_call_s"] = _timed(torch, lambda ids=ids: run(ids, args.max_tokens))
+            gc.collect()
+            torch.cuda.empty_cache()
+            torch.cuda.reset_peak_memory_stats()
+            (tokens, stats), seconds = _timed(torch, lambda ids=ids: run(ids, args.max_tokens))
+        except Exception as error:  # keep measuring the other rows
+            row["error"] = f"{type(error).__name__}: {str(error)[:300]}"
+            print(f"{name} {mode} {length}: FAILED {row['error']}", flush=True)
+            rows.append(row)
+            continue
+        row["peak_above_weights_gib"] = (torch.cuda.max_memory_allocated() - base) / GIB
+        row["generated"] = len(tokens)
+        row["tokens_per_s"] = len(tokens) / seconds
+        row["decode_tokens_per_s"] = (len(tokens) - 1) / max(seconds - row["ttft_s"], 1e-9)
+        row |= stats
+        if name == "hf-dynamic":
+            reference[length] = tokens
+        row["first_difference"] = _first_difference(tokens, reference.get(length))
+        row["equal_to_hf"] = row["first_difference"] is None and length in reference
+        print(_versus_line(row), flush=True)
+        rows.append(row)
+    return rows
+
+
+def _versus_line(row: dict[str, Any]) -> str:
+    if "error" in row:
+        head = f"{row['config']:18} {row['mode']:5} {row['prompt_tokens']:6}"
+        return f"{head}  FAILED: {row['error'][:120]}"
+    accept = row.get("mean_accept_length")
+    if row["equal_to_hf"]:
+        same = "yes"
+    elif row["first_difference"] is None:
+        same = "-"  # no HF run in this process
+    else:
+        same = f"from {row['first_difference']}"
+    return (
+        f"{row['config']:18} {row['mode']:5} {row['prompt_tokens']:6} "
+        f"{row['tokens_per_s']:8.1f} {row['decode_tokens_per_s']:8.1f} "
+        f"{row['ttft_s'] * 1e3:8.1f} {row['first_call_s']:7.1f} "
+        f"{'-' if accept is None else f'{accept:.2f}':>6} "
+        f"{row['peak_above_weights_gib']:7.2f} {same:>9}"
+    )
+
+
+def versus(args: argparse.Namespace) -> int:
+    """HF generate (dynamic; static + compile) and JetSpec through arcmemo's provider on the
+    same random-token prompts, in this one process: TTFT, tok/s, peak memory, equality."""
+    import torch
+
+    from arcmemo.models.base import GenerateParams
+    from arcmemo.models.jetspec import JetSpecProvider
+
+    target = build_target(args.models_dir, args.model)
+    configs = args.configs.split(",")
+    lengths = [int(x) for x in args.lengths.split(",")]
+    generator = torch.Generator().manual_seed(0)
+    vocab = int(MODELS[args.model]["vocab"])
+    prompts = {n: torch.randint(len(SPECIALS), vocab, (1, n), generator=generator) for n in lengths}
+    out_file = args.out / f"versus-{args.model}-{args.tag or 'run'}.json"
+    reference: dict[int, list[int]] = {}
+    rows: list[dict[str, Any]] = []
+    dtype = getattr(torch, MODELS[args.model].get("dtype", "float32"))
+    hf_configs = [c for c in configs if c in HF_CONFIGS]
+    if hf_configs:
+        from transformers import AutoModelForCausalLM, StaticCache
+
+        model = (
+            AutoModelForCausalLM.from_pretrained(target, dtype=dtype, attn_implementation="sdpa")
+            .to("cuda")
+            .eval()
+        )
+        base = torch.cuda.memory_allocated()
+        static: Any = None
+        for name in hf_configs:
+
+            def run(
+                ids: Any, new: int, name: str = name, model: Any = model
+            ) -> tuple[list[int], dict]:
+                nonlocal static
+                extra: dict[str, Any] = {}
+                if name == "hf-static-compile":
+                    if static is None:
+                        static = StaticCache(
+                            config=model.config, max_cache_len=max(lengths) + args.max_tokens + 8
+                        )
+                    static.reset()
+                    extra["past_key_values"] = static
+                # no_grad, not inference_mode: the static cache is updated in place
+                # outside of generate's own calls (reset) and must not be an inference tensor
+                with torch.no_grad():
+                    out = model.generate(
+                        ids.to("cuda"), max_new_tokens=new, do_sample=False, **extra
+                    )
+                return out[0, ids.shape[1] :].tolist(), {}
+
+            rows += _versus_rows(torch, name, "plain", run, prompts, args, base, reference)
+            _write(out_file, {"args": _args(args), "rows": rows})
+        del model, static, run  # run holds the model: JetSpec's base must not count it
+        gc.collect()
+        torch.cuda.empty_cache()
+    for name in (c for c in configs if c not in HF_CONFIGS):
+        backend, extra = PLAIN_CONFIGS[name]
+        head = None
+        if args.spec:
+            _, head = build_models(args.models_dir, args.model, args.tree_depth)
+        options = _options(args, backend, head or "none", **extra)
+        options |= {"dtype": MODELS[args.model].get("dtype", args.dtype), "lean": str(args.lean)}
+        provider = JetSpecProvider.open(target, **options)
+        try:
+            base = asyncio.run(provider.run_on_engine(lambda loaded: torch.cuda.memory_allocated()))
+            for speculative in (False, True) if args.spec else (False,):
+
+                def run(
+                    ids: Any,
+                    new: int,
+                    speculative: bool = speculative,
+                    provider: Any = provider,
+                ) -> tuple[list[int], dict]:
+                    def job(loaded: Any) -> tuple[list[int], dict]:
+                        sampling = loaded.sampling_params(
+                            GenerateParams(max_tokens=new, temperature=0.0)
+                        )
+                        result, _ = loaded.decode(ids, sampling, speculative)
+                        rounds = int(result.get("rounds", 0))
+                        accepted = result.get("accept_lengths") or []
+                        stats = {"mean_accept_length": sum(accepted) / rounds} if rounds else {}
+                        return [int(t) for t in result["token_ids"]], stats
+
+                    return asyncio.run(provider.run_on_engine(job))
+
+                mode = "spec" if speculative else "plain"
+                label = name if args.lean else f"{name}/upstream"
+                rows += _versus_rows(torch, label, mode, run, prompts, args, base, reference)
+                _write(out_file, {"args": _args(args), "rows": rows})
+        finally:
+            asyncio.run(provider.aclose())
+    return 1 if any("error" in r for r in rows) else 0
+
+
+# -- real weights: a small Qwen3 trained here on ARC/AIME prompt text --------------------------
+
+# Character-level: ARC prompts of 4,000-16,000 characters are then that many tokens.
+TRAINED_SHAPE: dict[str, Any] = {
+    "layers": 8,
+    "hidden": 512,
+    "heads": 8,
+    "kv_heads": 4,
+    "head_dim": 64,
+    "intermediate": 1536,
+    "max_positions": 32768,
+}
+CHAR_TEMPLATE = (
+    "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+# Synthetic ARC tasks: one grid transformation each, and the program that solves it.
+TRANSFORMS: dict[str, tuple[Any, str]] = {
+    "flip_horizontal": (lambda g: [row[::-1] for row in g], "[row[::-1] for row in grid]"),
+    "flip_vertical": (lambda g: g[::-1], "grid[::-1]"),
+    "transpose": (
+        lambda g: [list(r) for r in zip(*g, strict=True)],
+        "[list(r) for r in zip(*grid)]",
+    ),
+    "rotate_180": (lambda g: [row[::-1] for row in g[::-1]], "[row[::-1] for row in grid[::-1]]"),
+    "identity": (lambda g: [list(r) for r in g], "[list(row) for row in grid]"),
+}
+AIME_PROMPTS = (  # written for this recipe, in the shape of AIME problems
+    "Find the remainder when $7^{2024}$ is divided by $1000$.",
+    "Let $N$ be the number of ordered pairs of positive integers $(a,b)$ with $a+b=100$ and "
+    "$\\gcd(a,b)=1$. Find $N$.",
+    "A sequence satisfies $a_1=3$ and $a_{n+1}=2a_n-1$ for $n\\ge 1$. Find the remainder when "
+    "$a_{20}$ is divided by $1000$.",
+    "How many positive divisors of $2^{6}\\cdot 3^{4}\\cdot 5^{2}$ are perfect squares?",
+)
+
+
+def _arc_messages(task: Any) -> list[Any]:
+    from arcmemo import prompting
+    from arcmemo.benchmarks.arc.prompt import solve_view
+    from arcmemo.benchmarks.base import solve_messages
+
+    text = prompting.render("arc/solve", **solve_view(task), previous=None)
+    return solve_messages("arc", "", text)
+
+
+def _aime_messages(problem: str) -> list[Any]:
+    from arcmemo import prompting
+    from arcmemo.benchmarks.base import solve_messages
+
+    return solve_messages("aime", "", prompting.render("aime/solve", problem=problem))
+
+
+def _synthetic_documents(count: int, seed: int) -> list[tuple[list[Any], str]]:
+    """(messages, answer) pairs: ARC tasks of one transformation, AIME-like residues."""
+    from arcmemo.benchmarks.arc.data import parse_task
+
+    rng = random.Random(seed)
+    documents = []
+    for index in range(count):
+        if index % 4 == 3:
+            a, b, m = rng.randint(2, 99), rng.randint(10, 3000), rng.choice((7, 100, 1000))
+            problem = f"Find the remainder when ${a}^{{{b}}}$ is divided by ${m}$."
+            answer = (
+                f"We reduce ${a}$ modulo ${m}$ and use repeated squaring. "
+                f"$${a}^{{{b}}} \\equiv {pow(a, b, m)} \\pmod{{{m}}}$$\n"
+                f"The answer is $\\boxed{{{pow(a, b, m)}}}$."
+            )
+            documents.append((_aime_messages(problem), answer))
+            continue
+        name = rng.choice(sorted(TRANSFORMS))
+        function, expression = TRANSFORMS[name]
+        height, width = rng.randint(3, 12), rng.randint(3, 12)
+        colors = rng.sample(range(10), rng.randint(2, 4))
+
+        def grid(height: int = height, width: int = width, colors: list[int] = colors) -> list:
+            return [[rng.choice(colors) for _ in range(width)] for _ in range(height)]
+
+        pairs = [{"input": g, "output": function(g)} for g in (grid() for _ in range(4))]
+        raw = {"train": pairs[:3], "test": pairs[3:]}
+        task = parse_task(f"synthetic-{index}", raw, "synthetic")
+        answer = (
+            f"The output is the input with a {name.replace('_', ' ')}.\n\n```python\n"
+            f"def transform(grid):\n    return {expression}\n```"
+        )
+        documents.append((_arc_messages(task), answer))
+    return documents
+
+
+def _eval_prompts() -> list[tuple[str, list[Any]]]:
+    """Real ARC tasks (the repository's fixtures and puzzle samples) and AIME-like problems."""
+    from arcmemo.benchmarks.arc.data import load_path
+
+    here = Path(__file__).resolve().parents[1]
+    tasks = [
+        *load_path(here / "tests" / "fixtures" / "arc" / "eval"),
+        *load_path(here / "puzzles" / "samples"),
+    ]
+    prompts = [(f"arc:{t.id}", _arc_messages(t)) for t in tasks[:8]]
+    prompts += [(f"aime:{i}", _aime_messages(p)) for i, p in enumerate(AIME_PROMPTS)]
+    return prompts
+
+
+def _render(messages: list[Any]) -> str:
+    from jinja2 import Template
+
+    return Template(CHAR_TEMPLATE).render(
+        messages=[{"role": m.role, "content": m.content} for m in messages],
+        add_generation_prompt=True,
+    )
+
+
+def train(args: argparse.Namespace) -> int:
+    """Train a small character-level Qwen3 on synthetic ARC/AIME documents for --train-s
+    seconds; save it (with its tokenizer and chat template) as ``--model``."""
+    import torch
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast, Qwen3Config, Qwen3ForCausalLM
+
+    directory = args.models_dir / args.model
+    documents = _synthetic_documents(3000, seed=0)
+    texts = [_render(m) + answer + "<|im_end|>\n" for m, answer in documents]
+    eval_texts = [_render(m) for _, m in _eval_prompts()]
+    chars = sorted({c for text in texts + eval_texts for c in text} | set(map(chr, range(32, 127))))
+    specials = ["<|im_start|>", "<|im_end|>", "<unk>"]
+    vocab = {token: i for i, token in enumerate(specials + [c for c in chars if c not in specials])}
+    tokenizer = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    tokenizer.pre_tokenizer = pre_tokenizers.Split(Regex(r"[\s\S]"), behavior="isolated")
+    tokenizer.decoder = decoders.Fuse()
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tokenizer,
+        unk_token="<unk>",
+        eos_token="<|im_end|>",
+        additional_special_tokens=["<|im_start|>"],
+    )
+    fast.chat_template = CHAT_TEMPLATE
+    directory.mkdir(parents=True, exist_ok=True)
+    fast.save_pretrained(directory)
+    stream = []
+    for text in texts:
+        stream += fast(text, add_special_tokens=False).input_ids
+    data = torch.tensor(stream, dtype=torch.long, device="cuda")
+    lengths = [len(fast(t, add_special_tokens=False).input_ids) for t in eval_texts]
+    print(
+        f"corpus {len(stream):,} tokens ({len(texts)} documents), vocab {len(vocab)}; "
+        f"eval prompts {min(lengths)}-{max(lengths)} tokens",
+        flush=True,
+    )
+    shape = TRAINED_SHAPE
+    config = Qwen3Config(
+        vocab_size=len(vocab),
+        hidden_size=shape["hidden"],
+        intermediate_size=shape["intermediate"],
+        num_hidden_layers=shape["layers"],
+        num_attention_heads=shape["heads"],
+        num_key_value_heads=shape["kv_heads"],
+        head_dim=shape["head_dim"],
+        max_position_embeddings=shape["max_positions"],
+        rope_theta=1000000.0,
+        tie_word_embeddings=False,
+        eos_token_id=vocab["<|im_end|>"],
+        bos_token_id=None,
+        pad_token_id=None,
+    )
+    torch.manual_seed(0)
+    model = Qwen3ForCausalLM(config).to("cuda")
+    model.config._attn_implementation = "sdpa"
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01, betas=(0.9, 0.95))
+    batch, length = 16, 4096
+    started, step, losses = time.perf_counter(), 0, []
+    while time.perf_counter() - started < args.train_s:
+        warm = min(1.0, (step + 1) / 100)
+        for group in optimizer.param_groups:
+            group["lr"] = 1e-3 * warm
+        starts = torch.randint(0, data.numel() - length - 1, (batch,), device="cuda")
+        index = starts[:, None] + torch.arange(length + 1, device="cuda")[None, :]
+        chunk = data[index]
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            logits = model(input_ids=chunk[:, :-1]).logits
+        loss = torch.nn.functional.cross_entropy(
+            logits.float().reshape(-1, logits.shape[-1]), chunk[:, 1:].reshape(-1)
+        )
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        step += 1
+        if step % 100 == 0:
+            losses.append(float(loss))
+            print(f"step {step}: loss {losses[-1]:.3f} ({time.perf_counter() - started:.0f} s)")
+    model.to(torch.bfloat16).save_pretrained(directory)
+    _write(
+        args.out / "train.json",
+        {"steps": step, "losses": losses, "tokens_per_step": batch * length, "shape": shape},
+    )
+    print(f"trained {step} steps of {batch}x{length} tokens; saved to {directory}", flush=True)
+    return 0
+
+
+def real(args: argparse.Namespace) -> int:
+    """On the trained model: per backend, plain and prompt-lookup speculative decoding of real
+    ARC and AIME prompts, greedy tokens against HF generate; mean accepted length, speedup."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from arcmemo.models.base import GenerateParams
+    from arcmemo.models.jetspec import JetSpecProvider
+
+    target = str(args.models_dir / args.model)
+    tokenizer = AutoTokenizer.from_pretrained(target)
+    prompts = [
+        (name, tokenizer(_render(m), add_special_tokens=False, return_tensors="pt").input_ids)
+        for name, m in _eval_prompts()
+    ]
+    # longest first: a session sized by the first prompt holds every later one
+    prompts.sort(key=lambda pair: -int(pair[1].shape[1]))
+    model = AutoModelForCausalLM.from_pretrained(
+        target, dtype=torch.bfloat16, attn_implementation="sdpa"
+    ).to("cuda")
+    reference = {}
+    with torch.no_grad():
+        for name, ids in prompts:
+            out = model.generate(ids.to("cuda"), max_new_tokens=args.max_tokens, do_sample=False)
+            reference[name] = out[0, ids.shape[1] :].tolist()
+    del model
+    gc.collect()
+    torch.cuda.empty_cache()
+    rows: list[dict[str, Any]] = []
+    for config in args.configs.split(","):
+        backend, extra = PLAIN_CONFIGS[config]
+        options = _options(args, backend, "lookup", **extra)
+        options |= {"dtype": "bfloat16", "drafter": "eager", "lean": str(args.lean)}
+        provider = JetSpecProvider.open(target, **options)
+        try:
+            for speculative in (False, True):
+
+                def job(loaded: Any, ids: Any, speculative: bool = speculative) -> tuple:
+                    sampling = loaded.sampling_params(
+                        GenerateParams(max_tokens=args.max_tokens, temperature=0.0)
+                    )
+                    return loaded.decode(ids, sampling, speculative)
+
+                for _, ids in prompts[:2]:  # warm: compilation, capture (longest first)
+                    asyncio.run(provider.run_on_engine(lambda e, ids=ids: job(e, ids)))
+                for name, ids in prompts:
+                    result, seconds = asyncio.run(
+                        provider.run_on_engine(lambda e, ids=ids: job(e, ids))
+                    )
+                    tokens = [int(t) for t in result["token_ids"]]
+                    rounds = int(result.get("rounds", 0))
+                    accepted = result.get("accept_lengths") or []
+                    row = {
+                        "config": config,
+                        "mode": "spec" if speculative else "plain",
+                        "prompt": name,
+                        "prompt_tokens": int(ids.shape[1]),
+                        "generated": len(tokens),
+                        "seconds": seconds,
+                        "tokens_per_s": len(tokens) / seconds,
+                        "mean_accept_length": sum(accepted) / rounds if rounds else None,
+                        "first_difference": _first_difference(tokens, reference[name]),
+                    }
+                    rows.append(row)
+                    _write(args.out / "real.json", {"args": _args(args), "rows": rows})
+        finally:
+            asyncio.run(provider.aclose())
+    print(_real_table(rows))
+    return 0
+
+
+def _real_table(rows: list[dict[str, Any]]) -> str:
+    """Per backend and prompt set (ARC, AIME): tok/s plain and speculative, speedup, mean
+    accepted length, greedy equality with HF."""
+    lines = [
+        f"{'config':18} {'prompts':8} {'n':>3} {'tokens':>11} {'plain tok/s':>11} "
+        f"{'spec tok/s':>10} {'speedup':>7} {'accept':>6} {'= HF':>7}"
+    ]
+    for config in dict.fromkeys(r["config"] for r in rows):
+        for kind in ("arc", "aime"):
+            cells = {
+                mode: [
+                    r
+                    for r in rows
+                    if r["config"] == config and r["mode"] == mode and r["prompt"].startswith(kind)
+                ]
+                for mode in ("plain", "spec")
+            }
+            if not cells["plain"] or not cells["spec"]:
+                continue
+            rate = {
+                m: sum(r["generated"] for r in c) / sum(r["seconds"] for r in c)
+                for m, c in cells.items()
+            }
+            accepts = [r["mean_accept_length"] for r in cells["spec"] if r["mean_accept_length"]]
+            both = cells["plain"] + cells["spec"]
+            equal = sum(r["first_difference"] is None for r in both)
+            tokens = [r["prompt_tokens"] for r in cells["plain"]]
+            span = f"{min(tokens)}-{max(tokens)}"
+            lines.append(
+                f"{config:18} {kind:8} {len(cells['plain']):3} {span:>11} "
+                f"{rate['plain']:11.1f} {rate['spec']:10.1f} "
+                f"{rate['spec'] / rate['plain']:6.2f}x "
+                f"{(sum(accepts) / len(accepts)) if accepts else 0:6.2f} "
+                f"{equal:>3}/{len(both):<3}"
+            )
+    return "\n".join(lines)
+
+
 # -- summary ------------------------------------------------------------------------------------
 
 
@@ -510,6 +1051,34 @@ def summary(args: argparse.Namespace) -> int:
                 )
         print("(GiB; peak: all memory above the weights, logits and activations included;")
         print(" KV pool: the cache's pool tensors at the end; KiB/token: shared pool / tokens)")
+    real_file = args.out / "real.json"
+    if real_file.is_file():
+        document = json.loads(real_file.read_text())
+        print(
+            f"\n-- real weights: a small Qwen3 trained here, greedy, "
+            f"{document['args']['max_tokens']} new tokens, draft=lookup "
+            "(speedup: spec/plain tok/s over all prompts; accept: mean accepted length;"
+            " = HF: greedy tokens equal to HF generate, plain and spec rows)"
+        )
+        print(_real_table(document["rows"]))
+    for path in sorted(args.out.glob("versus-*.json")):
+        document = json.loads(path.read_text())
+        settings = document["args"]
+        print(
+            f"\n-- {settings['model']} (random weights, bf16, batch 1, greedy, "
+            f"{settings['max_tokens']} new tokens; {path.name})"
+        )
+        print(
+            f"{'config':18} {'mode':5} {'prompt':>6} {'tok/s':>8} {'decode':>8} "
+            f"{'TTFT ms':>8} {'first s':>7} {'accept':>6} {'peak GiB':>7} {'= HF':>9}"
+        )
+        for row in document["rows"]:
+            print(_versus_line(row))
+    print("(tok/s: new tokens / wall time of the call; decode: after the first token; TTFT:")
+    print(" a warm call for one new token; first s: the first full call at that length,")
+    print(" compilation and capture included; accept: mean accepted length per verify round;")
+    print(" peak: above the weights; = HF: greedy tokens equal to HF's dynamic-cache generate,")
+    print(" or the index where they part)")
     return 0
 
 
@@ -519,11 +1088,16 @@ def _args(args: argparse.Namespace) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("command", choices=("compare", "overhead", "memory", "summary"))
+    parser.add_argument(
+        "command", choices=("compare", "overhead", "memory", "versus", "train", "real", "summary")
+    )
     parser.add_argument("--out", type=Path, required=True, help="folder for the JSON results")
     parser.add_argument("--models-dir", type=Path, default=Path("/tmp/jetspec_models"))
-    parser.add_argument("--model", default="small", choices=sorted(MODELS))
-    parser.add_argument("--configs", default="eager-head", help=",".join(CONFIGS))
+    parser.add_argument("--model", default="small", choices=[*sorted(MODELS), "trained"])
+    parser.add_argument("--train-s", type=float, default=150.0, help="train: seconds")
+    parser.add_argument(
+        "--configs", default="eager-head", help=",".join([*CONFIGS, *HF_CONFIGS, *PLAIN_CONFIGS])
+    )
     parser.add_argument("--prompts", type=int, default=3)
     parser.add_argument("--max-tokens", type=int, default=48)
     parser.add_argument("--reps", type=int, default=30, help="overhead: paired repetitions")
@@ -533,6 +1107,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tree-depth", type=int, default=7)
     parser.add_argument("--budget", type=int, default=32)
     parser.add_argument("--width", type=int, default=3)
+    parser.add_argument("--spec", action="store_true", help="versus: also speculative rows")
+    parser.add_argument(
+        "--upstream", dest="lean", action="store_false", help="versus: JetSpec's own paths"
+    )
+    parser.add_argument("--tag", default="", help="versus: suffix of the JSON file")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     if args.command != "summary":
@@ -544,7 +1123,15 @@ def main(argv: list[str] | None = None) -> int:
             f"{torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'no CUDA'}",
             flush=True,
         )
-    commands = {"compare": compare, "overhead": overhead, "memory": memory, "summary": summary}
+    commands = {
+        "compare": compare,
+        "overhead": overhead,
+        "memory": memory,
+        "versus": versus,
+        "train": train,
+        "real": real,
+        "summary": summary,
+    }
     return commands[args.command](args)
 
 

@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# The GPU recipe for the JetSpec provider, in one call of a CUDA machine whose image has torch
-# and triton but transformers 5 (the pinned wheels go first on the path). It prints, last, a
-# summary: greedy equality and tokens/s plain vs speculative per backend, the hook overhead
-# with its spread, and peak KV memory per prompt length with JetSpec's and arcmemo's pool.
+# The GPU recipe for the JetSpec provider, on a CUDA machine whose image has torch and triton
+# but transformers 5 (the pinned wheels go first on the path). It prints, last, a summary:
+# per configuration x prompt length, plain/speculative tok/s, time to first token, accepted
+# length, peak memory and greedy equality against Hugging Face generate (dynamic cache, and
+# static cache + torch.compile) on the exact Qwen3-0.6B and Qwen3-8B shapes (random weights)
+# and on a small Qwen3 trained here on ARC/AIME prompt text (real acceptance lengths).
+#
+# STEPS picks the steps (default: 1-5; 2u, 6-10 on request); one call of at most 10 minutes
+# does not fit them all: e.g. STEPS="1 5" then STEPS="2 3 4".
 #
 # Prepare here (the machine itself reaches no registry):
 #   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 \
@@ -21,30 +26,76 @@ export PYTHONPATH=/tmp/site:$PWD:$PWD/.external/jetspec_pkg HF_HUB_OFFLINE=1 PYT
 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm --format=csv
 MODELS=/tmp/jetspec_models
 X="python3 experiments/jetspec_gpu.py --out $OUT --models-dir $MODELS"
+STEPS=${STEPS:-1 2 3 4 5}
+want() { [[ " $STEPS " == *" $1 "* ]]; }
 step() { echo; echo "== $1 ($(date +%T), ${SECONDS}s)"; }
 # at most $1 seconds, and never past ${RECIPE_S:-570} s in all (the summary comes last)
 limit() { local left=$(( ${RECIPE_S:-570} - SECONDS )); echo $(( $1 < left ? $1 : (left > 1 ? left : 1) )); }
 
-step "1. KV memory: Qwen3-0.6B shape, fp32, eager triton backend, plain and head-speculative"
-timeout "$(limit 110)" $X memory --model qwen3-0.6b-shape --configs eager-head \
-  --lengths 1000,4000,7000 --max-tokens 16
+if want 1; then
+step "1. GPU tests: engines of four backends reopened in one process, lean prefill, lossless"
+timeout "$(limit 150)" python3 -m pytest tests/models/test_jetspec.py -q -rs -p no:cacheprovider \
+  -k "reopen or lean_paths or lossless_on_gpu_triton" > "$OUT/pytest.log" 2>&1
+echo "exit of pytest: $?"; tail -n 15 "$OUT/pytest.log"
+fi
 
-step "2. hook overhead: small model, triton_paged_tree, echo drafter, interleaved pairs"
+if want 2; then
+step "2. exact Qwen3-0.6B shape: HF generate vs JetSpec plain, 1k/4k/8k prompt tokens"
+timeout "$(limit 200)" $X versus --model qwen3-0.6b --lengths 1000,4000,8000 --max-tokens 128 \
+  --configs hf-dynamic,hf-static-compile,cudagraph --tag plain
+fi
+
+if want 2u; then  # JetSpec's own prefill and attention, for the side-by-side
+timeout "$(limit 90)" $X versus --model qwen3-0.6b --lengths 1000,4000,8000 --max-tokens 128 \
+  --configs cudagraph --upstream --tag upstream
+fi
+
+if want 3; then
+step "3. exact Qwen3-8B shape: HF dynamic vs JetSpec plain (cudagraph), memory, 1k/4k/8k"
+timeout "$(limit 220)" $X versus --model qwen3-8b --lengths 1000,4000,8000 --max-tokens 32 \
+  --configs hf-dynamic,cudagraph --tag plain
+fi
+
+if want 4; then
+step "4. long prompts, exact Qwen3-0.6B shape: nogather plain vs speculative, 4k/8k/16k"
+timeout "$(limit 150)" $X versus --model qwen3-0.6b --lengths 4000,8000,16000 --max-tokens 64 \
+  --configs nogather-graphed --spec --tag long
+fi
+
+if want 5; then
+step "5. real weights: a small Qwen3 trained here on ARC/AIME prompts; prompt-lookup drafts"
+timeout "$(limit 240)" $X train --model trained --train-s 150
+timeout "$(limit 280)" $X real --model trained --configs eager,cudagraph,nogather-graphed \
+  --max-tokens 160
+fi
+
+if want 7; then
+step "7. KV memory: Qwen3-0.6B shape, fp32, eager triton backend, plain and head-speculative"
+timeout "$(limit 110)" $X memory --model qwen3-0.6b --configs eager-head \
+  --lengths 1000,4000,7000 --max-tokens 16
+fi
+
+if want 8; then
+step "8. hook overhead: small model, triton_paged_tree, echo drafter, interleaved pairs"
 timeout "$(limit 130)" $X overhead --model small --configs eager-echo --reps 80 \
   --max-tokens 32
+fi
 
-step "3. Qwen3-0.6B shape: the head path (eager drafter, triton_paged_tree)"
-timeout "$(limit 60)" $X compare --model qwen3-0.6b-shape --configs eager-head \
+if want 9; then
+step "9. Qwen3-0.6B shape: the head path (eager drafter, triton_paged_tree)"
+timeout "$(limit 60)" $X compare --model qwen3-0.6b --configs eager-head \
   --prompts 3 --max-tokens 32
 
-step "4. Qwen3-0.6B shape: triton_paged_tree_cudagraph_nogather, session, graphed drafter"
-timeout "$(limit 140)" $X compare --model qwen3-0.6b-shape --configs nogather-graphed \
+step "9b. Qwen3-0.6B shape: triton_paged_tree_cudagraph_nogather, session, graphed drafter"
+timeout "$(limit 140)" $X compare --model qwen3-0.6b --configs nogather-graphed \
   --prompts 3 --max-tokens 32
 
-step "5. Qwen3-0.6B shape: the compiled backend, and CUDA graphs with gather and a session"
-timeout "$(limit 160)" $X compare --model qwen3-0.6b-shape --configs compiled-head,cudagraph-head \
+step "9c. Qwen3-0.6B shape: the compiled backend, and CUDA graphs with gather and a session"
+timeout "$(limit 160)" $X compare --model qwen3-0.6b --configs compiled-head,cudagraph-head \
   --prompts 3 --max-tokens 32
+fi
 
+if want 6; then
 step "6. the CLI as a user runs it: bench generation on JSON Lines prompts, arcmemo run"
 python3 - /tmp/prompts.jsonl <<'EOF'
 import json, sys
@@ -74,10 +125,13 @@ for name, stage in summary["stages"].items():
 first = [a["steps"][0]["completion"] for a in task["attempts"]]
 print("attempts differ:", len(set(first)) == len(first), [f[:40] for f in first])
 EOF
+fi
 
-step "7. tests: fake-JetSpec contract and the GPU opt-in ones (triton, compiled, CUDA graphs)"
+if want 10; then
+step "10. tests: fake-JetSpec contract and the GPU opt-in ones (triton, compiled, CUDA graphs)"
 timeout "$(limit 100)" python3 -m pytest tests/models/test_jetspec.py tests/cli/test_bench.py \
   -q -rs -p no:cacheprovider -k "not on_cpu and not session_survives" > "$OUT/pytest.log" 2>&1
 echo "exit of pytest: $?"; tail -n 4 "$OUT/pytest.log"
+fi
 
 $X summary
