@@ -713,10 +713,12 @@ def test_context_index_proposes_what_followed_the_longest_match() -> None:
 
 class _Row:
     def __init__(self, tokens: list[int]) -> None:
-        self.tokens, self.shape, self.reads = tokens, (1, len(tokens)), []
+        self.tokens, self.shape = tokens, (1, len(tokens))
+        self.reads: list[int] = []
 
     def __getitem__(self, key: Any) -> Any:
-        part = self.tokens[key[1]] if isinstance(key, tuple) else self.tokens
+        found = self.tokens[key[1]] if isinstance(key, tuple) else self.tokens
+        part: list[int] = found if isinstance(found, list) else [found]
         self.reads.append(len(part))
 
         class Part:
