@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from arcmemo.models.base import Completion, GenerateParams, Message
+from arcmemo.text import clean_json, clean_text
 
 CACHE_DIR_ENV = "ARCMEMO_CACHE_DIR"
 CACHE_FILE_NAME = "responses.sqlite3"
@@ -42,18 +43,6 @@ def default_cache_dir() -> Path:
 def canonical_json(value: Any) -> str:
     """Deterministic JSON: sorted keys, no whitespace, UTF-8 kept."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def encodable(value: Any) -> Any:
-    """``value`` with every string (keys too) encodable as UTF-8: a lone surrogate, which
-    model output or a program's error text can hold, becomes its ``\\udxxx`` escape."""
-    if isinstance(value, str):
-        return value.encode("utf-8", "backslashreplace").decode("utf-8")
-    if isinstance(value, list):
-        return [encodable(item) for item in value]
-    if isinstance(value, dict):
-        return {encodable(key): encodable(item) for key, item in value.items()}
-    return value
 
 
 def _message_key(message: Message) -> dict[str, Any]:
@@ -196,8 +185,10 @@ class ResponseCache:
         rows = []
         for key, completion in entries:
             stored = completion.model_copy(update={"cache_hit": False})
-            data = Completion.model_validate(encodable(stored.model_dump(mode="json")))
-            rows.append((key, encodable(spec), data.model_dump_json(), time.time()))
+            # Stored byte-faithful (control characters kept): a replay must equal the live answer.
+            dump = clean_json(stored.model_dump(mode="json"), controls=True)
+            data = Completion.model_validate(dump)
+            rows.append((key, clean_text(spec, controls=True), data.model_dump_json(), time.time()))
         with self._lock:
             self._connection.execute("BEGIN IMMEDIATE")
             try:

@@ -10,12 +10,21 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import select
 import struct
 import time
 from typing import Any
 
 HEADER = struct.Struct(">I")
+MAX_ITEMS = 200_000
+"""Most JSON items (containers, and elements after the first of each) one returned value may
+hold: what a reader builds from a frame is bounded by this, not only by the frame's bytes
+(two bytes of ``{}`` become a 64-byte dict)."""
+MAX_DEPTH = 64
+"""Deepest nesting of containers in a frame."""
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+_BRACKET = re.compile(rb"[\[\]{}]")
 
 
 class BadFrame(Exception):
@@ -51,18 +60,41 @@ def decode(data: bytes) -> dict[str, Any]:
     return frame
 
 
+def within_bounds(data: bytes, max_items: int, max_depth: int = MAX_DEPTH) -> bool:
+    """Whether the JSON text ``data`` holds at most ``max_items`` items nested at most
+    ``max_depth`` deep; linear in its size, and it builds nothing (checked before decoding)."""
+    opens = data.count(b"[") + data.count(b"{")
+    if opens + data.count(b",") <= max_items and opens <= max_depth:
+        return True  # the counts include brackets and commas inside strings: an upper bound
+    bare = _STRING.sub(b'""', data)
+    opens = bare.count(b"[") + bare.count(b"{")
+    if opens + bare.count(b",") > max_items:
+        return False
+    depth = 0
+    for match in _BRACKET.finditer(bare):
+        if match.group() in (b"[", b"{"):
+            depth += 1
+            if depth > max_depth:
+                return False
+        else:
+            depth -= 1
+    return True
+
+
 class FrameReader:
     """Reads frames from a pipe with deadlines and a size bound."""
 
-    def __init__(self, fd: int, max_bytes: int) -> None:
+    def __init__(self, fd: int, max_bytes: int, max_items: int | None = None) -> None:
         self.fd = fd
         self.max_bytes = max_bytes
+        self.max_items = max_items
         self.buffer = bytearray()
         self.eof = False
 
     def next(self, deadline: float | None = None) -> dict[str, Any] | str:
-        """The next frame, or ``"timeout"``, ``"eof"`` or ``"garbage"`` (a malformed or
-        over-large frame; the stream is unusable afterwards)."""
+        """The next frame, or ``"timeout"``, ``"eof"``, ``"garbage"`` (a malformed or
+        over-large frame; the stream is unusable afterwards) or ``"oversized"`` (a frame of
+        more than ``max_items`` items or nested too deeply, skipped without decoding)."""
         while True:
             if len(self.buffer) >= HEADER.size:
                 (size,) = HEADER.unpack_from(self.buffer)
@@ -71,6 +103,8 @@ class FrameReader:
                 if len(self.buffer) >= HEADER.size + size:
                     data = bytes(self.buffer[HEADER.size : HEADER.size + size])
                     del self.buffer[: HEADER.size + size]
+                    if self.max_items is not None and not within_bounds(data, self.max_items):
+                        return "oversized"
                     try:
                         return decode(data)
                     except BadFrame:

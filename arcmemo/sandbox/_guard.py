@@ -18,6 +18,9 @@ raising :class:`SandboxViolation`:
 * ctypes (every ``ctypes.*`` event), and imports of modules that reach files or native
   code without audit events (``_ctypes``, ``readline``, ``sqlite3``, ``dbm``...), checked
   on every dotted component of the name and on the extension file's own name;
+* loading an extension module from any file but one of the standard library or an
+  allowlisted package: the file is resolved (links followed), so a ``.so`` the program
+  wrote into its working directory is refused whatever the module is called;
 * ways to reach or change the hook itself: more audit hooks, ``gc`` object walks, tracers,
   frames taken from tracebacks and generators (``tb_frame``, ``gi_frame``...: a frame of the
   hook would expose its state), raw code objects, ``resource.setrlimit``.
@@ -26,9 +29,10 @@ raising :class:`SandboxViolation`:
   ``dataclasses`` need them.
 
 Functions that raise no audit event at all (``os.mknod``, ``os.mkfifo``,
-``os.pidfd_open``, ``signal.pidfd_send_signal``, ``os.setpriority`` and the ``sched_*``
-setters on other pids, ``os.setns``/``unshare``) are replaced by refusing stubs by
-:func:`disarm`, which also stops builtin modules being re-created to get the originals back.
+``os.memfd_create``, ``os.pidfd_open``, ``signal.pidfd_send_signal``, ``os.setpriority``
+and the ``sched_*`` setters on other pids, ``os.setns``/``unshare``) are replaced by
+refusing stubs by :func:`disarm`, which also stops builtin modules being re-created to get
+the originals back.
 
 The hook keeps its state only in closure cells of functions that are reachable from nothing
 but the interpreter's hook list, and it binds every function it uses at install time, so a
@@ -146,8 +150,9 @@ _READABLE_DEVICES = ("/dev/null", "/dev/zero", "/dev/urandom", "/dev/random")
 
 # Functions without audit events: refused outright, or allowed on the calling process only.
 _REFUSED_FUNCTIONS = {
-    "posix": ("mknod", "mkfifo", "pidfd_open", "setns", "unshare", "chroot"),
-    "os": ("mknod", "mkfifo", "pidfd_open", "setns", "unshare", "chroot"),
+    # memfd_create: its pages count against no address-space limit.
+    "posix": ("mknod", "mkfifo", "pidfd_open", "setns", "unshare", "chroot", "memfd_create"),
+    "os": ("mknod", "mkfifo", "pidfd_open", "setns", "unshare", "chroot", "memfd_create"),
     "_signal": ("pidfd_send_signal",),
     "signal": ("pidfd_send_signal",),
 }
@@ -407,10 +412,18 @@ def install(
         for part in str_split(name, "."):  # type: ignore[arg-type]
             if part in forbidden_imports:
                 raise violation(f"sandbox: import of {name} refused")
-        if type_(filename) is str_:
-            stem = str_split(str_rsplit(filename, "/", 1)[-1], ".")[0]  # type: ignore[arg-type]
-            if stem in forbidden_imports:
-                raise violation(f"sandbox: import of {name} from {filename} refused")
+        if filename is None:
+            return
+        # An extension module's file (the event of ``_imp.create_dynamic``): only from the
+        # read-only standard library and allowlisted packages, checked on the file the
+        # loader will map, never the working directory the program writes.
+        text = to_text(filename)
+        stem = str_split(str_rsplit(text, "/", 1)[-1], ".")[0]
+        if stem in forbidden_imports:
+            raise violation(f"sandbox: import of {name} from {text} refused")
+        resolved = resolve(text)
+        if within(resolved, home) or not readable(resolved):
+            raise violation(f"sandbox: loading native code from {text} refused")
 
     def decide(event: str, args: tuple) -> None:
         if event == "open":

@@ -6,10 +6,20 @@ this possibly multi-threaded process) with an empty environment apart from a few
 variables, so no API key of the caller exists in it. How the zygote is started, and so what
 contains it, is the subclass' business (:meth:`ZygoteSandbox._command`).
 
-Everything a zygote sends back is untrusted: a reply is read with a size bound and a
-deadline, parsed as strict JSON and validated field by field; a reply that fails any check
-becomes ``crashed`` results for the calls it should have answered, never an exception, and
-every text is cleaned and capped by :class:`~arcmemo.sandbox.base.CallResult`.
+Everything a zygote sends back is untrusted: a reply is read with a size bound, an item
+and depth bound checked before it is decoded (so what decoding builds is bounded too: a
+reply beyond them is ``invalid_output``) and a deadline, parsed as strict JSON and validated
+field by field; a reply that fails any check becomes ``crashed`` results for the calls it
+should have answered, never an exception, and every text is cleaned and capped by
+:class:`~arcmemo.sandbox.base.CallResult`.
+
+The channel to a zygote is a Unix socket pair (a socket cannot be opened again through
+``/proc/<pid>/fd``, unlike a pipe). Every request carries a fresh random id that the reply
+must carry back; a reply with another id, or any byte left on the channel after a reply,
+means something other than the zygote wrote to it: the request's calls are ``crashed`` and
+the zygote is retired (killed, never used again). So is a zygote that asks to be retired
+(its disk could not be emptied). The zygote itself runs under an address-space limit set
+by the parent (``prlimit``), which also measures its size for the programs' limits.
 
 Concurrency: up to ``max_workers`` zygotes; each handles one program at a time (a zygote is
 taken from the idle list, used by one thread, then returned), so ``run`` is safe from many
@@ -23,7 +33,11 @@ import concurrent.futures
 import contextlib
 import json
 import os
+import resource
+import secrets
+import select
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -41,19 +55,26 @@ from arcmemo.sandbox.base import (
     SandboxLimits,
     SandboxOptions,
     SandboxUnavailableError,
-    clean_json,
 )
+from arcmemo.text import clean_json
 
-WORKER_FILES = tuple(
-    Path(__file__).with_name(name)
-    for name in ("_worker.py", "_guard.py", "_inert_modules.py", "_framing.py")
+WORKER_FILES = (
+    *(
+        Path(__file__).with_name(name)
+        for name in ("_worker.py", "_guard.py", "_inert_modules.py", "_framing.py")
+    ),
+    Path(__file__).parent.parent / "text.py",
 )
-"""The worker's own files: all a zygote needs of arcmemo."""
+"""The worker's own files: all a zygote needs of arcmemo (the first is the script)."""
 _STARTUP_TIMEOUT_S = 60.0
 # Slack on top of the program's own limits before the parent gives up on a zygote.
 _ZYGOTE_SLACK_S = 10.0
 # A zygote forwards at most a capped value and capped texts per call.
 _MAX_RESULT_BYTES = 16 * 1024 * 1024
+# Items one result may add to a reply beyond its value's (its fields; texts are strings).
+_RESULT_OVERHEAD_ITEMS = 64
+# Address space a zygote may use beyond its size when warm and twice the programs' limit.
+_ZYGOTE_HEADROOM_BYTES = 512 * 1024 * 1024
 
 
 class _WireResult(BaseModel):
@@ -124,29 +145,82 @@ def session_members(session: int) -> list[int]:
     return [pid for pid, (_, _, sid) in process_table().items() if sid == session]
 
 
+def _status_field(pid: int, name: str) -> list[str]:
+    with contextlib.suppress(OSError), open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith(name + ":"):
+                return line.split()[1:]
+    return []
+
+
+def worker_pid(root: int, inner: int) -> int | None:
+    """The host pid of the process started as ``root`` (or a descendant of it) whose pid in
+    its own PID namespace is ``inner`` (what the zygote reports about itself)."""
+    children: dict[int, list[int]] = {}
+    for pid, (parent, _, _) in process_table().items():
+        children.setdefault(parent, []).append(pid)
+    pending = [root]
+    while pending:
+        pid = pending.pop(0)
+        nspid = _status_field(pid, "NSpid")
+        if nspid and nspid[-1] == str(inner):
+            return pid
+        pending.extend(children.get(pid, []))
+    return None
+
+
+def address_space(pid: int) -> int | None:
+    """The address space process ``pid`` uses, in bytes (VmSize), if it can be read."""
+    field = _status_field(pid, "VmSize")
+    return int(field[0]) * 1024 if field else None
+
+
 class Zygote:
     """One warm worker process; used by one thread at a time."""
 
-    def __init__(self, command: list[str], cwd: str, env: dict[str, str]) -> None:
-        self.process = subprocess.Popen(
-            command,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=env,
-            cwd=cwd,
-            start_new_session=True,
-            close_fds=True,
-        )
-        assert self.process.stdout is not None
-        self._reader = _framing.FrameReader(self.process.stdout.fileno(), _MAX_RESULT_BYTES)
+    def __init__(
+        self,
+        command: list[str],
+        cwd: str,
+        env: dict[str, str],
+        pass_fds: tuple[int, ...] = (),
+        headroom_bytes: int = _ZYGOTE_HEADROOM_BYTES,
+    ) -> None:
+        ours, theirs = socket.socketpair()
+        try:
+            self.process = subprocess.Popen(
+                command,
+                stdin=theirs.fileno(),
+                stdout=theirs.fileno(),
+                stderr=subprocess.PIPE,
+                env=env,
+                cwd=cwd,
+                start_new_session=True,
+                close_fds=True,
+                pass_fds=pass_fds,
+            )
+        finally:
+            theirs.close()
+            for fd in pass_fds:
+                os.close(fd)
+        self.channel = ours
+        self.retired = False
+        self._reader = _framing.FrameReader(ours.fileno(), _MAX_RESULT_BYTES)
         hello = self._reader.next(time.monotonic() + _STARTUP_TIMEOUT_S)
-        if not isinstance(hello, dict) or "hello" not in hello:
+        inner = hello.get("hello") if isinstance(hello, dict) else None
+        pid = worker_pid(self.process.pid, inner) if type(inner) is int else None
+        size = address_space(pid) if pid is not None else None
+        if pid is None or size is None:
             detail = self._stderr_tail()
             self.kill()
             raise SandboxUnavailableError(
                 "the sandbox worker process failed to start" + (f": {detail}" if detail else "")
             )
+        self.pid = pid
+        # The zygote's own bound: what it decodes and keeps is bounded, this is the backstop.
+        with contextlib.suppress(OSError, ValueError):
+            limit = size + headroom_bytes
+            resource.prlimit(pid, resource.RLIMIT_AS, (limit, limit))
         assert self.process.stderr is not None
         # From here on the worker's stderr is not read: let it go nowhere.
         self.process.stderr.close()
@@ -161,20 +235,46 @@ class Zygote:
         lines = [line for line in text.strip().splitlines() if line.strip()]
         return lines[-1][:500] if lines else ""
 
-    def request(self, payload: dict[str, Any], deadline: float, expected: int) -> object:
-        """Send one request; return the raw reply, or None if the worker failed."""
-        assert self.process.stdin is not None
+    def request(
+        self, payload: dict[str, Any], deadline: float, expected: int
+    ) -> list[CallResult] | None:
+        """Send one request; its results, or None if the worker failed (it is then dead or
+        :attr:`retired`)."""
+        request_id = secrets.token_hex(16)
+        payload = {**payload, "id": request_id, "address_space": address_space(self.pid)}
         self._reader.max_bytes = expected * _MAX_RESULT_BYTES + (1 << 20)
+        self._reader.max_items = expected * (_framing.MAX_ITEMS + _RESULT_OVERHEAD_ITEMS)
         try:
-            self.process.stdin.write(_framing.encode(payload))
-            self.process.stdin.flush()
-        except (BrokenPipeError, OSError, ValueError):
+            self.channel.sendall(_framing.encode(payload))
+        except (OSError, ValueError):
             return None
         try:
             reply = self._reader.next(deadline)
         except OSError:
             return None
-        return reply if isinstance(reply, dict) else None
+        if reply == "oversized":
+            self.retired = True
+            message = (
+                "invalid return value: the reply holds more than "
+                f"{_framing.MAX_ITEMS} items per call or is nested too deeply"
+            )
+            return [CallResult(ok=False, error=message, error_kind="invalid_output")] * expected
+        if not isinstance(reply, dict):
+            return None
+        if reply.get("id") != request_id or self._pending():
+            # Someone else wrote on the channel: nothing on it can be trusted any more.
+            self.retired = True
+            message = "the sandbox channel carried a frame for another request; discarded"
+            return [_crashed(message) for _ in range(expected)]
+        if reply.get("retire") is not False:
+            self.retired = True
+        return parse_reply(reply, expected)
+
+    def _pending(self) -> bool:
+        if self._reader.buffer:
+            return True
+        readable, _, _ = select.select([self.channel], [], [], 0)
+        return bool(readable)
 
     def alive(self) -> bool:
         return self.process.poll() is None
@@ -193,12 +293,12 @@ class Zygote:
             if stream is not None:
                 with contextlib.suppress(OSError):
                     stream.close()
+        self.channel.close()
 
     def stop(self) -> None:
-        """Ask the worker to exit (EOF on its stdin), then make sure it did."""
-        if self.process.stdin is not None:
-            with contextlib.suppress(OSError):
-                self.process.stdin.close()
+        """Ask the worker to exit (EOF on its channel), then make sure it did."""
+        with contextlib.suppress(OSError):
+            self.channel.shutdown(socket.SHUT_WR)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(timeout=5)
         self.kill()
@@ -227,8 +327,9 @@ class ZygoteSandbox(Sandbox):
         )
 
     @abc.abstractmethod
-    def _command(self) -> tuple[list[str], str, dict[str, str]]:
-        """How to start one zygote: argv, working directory, environment."""
+    def _command(self) -> tuple[list[str], str, dict[str, str], tuple[int, ...]]:
+        """How to start one zygote: argv, working directory, environment, and descriptors
+        to pass (open now; closed here once the zygote has started)."""
 
     def _cleanup(self) -> None:
         """Delete what the sandbox made for its zygotes (after they stopped)."""
@@ -245,16 +346,21 @@ class ZygoteSandbox(Sandbox):
                     break
                 self._lock.wait()
         try:
-            return self._launcher.submit(Zygote, *self._command()).result()
+            return self._launcher.submit(self._start).result()
         except BaseException:
             with self._lock:
                 self._started -= 1
                 self._lock.notify()
             raise
 
+    def _start(self) -> Zygote:
+        argv, cwd, env, fds = self._command()
+        headroom = 2 * self.options.limits.memory_mb * 1024 * 1024 + _ZYGOTE_HEADROOM_BYTES
+        return Zygote(argv, cwd, env, fds, headroom)
+
     def _release(self, zygote: Zygote, healthy: bool) -> None:
         with self._lock:
-            if healthy and not self._closed and zygote.alive():
+            if healthy and not self._closed and zygote.alive() and not zygote.retired:
                 self._idle.append(zygote)
                 self._lock.notify()
                 return
@@ -280,8 +386,7 @@ class ZygoteSandbox(Sandbox):
             zygote = self._acquire()
             results = None
             try:
-                reply = zygote.request(payload, time.monotonic() + budget, len(inputs))
-                results = parse_reply(reply, len(inputs))
+                results = zygote.request(payload, time.monotonic() + budget, len(inputs))
             finally:
                 self._release(zygote, healthy=results is not None)
             if results is not None:

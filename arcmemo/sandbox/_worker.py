@@ -41,6 +41,7 @@ import math  # noqa: E402
 import resource  # noqa: E402
 import shutil  # noqa: E402
 import signal  # noqa: E402
+import stat  # noqa: E402
 import sysconfig  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
@@ -48,6 +49,7 @@ import types  # noqa: E402
 from typing import TYPE_CHECKING, Any  # noqa: E402
 
 if TYPE_CHECKING:
+    from arcmemo import text as _text
     from arcmemo.sandbox import _framing, _guard, _inert_modules
 else:  # the worker runs as a script: its siblings are top-level modules
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -56,6 +58,23 @@ else:  # the worker runs as a script: its siblings are top-level modules
     import _inert_modules
 
     del sys.path[0]
+
+    def _load_text() -> types.ModuleType:
+        # arcmemo/text.py: next to this file inside bwrap, one folder up in a checkout.
+        import importlib.util
+
+        here = os.path.dirname(os.path.abspath(__file__))
+        for folder in (here, os.path.dirname(here)):
+            path = os.path.join(folder, "text.py")
+            if os.path.isfile(path):
+                spec = importlib.util.spec_from_file_location("_arcmemo_text", path)
+                assert spec is not None and spec.loader is not None
+                module = importlib.util.module_from_spec(spec)
+                spec.loader.exec_module(module)
+                return module
+        raise ImportError("arcmemo/text.py not found next to the worker")
+
+    _text = _load_text()
 # Before any library import: the real ctypes and _posixsubprocess never load in this process.
 _inert_modules.install()
 
@@ -112,6 +131,8 @@ _MAX_FRAME_BYTES = 16 * 1024 * 1024
 _MAX_VALUE_BYTES = 8 * 1024 * 1024
 _MAX_ERROR_CHARS = 4000
 _MAX_TRACEBACK_FRAMES = 12
+_MAX_ITEMS = _framing.MAX_ITEMS
+_MAX_DEPTH = _framing.MAX_DEPTH
 _RESULT_FIELDS = ("ok", "value", "error", "error_kind", "stdout", "duration_s")
 
 
@@ -154,9 +175,11 @@ class _NotJsonable(Exception):
     pass
 
 
-def _to_jsonable(value: Any, depth: int = 0) -> Any:
-    if depth > 64:
-        raise _NotJsonable("the value is nested more than 64 levels deep")
+def _to_jsonable(value: Any, depth: int = 0, budget: list[int] | None = None) -> Any:
+    if budget is None:
+        budget = [_MAX_ITEMS]
+    if depth >= _MAX_DEPTH:
+        raise _NotJsonable(f"the value is nested more than {_MAX_DEPTH - 1} levels deep")
     if value is None or isinstance(value, (bool, int, float, str)):
         if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 2**63:
             raise _NotJsonable(f"the integer {str(value)[:20]}... is too large")
@@ -164,16 +187,28 @@ def _to_jsonable(value: Any, depth: int = 0) -> Any:
     if isinstance(value, np.ndarray):
         if value.dtype.kind not in "biufU":
             raise _NotJsonable(f"a numpy array of dtype {value.dtype} is not JSON-able")
+        if value.ndim >= _MAX_DEPTH - depth:
+            raise _NotJsonable(f"the value is nested more than {_MAX_DEPTH - 1} levels deep")
+        # Every element, and every row of every dimension but the last.
+        _spend(budget, value.size + int(np.prod(value.shape[:-1], dtype=np.int64)))
         return value.tolist()
     if isinstance(value, np.generic):
-        return _to_jsonable(value.item(), depth + 1)
+        return _to_jsonable(value.item(), depth + 1, budget)
     if isinstance(value, (list, tuple)):
-        return [_to_jsonable(item, depth + 1) for item in value]
+        _spend(budget, len(value) + 1)
+        return [_to_jsonable(item, depth + 1, budget) for item in value]
     if isinstance(value, dict):
         if not all(isinstance(key, str) for key in value):
             raise _NotJsonable("a dict with non-string keys is not JSON-able")
-        return {key: _to_jsonable(item, depth + 1) for key, item in value.items()}
+        _spend(budget, 2 * len(value) + 1)
+        return {key: _to_jsonable(item, depth + 1, budget) for key, item in value.items()}
     raise _NotJsonable(f"a value of type {type(value).__name__} is not JSON-able")
+
+
+def _spend(budget: list[int], items: int) -> None:
+    budget[0] -= items
+    if budget[0] < 0:
+        raise _NotJsonable(f"the value holds more than {_MAX_ITEMS} items")
 
 
 def _program_frames(tb: Any) -> list[tuple[str, int, str]]:
@@ -232,9 +267,7 @@ def _format_exception(error: BaseException, source_lines: list[str]) -> str:
 
 
 def _cap(text: str, limit: int) -> str:
-    if len(text) > limit:
-        text = text[: limit // 2] + "\n[...]\n" + text[-limit // 2 :]
-    return text
+    return _text.clean_text(text, limit)
 
 
 def _error_kind(error: BaseException, refused: bool) -> str:
@@ -255,8 +288,13 @@ def _address_space_in_use() -> int:
     return 0
 
 
-def _set_limits(limits: dict[str, Any], n_calls: int) -> None:
-    memory = _address_space_in_use() + int(limits["memory_mb"]) * 1024 * 1024
+def _set_limits(limits: dict[str, Any], n_calls: int, address_space: int | None) -> None:
+    # Under bwrap there is no /proc: the parent measured the zygote's size for us.
+    base = address_space if address_space is not None else _address_space_in_use()
+    memory = base + int(limits["memory_mb"]) * 1024 * 1024
+    _, ceiling = resource.getrlimit(resource.RLIMIT_AS)
+    if ceiling != resource.RLIM_INFINITY:
+        memory = min(memory, ceiling)  # the zygote's own limit
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     # The wall-clock deadlines are exact; the CPU limit is a backstop for the whole child.
     cpu = math.ceil(float(limits["timeout_s"]) * (n_calls + 1)) + 1
@@ -289,11 +327,21 @@ def _write_budget(limits: dict[str, Any]) -> int | None:
     return max(1, disk // max(1, int(limits["max_file_bytes"])))
 
 
+def _send(fd: int, frame: dict[str, Any]) -> None:
+    frame["id"] = _REQUEST_ID
+    _framing.write_frame(fd, frame)
+
+
+_REQUEST_ID = ""
+
+
 def _compile(text: str, filename: str) -> types.CodeType:
     return compile(text, filename, "exec", dont_inherit=True)
 
 
 def _child_main(request: dict[str, Any], start: int, out_fd: int, workdir: str) -> None:
+    global _REQUEST_ID
+    _REQUEST_ID = str(request.get("id", ""))
     # Own process group (killed as a whole on timeout), but the zygote's session, so that
     # the parent can find and kill every process of a worker even if the zygote is gone.
     os.setpgid(0, 0)
@@ -317,7 +365,7 @@ def _child_main(request: dict[str, Any], start: int, out_fd: int, workdir: str) 
     os.environ["HOME"] = workdir
     os.environ["TMPDIR"] = workdir
     tempfile.tempdir = workdir
-    _set_limits(limits, len(inputs) - start)
+    _set_limits(limits, len(inputs) - start, request.get("address_space"))
 
     source_lines = source.splitlines()
     try:
@@ -325,11 +373,11 @@ def _child_main(request: dict[str, Any], start: int, out_fd: int, workdir: str) 
         harness_code = _compile(harness, _HARNESS_FILENAME) if harness else None
     except (SyntaxError, ValueError) as error:
         message = _format_exception(error, source_lines)
-        _framing.write_frame(out_fd, {"kind": "fatal", "error_kind": "syntax", "error": message})
+        _send(out_fd, {"kind": "fatal", "error_kind": "syntax", "error": message})
         os._exit(0)
     except MemoryError:
         message = "compiling ran out of memory"
-        _framing.write_frame(out_fd, {"kind": "fatal", "error_kind": "memory", "error": message})
+        _send(out_fd, {"kind": "fatal", "error_kind": "memory", "error": message})
         os._exit(0)
 
     namespace: dict[str, Any] = {
@@ -361,7 +409,7 @@ def _child_main(request: dict[str, Any], start: int, out_fd: int, workdir: str) 
             raise NameError(f"the program defines no function {entry}()")
     except BaseException as error:
         message = _format_exception(error, source_lines)
-        _framing.write_frame(
+        _send(
             out_fd,
             {
                 "kind": "fatal",
@@ -371,7 +419,7 @@ def _child_main(request: dict[str, Any], start: int, out_fd: int, workdir: str) 
             },
         )
         os._exit(0)
-    _framing.write_frame(out_fd, {"kind": "ready", "stdout": capture.text()})
+    _send(out_fd, {"kind": "ready", "stdout": capture.text()})
 
     for index in range(start, len(inputs)):
         capture = _CappedWriter(cap)
@@ -403,9 +451,9 @@ def _child_main(request: dict[str, Any], start: int, out_fd: int, workdir: str) 
         result.setdefault("duration_s", time.perf_counter() - began)
         result["stdout"] = capture.text()
         try:
-            _framing.write_frame(out_fd, result)
+            _send(out_fd, result)
         except MemoryError:
-            _framing.write_frame(
+            _send(
                 out_fd,
                 {
                     "kind": "result",
@@ -491,11 +539,43 @@ def _forwarded(frame: dict[str, Any], stdout_prefix: str) -> dict[str, Any]:
     return result
 
 
+class _Retire(Exception):
+    """The zygote must not serve another program (its disk could not be emptied, or a
+    program's channel carried a frame for another request)."""
+
+
+def _force_remove(path: str) -> None:
+    """Remove ``path`` whatever modes the program gave its folders (the zygote owns them)."""
+    # Every process of the program is gone by now, so nothing swaps a folder for a link.
+    _open_up(path)
+    for folder, subfolders, _files in os.walk(path):
+        for name in subfolders:
+            _open_up(os.path.join(folder, name))
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _open_up(path: str) -> None:
+    with contextlib.suppress(OSError):
+        if stat.S_ISDIR(os.lstat(path).st_mode):
+            os.chmod(path, 0o700)
+
+
+def _fresh_workdir(base_dir: str) -> str:
+    """A new empty folder for one program; _Retire unless the disk holds nothing else."""
+    leftovers = os.listdir(base_dir)
+    if leftovers:
+        for name in leftovers:
+            _force_remove(os.path.join(base_dir, name))
+        if os.listdir(base_dir):
+            raise _Retire("the work disk could not be emptied")
+    return tempfile.mkdtemp(prefix="run-", dir=base_dir)
+
+
 def _run_child(request: dict[str, Any], start: int, results: list[Any], base_dir: str) -> int:
     """Run calls from ``start`` in one child; fill ``results``; return where to continue."""
     n = len(request["inputs"])
     timeout = float(request["limits"]["timeout_s"])
-    workdir = tempfile.mkdtemp(prefix="run-", dir=base_dir)
+    workdir = _fresh_workdir(base_dir)
     read_fd, write_fd = os.pipe()
     pid = os.fork()
     if pid == 0:
@@ -505,7 +585,8 @@ def _run_child(request: dict[str, Any], start: int, results: list[Any], base_dir
         finally:
             os._exit(70)
     os.close(write_fd)
-    reader = _framing.FrameReader(read_fd, _MAX_FRAME_BYTES)
+    reader = _framing.FrameReader(read_fd, _MAX_FRAME_BYTES, _MAX_ITEMS + 64)
+    request_id = request.get("id")
     index = start
     exec_stdout = ""
     phase_start = time.monotonic()
@@ -515,6 +596,8 @@ def _run_child(request: dict[str, Any], start: int, results: list[Any], base_dir
         while index < n:
             frame = reader.next(phase_start + timeout)
             now = time.monotonic()
+            if isinstance(frame, dict) and frame.get("id") != request_id:
+                frame = "foreign"
             if isinstance(frame, dict) and in_exec and frame.get("kind") == "ready":
                 exec_stdout = _cap(str(frame.get("stdout", "")), _MAX_ERROR_CHARS)
                 in_exec = False
@@ -544,6 +627,15 @@ def _run_child(request: dict[str, Any], start: int, results: list[Any], base_dir
                 _, status = os.waitpid(pid, 0)
                 reaped = True
                 kind, message = _describe_death(status)
+            elif frame == "oversized":
+                kind = "invalid_output"
+                message = (
+                    f"invalid return value: it holds more than {_MAX_ITEMS} items or is nested "
+                    f"more than {_MAX_DEPTH - 1} levels deep"
+                )
+            elif frame == "foreign":
+                kind, message = "crashed", "the process sent a frame for another request"
+                _RETIRE[0] = True
             else:
                 kind, message = "crashed", "the process sent a malformed result"
             if in_exec:
@@ -562,7 +654,12 @@ def _run_child(request: dict[str, Any], start: int, results: list[Any], base_dir
         try:
             os.rmdir(workdir)  # the common case: the program wrote nothing
         except OSError:
-            shutil.rmtree(workdir, ignore_errors=True)
+            _force_remove(workdir)
+            if os.path.lexists(workdir):
+                _RETIRE[0] = True
+
+
+_RETIRE = [False]
 
 
 def _serve(base_dir: str) -> None:
@@ -575,7 +672,13 @@ def _serve(base_dir: str) -> None:
         results: list[Any] = [None] * n
         start = 0
         while start < n:
-            start = _run_child(request, start, results, base_dir)
+            try:
+                start = _run_child(request, start, results, base_dir)
+            except _Retire as error:
+                _RETIRE[0] = True
+                for rest in range(start, n):
+                    results[rest] = _failure("crashed", f"the sandbox worker retired: {error}")
+                break
             # _run_child stops short of n only after a timeout or crash at start - 1.
             if start < n and request.get("stop_after_failure"):
                 failed = results[start - 1].get("error_kind", "a failure")
@@ -583,7 +686,10 @@ def _serve(base_dir: str) -> None:
                 for rest in range(start, n):
                     results[rest] = _failure("not_run", message)
                 break
-        _framing.write_frame(1, {"results": results})
+        reply = {"id": request.get("id"), "results": results, "retire": _RETIRE[0]}
+        _framing.write_frame(1, reply)
+        if _RETIRE[0]:
+            return
 
 
 def _package_roots(site_dir: str) -> list[str]:

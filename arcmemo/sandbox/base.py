@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import abc
 import importlib.util
-import math
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from arcmemo.registry import Registry
+from arcmemo.text import clean_text
 
 ErrorKind = Literal[
     "exception",
@@ -46,33 +46,6 @@ MAX_STDOUT_CHARS = 4000
 
 class SandboxUnavailableError(RuntimeError):
     """The sandbox cannot run here (a missing tool, disabled namespaces, a dead worker)."""
-
-
-def clean_text(text: str, limit: int) -> str:
-    """``text`` safe to store and send: unencodable characters replaced, at most ``limit``
-    characters (the middle is dropped, so both the start and the final error line stay)."""
-    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
-    if len(text) > limit:
-        keep = max(1, limit - 40) // 2
-        dropped = len(text) - 2 * keep
-        text = f"{text[:keep]}\n[... {dropped} characters dropped ...]\n{text[-keep:]}"
-    return text
-
-
-def clean_json(value: Any, depth: int = 0) -> Any:
-    """A JSON value with every string (keys too) made encodable; raises ValueError when the
-    value is nested more than 100 levels deep or holds a non-finite float."""
-    if depth > 100:
-        raise ValueError("the value is nested more than 100 levels deep")
-    if isinstance(value, str):
-        return value.encode("utf-8", "backslashreplace").decode("utf-8")
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ValueError(f"{value} is not a JSON number")
-    if isinstance(value, list):
-        return [clean_json(item, depth + 1) for item in value]
-    if isinstance(value, dict):
-        return {clean_json(str(k), depth + 1): clean_json(v, depth + 1) for k, v in value.items()}
-    return value
 
 
 class Program(BaseModel):
@@ -178,8 +151,9 @@ class SandboxOptions(BaseModel):
 class CallResult(BaseModel):
     """What one call of the program's entry function produced.
 
-    Text fields are cleaned on construction (unencodable characters replaced, length
-    capped), so a result is safe to cache, log and put into a prompt whatever produced it.
+    Text fields are cleaned on construction (:func:`arcmemo.text.clean_text`: lone
+    surrogates escaped, control characters removed, length capped), so a result is safe to
+    cache, log and put into a prompt whatever produced it.
     """
 
     ok: bool = Field(description="True when the call returned a JSON-able value.")

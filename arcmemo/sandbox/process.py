@@ -80,7 +80,7 @@ class ProcessSandbox(ZygoteSandbox):
         """True when workers run in their own network namespace."""
         return bool(self._prefix)
 
-    def _command(self) -> tuple[list[str], str, dict[str, str]]:
+    def _command(self) -> tuple[list[str], str, dict[str, str], tuple[int, ...]]:
         config = worker_config(
             base_dir=self._work_dir,
             site_dir=self._site_dir,
@@ -93,7 +93,7 @@ class ProcessSandbox(ZygoteSandbox):
         worker = str(WORKER_FILES[0])
         command = [*self._prefix, sys.executable, "-I", "-B", worker, config]
         env = {"LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"}
-        return command, self._work_dir, env
+        return command, self._work_dir, env, ()
 
     def _cleanup(self) -> None:
         shutil.rmtree(self._base_dir, ignore_errors=True)
