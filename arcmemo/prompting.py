@@ -1,6 +1,8 @@
 """Prompt templates: jinja2 files under ``prompts/``, rendered strictly.
 
 A template that uses a variable the caller did not pass is an error, never an empty string.
+Every string a template puts into a prompt passes :func:`arcmemo.text.clean_text` (model and
+program text can hold control characters and lone surrogates).
 
 Any template can be replaced from a folder (``--prompts DIR``, ``RunConfig.prompts``, or
 :func:`prompt_overlay` in Python): a file at ``DIR/arc/solve.j2`` is rendered in place of
@@ -24,6 +26,12 @@ import jinja2
 from jinja2 import meta
 
 from arcmemo.resources import data_dir
+from arcmemo.text import clean_text
+
+
+def _clean(value: Any) -> Any:
+    return clean_text(value) if isinstance(value, str) else value
+
 
 # The folder whose templates replace the package's, for what runs in this context (a run's
 # session sets it; asyncio tasks and to_thread calls inherit it).
@@ -46,6 +54,7 @@ def _environment(overlay: Path | None = None) -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         autoescape=False,
+        finalize=_clean,
     )
 
 

@@ -10,9 +10,11 @@ from typing import Any
 
 import click
 from rich.console import Console
+from rich.markup import escape
 
 from arcmemo.cli.errors import user_errors
 from arcmemo.cli.options import model_options, open_cli_model, sandbox_options, sandbox_spec
+from arcmemo.text import clean_text
 
 
 @contextlib.contextmanager
@@ -152,7 +154,8 @@ def generate(
                         f"seed {p.seed} {p.report.summary()}" for p in final.puzzles if not p.passed
                     )
                 line += f"; failed ({reasons}), see {out / 'failures' / (concept.id + '.json')}"
-            console.print(("[green]" if len(paths) == len(seeds) else "[red]") + line)
+            color = "[green]" if len(paths) == len(seeds) else "[red]"
+            console.print(color + escape(clean_text(line)))
 
         async def go() -> None:
             try:
@@ -208,18 +211,20 @@ def verify(folder: Path, **options: Any) -> None:
         if result.passed:
             console.print(f"[green]ok[/green]   {result.puzzle_id}", highlight=False)
             for line in _concept_check_lines(result.report):
-                console.print(f"     {line}", highlight=False, markup=False)
+                console.print(clean_text(f"     {line}"), highlight=False, markup=False)
             continue
         failed += 1
         summary = result.report.summary() if result.report else "not checked"
-        console.print(f"[red]FAIL[/red] {result.puzzle_id}: {summary}", highlight=False)
+        headline = escape(clean_text(f"{result.puzzle_id}: {summary}"))
+        console.print(f"[red]FAIL[/red] {headline}", highlight=False)
         for problem in result.problems:
-            console.print(f"     {problem}", highlight=False, markup=False)
+            console.print(clean_text(f"     {problem}"), highlight=False, markup=False)
         for check in result.report.failed() if result.report else []:
             for detail in check.details:
-                console.print(f"     [{check.name}] {detail}", highlight=False, markup=False)
+                text = clean_text(f"     [{check.name}] {detail}")
+                console.print(text, highlight=False, markup=False)
         for line in _concept_check_lines(result.report, failed=False):
-            console.print(f"     {line}", highlight=False, markup=False)
+            console.print(clean_text(f"     {line}"), highlight=False, markup=False)
     console.print(f"{len(results) - failed}/{len(results)} puzzles pass every check")
     if failed:
         raise SystemExit(1)

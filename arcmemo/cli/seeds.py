@@ -9,6 +9,7 @@ import click
 
 from arcmemo.cli.errors import user_errors
 from arcmemo.cli.options import sandbox_options, sandbox_spec
+from arcmemo.text import clean_text
 
 REPORT_NAME = "import-report.json"
 
@@ -62,5 +63,5 @@ def import_barc_command(barc_dir: Path, out: Path, no_verify: bool, **options: A
     checked = "each passes its task's train pairs" if report.verified else "not run"
     click.echo(f"imported {len(report.imported)} seed programs into {out} ({checked})")
     for item in report.not_used:
-        click.echo(f"not used: {item.file}: {item.reason}")
+        click.echo(clean_text(f"not used: {item.file}: {item.reason}"))
     click.echo(f"report: {out / REPORT_NAME}")

@@ -16,6 +16,7 @@ import os
 import signal
 import socket
 import sqlite3
+import subprocess
 import sysconfig
 import threading
 import uuid
@@ -239,6 +240,32 @@ def test_the_interpreters_own_site_packages_are_hidden(box: Sandbox) -> None:
     assert _failed(run(box, f"return open({str(readme)!r}).read()"))
     listing = run(box, f"import os\nreturn os.listdir({str(folder)!r})")
     assert _failed(listing) or listing.value == [], listing
+
+
+def _every_site_folder(roots: list[str]) -> list[str]:
+    # Found independently of the sandbox's own search: `find`, any depth.
+    command = ["find", *roots, "-xdev", "-type", "d", "(", "-name", "site-packages", "-o",
+               "-name", "dist-packages", ")", "-prune", "-print"]  # fmt: skip
+    out = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    return sorted(line for line in out.stdout.splitlines() if os.listdir(line))
+
+
+def test_every_site_folder_of_the_host_is_empty_inside(kernel_only: Sandbox) -> None:
+    # A second, vendored Python installation under /usr/lib (a cloud SDK's, say) included.
+    roots = [r for r in ("/usr/lib", "/usr/lib64", "/usr/local/lib", "/opt") if os.path.isdir(r)]
+    folders = _every_site_folder(roots)
+    body = """
+import os
+out = {}
+for folder in args[0]:
+    try:
+        out[folder] = os.listdir(folder)
+    except OSError:
+        out[folder] = []
+return {folder: names for folder, names in out.items() if names}
+"""
+    result = run(kernel_only, body, folders, limits=SandboxLimits(timeout_s=10))
+    assert result.ok and result.value == {}, result
 
 
 # ----------------------------------------------------------------------------- secrets
