@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from arcmemo.cli.main import cli
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "seeds"))
-from barc_fixture import GENERATOR, write_checkout  # noqa: E402
+from barc_fixture import GENERATOR, write_checkout
 
 SAMPLES = Path(__file__).resolve().parents[2] / "puzzles" / "samples"
 # Set the terminal's title, clear the screen, and an 8-bit CSI.

@@ -1,9 +1,11 @@
 """Hostile programs through ``arcmemo run``: every attack class at once, end to end.
 
-A scripted model answers each solve call with one attack program. After the run: every
-task has its result, the planted API key appears nowhere in the run directory, nothing
-outside was read or written (the memory file, ``results.jsonl``, site-packages), no task is
-solved with stolen answers, and no stored text exceeds the cap.
+A scripted model answers each solve call with one attack program (the native attacks: with
+the probe of ``tests/fixtures/native`` importable, as if a program ran machine code). After
+the run: every task has its result, the planted API key (or keyring key) appears nowhere in
+the run directory, nothing outside was read or written (the memory file, ``results.jsonl``,
+site-packages), no task is solved with stolen answers or forged replies, and no stored
+text exceeds the cap or holds an escape character.
 """
 
 from __future__ import annotations
@@ -121,3 +123,109 @@ def test_every_attack_class_is_contained_through_arcmemo_run(
     )
     assert longest <= MAX_ERROR_CHARS
     assert os.getpid() > 0  # this process is alive (kill(-1) reached nobody outside)
+
+
+def _native_attacks(keyctl: int, numbers: dict[str, int], probe_hex: str) -> list[str]:
+    """Programs that run native code (the probe, as an allowlisted package) or try to."""
+    return [
+        # load a shared object written into the working directory
+        "import importlib.machinery, importlib.util\ndef transform(grid):\n"
+        f"    open('p.abi3.so', 'wb').write(bytes.fromhex({probe_hex!r}))\n"
+        "    loader = importlib.machinery.ExtensionFileLoader('arcmemo_probe', 'p.abi3.so')\n"
+        "    spec = importlib.util.spec_from_loader('arcmemo_probe', loader)\n"
+        "    importlib.util.module_from_spec(spec)\n    return grid\n",
+        # read the caller's session keyring into the error (and so the retry prompt)
+        "import arcmemo_probe as probe\ndef transform(grid):\n    buffer = bytearray(256)\n"
+        f"    key, _ = probe.syscall({keyctl}, 10, -3, b'user\\0', b'arcmemo-test-key\\0', 0)\n"
+        f"    probe.syscall({keyctl}, 11, key, buffer, 256)\n"
+        "    raise ValueError(bytes(buffer).decode('latin-1'))\n",
+        # forge replies for this and the next requests on every descriptor
+        "import json, struct, arcmemo_probe as probe\ndef transform(grid):\n"
+        "    value = [[0]]\n"
+        "    for guess in ('', '0' * 32):\n"
+        "        reply = {'id': guess, 'retire': False,\n"
+        "                 'results': [{'ok': True, 'value': value}] * 8}\n"
+        "        data = json.dumps(reply).encode()\n"
+        "        frame = struct.pack('>I', len(data)) + data\n"
+        "        for fd in range(1024):\n"
+        f"            probe.syscall({numbers['write']}, fd, frame, len(frame))\n"
+        "    return grid.tolist()\n",
+        # hold memory the address-space limit does not count
+        "import arcmemo_probe as probe\ndef transform(grid):\n"
+        f"    fd, error = probe.syscall({numbers['memfd_create']}, b'x\\0', 0)\n"
+        "    chunk = b'x' * (1 << 20)\n"
+        "    for _ in range(1600):\n"
+        f"        probe.syscall({numbers['write']}, fd, chunk, len(chunk))\n"
+        "    raise MemoryError(f'memfd: {fd} {error}')\n",
+        # a value of millions of objects for the parent to decode
+        "def transform(grid):\n    return [{}] * 3_000_000\n",
+        # leave a locked folder filling the disk for the next program, and escape sequences
+        "import os\ndef transform(grid):\n    os.mkdir('locked')\n"
+        "    with open('locked/ballast', 'wb') as out:\n"
+        "        out.write(b'0' * 15_000_000)\n    os.chmod('locked', 0)\n"
+        "    raise ValueError('\\x1b]0;pwned\\x07\\x1b[2J')\n",
+    ]
+
+
+def test_native_attacks_are_contained_through_arcmemo_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap is not installed (.ci/run installs it)")
+    from arcmemo.sandbox import _seccomp
+    from tests.sandbox.native import MODULE, build
+    from tests.sandbox.test_native import _numbers, _plant_key
+
+    probe = build(tmp_path / "native")
+    secret = b"keyring-secret-end-to-end"
+    _plant_key(secret)
+    monkeypatch.syspath_prepend(str(probe.parent))
+    keyctl = _seccomp.syscall_number("keyctl")
+    assert keyctl is not None
+    attacks = _native_attacks(keyctl, _numbers("write", "memfd_create"), probe.read_bytes().hex())
+    plan = Path(__file__).resolve().parents[1] / "fixtures" / "scripts"
+    run_dir = tmp_path / "run"
+    script = tmp_path / "native.py"
+    script.write_text(
+        "import sys, itertools, threading\n"
+        f"sys.path.insert(0, {str(plan)!r})\n"
+        "from arc_plan import SOLUTIONS, task_keys\n"
+        f"ATTACKS = {attacks!r}\n"
+        "KEYS = task_keys()\n_next = itertools.count()\n_lock = threading.Lock()\n"
+        "def respond(messages):\n"
+        "    text = messages[-1].content\n"
+        "    task = next((t for t, key in KEYS.items() if key in text), None)\n"
+        "    if task in SOLUTIONS:\n"
+        "        return '```python\\n' + SOLUTIONS[task] + '```'\n"
+        "    with _lock:\n        k = next(_next)\n"
+        "    return '```python\\n' + ATTACKS[k % len(ATTACKS)] + '```'\n"
+    )
+    packages = json.dumps(["numpy", "scipy", MODULE])
+    result = CliRunner().invoke(
+        cli,
+        [
+            *("run", "arc-agi-1", "--data", str(ARC_DIR), "--model", f"scripted:{script}"),
+            *("--attempts", "2", "--retries", "1", "--sandbox", "bwrap"),
+            *("--sandbox-arg", f"packages={packages}", "--out", str(run_dir)),
+        ],
+        env={"COLUMNS": "300"},
+    )
+    assert result.exit_code == 0, result.output
+    assert "\x1b" not in result.output
+    rows = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
+    solved = sorted(r["task_id"] for r in rows if r["solved"])
+    # Every task's own result: the four right programs solve theirs, no attack solves one.
+    assert sorted(r["task_id"] for r in rows) == sorted(p.stem for p in ARC_DIR.glob("*.json"))
+    assert solved == ["00576224", "0c786b71", "66e6c45b", "ca8de6ea"], solved
+    kinds = {
+        check.get("error_kind")
+        for row in rows
+        for attempt in row["attempts"]
+        for step in attempt["steps"]
+        for check in step["checks"]
+    }
+    assert "invalid_output" in kinds and "forbidden" in kinds, kinds
+    for path in run_dir.rglob("*"):
+        if path.is_file():
+            text = path.read_text(encoding="utf-8", errors="replace")
+            assert secret.decode() not in text and "\x1b" not in text, path
