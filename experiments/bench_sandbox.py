@@ -16,18 +16,25 @@ fork, child set-up, exec, reply, reaping), then, in an interpreter warmed like a
 pre-forked child blocked on a pipe (what it would still cost), and ``posix_spawn`` of a
 fresh interpreter with and without numpy (what spawning instead of forking costs).
 
+``--against CHECKOUT`` compares this checkout with another one (say a worktree of main),
+side by side in one run: each repetition runs the measurement once with each checkout's
+``arcmemo`` (in a fresh process, alternating which goes first) and the table gives the
+medians and the ratio this / other per sandbox.
+
 Usage: ``python experiments/bench_sandbox.py [--programs 60] [--repeats 5] [--threads 1 2]
-[--json FILE] [--floor]``
+[--json FILE] [--floor] [--against CHECKOUT]``
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -191,6 +198,37 @@ def floor(calls: int) -> None:
     print(f"| posix_spawn python -I -B -c 'import numpy' | {warm['spawn_python_numpy_ms']} |")
 
 
+def against(args: argparse.Namespace) -> None:
+    """The same measurement with this checkout and ``args.against``, alternating."""
+    roots = {
+        "this": os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+        "other": os.path.abspath(args.against),
+    }
+    runs: dict[str, list[list[dict]]] = {label: [] for label in roots}
+    with tempfile.TemporaryDirectory() as scratch:
+        for repeat in range(args.repeats):
+            order = list(roots) if repeat % 2 == 0 else list(roots)[::-1]
+            for label in order:
+                out = os.path.join(scratch, f"{label}-{repeat}.json")
+                command = [sys.executable, os.path.abspath(__file__), "--repeats", "1"]
+                command += ["--programs", str(args.programs), "--seed", str(args.seed)]
+                command += ["--threads", *map(str, args.threads), "--json", out]
+                env = {**os.environ, "PYTHONPATH": roots[label]}
+                subprocess.run(command, check=True, env=env, capture_output=True)
+                with open(out) as handle:
+                    runs[label].append(json.load(handle)["rows"])
+    print(f"this: {roots['this']}\nother: {roots['other']}")
+    print(f"ms per program, medians of {args.repeats} alternating runs")
+    print("| threads | sandbox | this ms | other ms | this / other |")
+    print("|---|---|---|---|---|")
+    for index, threads in enumerate(args.threads):
+        for kind in KINDS:
+            key = f"{kind}_ms_per_program"
+            mine = statistics.median(rows[index][key] for rows in runs["this"])
+            theirs = statistics.median(rows[index][key] for rows in runs["other"])
+            print(f"| {threads} | {kind} | {mine:.2f} | {theirs:.2f} | {mine / theirs:.3f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--programs", type=int, default=60, help="programs per measurement")
@@ -199,7 +237,11 @@ def main() -> None:
     parser.add_argument("--json", help="also write the measurements to this file")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--floor", action="store_true", help="measure the per-program floor")
+    parser.add_argument("--against", help="another checkout to compare with, side by side")
     args = parser.parse_args()
+    if args.against:
+        against(args)
+        return
     if args.floor:
         floor(max(20, args.programs))
         return
