@@ -19,7 +19,9 @@ must carry back; a reply with another id, or any byte left on the channel after 
 means something other than the zygote wrote to it: the request's calls are ``crashed`` and
 the zygote is retired (killed, never used again). So is a zygote that asks to be retired
 (its disk could not be emptied). The zygote itself runs under an address-space limit set
-by the parent (``prlimit``), which also measures its size for the programs' limits.
+by the parent (``prlimit``), which also measures its size for the programs' limits, and,
+where cgroup v2 is delegated to this process, in a memory-limited cgroup of its own
+(:mod:`arcmemo.sandbox._cgroup`).
 
 Concurrency: up to ``max_workers`` zygotes; each handles one program at a time (a zygote is
 taken from the idle list, used by one thread, then returned), so ``run`` is safe from many
@@ -46,7 +48,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from arcmemo.sandbox import _framing
+from arcmemo.sandbox import _cgroup, _framing
 from arcmemo.sandbox.base import (
     CallResult,
     ErrorKind,
@@ -75,6 +77,8 @@ _MAX_RESULT_BYTES = 16 * 1024 * 1024
 _RESULT_OVERHEAD_ITEMS = 64
 # Address space a zygote may use beyond its size when warm and twice the programs' limit.
 _ZYGOTE_HEADROOM_BYTES = 512 * 1024 * 1024
+# What a zygote's cgroup holds beyond its resident size, a program's memory and its disk.
+_CGROUP_SLACK_BYTES = 128 * 1024 * 1024
 
 
 class _WireResult(BaseModel):
@@ -205,6 +209,7 @@ class Zygote:
                 os.close(fd)
         self.channel = ours
         self.retired = False
+        self.cgroup: _cgroup.ZygoteCgroup | None = None
         self._reader = _framing.FrameReader(ours.fileno(), _MAX_RESULT_BYTES)
         hello = self._reader.next(time.monotonic() + _STARTUP_TIMEOUT_S)
         inner = hello.get("hello") if isinstance(hello, dict) else None
@@ -294,6 +299,8 @@ class Zygote:
                 with contextlib.suppress(OSError):
                     stream.close()
         self.channel.close()
+        if self.cgroup is not None:
+            self.cgroup.remove()
 
     def stop(self) -> None:
         """Ask the worker to exit (EOF on its channel), then make sure it did."""
@@ -319,6 +326,7 @@ class ZygoteSandbox(Sandbox):
         self._idle: list[Zygote] = []
         self._started = 0
         self._closed = False
+        self._cgroups = _cgroup.detect()
         # Zygotes are started from these long-lived threads: bubblewrap's --die-with-parent
         # (PR_SET_PDEATHSIG) fires when the *thread* that started it ends, and callers often
         # run programs from short-lived threads.
@@ -355,8 +363,18 @@ class ZygoteSandbox(Sandbox):
 
     def _start(self) -> Zygote:
         argv, cwd, env, fds = self._command()
-        headroom = 2 * self.options.limits.memory_mb * 1024 * 1024 + _ZYGOTE_HEADROOM_BYTES
-        return Zygote(argv, cwd, env, fds, headroom)
+        limits = self.options.limits
+        headroom = 2 * limits.memory_mb * 1024 * 1024 + _ZYGOTE_HEADROOM_BYTES
+        zygote = Zygote(argv, cwd, env, fds, headroom)
+        if self._cgroups is not None:
+            # The zygote, one program's memory, its disk's pages and kernel memory besides.
+            resident = int((_status_field(zygote.pid, "VmRSS") or ["0"])[0]) * 1024
+            budget = (limits.memory_mb + limits.disk_mb) * 1024 * 1024 + _CGROUP_SLACK_BYTES
+            try:
+                zygote.cgroup = _cgroup.ZygoteCgroup(self._cgroups, zygote.pid, resident + budget)
+            except OSError:
+                self._cgroups = None  # not usable after all: rlimits and seccomp only
+        return zygote
 
     def _release(self, zygote: Zygote, healthy: bool) -> None:
         with self._lock:
