@@ -263,7 +263,10 @@ class Zygote:
                 "invalid return value: the reply holds more than "
                 f"{_framing.MAX_ITEMS} items per call or is nested too deeply"
             )
-            return [CallResult(ok=False, error=message, error_kind="invalid_output")] * expected
+            return [
+                CallResult(ok=False, error=message, error_kind="invalid_output")
+                for _ in range(expected)
+            ]
         if not isinstance(reply, dict):
             return None
         if reply.get("id") != request_id or self._pending():

@@ -201,6 +201,9 @@ def test_the_launcher_gives_the_zygote_a_fresh_session_keyring(tmp_path: Path) -
             os.close(fd)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "-1", out.stdout  # the key is not found
+    # Started the ordinary way, the same process finds it.
+    direct = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert int(direct.stdout.strip()) > 0, direct
 
 
 # ----------------------------------------------------------------------------- memory
