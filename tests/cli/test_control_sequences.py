@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 from click.testing import CliRunner
 
 from arcmemo.cli.main import cli
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "seeds"))
-from barc_fixture import GENERATOR, write_checkout
+from tests.benchmarks.arc.barc_fixture import GENERATOR, write_checkout
 
 SAMPLES = Path(__file__).resolve().parents[2] / "puzzles" / "samples"
 # Set the terminal's title, clear the screen, and an 8-bit CSI.
