@@ -165,7 +165,7 @@ json.dump({
 """
 
 
-def floor(calls: int) -> None:
+def floor(calls: int, out: str | None = None) -> None:
     """The per-program floor of each sandbox and the costs a pre-fork or spawn would change."""
     rows = {}
     for kind in KINDS:
@@ -196,6 +196,9 @@ def floor(calls: int) -> None:
     print(f"| warm interpreter: wake a pre-forked child | {warm['prefork_wake_ms']} |")
     print(f"| posix_spawn python -I -B -c pass | {warm['spawn_python_ms']} |")
     print(f"| posix_spawn python -I -B -c 'import numpy' | {warm['spawn_python_numpy_ms']} |")
+    if out:
+        with open(out, "w") as handle:
+            json.dump({"rows": [{f"{k}_ms_per_program": v for k, v in rows.items()}]}, handle)
 
 
 def against(args: argparse.Namespace) -> None:
@@ -213,15 +216,17 @@ def against(args: argparse.Namespace) -> None:
                 command = [sys.executable, os.path.abspath(__file__), "--repeats", "1"]
                 command += ["--programs", str(args.programs), "--seed", str(args.seed)]
                 command += ["--threads", *map(str, args.threads), "--json", out]
+                command += ["--floor"] if args.floor else []
                 env = {**os.environ, "PYTHONPATH": roots[label]}
                 subprocess.run(command, check=True, env=env, capture_output=True)
                 with open(out) as handle:
                     runs[label].append(json.load(handle)["rows"])
     print(f"this: {roots['this']}\nother: {roots['other']}")
-    print(f"ms per program, medians of {args.repeats} alternating runs")
+    what = "identity program, 1 input (--floor)" if args.floor else "typical program, 4 grids"
+    print(f"ms per program ({what}), medians of {args.repeats} alternating runs")
     print("| threads | sandbox | this ms | other ms | this / other |")
     print("|---|---|---|---|---|")
-    for index, threads in enumerate(args.threads):
+    for index, threads in enumerate([1] if args.floor else args.threads):
         for kind in KINDS:
             key = f"{kind}_ms_per_program"
             mine = statistics.median(rows[index][key] for rows in runs["this"])
@@ -243,7 +248,7 @@ def main() -> None:
         against(args)
         return
     if args.floor:
-        floor(max(20, args.programs))
+        floor(max(20, args.programs), args.json)
         return
 
     rng = random.Random(args.seed)

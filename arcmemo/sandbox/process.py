@@ -81,8 +81,11 @@ class ProcessSandbox(ZygoteSandbox):
         return bool(self._prefix)
 
     def _command(self) -> tuple[list[str], str, dict[str, str], tuple[int, ...]]:
+        # Each zygote its own disk folder: it checks, before each program, that nothing
+        # but that program's folder is there.
+        disk = tempfile.mkdtemp(prefix="zygote-", dir=self._work_dir)
         config = worker_config(
-            base_dir=self._work_dir,
+            base_dir=disk,
             site_dir=self._site_dir,
             preload=self.options.preload,
             hidden=self._hidden,
@@ -93,7 +96,7 @@ class ProcessSandbox(ZygoteSandbox):
         worker = str(WORKER_FILES[0])
         command = [*self._prefix, sys.executable, "-I", "-B", worker, config]
         env = {"LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"}
-        return command, self._work_dir, env, ()
+        return command, disk, env, ()
 
     def _cleanup(self) -> None:
         shutil.rmtree(self._base_dir, ignore_errors=True)

@@ -329,3 +329,18 @@ def test_program_values_within_bounds_still_pass(any_box: Sandbox) -> None:
     program = Program(source="def f(g):\n    return g\n", entry="f")
     results = any_box.run(program, [[grid]] * 4)
     assert all(r.ok and r.value == grid for r in results), results[0]
+
+
+@pytest.mark.parametrize("kind", ["bwrap", "process"])
+def test_programs_running_at_once_each_have_a_disk_of_their_own(kind: str) -> None:
+    # Two zygotes at once: neither takes the other's folder for a leftover.
+    from concurrent.futures import ThreadPoolExecutor
+
+    box = make(kind, max_workers=2)
+    body = "import os, time\nopen('mine', 'w').write('x')\ntime.sleep(0.2)\nreturn os.listdir()"
+    try:
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            results = list(pool.map(lambda _: run(box, body), range(6)))
+    finally:
+        box.close()
+    assert all(r.ok and r.value == ["mine"] for r in results), results
