@@ -217,7 +217,9 @@ def against(args: argparse.Namespace) -> None:
                 command += ["--programs", str(args.programs), "--seed", str(args.seed)]
                 command += ["--threads", *map(str, args.threads), "--json", out]
                 command += ["--floor"] if args.floor else []
-                env = {**os.environ, "PYTHONPATH": roots[label]}
+                # The checkout first; whatever else PYTHONPATH held (dependencies) after it.
+                paths = [roots[label], *os.environ.get("PYTHONPATH", "").split(os.pathsep)]
+                env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in paths if p)}
                 subprocess.run(command, check=True, env=env, capture_output=True)
                 with open(out) as handle:
                     runs[label].append(json.load(handle)["rows"])
