@@ -212,6 +212,8 @@ def test_native_attacks_are_contained_through_arcmemo_run(
     )
     assert result.exit_code == 0, result.output
     assert "\x1b" not in result.output
+    config = json.loads((run_dir / "config.json").read_text())
+    assert config["sandbox"]["options"]["seccomp_sha256"] == _seccomp.sha256()
     rows = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
     solved = sorted(r["task_id"] for r in rows if r["solved"])
     # Every task's own result: the four right programs solve theirs, no attack solves one.
