@@ -629,7 +629,7 @@ def test_forged_frames_become_crashed_results_and_the_run_goes_on(box: Sandbox) 
     inputs = [[0], [1], [2], [3], [4], [5]]
     results = box.run(Program(source=FORGE, entry="attack"), inputs, limits=QUICK)
     assert [r.value for r in results] == [0, None, None, None, None, 5]
-    assert [r.error_kind for r in results[1:5]] == ["crashed"] * 4
+    assert [r.error_kind for r in results[1:5]] == ["crashed"] * 4, results
     for result in results:
         assert len(result.error or "") <= MAX_ERROR_CHARS and len(result.stdout) <= MAX_STDOUT_CHARS
 
