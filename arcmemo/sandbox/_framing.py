@@ -24,7 +24,8 @@ hold: what a reader builds from a frame is bounded by this, not only by the fram
 MAX_DEPTH = 64
 """Deepest nesting of containers in a frame."""
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
-_BRACKET = re.compile(rb"[\[\]{}]")
+_NOT_BRACKETS = bytes(set(range(256)) - set(b"[]{}"))
+_OPENING = frozenset(b"[{")
 
 
 class BadFrame(Exception):
@@ -66,18 +67,19 @@ def within_bounds(data: bytes, max_items: int, max_depth: int = MAX_DEPTH) -> bo
     opens = data.count(b"[") + data.count(b"{")
     if opens + data.count(b",") <= max_items and opens <= max_depth:
         return True  # the counts include brackets and commas inside strings: an upper bound
-    bare = _STRING.sub(b'""', data)
+    # Without escapes the strings are exactly every other piece between quotes.
+    escaped = b"\\" in data
+    bare = _STRING.sub(b'""', data) if escaped else b"".join(data.split(b'"')[0::2])
     opens = bare.count(b"[") + bare.count(b"{")
     if opens + bare.count(b",") > max_items:
         return False
+    if opens <= max_depth:
+        return True
     depth = 0
-    for match in _BRACKET.finditer(bare):
-        if match.group() in (b"[", b"{"):
-            depth += 1
-            if depth > max_depth:
-                return False
-        else:
-            depth -= 1
+    for bracket in bare.translate(None, _NOT_BRACKETS):
+        depth += 1 if bracket in _OPENING else -1
+        if depth > max_depth:
+            return False
     return True
 
 

@@ -91,4 +91,6 @@ def test_bounds_count_items_and_depth_outside_strings() -> None:
     assert _framing.within_bounds(grid, 1000)
     assert not _framing.within_bounds(b"[" + b"{}," * 10 + b"{}]", 5)
     assert _framing.within_bounds(b'{"a": "[[[[,,,,,,,,", "b": [[1, 2]]}', 10, 3)
+    assert _framing.within_bounds(b'{"a": "[[\\"[[,,,,,,", "b": [[1, 2]]}', 10, 3)
     assert not _framing.within_bounds(b"[" * 70 + b"]" * 70, 1000)
+    assert not _framing.within_bounds(b'["x", ' + b"[" * 70 + b"]" * 70 + b"]", 1000)
