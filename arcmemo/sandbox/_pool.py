@@ -245,6 +245,11 @@ class Zygote:
     ) -> list[CallResult] | None:
         """Send one request; its results, or None if the worker failed (it is then dead or
         :attr:`retired`)."""
+        if self._pending():
+            # Bytes that arrived after the last reply: the channel was abused; the request
+            # goes to another zygote.
+            self.retired = True
+            return None
         request_id = secrets.token_hex(16)
         payload = {**payload, "id": request_id, "address_space": address_space(self.pid)}
         self._reader.max_bytes = expected * _MAX_RESULT_BYTES + (1 << 20)

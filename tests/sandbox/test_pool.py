@@ -17,7 +17,7 @@ from arcmemo.sandbox import _framing
 from arcmemo.sandbox._pool import Zygote
 
 FAKE = """
-import json, os, struct, sys
+import json, os, struct, sys, time
 sys.path.insert(0, {folder!r})
 import _framing
 mode = sys.argv[1]
@@ -34,8 +34,12 @@ while True:
         reply["id"] = "0" * 32
     if mode == "bomb":
         reply["results"] = [dict(result, value=[{{}}] * 3_000_000)] * n
-    _framing.write_frame(1, reply)
+    frames = _framing.encode(reply)
     if mode == "trailing":
+        frames += _framing.encode(dict(reply, id="f" * 32))
+    os.write(1, frames)
+    if mode == "late":
+        time.sleep(0.2)
         _framing.write_frame(1, dict(reply, id="f" * 32))
 """
 
@@ -71,6 +75,19 @@ def test_a_frame_for_another_request_is_crashed_and_retires_the_zygote(
         results = _request(zygote)
         if mode == "other-id":
             assert all(r.error_kind == "crashed" for r in results), results
+        assert zygote.retired
+    finally:
+        zygote.kill()
+
+
+def test_a_frame_arriving_after_the_reply_retires_the_zygote_before_the_next_request(
+    tmp_path: Path,
+) -> None:
+    zygote = _zygote(tmp_path, "late")
+    try:
+        assert [r.value for r in _request(zygote)] == [7, 7]
+        time.sleep(0.5)  # the late frame arrives
+        assert zygote.request({"inputs": [[1]]}, time.monotonic() + 30, 1) is None
         assert zygote.retired
     finally:
         zygote.kill()
