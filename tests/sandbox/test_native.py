@@ -26,7 +26,7 @@ from tests.sandbox.conftest import make
 from tests.sandbox.helpers import call, run
 from tests.sandbox.native import MODULE, build
 
-KINDS = {
+KINDS: dict[str, dict[str, object]] = {
     "bwrap": {"name": "bwrap"},
     "process": {"name": "process"},
     "kernel-only": {"name": "bwrap", "audit_hook": False},
