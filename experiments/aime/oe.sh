@@ -14,7 +14,7 @@ for year in 2022 2023; do
   arcmemo run aime --split "$year" --model "$SOLVER" --reasoning-effort "$EFFORT" \
     --attempts "$ATTEMPTS" --out "$RUNS/aime-train-$year"
   arcmemo abstract --from "$RUNS/aime-train-$year" --memory "$memory" --signal consistency \
-    --format oe --format-arg domain_prefix=true --model "$AUX" "${AUX_SAMPLING[@]}"
+    --memory-format oe --memory-format-arg domain_prefix=true --model "$AUX" "${AUX_SAMPLING[@]}"
 done
 arcmemo run aime --split "${AIME_SPLIT:-2025}" --model "$SOLVER" --reasoning-effort "$EFFORT" \
   --attempts "$ATTEMPTS" --memory "$memory" --select describe --aux-model "$AUX" \

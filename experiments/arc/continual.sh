@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Table 3 "+ continual update" (ArcMemo-OE, as in the paper): the lesson memory grows every
-# 10 puzzles from train-verified programs (never test labels; add --update-signal oracle only
+# 10 puzzles from train-verified programs (never test labels; add --write-signal oracle only
 # to reproduce the paper's leaking setting), and retries reselect from the grown memory.
 # It runs oe.sh first (the fixed-memory row, same schedule, reselection and task order) and
 # ends by printing both rows of Table 3 with a paired comparison. The copy keeps the
@@ -12,7 +12,7 @@ bootstrap_memory oe
 [ -f "$RUNS/memory-continual.json" ] || cp "$BOOTSTRAPPED_MEMORY" "$RUNS/memory-continual.json"
 arcmemo run arc-agi-1 --split "$SPLIT" "${SOLVE_ARGS[@]}" --memory "$RUNS/memory-continual.json" \
   --select describe --aux-model "$AUX" --aux-temperature "$AUX_TEMPERATURE" \
-  --aux-max-tokens "$AUX_MAX_TOKENS" --format oe --update online --update-every 10 \
+  --aux-max-tokens "$AUX_MAX_TOKENS" --memory-format oe --update online --update-every 10 \
   --schedule passes --reselect \
   --order-seed "${SEED:-0}" --out "$RUNS/arc-continual"
 arcmemo table "$RUNS/arc-oe" "$RUNS/arc-continual" --label "ArcMemo-OE" \
