@@ -40,7 +40,7 @@ def worker(memory: Path, out: Path) -> dict[str, Any]:
     script.write_text(SELECTING_MODEL, encoding="utf-8")
     args = ["run", "arc-agi-1", "--split", "evaluation", "--limit", "16"]
     args += ["--memory", str(memory), "--select", "llm", "--attempts", "1"]
-    args += ["--memory-budget", "17000", "--retries", "0", "--no-cache"]
+    args += ["--memory-budget", "17000", "--feedback-rounds", "0", "--no-cache"]
     args += ["--model", f"scripted:{script}", "--out", str(out)]
     args += ["--update", "online", "--update-every", "4"]
     args += ["--memory-out", str(out.parent / "memory-out.json")]
