@@ -58,6 +58,17 @@ class Step(CheckResult):
     )
     concepts: list[str] = Field(default_factory=list, description="Concepts shown in the prompt.")
     usage: Usage = Field(default_factory=Usage, description="Tokens of this call.")
+    cost_usd: float | None = Field(
+        default=None,
+        description="USD this run paid for the completion: the gateway's figure or the price "
+        "table's, 0 when it came from the response cache; None when unknown (or not recorded).",
+    )
+    started_at: str | None = Field(
+        default=None, description="UTC ISO time the model call that produced it started."
+    )
+    finished_at: str | None = Field(
+        default=None, description="UTC ISO time that model call returned."
+    )
     error: str | None = Field(default=None, description="Model-call failure, if the call failed.")
     error_kind: str | None = Field(default=None, description="Its class (see TaskResult).")
 

@@ -27,6 +27,7 @@ import asyncio
 import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Any
 
 from arcmemo.benchmarks.base import Benchmark
@@ -87,6 +88,20 @@ def cut_batches(
     ]
 
 
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One completion of a solver call with what the step records of the call."""
+
+    completion: Completion
+    cost_usd: float | None
+    started_at: str
+    finished_at: str
+
+
 @dataclass
 class TaskState:
     """A task between passes: its attempts so far and the memory section of its first
@@ -137,9 +152,10 @@ class Runner:
 
     async def _generate(
         self, task: Any, messages: list[Any], previous: Step | None, n: int, first: int = 0
-    ) -> list[Completion]:
+    ) -> list[Answer]:
         sampling = self.config.solver.sampling
-        return await self.model.generate(
+        started = _now()
+        completions = await self.model.generate(
             messages,
             stage="solve" if previous is None else "retry",
             task_id=self.benchmark.task_id(task),
@@ -151,10 +167,20 @@ class Runner:
             thinking_budget=sampling.thinking_budget,
             seed=self.config.request_seed,
         )
+        finished = _now()
+        return [Answer(c, self._cost(c), started, finished) for c in completions]
 
-    async def _step(
-        self, task: Any, completion: Completion, round_: int, selected: list[str]
-    ) -> Step:
+    def _cost(self, completion: Completion) -> float | None:
+        """What this run paid for ``completion`` (the model layer's rule: the gateway's
+        figure, else the price table's; nothing for a response-cache hit)."""
+        if completion.cache_hit:
+            return 0.0
+        if completion.cost_usd is not None:
+            return completion.cost_usd
+        return self.model.prices.cost_usd(self.model.spec, completion.usage)
+
+    async def _step(self, task: Any, answer: Answer, round_: int, selected: list[str]) -> Step:
+        completion = answer.completion
         check = await asyncio.to_thread(self.benchmark.check, task, completion.text)
         return Step(
             **dict(check),
@@ -162,6 +188,9 @@ class Runner:
             completion=completion.text,
             reasoning=completion.reasoning,
             usage=completion.usage,
+            cost_usd=answer.cost_usd,
+            started_at=answer.started_at,
+            finished_at=answer.finished_at,
             concepts=selected,
         )
 
@@ -184,10 +213,8 @@ class Runner:
             prepared = await self._prepare(task)
             result.selection, state.concepts = prepared.selection, prepared.concepts
             selected = prepared.selection.selected if prepared.selection else []
-            completions = await self._generate(task, prepared.messages, None, len(attempts))
-            first_steps = await asyncio.gather(
-                *(self._step(task, c, 0, selected) for c in completions)
-            )
+            answers = await self._generate(task, prepared.messages, None, len(attempts))
+            first_steps = await asyncio.gather(*(self._step(task, c, 0, selected) for c in answers))
             for attempt, step in zip(attempts, first_steps, strict=True):
                 attempt.steps.append(step)
         except ModelCallError as failure:
@@ -223,7 +250,7 @@ class Runner:
                 messages = self.benchmark.prompt(task, concepts=state.concepts, previous=previous)
             # Attempt i's retries are sample i of their prompt: two attempts that failed the
             # same way (byte-identical retry prompts) still get independent answers.
-            (completion,) = await self._generate(task, messages, previous, 1, attempt.index)
+            (answer,) = await self._generate(task, messages, previous, 1, attempt.index)
         except ModelCallError as error:
             attempt.steps.append(
                 Step(
@@ -231,7 +258,7 @@ class Runner:
                 )
             )
             return
-        attempt.steps.append(await self._step(task, completion, len(attempt.steps), selected))
+        attempt.steps.append(await self._step(task, answer, len(attempt.steps), selected))
 
     async def _retry_all_waiting(self, state: TaskState) -> None:
         """One retry of every attempt of the task that wants one (a pass of retries)."""

@@ -20,7 +20,7 @@ from arcmemo.shards import MergeError, merge_runs
 
 SUMS = Path(__file__).resolve().parent / "fixtures" / "scripts" / "aime_sums.py"
 # What may differ between two runs of the same work: how long it took.
-TIMING = {"wall_seconds", "latency_s", "ts", "duration_s"}
+TIMING = {"wall_seconds", "latency_s", "ts", "duration_s", "started_at", "finished_at"}
 
 
 def config(data: Path, out: Path, shard: str | None = None, **changes: Any) -> RunConfig:

@@ -99,15 +99,39 @@ class Curve:
 
 
 @dataclass(frozen=True)
+class ExportedRun:
+    """What a directory exporter reads of a finished run."""
+
+    results: list[TaskResult]
+    # The run directory's name (a label for the run, e.g. arc-agi-benchmarking's test_id).
+    name: str
+    # The solver's provider:model and its sampling settings (config.json).
+    model: str
+    sampling: dict[str, Any]
+
+
+@dataclass(frozen=True)
 class Exporter:
-    """A file written from a finished run's results (``arcmemo export NAME RUN``)."""
+    """A file, or a directory of files, written from a finished run's results
+    (``arcmemo export NAME RUN``): exactly one of ``write`` (the file's text) and
+    ``write_files`` (the directory's files by name) is given."""
 
     name: str
     help: str
-    # Written under the run directory unless --out says otherwise.
+    # Written under the run directory unless --out says otherwise (a directory's name when
+    # the exporter writes files).
     default_file: str
     # What the files are and which runs they are for, for the refusal of other runs
     # ("ARC Prize submissions are for arc-agi runs").
     label: str
     runs: str
-    write: Callable[[list[TaskResult]], str]
+    write: Callable[[list[TaskResult]], str] | None = None
+    write_files: Callable[[ExportedRun], dict[str, str]] | None = None
+
+    def __post_init__(self) -> None:
+        if (self.write is None) == (self.write_files is None):
+            raise ValueError(f"exporter {self.name}: give exactly one of write and write_files")
+
+    @property
+    def directory(self) -> bool:
+        return self.write_files is not None

@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from arcmemo.benchmarks.outputs import Exporter
+from arcmemo.benchmarks.outputs import ExportedRun, Exporter
 from arcmemo.cli.errors import user_errors
 
 
@@ -44,7 +44,22 @@ def export_run(run: Path, name: str, out: Path | None) -> tuple[int, Path]:
         )
     target = out or run / exporter.default_file
     results = rundir.ordered_results()
-    atomic_write_text(target, exporter.write(results))
+    if exporter.write is not None:
+        atomic_write_text(target, exporter.write(results))
+        return len(results), target
+    assert exporter.write_files is not None
+    if target.exists() and not target.is_dir():
+        raise RunDirError(f"--out {target}: a file; {exporter.label} are a directory")
+    exported = ExportedRun(
+        results=results,
+        name=run.resolve().name,
+        model=config.solver_spec,
+        sampling=config.solver.sampling.model_dump(exclude_none=True),
+    )
+    files = exporter.write_files(exported)
+    target.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        atomic_write_text(target / name, text)
     return len(results), target
 
 
@@ -53,8 +68,11 @@ def _command(exporter: Exporter) -> click.Command:
     @click.argument("run", type=click.Path(path_type=Path, file_okay=False, exists=True))
     @click.option(
         "--out",
-        type=click.Path(path_type=Path, dir_okay=False),
-        help=f"Where to write (default: RUN/{exporter.default_file}).",
+        type=click.Path(
+            path_type=Path, dir_okay=exporter.directory, file_okay=not exporter.directory
+        ),
+        help=f"Where to write (default: RUN/{exporter.default_file})"
+        + (": a directory, one file per task." if exporter.directory else "."),
     )
     def command(run: Path, out: Path | None) -> None:
         with user_errors():

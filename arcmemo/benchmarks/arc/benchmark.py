@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from arcmemo import prompting
 from arcmemo.benchmarks.arc import layout, scoring
 from arcmemo.benchmarks.arc.barc import RENAMED_ENTRY
+from arcmemo.benchmarks.arc.benchmarking import ARC_AGI_BENCHMARKING
 from arcmemo.benchmarks.arc.data import ArcTask, ArcTaskError, load_path, load_split, named_splits
 from arcmemo.benchmarks.arc.export import SUBMISSION
 from arcmemo.benchmarks.arc.grids import InvalidGridError, validate_grid
@@ -352,7 +353,7 @@ class ArcBenchmark(Benchmark[ArcTask]):
             return f"one of the {attempts} attempts right on every test input"
         return f"every test input right in one of the {attempts} attempts"
 
-    exporters = (SUBMISSION,)
+    exporters = (SUBMISSION, ARC_AGI_BENCHMARKING)
 
     default_split: ClassVar[str] = "evaluation"
 

@@ -14,21 +14,30 @@ from typing import Any
 
 from arcmemo.benchmarks.arc.data import as_grid_or_none
 from arcmemo.benchmarks.outputs import Exporter
-from arcmemo.records import TaskResult
+from arcmemo.records import Attempt, TaskResult
 
 PLACEHOLDER: list[list[int]] = [[0]]
 
 
-def _candidates(result: TaskResult, test_index: int) -> list[list[list[int]]]:
-    finals = [a.steps[-1] for a in result.attempts if a.steps]
-    ranked = [s for s in finals if s.verified] + [s for s in finals if not s.verified]
-    grids: list[list[list[int]]] = []
-    for step in ranked:
-        predictions = step.prediction if isinstance(step.prediction, list) else []
+def ranked_candidates(result: TaskResult, test_index: int) -> list[tuple[list[list[int]], Attempt]]:
+    """The distinct grids predicted for test input ``test_index`` with the attempt that
+    predicted each: train-verified final programs first, then the others, in attempt order."""
+    finals = [a for a in result.attempts if a.steps]
+    ranked = [a for a in finals if a.steps[-1].verified] + [
+        a for a in finals if not a.steps[-1].verified
+    ]
+    found: list[tuple[list[list[int]], Attempt]] = []
+    for attempt in ranked:
+        prediction = attempt.steps[-1].prediction
+        predictions = prediction if isinstance(prediction, list) else []
         grid = as_grid_or_none(predictions[test_index]) if test_index < len(predictions) else None
-        if grid is not None and grid not in grids:
-            grids.append(grid)
-    return grids
+        if grid is not None and all(grid != g for g, _ in found):
+            found.append((grid, attempt))
+    return found
+
+
+def _candidates(result: TaskResult, test_index: int) -> list[list[list[int]]]:
+    return [grid for grid, _ in ranked_candidates(result, test_index)]
 
 
 def n_test_inputs(result: TaskResult) -> int:

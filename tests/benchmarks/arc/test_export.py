@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -78,3 +79,94 @@ def test_export_refuses_a_run_that_is_not_arc(tmp_path: Path) -> None:
 @pytest.fixture(autouse=True)
 def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ARCMEMO_CACHE_DIR", str(tmp_path / "cache"))
+
+
+REQUIRED_METADATA = {
+    "model", "provider", "start_timestamp", "end_timestamp", "choices", "kwargs", "usage",
+    "cost", "task_id", "pair_index", "test_id",
+}  # fmt: skip
+
+
+def benchmarking_score(task_dir: Path, submission_dir: Path) -> float:
+    """arc-agi-benchmarking's scorer rule (``ARCScorer.score_submission``), with its schema
+    checks: a test pair counts when one of its attempts' answer equals the expected output
+    (an empty answer counts as none), a task scores the share of its pairs, and the
+    submission the mean over task files."""
+    scores = []
+    for path in sorted(submission_dir.glob("*.json")):
+        expected = [t["output"] for t in json.loads((task_dir / path.name).read_text())["test"]]
+        pairs = json.loads(path.read_text())
+        assert isinstance(pairs, list) and len(pairs) == len(expected)
+        right = 0
+        for index, pair in enumerate(pairs):
+            assert set(pair) <= {"attempt_1", "attempt_2"}
+            for attempt in pair.values():
+                metadata = attempt["metadata"]
+                assert set(metadata) >= REQUIRED_METADATA, metadata.keys()
+                assert metadata["pair_index"] == index and metadata["task_id"] == path.stem
+                assert metadata["choices"][-1]["message"]["role"] == "assistant"
+                usage = metadata["usage"]
+                assert usage["total_tokens"] == usage["prompt_tokens"] + usage["completion_tokens"]
+                assert "reasoning_tokens" in usage["completion_tokens_details"]
+                assert {"prompt_cost", "completion_cost", "total_cost"} <= set(metadata["cost"])
+                start = datetime.fromisoformat(metadata["start_timestamp"])
+                assert datetime.fromisoformat(metadata["end_timestamp"]) >= start
+            if any(a["answer"] == expected[index] for a in pair.values() if a["answer"] != []):
+                right += 1
+        scores.append(right / len(expected))
+    return sum(scores) / len(scores)
+
+
+@pytest.mark.parametrize("attempts", [1, 2])
+def test_arc_agi_benchmarking_export_scores_what_the_summary_says(
+    tmp_path: Path, attempts: int
+) -> None:
+    tasks = ["66e6c45b", "00576224", "e345f17b", "bbb1b8b6", "68b67ca3"]
+    out = tmp_path / "run"
+    runner = CliRunner()
+    ran = runner.invoke(
+        cli,
+        ["run", "arc-agi-1", "--data", str(FIXTURES / "arc" / "eval"), "--tasks",
+         ",".join(tasks), "--model", f"scripted:{FIXTURES / 'scripts' / 'arc_plan.py'}",
+         "--attempts", str(attempts), "--retries", "0", "--out", str(out)],
+    )  # fmt: skip
+    assert ran.exit_code == 0, ran.output
+    target = tmp_path / "submission"
+    exported = runner.invoke(
+        cli, ["export", "arc-agi-benchmarking", str(out), "--out", str(target)]
+    )
+    assert exported.exit_code == 0, exported.output
+    assert sorted(p.stem for p in target.glob("*.json")) == sorted(tasks)
+    summary = json.loads((out / "summary.json").read_text())
+    assert 0 < summary["score"] < 1
+    assert benchmarking_score(FIXTURES / "arc" / "eval", target) == pytest.approx(summary["score"])
+    pairs = json.loads((target / "e345f17b.json").read_text())
+    assert len(pairs) == 2 and len(pairs[0]) == attempts
+    metadata = pairs[0]["attempt_1"]["metadata"]
+    assert (metadata["provider"], metadata["test_id"]) == ("scripted", "run")
+    # Timestamps, usage and cost are the run's own records of the attempt's call.
+    (result,) = [
+        json.loads(line)
+        for line in (out / "results.jsonl").read_text().splitlines()
+        if json.loads(line)["task_id"] == "e345f17b"
+    ]
+    steps = [a["steps"][0] for a in result["attempts"]]
+    assert metadata["start_timestamp"] in {s["started_at"] for s in steps}
+    assert metadata["usage"]["completion_tokens"] in {
+        s["usage"]["completion_tokens"] for s in steps
+    }
+
+
+def test_arc_agi_benchmarking_export_refuses_a_file_as_out(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    runner = CliRunner()
+    ran = runner.invoke(
+        cli,
+        ["run", "arc-agi-1", "--data", str(FIXTURES / "arc" / "eval"), "--tasks", "66e6c45b",
+         "--model", f"scripted:{FIXTURES / 'scripts' / 'arc_plan.py'}", "--out", str(out)],
+    )  # fmt: skip
+    assert ran.exit_code == 0, ran.output
+    file = tmp_path / "taken"
+    file.write_text("x")
+    result = runner.invoke(cli, ["export", "arc-agi-benchmarking", str(out), "--out", str(file)])
+    assert result.exit_code != 0 and "Traceback" not in result.output
