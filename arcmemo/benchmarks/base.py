@@ -14,8 +14,12 @@ prompt templates, checked when it registers) registered in :data:`BENCHMARKS`.
 from __future__ import annotations
 
 import abc
+import hashlib
+import json
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -129,6 +133,23 @@ def select_tasks(
     return tasks[:limit] if limit is not None else tasks
 
 
+@dataclass(frozen=True)
+class DataOrigin:
+    """Where a benchmark's tasks are read from (:meth:`Benchmark.data_origin`)."""
+
+    path: str | None = None
+    version: str | None = None
+
+
+def tasks_sha256(benchmark: Benchmark[Any], tasks: list[Any]) -> str:
+    """sha256 of the tasks' content (:meth:`Benchmark.task_content`), in the given order."""
+    digest = hashlib.sha256()
+    for task in tasks:
+        content = json.dumps(benchmark.task_content(task), sort_keys=True, separators=(",", ":"))
+        digest.update(content.encode() + b"\n")
+    return digest.hexdigest()
+
+
 class Benchmark(abc.ABC, Generic[TaskT]):
     """One problem domain: loader, prompt, checker, judge, metrics and report view."""
 
@@ -167,6 +188,19 @@ class Benchmark(abc.ABC, Generic[TaskT]):
         limit: int | None,
     ) -> list[TaskT]:
         """Load the tasks to run, in a stable order."""
+
+    def data_origin(self, *, split: str | None, data: str | None) -> DataOrigin:
+        """What :meth:`load` reads for ``split`` / ``data``: the file or folder (resolved) and
+        the version of a packaged set, recorded in ``config.json`` so that the report reloads
+        the same tasks from another shell. Default: ``data`` itself."""
+        return DataOrigin(path=str(Path(data).expanduser().resolve()) if data else None)
+
+    def task_content(self, task: TaskT) -> Any:
+        """The task as JSON data for the run's dataset hash: a pydantic task's fields but
+        ``source`` (where it was read from, which differs between machines)."""
+        if isinstance(task, BaseModel):
+            return task.model_dump(mode="json", exclude={"source"})
+        return repr(task)
 
     def find_tasks(self, task_ids: Sequence[str]) -> list[TaskT]:
         """The tasks with these ids from the benchmark's own data, wherever they are."""

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from arcmemo.abstraction.outcome import AbstractionOutcome
-from arcmemo.benchmarks.base import BENCHMARKS, Benchmark
+from arcmemo.benchmarks.base import BENCHMARKS, Benchmark, tasks_sha256
 from arcmemo.config import RunConfig
 from arcmemo.memory.ontology import Memory
 from arcmemo.memory.store import MemoryFileError
@@ -90,13 +90,24 @@ def _load_tasks(run: RunData, data: str | None) -> None:
     config, benchmark = run.config, run.benchmark
     if config is None or benchmark is None:
         return
+    recorded = config.dataset
+    # The file the run read (an AIME split's under the run's ARCMEMO_DATA_DIR), recorded
+    # resolved, so the shell the report runs in need not point at it again.
+    data = data or config.data or (recorded.path if recorded else None)
     try:
         loaded = benchmark.load(
-            split=config.split, data=data or config.data, task_ids=None, limit=None
+            split=config.split, data=data, task_ids=config.tasks, limit=config.limit
         )
+        if recorded is not None and tasks_sha256(benchmark, loaded) != recorded.sha256:
+            current = benchmark.data_origin(split=config.split, data=data)
+            run.notes.append(
+                f"the tasks reloaded from {current.path or current.version or config.split} "
+                f"differ from those the run read ({recorded.path or recorded.version}): "
+                "their content hash is not the one in config.json"
+            )
     except (ValueError, OSError, ImportError) as error:
         # The report is still useful without grids; say why they are missing.
-        source = data or config.data or config.split
+        source = data or config.split
         run.notes.append(f"tasks of {source!r} could not be reloaded: {error}")
         return
     finally:

