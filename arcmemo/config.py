@@ -251,8 +251,9 @@ class RunConfig(BaseModel):
             group="Scale",
             metavar="I/N",
             results=True,
-            help="I/N: only shard I (0..N-1) of the ordered task list, every N-th task from "
-            "position I (SLURM: --shard $SLURM_ARRAY_TASK_ID/N); `arcmemo merge` joins the "
+            help="I/N: only shard I of the ordered task list, I counted from 0 (0..N-1: "
+            "--shard 0/4 is the first of four), every N-th task from position I (SLURM: "
+            "--shard $SLURM_ARRAY_TASK_ID/N); `arcmemo merge RUN... --out DIR` joins the "
             "shards. Not with --update online.",
         ),
     ] = Field(

@@ -1,4 +1,4 @@
-"""``arcmemo merge OUT RUN...``: join the run directories of ``--shard I/N`` runs."""
+"""``arcmemo merge RUN... --out OUT``: join the run directories of ``--shard I/N`` runs."""
 
 from __future__ import annotations
 
@@ -11,9 +11,11 @@ from arcmemo.cli.errors import user_errors
 
 
 @click.command("merge")
-@click.argument("out", type=click.Path(path_type=Path))
-@click.argument(
-    "runs", nargs=-1, required=True, type=click.Path(path_type=Path, exists=True, file_okay=False)
+@click.argument("runs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    help="The new run directory to write (the old form `merge OUT RUN...` still works).",
 )
 @click.option(
     "--allow-partial",
@@ -21,12 +23,26 @@ from arcmemo.cli.errors import user_errors
     help="Merge although shards are missing or unfinished (the summary says complete: "
     "false and lists why under partial_merge).",
 )
-def merge(out: Path, runs: tuple[Path, ...], allow_partial: bool) -> None:
-    """Merge the shard run directories RUN... into the new run directory OUT, whose summary
-    is that of one unsharded run."""
+def merge(runs: tuple[Path, ...], out: Path | None, allow_partial: bool) -> None:
+    """Merge the shard run directories RUN... into the new run directory --out, whose
+    summary is that of one unsharded run."""
+    console = Console(stderr=True)
+    if out is None:
+        if len(runs) < 2:
+            raise click.UsageError(
+                "give the shard directories and --out DIR: merge RUN... --out DIR"
+            )
+        out, runs = runs[0], runs[1:]
+        console.print(
+            f"[yellow]warning: `arcmemo merge OUT RUN...` is the old form; write "
+            f"`arcmemo merge RUN... --out {out}`",
+            highlight=False,
+        )
+    for run in runs:
+        if not run.is_dir():
+            raise click.BadParameter(f"{run} is not a run directory", param_hint="RUNS")
     from arcmemo.shards import merge_runs
 
-    console = Console(stderr=True)
     with user_errors():
         summary = merge_runs(out, list(runs), allow_partial=allow_partial)
     console.print(

@@ -33,15 +33,21 @@ def test_shards_run_and_merge_from_the_command_line(tmp_path: Path, aime_sums: M
     assert json.loads((shards[1] / "config.json").read_text())["shard"] == {"index": 1, "count": 2}
     assert json.loads((shards[1] / "summary.json").read_text())["n_tasks"] == 2
 
-    result = invoke("merge", str(tmp_path / "all"), *map(str, shards))
+    result = invoke("merge", *map(str, shards), "--out", str(tmp_path / "all"))
     assert result.exit_code == 0, result.output
     assert "merged 2 shard(s)" in result.output and "5 tasks" in result.output
+    assert "old form" not in result.output
     assert json.loads((tmp_path / "all" / "summary.json").read_text())["complete"] is True
+    # The old form (OUT first) still merges, with a warning naming the new one.
+    result = invoke("merge", str(tmp_path / "old"), *map(str, shards))
+    assert result.exit_code == 0, result.output
+    assert f"arcmemo merge RUN... --out {tmp_path / 'old'}" in result.output
+    assert json.loads((tmp_path / "old" / "summary.json").read_text())["complete"] is True
 
-    result = invoke("merge", str(tmp_path / "half"), str(shards[0]))
+    result = invoke("merge", str(shards[0]), "--out", str(tmp_path / "half"))
     assert result.exit_code == 1 and "missing shards 1/2" in result.output
     assert "Traceback" not in result.output
-    result = invoke("merge", str(tmp_path / "half"), str(shards[0]), "--allow-partial")
+    result = invoke("merge", str(shards[0]), "--out", str(tmp_path / "half"), "--allow-partial")
     assert result.exit_code == 0 and "partial: missing shards 1/2" in result.output
 
 
@@ -56,3 +62,10 @@ def test_bad_shards_are_usage_errors(tmp_path: Path, aime_sums: ModuleType) -> N
         *("--memory", str(memory)),
     )
     assert result.exit_code == 2 and "cannot split an --update online run" in result.output
+
+
+def test_shard_help_says_it_counts_from_0() -> None:
+    result = invoke("run", "arc-agi-1", "--help")
+    assert result.exit_code == 0
+    text = " ".join(result.output.split())  # click wraps the help
+    assert "I counted from 0 (0..N-1: --shard 0/4 is the first of four)" in text
