@@ -60,8 +60,9 @@ class Step(CheckResult):
     usage: Usage = Field(default_factory=Usage, description="Tokens of this call.")
     cost_usd: float | None = Field(
         default=None,
-        description="USD this run paid for the completion: the gateway's figure or the price "
-        "table's, 0 when it came from the response cache; None when unknown (or not recorded).",
+        description="USD the completion cost when generated: the gateway's figure or the "
+        "price table's (also when this run got it from the response cache); None when "
+        "unknown (or not recorded).",
     )
     started_at: str | None = Field(
         default=None, description="UTC ISO time the model call that produced it started."

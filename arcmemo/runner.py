@@ -171,10 +171,9 @@ class Runner:
         return [Answer(c, self._cost(c), started, finished) for c in completions]
 
     def _cost(self, completion: Completion) -> float | None:
-        """What this run paid for ``completion`` (the model layer's rule: the gateway's
-        figure, else the price table's; nothing for a response-cache hit)."""
-        if completion.cache_hit:
-            return 0.0
+        """What ``completion`` cost when it was generated (the model layer's rule: the
+        gateway's figure, else the price table's), the same when it comes from the response
+        cache, so a resumed run records what an uninterrupted one does."""
         if completion.cost_usd is not None:
             return completion.cost_usd
         return self.model.prices.cost_usd(self.model.spec, completion.usage)

@@ -205,7 +205,12 @@ def run(config: RunConfig, script: Script, cache: Path) -> dict[str, Any]:
 
 
 def results(out: Path) -> dict[str, TaskResult]:
-    return RunDirectory(out).finished()
+    """The run's results without the times of their model calls (which differ by run)."""
+    finished = RunDirectory(out).finished()
+    for result in finished.values():
+        for step in (s for a in result.attempts for s in a.steps):
+            step.started_at = step.finished_at = None
+    return finished
 
 
 # -- the schedule is pass by pass ----------------------------------------------------------
@@ -300,7 +305,9 @@ def _timeless(value: Any) -> Any:
     """A memory's JSON without its timestamps."""
     if isinstance(value, dict):
         return {
-            k: _timeless(v) for k, v in value.items() if k not in ("at", "created_at", "updated_at")
+            k: _timeless(v)
+            for k, v in value.items()
+            if k not in ("at", "created_at", "updated_at", "started_at", "finished_at")
         }
     if isinstance(value, list):
         return [_timeless(v) for v in value]
@@ -323,6 +330,11 @@ class RunFiles:
             name: (out / name).read_text() if (out / name).exists() else ""
             for name in ("results.jsonl", "passes.jsonl", "abstraction.jsonl", "schedule.json")
         }
+        # Byte for byte but the times of the model calls each step records.
+        for name in ("results.jsonl", "passes.jsonl"):
+            texts[name] = "".join(
+                json.dumps(_timeless(json.loads(line))) + "\n" for line in texts[name].splitlines()
+            )
         texts["processed.json"] = rundir.processed_path.read_text()
         memories = {
             path.name: _timeless(rundir.snapshot_raw(path))
