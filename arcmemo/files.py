@@ -10,7 +10,7 @@ import stat
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TypeVar
+from typing import IO, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -18,16 +18,54 @@ RecordT = TypeVar("RecordT", bound=BaseModel)
 
 
 @contextlib.contextmanager
-def file_lock(path: Path) -> Iterator[None]:
-    """Hold an exclusive advisory lock tied to ``path`` (on ``path`` + ``.lock``)."""
-    lock_path = path.with_name(path.name + ".lock")
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(lock_path, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+def _locked_file(path: Path, operation: int) -> Iterator[IO[str]]:
+    """``path`` opened and locked with ``operation`` (``fcntl.flock``), then, on release,
+    removed when no other process holds or waits on it, so no lock file outlives its use.
+
+    A process that opened the file before its holder removed it gets its lock on the
+    removed file: it sees that the path no longer names what it locked and opens it again.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    while True:
+        handle = open(path, "a+", encoding="utf-8")  # noqa: SIM115 (closed below)
         try:
-            yield
+            fcntl.flock(handle, operation)
+        except BaseException:
+            handle.close()
+            raise
+        try:
+            current = os.stat(path)
+        except FileNotFoundError:
+            current = None
+        opened = os.fstat(handle.fileno())
+        if current is not None and (current.st_dev, current.st_ino) == (
+            opened.st_dev,
+            opened.st_ino,
+        ):
+            break
+        handle.close()  # the holder removed it meanwhile: lock the path as it is now
+    try:
+        yield handle
+    finally:
+        try:
+            # Only with no other holder (a shared holder tries for exclusive access; a
+            # waiter would take the lock of a removed file and open the path again).
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+        except BlockingIOError:
+            pass
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+            handle.close()
+
+
+@contextlib.contextmanager
+def file_lock(path: Path) -> Iterator[None]:
+    """Hold an exclusive advisory lock tied to ``path`` (on ``path`` + ``.lock``, which is
+    removed again when released)."""
+    with _locked_file(path.with_name(path.name + ".lock"), fcntl.LOCK_EX):
+        yield
 
 
 class LockHeldError(RuntimeError):
@@ -45,26 +83,25 @@ def held_lock(path: Path, *, holder: str, shared: bool = False) -> Iterator[None
 
     Exclusive (one holder) unless ``shared`` (any number of shared holders, no exclusive
     one). An exclusive holder writes ``holder`` (who it is) into the file, so a process that
-    is refused can say who holds the lock. The lock ends with the process, however it ends.
-    Unlike :func:`file_lock` it never waits: a second holder gets :class:`LockHeldError`.
+    is refused can say who holds the lock. The lock ends with the process, however it ends;
+    the last holder to release it removes the file. Unlike :func:`file_lock` it never waits:
+    a second holder gets :class:`LockHeldError`.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+", encoding="utf-8") as handle:
+    operation = (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB
+    with contextlib.ExitStack() as stack:
         try:
-            fcntl.flock(handle, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
+            handle = stack.enter_context(_locked_file(path, operation))
         except BlockingIOError:
-            handle.seek(0)
-            raise LockHeldError(path, handle.read().strip() or "another process") from None
+            try:
+                named = path.read_text(encoding="utf-8").strip()
+            except FileNotFoundError:
+                named = ""
+            raise LockHeldError(path, named or "another process") from None
         if not shared:
             handle.truncate(0)
             handle.write(holder + "\n")
             handle.flush()
-        try:
-            yield
-        finally:
-            if not shared:
-                handle.truncate(0)
-            fcntl.flock(handle, fcntl.LOCK_UN)
+        yield
 
 
 def atomic_write_text(path: Path, text: str | Iterable[str], *, backup: bool = False) -> None:

@@ -69,6 +69,7 @@ async def run_benchmark(
     started = time.perf_counter()
     resolved = resolve_config(config)
     rundir = RunWriter(resolved.out)
+    rundir.refuse_a_file()
     progress = progress or ProgressSink()
     # Everything that can fail on user input (tasks, memory, keys) fails while the session
     # opens, before the run directory is claimed, so a corrected command can reuse --out.
@@ -136,6 +137,7 @@ async def dry_run(config: RunConfig) -> DryRunReport:
     """
     resolved = resolve_config(config)
     rundir = RunWriter(resolved.out)
+    rundir.refuse_a_file()
     async with open_session(resolved, rundir, models=False) as session:
         estimate = await estimate_run(session)
         return DryRunReport(

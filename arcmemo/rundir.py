@@ -531,11 +531,20 @@ class RunWriter(RunDirectory):
         # The last snapshot written, for the next one's delta: its file name and memory.
         self._last_snapshot: tuple[str, MemoryParts] | None = None
 
+    def refuse_a_file(self) -> None:
+        """Fail with a one-line error when the run directory's path is an existing file."""
+        if self.path.exists() and not self.path.is_dir():
+            raise RunDirError(
+                f"--out {self.path}: an existing file, not a run directory; give a directory "
+                "(new or a run to resume)"
+            )
+
     @contextlib.contextmanager
     def occupy(self, *, alone: bool) -> Iterator[None]:
         """Hold ``run.lock`` while the run's process lives: ``alone`` (a batched run, whose
         resume cuts the files back to its last commit) refuses any other process; otherwise
         the lock is shared by processes that split the tasks through :meth:`claim`."""
+        self.refuse_a_file()
         self.path.mkdir(parents=True, exist_ok=True)
         holder = f"pid {os.getpid()} on {socket.gethostname()}"
         try:
@@ -585,8 +594,7 @@ class RunWriter(RunDirectory):
         the differences in ``forced_resume``. A results line torn by a crash is cut off so
         that appending continues cleanly.
         """
-        if self.path.exists() and not self.path.is_dir():
-            raise RunDirError(f"{self.path}: exists and is not a directory")
+        self.refuse_a_file()
         self.path.mkdir(parents=True, exist_ok=True)
         previous = self.read_config()
         if previous is not None:

