@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from arcmemo.cli.console import print_table
 from arcmemo.models.prices import PRICES_ENV, PriceTable
 from arcmemo.models.registry import INSTALL_HINTS, PROVIDERS
 from arcmemo.registry import ComponentUnavailableError
@@ -93,7 +94,7 @@ def models(prices_path: Path | None, as_json: bool) -> None:
         providers.add_row(
             row["provider"], escape(row["summary"]), row["sdk"] or "-", escape(status)
         )
-    console.print(providers)
+    print_table(console, providers)
     options = Table(title="Provider options (--model-arg key=value)")
     for column in ("provider", "option", "default", "description"):
         options.add_column(column)
@@ -102,7 +103,7 @@ def models(prices_path: Path | None, as_json: bool) -> None:
             options.add_row(
                 row["provider"], field, escape(repr(info["default"])), escape(info["description"])
             )
-    console.print(options)
+    print_table(console, options)
     prices_table = Table(title="Prices (USD per 1M tokens)")
     for column in ("model", "input", "cached input", "cache write", "output"):
         prices_table.add_column(column, justify="left" if column == "model" else "right")
@@ -114,4 +115,4 @@ def models(prices_path: Path | None, as_json: bool) -> None:
             _money(price.cache_write),
             _money(price.output),
         )
-    console.print(prices_table)
+    print_table(console, prices_table)

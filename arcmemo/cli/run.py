@@ -19,6 +19,7 @@ from rich.table import Table
 from arcmemo.abstraction.base import ABSTRACTORS
 from arcmemo.benchmarks.base import BENCHMARKS
 from arcmemo.cli.config_options import GroupedOption, config_options, config_values
+from arcmemo.cli.console import print_table
 from arcmemo.cli.errors import user_errors
 from arcmemo.cli.options import RegistryHelpCommand
 from arcmemo.config import RunConfig
@@ -137,7 +138,7 @@ def print_summary(console: Console, summary: dict[str, Any], metrics: tuple[str,
         table.add_row(label, value)
     for warning in summary.get("warnings", []):
         table.add_row("WARNING", warning)
-    console.print(table)
+    print_table(console, table)
     print_errors(console, summary)
 
 
@@ -174,7 +175,7 @@ def print_estimate(console: Console, estimate: RunEstimate) -> None:
         _span(estimate.output_tokens),
         _span(estimate.cost_usd, money=True),
     )
-    console.print(table)
+    print_table(console, table)
     for assumption in estimate.assumptions:
         console.print(f"  assumed: {assumption}", highlight=False)
 

@@ -384,6 +384,21 @@ def test_aime_dry_run(tmp_path: Path, aime_data: Path) -> None:
     assert "Find $2 + 3$." in prompt and "\\boxed{}" in prompt
 
 
+def test_a_dry_run_table_off_a_terminal_shows_whole_model_names(
+    tmp_path: Path, aime_data: Path
+) -> None:
+    model = "openai:gpt-4.1-mini-2025-04-14"
+    result = CliRunner().invoke(
+        cli,
+        ["run", "aime", "--split", "2025", "--model", model, "--dry-run", "--out",
+         str(tmp_path / "dry")],
+        env={"ARCMEMO_DATA_DIR": str(aime_data), "COLUMNS": None},
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    rows = [line for line in result.output.splitlines() if line.startswith("│ solve")]
+    assert len(rows) == 1 and f"│ {model} │" in rows[0]
+
+
 def test_live_display_shows_stage_in_flight_tokens_cost_and_eta() -> None:
     from rich.console import Console
 
