@@ -376,12 +376,20 @@ def _csv(table: Table, notes: list[str], comparison: list[str]) -> str:
                 [number(cell.value), number(cell.std)] if column.with_std else [number(cell.value)]
             )
         writer.writerow(row)
-    return buffer.getvalue() + "".join(f"# {note}\n" for note in [*notes, *comparison])
+    # Data only: a footnote row is read as data by pandas and spreadsheets (see footnotes).
+    return buffer.getvalue()
 
 
 def render(table: Table, fmt: Format, *, comparison: Paired | None = None) -> str:
     """The table in ``fmt`` with its notes, and the paired comparison under it (as a list in
-    Markdown, comment lines in LaTeX and CSV)."""
+    Markdown, comment lines in LaTeX); CSV holds the data alone (:func:`footnotes`)."""
     lines = paired_lines(comparison) if comparison is not None else []
     renderer = {"md": _markdown, "csv": _csv, "latex": _latex}[fmt]
     return renderer(table, table.notes, lines)
+
+
+def footnotes(table: Table, fmt: Format, *, comparison: Paired | None = None) -> list[str]:
+    """What :func:`render` leaves out of ``fmt``: CSV's notes and paired comparison."""
+    if fmt != "csv":
+        return []
+    return [*table.notes, *(paired_lines(comparison) if comparison is not None else [])]

@@ -114,9 +114,11 @@ def test_csv_has_a_std_column_per_oracle_and_empty_missing_cells() -> None:
         table_run("three", THREE, attempts=3, retries=0),
         table_run("two", TWO, attempts=2, retries=0),
     ]
-    text = tables.render(tables.build_table(runs), "csv")
-    lines = [line for line in text.splitlines() if not line.startswith("#")]
-    rows = list(csv.reader(io.StringIO("\n".join(lines))))
+    table = tables.build_table(runs)
+    text = tables.render(table, "csv")
+    rows = list(csv.reader(io.StringIO(text)))
+    assert len(rows) == 1 + len(table.rows)  # data only: the notes are footnotes
+    assert tables.footnotes(table, "csv") == table.notes != []
     assert rows[0] == [
         *("retries", "setting", "run0", "run1", "run2", "oracle@1", "oracle@1_std"),
         *("oracle@2", "oracle@2_std", "oracle@3", "oracle@3_std"),
@@ -134,7 +136,7 @@ def test_csv_has_a_std_column_per_oracle_and_empty_missing_cells() -> None:
         "",
         "",
     ]
-    assert text.splitlines()[-1].startswith("# ARC scores in percent over 2 tasks")
+    assert tables.footnotes(table, "csv")[0].startswith("ARC scores in percent over 2 tasks")
 
 
 def test_labels_are_escaped_for_markdown_and_latex() -> None:

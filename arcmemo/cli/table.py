@@ -28,6 +28,7 @@ _RUN_DIR = click.Path(exists=True, file_okay=False, path_type=Path)
     type=click.Choice(["md", "csv", "latex"]),
     default="md",
     show_default=True,
+    help="md and latex carry their notes; csv is data only, its notes go to stderr.",
 )
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="File to write.")
 @click.option(
@@ -75,23 +76,24 @@ def table(
                 for i, path in enumerate(runs)
             ]
             by_path = {path.resolve(): run for path, run in zip(runs, loaded, strict=True)}
-            if over_orders:
-                laid_out = tables.orders_table(loaded, strict=strict)
-                text = tables.render(laid_out, cast(tables.Format, fmt))
             pair = (runs[0], runs[1]) if paired else compare
             comparison = None
             if pair is not None:
                 first, second = (by_path.get(p.resolve()) or tables.load_run(p) for p in pair)
                 tables.check_comparable([*loaded, first, second])
                 comparison = tables.paired(first, second, strict=strict)
-            if not over_orders:
-                text = tables.render(
-                    tables.build_table(loaded, strict=strict),
-                    cast(tables.Format, fmt),
-                    comparison=comparison,
-                )
+            if over_orders:
+                laid_out = tables.orders_table(loaded, strict=strict)
+            else:
+                laid_out = tables.build_table(loaded, strict=strict)
+            form = cast(tables.Format, fmt)
+            text = tables.render(laid_out, form, comparison=comparison)
+            notes = tables.footnotes(laid_out, form, comparison=comparison)
         except tables.TableError as error:
             raise click.ClickException(str(error)) from None
+    for note in notes:
+        # CSV holds data only; its notes go to stderr, apart from the file or the pipe.
+        click.echo(f"# {note}", err=True)
     if out is None:
         click.echo(text, nl=False)
         return

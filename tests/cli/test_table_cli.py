@@ -105,10 +105,12 @@ def test_compare_two_runs_under_a_table_written_as_latex(runs: Runs, tmp_path: P
 def test_csv_and_aime_tables(runs: Runs) -> None:
     result = invoke("table", str(runs.aime), "--format", "csv")
     assert result.exit_code == 0, result.output
-    header, row = result.output.splitlines()[:2]
+    header, row = result.stdout.splitlines()
     assert header == "setting,pass@1,pass@1_std,pass@2,pass@2_std,pass@3,pass@3_std,maj@3,maj@3_std"
     # toy-1 2/3 right, toy-2 2/3, toy-3 1/3; majority right on toy-1 and toy-2
     assert row.startswith("aime,55.5556,19.2450,88.8889,19.2450,100.0000,0.0000,66.6667,")
+    # The notes are on stderr, not rows a CSV reader takes for data.
+    assert result.stderr.startswith("# ") and "#" not in result.stdout
 
 
 @pytest.mark.parametrize(
