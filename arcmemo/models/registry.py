@@ -49,7 +49,7 @@ register_provider = PROVIDERS.register
 ``factory(options, model=MODEL)`` with the validated options.
 """
 
-_SPEC_EXAMPLES = "openai:o4-mini, anthropic:claude-sonnet-4-5, scripted:answers.yaml"
+_SPEC_EXAMPLES = "openai:o4-mini, anthropic:claude-haiku-4-5, scripted:answers.yaml"
 
 
 def parse_spec(spec: str) -> tuple[str, str]:

@@ -74,3 +74,23 @@ def test_a_malformed_price_file_is_a_one_line_user_error(
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"Error: price table {prices}")
     assert expected in lines[0]
+
+
+def test_the_readme_anthropic_example_is_a_current_priced_model() -> None:
+    """The README's Anthropic command names a model the installed SDK lists, neither
+    deprecated nor warned about with extended thinking, and the price table prices it."""
+    import typing
+
+    from anthropic._data import DEPRECATED_MODELS, MODELS_TO_WARN_WITH_THINKING_ENABLED
+    from anthropic.types.model import Model
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    named = set(re.findall(r"--model anthropic:([\w.-]+)", readme))
+    assert named, "the README has no Anthropic example"
+    known = {name for arg in typing.get_args(Model) for name in typing.get_args(arg)}
+    table = PriceTable.load()
+    for model in named:
+        assert model in known and model not in DEPRECATED_MODELS, model
+        assert model not in MODELS_TO_WARN_WITH_THINKING_ENABLED, model
+        price = table.price_for(f"anthropic:{model}")
+        assert price is not None and price.input and price.output, model
