@@ -56,7 +56,8 @@ class Completion(BaseModel):
     cost_usd: float | None = Field(
         default=None,
         description="What the provider or gateway says this completion cost (OpenRouter, "
-        "LiteLLM); None = priced from the price table.",
+        "LiteLLM), or its batch price for an answer of a provider batch; None = priced from "
+        "the price table.",
     )
     stats: dict[str, Any] = Field(
         default_factory=dict,

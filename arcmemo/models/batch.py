@@ -12,9 +12,11 @@ A run that restarts reads ``batches.jsonl``: a request whose keys are in a batch
 but never collected is awaited from that batch (retrieved, not submitted again).
 
 What a batch does not answer comes back as :class:`BatchUnanswered` and the client decides:
-an error the synchronous path would not retry (HTTP 400, ...) fails the call at once; any
-other (a server error, an expired or failed batch, a lost submission) is sent again
-synchronously, through the normal retry loop.
+an error the synchronous path would not retry (HTTP 400, ...) fails the call at once, and so
+does every request of a batch the provider refused as a whole (failed validation: the
+reason is logged and recorded in ``batches.jsonl``); any other (a server error, an expired
+batch, a lost submission) is sent again synchronously, through the normal retry loop. Once
+a batch's results are read, the files it left in the user's storage are deleted.
 """
 
 from __future__ import annotations
@@ -71,6 +73,11 @@ class BatchStatus(BaseModel):
     total: int = 0
     done: int = Field(default=0, description="Requests answered so far.")
     failed: int = Field(default=0, description="Requests that errored, expired or were canceled.")
+    rejected: str | None = Field(
+        default=None,
+        description="Why the provider refused the batch as a whole (OpenAI: a batch that "
+        "failed validation, its errors.data); None when it ran.",
+    )
 
 
 # A request's outcome: its completions, or why the batch did not answer it.
@@ -91,6 +98,10 @@ class BatchBackend(Protocol):
 
     async def results(self, batch_id: str) -> dict[str, Outcome]:
         """Each answered (or errored) request's outcome by custom id, once the batch ended."""
+
+    async def discard(self, batch_id: str) -> None:
+        """Delete what the batch left in the user's storage (uploaded and result files) once
+        its results are read."""
 
 
 # -- batches.jsonl -------------------------------------------------------------------------
@@ -114,6 +125,9 @@ class BatchRecord(BaseModel):
         default_factory=list, description="The batch's requests (submitted lines only)."
     )
     state: str | None = Field(default=None, description="How it ended (collected lines only).")
+    reason: str | None = Field(
+        default=None, description="Why the provider refused the batch (collected lines only)."
+    )
     answered: int | None = Field(default=None, description="Requests it answered (collected).")
 
 
@@ -326,8 +340,10 @@ class Batcher:
     async def _collect(self, batch_id: str) -> None:
         waiting = self._waiting[batch_id]
         lost: ProviderError | None = None
+        reason: str | None = None
         try:
-            state, outcomes = await self._wait_for(batch_id)
+            status, outcomes = await self._wait_for(batch_id)
+            state, reason = status.state, status.rejected
         except ProviderError as error:
             # The batch cannot be read (gone, or the API refuses): its requests go synchronous.
             state, outcomes, lost = "unreadable", {}, error
@@ -340,7 +356,17 @@ class Batcher:
                 if not pending.done():
                     pending.set_exception(error)
             raise
+        if reason is not None:
+            # The same requests would be refused synchronously too (and the next batch again):
+            # their calls fail at once with the provider's reason.
+            LOG.warning("%s: batch %s %s: %s", self.model, batch_id, state, reason)
+            lost = ProviderError(
+                f"{self.model}: batch {batch_id} {state}: {reason}",
+                decision=RetryDecision.NO,
+                kind="batch",
+            )
         answered = 0
+        resolved: list[tuple[asyncio.Future[list[Completion]], Outcome]] = []
         for ref in waiting.refs:
             outcome = outcomes.get(ref.custom_id)
             if outcome is None:
@@ -355,11 +381,7 @@ class Batcher:
                 self._store(ref.keys, outcome)
             future = waiting.futures.get(ref.custom_id)
             if future is not None:
-                if not future.done():
-                    if isinstance(outcome, list):
-                        future.set_result(outcome)
-                    else:
-                        future.set_exception(BatchUnanswered(outcome))
+                resolved.append((future, outcome))
             else:
                 self._collected.setdefault(tuple(ref.keys), deque()).append(outcome)
         self._append(
@@ -369,16 +391,31 @@ class Batcher:
                 model=self.model,
                 batch_id=batch_id,
                 state=state,
+                reason=reason,
                 answered=answered,
             )
         )
+        try:
+            # Before the waiters are answered: a run that ends once they are (its client
+            # closed, this poller cancelled) leaves no file behind.
+            if state != "unreadable":
+                await self.backend.discard(batch_id)
+        except ProviderError as error:
+            LOG.warning("%s: files of batch %s not deleted: %s", self.model, batch_id, error)
+        finally:
+            for future, outcome in resolved:
+                if not future.done():
+                    if isinstance(outcome, list):
+                        future.set_result(outcome)
+                    else:
+                        future.set_exception(BatchUnanswered(outcome))
         # Unclaimed requests of this batch are no longer awaited from it.
         for ref in waiting.refs:
             entries = self._recorded.get(tuple(ref.keys))
             if entries:
                 self._recorded[tuple(ref.keys)] = deque(e for e in entries if e[0] != batch_id)
 
-    async def _wait_for(self, batch_id: str) -> tuple[str, dict[str, Outcome]]:
+    async def _wait_for(self, batch_id: str) -> tuple[BatchStatus, dict[str, Outcome]]:
         started = self._clock()
         failures = 0
         while True:
@@ -400,7 +437,7 @@ class Batcher:
                 )
             )
             if status.ended:
-                return status.state, await self.backend.results(batch_id)
+                return status, await self.backend.results(batch_id)
             await asyncio.sleep(self.settings.poll_s)
 
     def _store(self, keys: list[str], completions: list[Completion]) -> None:

@@ -100,6 +100,11 @@ class AnthropicBatchBackend:
             failed=failed,
         )
 
+    async def discard(self, batch_id: str) -> None:
+        # Message Batches take their requests in the create call: no file was uploaded, and
+        # Anthropic deletes a batch's results itself (29 days after creation).
+        return None
+
     async def results(self, batch_id: str) -> dict[str, Outcome]:
         outcomes: dict[str, Outcome] = {}
         name = self.provider.name

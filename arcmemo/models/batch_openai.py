@@ -2,8 +2,10 @@
 
 A batch is a JSONL file of ``/v1/chat/completions`` requests uploaded with
 ``files.create(purpose="batch")``, then ``batches.create``; ``batches.retrieve`` reports its
-status and ``files.content`` reads the output file (answers) and the error file (requests
-that failed or expired). Everything goes through the provider's own ``openai`` SDK client.
+status (and, for a batch that failed validation, why: ``errors.data``) and ``files.content``
+reads the output file (answers) and the error file (requests that failed or expired); once
+read, the three files are deleted (``files.delete``). Everything goes through the
+provider's own ``openai`` SDK client.
 """
 
 from __future__ import annotations
@@ -92,6 +94,7 @@ class OpenAIBatchBackend:
             total=counts.total if counts else 0,
             done=counts.completed if counts else 0,
             failed=counts.failed if counts else 0,
+            rejected=_rejection(batch) if batch.status == "failed" else None,
         )
 
     async def results(self, batch_id: str) -> dict[str, Outcome]:
@@ -111,6 +114,15 @@ class OpenAIBatchBackend:
                     entry = json.loads(line)
                     outcomes[str(entry.get("custom_id"))] = self._outcome(entry)
         return outcomes
+
+    async def discard(self, batch_id: str) -> None:
+        try:
+            batch = await self.client.batches.retrieve(batch_id)
+            for file_id in (batch.input_file_id, batch.output_file_id, batch.error_file_id):
+                if file_id:
+                    await self.client.files.delete(file_id)
+        except Exception as error:
+            raise self._error(error) from error
 
     def _outcome(self, entry: dict[str, Any]) -> Outcome:
         name = self.provider.name
@@ -138,3 +150,15 @@ class OpenAIBatchBackend:
             return self.provider.batch_completions(response.get("body") or {})
         except ProviderError as failure:
             return failure
+
+
+def _rejection(batch: Any) -> str:
+    """Why a failed batch failed: its ``errors.data`` (the validation errors, by line)."""
+    errors = getattr(getattr(batch, "errors", None), "data", None) or []
+    reasons = [
+        f"{error.code or 'error'}"
+        + (f" (line {error.line})" if error.line is not None else "")
+        + f": {error.message or ''}"
+        for error in errors
+    ]
+    return "; ".join(reasons) or "failed validation (the provider gave no reason)"

@@ -290,6 +290,9 @@ class ModelClient:
             for index, completion in zip(group, completions, strict=True):
                 position = index - first_sample
                 results[position] = completion
+                if via_batch and completion.cost_usd is None:
+                    # Its price is the batch price: what the caller records as its cost.
+                    completion.cost_usd = self.prices.batch_cost_usd(self.spec, completion.usage)
                 (batched if via_batch else fresh).append(completion)
                 to_store.append((keys[position], completion))
         # The write starts now on the cache's thread and the paid call is logged before

@@ -6,7 +6,9 @@ it (the same handler code). A batch moves one state per status request: OpenAI
 ``validating -> in_progress -> finalizing -> completed``, Anthropic ``in_progress -> ended``.
 Faults: :meth:`FakeBatchServer.fail_next_requests` gives the next batch lines an error
 result; :meth:`FakeBatchServer.expire_next_batch` ends the next batch as expired with only
-its first lines answered. ``batch_api=False`` plays a server without batch endpoints (404).
+its first lines answered; :meth:`FakeBatchServer.fail_next_batch_validation` fails the next
+OpenAI batch's validation. Files can be deleted (``DELETE /v1/files/ID``).
+``batch_api=False`` plays a server without batch endpoints (404).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ class FakeBatch:
     step: int = 0
     expired: bool = False
     answered: int | None = None  # with expired: how many lines were answered
+    invalid: str | None = None  # a validation error: the batch fails with it, nothing runs
 
 
 @dataclass
@@ -47,6 +50,8 @@ class BatchState:
     retrieves: int = 0
     fail_next: list[int] = field(default_factory=list)  # statuses for the next batch lines
     expire_next: int | None = None  # answered lines of the next batch, which expires
+    invalid_next: str | None = None  # the next batch fails validation with this message
+    deleted: list[str] = field(default_factory=list)  # file ids deleted, in order
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -74,6 +79,19 @@ class _BatchHandler(_Handler):
             self._anthropic_batch(parts[4], advance=True)
         else:
             self._json(404, _error_payload(f"no route {path}", False))
+
+    def do_DELETE(self) -> None:
+        parts = urlparse(self.path).path.rstrip("/").split("/")
+        state = self.server.batch
+        with state.lock:
+            found = len(parts) == 4 and parts[2] == "files" and parts[3] in state.files
+            if found:
+                del state.files[parts[3]]
+                state.deleted.append(parts[3])
+        if not found:
+            self._json(404, _error_payload("no such file", False))
+        else:
+            self._json(200, {"id": parts[3], "object": "file", "deleted": True})
 
     def do_POST(self) -> None:
         path = urlparse(self.path).path.rstrip("/")
@@ -123,6 +141,7 @@ class _BatchHandler(_Handler):
             if state.expire_next is not None:
                 batch.expired, batch.answered = True, state.expire_next
                 state.expire_next = None
+            batch.invalid, state.invalid_next = state.invalid_next, None
             state.batches[batch.id] = batch
         return batch
 
@@ -179,6 +198,18 @@ class _BatchHandler(_Handler):
         self._json(200, self._openai_object(batch))
 
     def _openai_object(self, batch: FakeBatch) -> dict[str, Any]:
+        if batch.invalid is not None and batch.step > 0:
+            # Validation failed: the batch ends at once, with its errors and no files.
+            return {
+                "id": batch.id, "object": "batch", "endpoint": "/v1/chat/completions",
+                "input_file_id": batch.input_file_id, "completion_window": "24h",
+                "status": "failed", "created_at": int(time.time()),
+                "output_file_id": None, "error_file_id": None,
+                "errors": {"object": "list", "data": [
+                    {"code": "invalid_request", "line": 1, "message": batch.invalid,
+                     "param": "body.model"}]},
+                "request_counts": {"total": 0, "completed": 0, "failed": 0},
+            }  # fmt: skip
         ended = batch.step == len(_OPENAI_STATES) - 1
         status = "expired" if ended and batch.expired else _OPENAI_STATES[batch.step]
         answered = batch.results[: batch.answered] if batch.expired else batch.results
@@ -319,6 +350,17 @@ class FakeBatchServer(FakeLLMServer):
         """Give the next batch lines (in submission order) these HTTP error statuses."""
         with self.batch.lock:
             self.batch.fail_next.extend(statuses)
+
+    def fail_next_batch_validation(self, message: str) -> None:
+        """The next OpenAI batch fails validation with ``message`` (status ``failed``)."""
+        with self.batch.lock:
+            self.batch.invalid_next = message
+
+    @property
+    def files(self) -> list[str]:
+        """The ids of the files stored now (uploaded inputs, outputs, error files)."""
+        with self.batch.lock:
+            return sorted(self.batch.files)
 
     def expire_next_batch(self, answered: int) -> None:
         """The next batch expires with only its first ``answered`` lines answered."""

@@ -123,13 +123,21 @@ def test_concurrent_calls_go_out_as_one_batch_and_match_the_synchronous_answers(
 def test_batch_cost_is_half_the_price_table(
     spec: str, batch_server: FakeBatchServer, api_keys: dict[str, str], tmp_path: Path
 ) -> None:
+    answers: dict[str, list[Any]] = {}
+
     async def both() -> None:
         for name, batch in (("batch", True), ("sync", False)):
             client = make_client(spec, batch_server, tmp_path / name, batch=batch)
+            answers[name] = await client.generate(prompt("three"), stage="solve", task_id="3")
             await ask(client, ["one", "two"])
             await client.aclose()
 
     asyncio.run(both())
+    # A batch answer carries its batch price (what a run's step records as its cost).
+    for completion in answers["batch"]:
+        full = PRICES.cost_usd(spec, completion.usage)
+        assert full and completion.cost_usd == pytest.approx(full * BATCH_DISCOUNT)
+    assert all(c.cost_usd is None for c in answers["sync"])
     batched = {r.task_id: r for r in calls(tmp_path / "batch")}
     plain = {r.task_id: r for r in calls(tmp_path / "sync")}
     for task_id, record in batched.items():
@@ -329,3 +337,50 @@ def test_a_line_torn_by_a_crash_is_cut_before_the_batch_log_grows(
     assert batch_server.batches_created == 1
     assert pending_batches(read_batch_log(log), spec) == []
     assert log.read_text(encoding="utf-8").endswith("\n")
+
+
+def test_a_batch_that_fails_validation_fails_its_calls_at_once_with_the_reason(
+    batch_server: FakeBatchServer, api_keys: dict[str, str], tmp_path: Path
+) -> None:
+    """No silent full-price fallback: the same requests would be refused synchronously."""
+    batch_server.fail_next_batch_validation("model gpt-4o-mini is not available in batches")
+
+    async def run() -> list[Any]:
+        client = make_client(SPECS[0], batch_server, tmp_path)
+        try:
+            return await asyncio.gather(
+                *(client.generate(prompt(t), stage="solve", task_id=t) for t in ("a", "b")),
+                return_exceptions=True,
+            )
+        finally:
+            await client.aclose()
+
+    outcomes = asyncio.run(run())
+    reason = "invalid_request (line 1): model gpt-4o-mini is not available in batches"
+    for outcome in outcomes:
+        assert isinstance(outcome, ModelCallError) and reason in str(outcome)
+    synchronous = [r for r in batch_server.requests if r.path.endswith("/completions")]
+    assert synchronous == [] and batch_server.batches_created == 1
+    (collected,) = [r for r in read_batch_log(tmp_path / "batches.jsonl") if r.event == "collected"]
+    assert (collected.state, collected.reason) == ("failed", reason)
+
+
+def test_a_collected_batch_deletes_its_files(
+    batch_server: FakeBatchServer, api_keys: dict[str, str], tmp_path: Path
+) -> None:
+    batch_server.fail_next_requests(404)  # an error file besides the output file
+
+    async def run() -> None:
+        client = make_client(SPECS[0], batch_server, tmp_path)
+        try:
+            await asyncio.gather(
+                *(client.generate(prompt(t), stage="solve", task_id=t) for t in ("a", "b")),
+                return_exceptions=True,
+            )
+        finally:
+            await client.aclose()
+
+    asyncio.run(run())
+    assert batch_server.batches_created == 1
+    assert batch_server.files == []  # input, output and error file all deleted
+    assert len(batch_server.batch.deleted) == 3

@@ -69,8 +69,15 @@ def run(cfg: RunConfig, **settings: Any) -> dict[str, Any]:
 
 
 def results(out: Path) -> list[dict[str, Any]]:
+    """The results without what differs by design: each step's call times and price (a batch
+    answer's is the batch price)."""
     lines = (out / "run" / "results.jsonl").read_text().splitlines()
-    return sorted((json.loads(line) for line in lines), key=lambda r: r["task_id"])
+    rows = sorted((json.loads(line) for line in lines), key=lambda r: r["task_id"])
+    for row in rows:
+        for step in (s for a in row["attempts"] for s in a["steps"]):
+            for key in ("started_at", "finished_at", "cost_usd"):
+                step.pop(key)
+    return rows
 
 
 def call_records(out: Path) -> list[CallRecord]:
