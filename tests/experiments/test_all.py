@@ -104,7 +104,7 @@ def test_yes_runs_every_script(tmp_path: Path) -> None:
     # The AIME pilot's option: OE lessons abstracted from the AIME training solves.
     assert any(
         c.startswith(f"abstract --from {runs}/aime-train-2022 --memory {runs}/memory-aime-oe.json")
-        and "--format oe" in c
+        and "--memory-format oe" in c
         for c in real
     )
     assert any(c.startswith("table ") for c in real)
