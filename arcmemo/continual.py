@@ -28,7 +28,7 @@ from arcmemo.models.client import ModelClient
 from arcmemo.models.retry import ModelCallError
 from arcmemo.records import Step, TaskResult
 from arcmemo.registry import ComponentSpec
-from arcmemo.rundir import Batch, BatchCommit, RunWriter, WrittenStep
+from arcmemo.rundir import Batch, BatchCommit, RunWriter, UnwrittenStep, WrittenStep
 from arcmemo.runner import BatchItem
 from arcmemo.signals import WRITE_SIGNALS, WriteSignal
 
@@ -86,6 +86,7 @@ class ContinualUpdater:
         commit = rundir.read_commit()
         self.processed: list[str] = list(commit.processed) if commit else []
         self.written: dict[str, WrittenStep] = dict(commit.written) if commit else {}
+        self.unwritten: dict[str, UnwrittenStep] = dict(commit.unwritten) if commit else {}
         if commit is None:
             rundir.write_initial_memory(memory)
 
@@ -140,13 +141,22 @@ class ContinualUpdater:
                         )
             if step is None:
                 continue
-            self.written[result.task_id] = written_step(result, step)
             item = self.benchmark.solved_item(task, step)
-            outcomes.append(
-                await self._write(
-                    item.task_id, self.abstractor.abstract(self.memory, item, self.model)
-                )
+            outcome = await self._write(
+                item.task_id, self.abstractor.abstract(self.memory, item, self.model)
             )
+            outcomes.append(outcome)
+            chosen = written_step(result, step)
+            if outcome.failures and not outcome.written:
+                # Nothing of it reached the memory: recorded as such (the summary's abstract
+                # errors) and left out of `written`, so that a rerun writes it again.
+                first = outcome.failures[0]
+                self.unwritten[result.task_id] = UnwrittenStep(
+                    **chosen.model_dump(), error=f"{first.stage}: {first.error}"
+                )
+            else:
+                self.written[result.task_id] = chosen
+                self.unwritten.pop(result.task_id, None)
         target = self.config.memory_out or self.config.memory
         # One checked dump serves the snapshot and the saved file (the same text): the
         # check parses the whole memory again, a second of a batch at 30,000 concepts.
@@ -160,6 +170,7 @@ class ContinualUpdater:
             snapshot=snapshot.name,
             processed=list(self.processed),
             written=dict(self.written),
+            unwritten=dict(self.unwritten),
         )
 
 

@@ -35,7 +35,7 @@ from arcmemo.session import (
     open_session,
     writer_lock_path,
 )
-from arcmemo.summary import build_summary, written_steps
+from arcmemo.summary import build_summary, unwritten_steps, written_steps
 
 # The names callers have imported from here since it held every step.
 __all__ = [
@@ -123,6 +123,7 @@ async def run_benchmark(
                 aborted=str(aborted) if aborted else None,
                 warnings=run_warnings(resolved),
                 written=written_steps(rundir, resolved),
+                unwritten=unwritten_steps(rundir),
             )
             rundir.write_summary(summary)
             if aborted is not None:

@@ -115,6 +115,11 @@ class Batch(BaseModel):
         "retry of every attempt still failing its visible examples."
     )
     task_ids: list[str]
+    writes_only: bool = Field(
+        default=False,
+        description="A rerun's batch that only retries the memory writes that failed (its "
+        "tasks are not solved again; their recorded results are written).",
+    )
 
 
 class Schedule(BaseModel):
@@ -147,6 +152,13 @@ class WrittenStep(BaseModel):
     )
 
 
+class UnwrittenStep(WrittenStep):
+    """A step the write signal confirmed whose abstraction wrote nothing to memory (a
+    rerun tries the write again)."""
+
+    error: str = Field(description="The abstraction's first failure ('stage: message').")
+
+
 class BatchCommit(BaseModel):
     """``memory/processed.json``: the last batch fully processed and what it left behind."""
 
@@ -161,6 +173,11 @@ class BatchCommit(BaseModel):
     written: dict[str, WrittenStep] = Field(
         default_factory=dict,
         description="Tasks whose solution was written to memory, and the step written.",
+    )
+    unwritten: dict[str, UnwrittenStep] = Field(
+        default_factory=dict,
+        description="Tasks whose confirmed solution the abstraction failed to write (nothing "
+        "of it is in the memory), and why.",
     )
     lengths: dict[str, int] = Field(
         default_factory=dict,

@@ -425,10 +425,25 @@ class Runner:
         if rerun_errors:
             finished = self.rundir.finished()
             ids = [i for i in schedule.task_ids if i in finished and finished[i].error]
+            batches = cut_batches(
+                ids, schedule.batch_size, first=first, pass_number=0, round_=last.round + 1
+            )
+            # Confirmed solutions whose memory write failed are written again, without
+            # solving their tasks again, in the same round.
+            commit = self.rundir.read_commit()
+            unwritten = commit.unwritten if commit is not None else {}
+            ids = [i for i in schedule.task_ids if i in unwritten and i in finished]
             if ids:
-                return cut_batches(
-                    ids, schedule.batch_size, first=first, pass_number=0, round_=last.round + 1
+                batches.append(
+                    Batch(
+                        index=first + len(batches),
+                        round=last.round + 1,
+                        pass_number=0,
+                        task_ids=ids,
+                        writes_only=True,
+                    )
                 )
+            return batches
         return []
 
     async def _run_batched(self, tasks: list[Any], ids: list[str]) -> None:
@@ -458,6 +473,8 @@ class Runner:
 
     def _announce(self, schedule: Schedule, batch: Batch) -> None:
         """Report the stage a batch starts: first tries (solve) or a pass of retries."""
+        if batch.writes_only:
+            return  # it only writes the memory: the abstract stage reports it
         same = [
             b.index
             for b in schedule.batches
@@ -474,6 +491,9 @@ class Runner:
     ) -> None:
         """Run one batch, record its results and tasks' states, let the hook write the
         memory, then commit the batch."""
+        if batch.writes_only:
+            await self._write_batch(batch, by_id)
+            return
         gate = self._task_gate(len(batch.task_ids))
 
         async def one(task_id: str) -> TaskState:
@@ -512,6 +532,21 @@ class Runner:
                 )
         self.rundir.append_results(finals)
         self.rundir.append_progress(progress)
+        await self._commit(batch, items)
+        if self.on_task_done:
+            for result in finals:
+                self.on_task_done(result)
+
+    async def _write_batch(self, batch: Batch, by_id: dict[str, Any]) -> None:
+        """A writes-only batch: the hook writes the tasks' recorded (final) results again."""
+        finished = self.rundir.finished()
+        items: list[BatchItem] = [
+            (by_id[i], finished[i], True) for i in batch.task_ids if i in finished
+        ]
+        await self._commit(batch, items)
+
+    async def _commit(self, batch: Batch, items: list[BatchItem]) -> None:
+        """Let the hook write the batch's memory, then commit the batch."""
         commit = BatchCommit(batch=batch.index)
         if self.after_batch is not None:
             self.progress.emit(StageStarted(stage="abstract", where=f"batch {batch.index + 1}"))
@@ -521,9 +556,6 @@ class Runner:
                 update={"batch": batch.index, "lengths": self.rundir.appended_lengths()}
             )
         )
-        if self.on_task_done:
-            for result in finals:
-                self.on_task_done(result)
 
 
 def sandbox_isolation(name: str) -> str:

@@ -36,7 +36,7 @@ from arcmemo.continual import run_write_signal
 from arcmemo.models.accounting import StageUsage, UsageSummary
 from arcmemo.records import TaskResult
 from arcmemo.registry import RegistryError
-from arcmemo.rundir import RunDirectory, RunDirError, WrittenStep
+from arcmemo.rundir import RunDirectory, RunDirError, UnwrittenStep, WrittenStep
 from arcmemo.runner import sandbox_isolation
 from arcmemo.signals import WRITE_SIGNALS
 
@@ -44,6 +44,8 @@ SUMMARY_FORMAT = 2
 INFERENCE_MODE = "inference mode: no labels"
 # The stages the solver model answers (the runner's); every other stage is the aux model's.
 SOLVER_STAGES = frozenset({"solve", "retry"})
+# The errors' kind of confirmed solutions that an online run failed to write to memory.
+ABSTRACT_ERROR = "abstract"
 # Keys left out of the file when they are None (absent in the files before the model).
 _OPTIONAL_KEYS = frozenset({"n_solved", "mode", "wall_seconds", "write_precision", "partial_merge"})
 
@@ -87,9 +89,27 @@ class WritePrecision(BaseModel):
     only; they never decide a write)."""
 
     signal: str = Field(description="The run's write signal.")
-    written: int
-    right: int
-    precision: float | None
+    confirmed: int | None = Field(
+        default=None,
+        description="Solutions the write signal chose (None in summaries before it was "
+        "counted apart from written).",
+    )
+    confirmed_right: int | None = Field(
+        default=None, description="Of those, right on every hidden test output."
+    )
+    written: int = Field(description="Of the confirmed solutions, those in the memory.")
+    right: int = Field(description="Of the written solutions, right.")
+    precision: float | None = Field(description="right / written.")
+
+    @model_serializer(mode="wrap")
+    def _without_unknown_counts(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # A summary from before confirmed was counted is written back as it was.
+        data = handler(self)
+        if self.confirmed is None:
+            data.pop("confirmed", None)
+            data.pop("confirmed_right", None)
+        return data
+
     by_signal: dict[str, SignalPrecision] = Field(
         default_factory=dict,
         description="Per write signal that does not read labels, what it would confirm.",
@@ -98,7 +118,8 @@ class WritePrecision(BaseModel):
 
 class RunSummary(BaseModel):
     """``summary.json``. Written flat (``metrics`` beside the other keys, see the module
-    docstring); ``complete`` is False when a task ended on a model error, when fewer tasks
+    docstring); ``complete`` is False when a task ended on a model error, when a confirmed
+    solution could not be written to memory (``errors["abstract"]``), when fewer tasks
     than planned have a result, when the run was aborted, or when a merge was partial."""
 
     format_version: int = SUMMARY_FORMAT
@@ -256,11 +277,14 @@ def _right(step: Any) -> bool:
 
 
 def write_precision(
-    signal: str, written: dict[str, WrittenStep], results: list[TaskResult]
+    signal: str,
+    written: dict[str, WrittenStep],
+    results: list[TaskResult],
+    unwritten: dict[str, UnwrittenStep] | None = None,
 ) -> WritePrecision:
-    """How many written solutions were right on the hidden test outputs, and, per write
-    signal that does not read labels, how many of the solutions it would confirm in the
-    final results are right."""
+    """How many confirmed and written solutions were right on the hidden test outputs
+    (``unwritten``: confirmed ones whose write failed), and, per write signal that does not
+    read labels, how many of the solutions it would confirm in the final results are right."""
 
     def share(right: int, total: int) -> float | None:
         return right / total if total else None
@@ -277,8 +301,11 @@ def write_precision(
         by_signal[name] = SignalPrecision(
             confirmed=len(confirmed), right=right, precision=share(right, len(confirmed))
         )
+    unwritten = unwritten or {}
     return WritePrecision(
         signal=signal,
+        confirmed=len(written) + len(unwritten),
+        confirmed_right=n_right + sum(bool(w.right) for w in unwritten.values()),
         written=len(written),
         right=n_right,
         precision=share(n_right, len(written)),
@@ -310,12 +337,15 @@ def build_summary(
     aborted: str | None = None,
     warnings: list[str] | None = None,
     written: dict[str, WrittenStep] | None = None,
+    unwritten: dict[str, UnwrittenStep] | None = None,
     partial_merge: list[str] | None = None,
 ) -> RunSummary:
     """The summary of a run (finished or not) from its results and usage.
 
     ``benchmark`` None: one that is not installed (:func:`run_metrics`); ``written``: an
     online run's written solutions (its last commit's), for the write precision;
+    ``unwritten``: its confirmed solutions whose write failed (errors of the abstract stage:
+    the run is not complete until a rerun writes them);
     ``wall_seconds`` None: a run still going; ``partial_merge``: why a merge of shards is
     incomplete.
     """
@@ -327,7 +357,11 @@ def build_summary(
     precision = None
     signal = config.write_signal or (run_write_signal(config, benchmark) if benchmark else None)
     if written is not None and labels and signal is not None:
-        precision = write_precision(signal.name, written, results)
+        precision = write_precision(signal.name, written, results, unwritten)
+    errors = error_summary(results)
+    if unwritten:
+        first_task, first = next(iter(unwritten.items()))
+        errors[ABSTRACT_ERROR] = ErrorKind(count=len(unwritten), first=first.error, task=first_task)
     return RunSummary(
         benchmark=config.benchmark.name,
         split=config.split or config.data,
@@ -341,6 +375,7 @@ def build_summary(
         n_solved=sum(r.solved for r in results) if labels else None,
         n_errors=n_errors,
         complete=n_errors == 0
+        and not unwritten
         and len(results) >= n_planned
         and aborted is None
         and not partial_merge,
@@ -367,7 +402,7 @@ def build_summary(
         leaks_test_labels=config.leaks_test_labels,
         sandbox=config.sandbox.name,
         isolation=sandbox_isolation(config.sandbox.name),
-        errors=error_summary(results),
+        errors=errors,
         aborted=aborted,
         warnings=[*(warnings or []), *selection_warnings(results)],
         write_precision=precision,
@@ -382,6 +417,12 @@ def written_steps(rundir: RunDirectory, config: RunConfig) -> dict[str, WrittenS
         return None
     commit = rundir.read_commit()
     return dict(commit.written) if commit else {}
+
+
+def unwritten_steps(rundir: RunDirectory) -> dict[str, UnwrittenStep]:
+    """The confirmed solutions whose memory write failed, as the last commit records them."""
+    commit = rundir.read_commit()
+    return dict(commit.unwritten) if commit else {}
 
 
 def summarize_directory(
@@ -399,4 +440,5 @@ def summarize_directory(
         None,
         n_planned=len(order) if order is not None else None,
         written=written_steps(rundir, config),
+        unwritten=unwritten_steps(rundir),
     )

@@ -14,6 +14,7 @@ import json
 import os
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
 from typing import Any
@@ -21,10 +22,12 @@ from typing import Any
 import pytest
 
 from arcmemo.bootstrap import abstract_into, items_from_run
+from arcmemo.cli.run import summary_table_rows
 from arcmemo.config import RunConfig
 from arcmemo.memory.ontology import Memory
 from arcmemo.memory.seeds import load_seed
 from arcmemo.memory.store import dump_memory
+from arcmemo.models.base import ProviderError
 from arcmemo.models.client import ModelClient
 from arcmemo.models.scripted import ScriptedProvider
 from arcmemo.pipeline import run_benchmark
@@ -639,6 +642,110 @@ def test_malformed_abstraction_output_is_recorded_and_the_run_goes_on(tmp_path: 
     structure = memory.find("quadrant structure")
     assert structure is not None and structure.provenance.sources == ["0c786b71"]
     assert log[1]["written"] == ["move-center-to-corner"]
+
+
+@dataclass
+class FailingStage:
+    """``model``, except that calls of ``stage`` fail with HTTP 500 while ``failing``."""
+
+    model: Any
+    stage: str
+    failing: bool = True
+
+    def __call__(self, messages: list[Any]) -> str:
+        if self.failing and lm.stage_of(messages) == self.stage:
+            raise ProviderError("HTTP 500: internal server error", status=500)
+        return str(self.model(messages))
+
+
+def test_failed_writes_are_abstract_errors_and_a_rerun_writes_them(tmp_path: Path) -> None:
+    memory_path = tmp_path / "memory.json"
+    load_seed("arc").save(memory_path)
+    tasks = ["0c786b71", "66e6c45b"]
+    model = lm.LoopModel(
+        answers={
+            ("solve", "0c786b71"): lm.program_answer(QUADRANTS),
+            ("solve", "66e6c45b"): lm.program_answer(CORNERS),
+            ("concepts", "0c786b71"): QUADRANT_CONCEPTS,
+            ("concepts", "66e6c45b"): CORNERS_CONCEPT,
+        },
+        arc_ids=tasks,
+    )
+    aux = FailingStage(model, "concepts")
+    config = arc_config(
+        tmp_path / "run",
+        tasks,
+        memory=memory_path,
+        selector="none",
+        update="online",
+        update_every=1,
+    )
+    summary = asyncio.run(
+        run_benchmark(config, solver=scripted(model, "solver"), aux=scripted(aux, "aux"))
+    )
+    assert summary["complete"] is False
+    error = summary["errors"]["abstract"]
+    assert (error["count"], error["task"]) == (2, "0c786b71")
+    assert error["first"].startswith("model call: ") and "HTTP 500" in error["first"]
+    precision = summary["write_precision"]
+    assert (precision["confirmed"], precision["written"], precision["right"]) == (2, 0, 0)
+    assert Memory.load(memory_path).find("move center to corners") is None
+    commit = RunDirectory(tmp_path / "run").read_commit()
+    assert commit is not None and set(commit.unwritten) == set(tasks) and not commit.written
+
+    aux.failing = False
+    solves = len(model.of("solve"))
+    again = asyncio.run(
+        run_benchmark(config, solver=scripted(model, "solver"), aux=scripted(aux, "aux"))
+    )
+    assert len(model.of("solve")) == solves  # the tasks are not solved again
+    assert again["complete"] is True and again["errors"] == {}
+    assert (again["write_precision"]["confirmed"], again["write_precision"]["written"]) == (2, 2)
+    memory = Memory.load(memory_path)
+    assert memory.find("move center to corners") is not None
+    assert memory.find("quadrant mirroring") is not None
+    commit = RunDirectory(tmp_path / "run").read_commit()
+    assert commit is not None and not commit.unwritten and set(commit.written) == set(tasks)
+    # A third run finds nothing left to do.
+    calls = len(model.calls)
+    third = asyncio.run(
+        run_benchmark(config, solver=scripted(model, "solver"), aux=scripted(aux, "aux"))
+    )
+    assert len(model.calls) == calls and third["complete"] is True
+
+
+def test_an_oe_run_whose_thought_processes_do_not_parse_writes_nothing_and_says_so(
+    tmp_path: Path,
+) -> None:
+    memory_path = tmp_path / "memory.json"
+    load_seed("arc").save(memory_path)
+    tasks = ["0c786b71", "66e6c45b"]
+    model = lm.LoopModel(
+        answers={
+            ("solve", "0c786b71"): lm.program_answer(QUADRANTS),
+            ("solve", "66e6c45b"): lm.program_answer(CORNERS),
+            ("thought", None): "I looked at the grids and the rule is clear.",
+        },
+        arc_ids=tasks,
+    )
+    config = arc_config(
+        tmp_path / "run",
+        tasks,
+        memory=memory_path,
+        selector="none",
+        update="online",
+        update_every=2,
+        memory_format="oe",
+    )
+    summary = asyncio.run(run_benchmark(config, solver=scripted(model, "solver")))
+    assert Memory.load(memory_path).lessons == []
+    precision = summary["write_precision"]
+    assert (precision["confirmed"], precision["written"], precision["right"]) == (2, 0, 0)
+    assert summary["complete"] is False
+    assert summary["errors"]["abstract"]["first"].startswith("thought process: expected")
+    rows = dict(summary_table_rows(summary, ()))
+    assert rows["write precision"].startswith("0/0 written solutions right")
+    assert "2 confirmed, 2 of them not written" in rows["write precision"]
 
 
 def test_memory_budget_shows_most_used_concepts_in_full_and_notes_the_rest(

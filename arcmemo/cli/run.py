@@ -41,6 +41,7 @@ from arcmemo.report.summary import summary_rows
 from arcmemo.sandbox import SANDBOXES
 from arcmemo.selection.base import SELECTORS
 from arcmemo.signals import WRITE_SIGNALS
+from arcmemo.summary import ABSTRACT_ERROR
 
 
 class LiveProgress(ProgressSink):
@@ -120,14 +121,18 @@ def summary_table_rows(summary: dict[str, Any], metrics: tuple[str, ...]) -> lis
     if "wall_seconds" in summary:
         rows.append(("wall time", clock_text(float(summary["wall_seconds"]))))
     precision = summary.get("write_precision")
-    if isinstance(precision, dict) and precision.get("written"):
-        rows.append(
-            (
-                "write precision",
-                f"{precision['right']}/{precision['written']} written solutions right on the "
-                f"test outputs ({precision['signal']})",
-            )
+    if isinstance(precision, dict) and (precision.get("written") or precision.get("confirmed")):
+        text = (
+            f"{precision['right']}/{precision['written']} written solutions right on the "
+            f"test outputs ({precision['signal']})"
         )
+        confirmed = precision.get("confirmed")
+        if confirmed is not None and confirmed != precision["written"]:
+            text += (
+                f"; {confirmed} confirmed, {confirmed - precision['written']} of them not "
+                "written (the abstraction failed)"
+            )
+        rows.append(("write precision", text))
     return rows
 
 
@@ -200,9 +205,13 @@ def print_errors(console: Console, summary: dict[str, Any]) -> None:
     errors = summary.get("errors") or {}
     if not errors and summary.get("complete", True):
         return
+    unwritten = errors.get(ABSTRACT_ERROR, {}).get("count", 0)
+    n_errors, n_tasks = summary.get("n_errors", 0), summary.get("n_tasks", 0)
+    what = f"{n_errors} of {n_tasks} tasks ended on a model error"
+    if unwritten:
+        what += f", {unwritten} confirmed solution(s) could not be written to memory"
     console.print(
-        f"[red]INCOMPLETE RUN: {summary.get('n_errors', 0)} of {summary.get('n_tasks', 0)} "
-        "tasks ended on a model error; the numbers above are not a result. Re-run the same "
+        f"[red]INCOMPLETE RUN: {what}; the numbers above are not a result. Re-run the same "
         "command to retry them (answered calls come from the cache).",
         highlight=False,
     )
