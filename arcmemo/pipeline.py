@@ -100,8 +100,14 @@ async def run_benchmark(
                 on_task_done=lambda result: progress.emit(TaskFinished(result=result)),
                 progress=progress,
             )
+            completed = list(rundir.completed().values())
             progress.emit(
-                RunStarted(total=len(session.tasks), already_done=len(rundir.completed()))
+                RunStarted(
+                    total=len(session.tasks),
+                    already_done=len(completed),
+                    already_solved=sum(r.solved for r in completed),
+                    already_unscored=sum(r.score is None for r in completed),
+                )
             )
             aborted: ModelUnreachableError | None = None
             try:

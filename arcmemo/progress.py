@@ -21,14 +21,25 @@ if TYPE_CHECKING:
 
 # The runner's stages; a request's stage is the one it was made for (selection included).
 STAGES = ("select", "solve", "retry", "abstract")
+# The stages the solver model answers; every other stage is the aux model's.
+SOLVER_STAGES = frozenset({"solve", "retry"})
+ROLES = ("solver", "aux")
+
+
+def role_of(stage: str) -> str:
+    """The model role that answers a call of ``stage``: ``solver`` or ``aux``."""
+    return "solver" if stage in SOLVER_STAGES else "aux"
 
 
 @dataclass(frozen=True)
 class RunStarted:
-    """The run has ``total`` tasks, ``already_done`` of them finished in earlier sessions."""
+    """The run has ``total`` tasks, ``already_done`` of them finished in earlier sessions,
+    ``already_solved`` of those solved and ``already_unscored`` without labels."""
 
     total: int
     already_done: int = 0
+    already_solved: int = 0
+    already_unscored: int = 0
 
 
 @dataclass(frozen=True)
@@ -96,6 +107,27 @@ class ProgressSink:
 
 
 @dataclass
+class RoleTally:
+    """One model role's calls, fresh tokens and cost so far (None: a call was unpriced)."""
+
+    calls: int = 0
+    cache_hits: int = 0
+    tokens: int = 0
+    cost_usd: float | None = 0.0
+
+    def add(self, event: CallAccounted) -> None:
+        self.calls += 1
+        self.cache_hits += event.cache_hits
+        self.tokens += event.tokens
+        if self.cost_usd is not None:
+            self.cost_usd = None if event.cost_usd is None else self.cost_usd + event.cost_usd
+
+
+def cost_text(cost_usd: float | None) -> str:
+    return "cost unknown" if cost_usd is None else f"${cost_usd:,.2f}"
+
+
+@dataclass
 class ProgressState:
     """The run as the events so far describe it."""
 
@@ -112,6 +144,7 @@ class ProgressState:
     cache_hits: int = 0
     tokens: int = 0
     cost_usd: float | None = 0.0
+    roles: dict[str, RoleTally] = field(default_factory=dict)
     started: float = 0.0
 
     def __post_init__(self) -> None:
@@ -121,6 +154,8 @@ class ProgressState:
         """Fold ``event`` into the state."""
         if isinstance(event, RunStarted):
             self.total, self.already_done = event.total, event.already_done
+            # Earlier sessions' tasks count as they ended: a resumed run is not "solved 0".
+            self.solved, self.unscored = event.already_solved, event.already_unscored
             self.started = self.clock()
         elif isinstance(event, StageStarted):
             self.stage, self.where = event.stage, event.where
@@ -136,6 +171,7 @@ class ProgressState:
             self.tokens += event.tokens
             if self.cost_usd is not None:
                 self.cost_usd = None if event.cost_usd is None else self.cost_usd + event.cost_usd
+            self.roles.setdefault(role_of(event.stage), RoleTally()).add(event)
         elif isinstance(event, TaskFinished):
             self.done += 1
             self.solved += event.result.solved
@@ -170,12 +206,23 @@ class ProgressState:
         return f"{count} ({parts})"
 
     def solved_text(self) -> str:
-        if self.done and self.unscored == self.done:
+        if self.finished and self.unscored == self.finished:
             return "unscored: no labels"
         return f"solved {self.solved}"
 
     def cost_text(self) -> str:
-        return "cost unknown" if self.cost_usd is None else f"${self.cost_usd:,.2f}"
+        return cost_text(self.cost_usd)
+
+    def usage_text(self) -> str:
+        """Calls, tokens and cost in all, then per model role, e.g. ``calls 22, tokens
+        9,120, $0.24 (solver 8 calls, 4,000 tokens, $0.03; aux 14 calls, ...)``."""
+        text = f"calls {self.calls:,}, tokens {self.tokens:,}, {self.cost_text()}"
+        roles = [
+            f"{role} {tally.calls:,} calls, {tally.tokens:,} tokens, {cost_text(tally.cost_usd)}"
+            for role in ROLES
+            if (tally := self.roles.get(role)) is not None
+        ]
+        return f"{text} ({'; '.join(roles)})" if roles else text
 
     def stage_text(self) -> str:
         return f"{self.stage} ({self.where})" if self.where else self.stage
@@ -186,8 +233,7 @@ class ProgressState:
         return (
             f"[{clock_text(self.elapsed_s)}] tasks {self.finished}/{self.total} "
             f"({self.solved_text()}) | stage {self.stage_text()} | "
-            f"in flight {self.in_flight_text()} | calls {self.calls:,} | "
-            f"tokens {self.tokens:,} | {self.cost_text()} | "
+            f"in flight {self.in_flight_text()} | {self.usage_text()} | "
             f"ETA {'unknown' if eta is None else clock_text(eta)}"
         )
 

@@ -34,6 +34,7 @@ from arcmemo.benchmarks.base import BENCHMARKS, Benchmark, RunMetrics
 from arcmemo.config import RunConfig
 from arcmemo.continual import run_write_signal
 from arcmemo.models.accounting import StageUsage, UsageSummary
+from arcmemo.progress import role_of
 from arcmemo.records import TaskResult
 from arcmemo.registry import RegistryError
 from arcmemo.rundir import RunDirectory, RunDirError, UnwrittenStep, WrittenStep
@@ -42,8 +43,6 @@ from arcmemo.signals import WRITE_SIGNALS
 
 SUMMARY_FORMAT = 2
 INFERENCE_MODE = "inference mode: no labels"
-# The stages the solver model answers (the runner's); every other stage is the aux model's.
-SOLVER_STAGES = frozenset({"solve", "retry"})
 # The errors' kind of confirmed solutions that an online run failed to write to memory.
 ABSTRACT_ERROR = "abstract"
 # Keys left out of the file when they are None (absent in the files before the model).
@@ -267,8 +266,7 @@ def role_usage(usage: UsageSummary) -> dict[str, StageUsage]:
     """Usage per model role: the solver's stages and the aux model's (the rest)."""
     roles: dict[str, StageUsage] = {}
     for name, stage in usage.stages.items():
-        role = "solver" if name in SOLVER_STAGES else "aux"
-        roles.setdefault(role, StageUsage()).merge(stage)
+        roles.setdefault(role_of(name), StageUsage()).merge(stage)
     return roles
 
 

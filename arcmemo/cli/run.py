@@ -75,7 +75,7 @@ class LiveProgress(ProgressSink):
             completed=state.finished,
             stage=state.stage_text(),
             status=f"{state.solved_text()} | in flight {state.in_flight_text()} | "
-            f"tokens {state.tokens:,} | {state.cost_text()} | "
+            f"{state.usage_text()} | "
             f"ETA {'unknown' if eta is None else clock_text(eta)}",
         )
         if isinstance(event, RunStopped):

@@ -443,8 +443,9 @@ class ModelClient:
             await self._sleep(delay)
 
     def _emit(self, event: ProgressEvent) -> None:
-        # A view reports through the client it was made from.
-        sink = (self._owner or self).progress
+        # A view reports where it was told to, else through the client it was made from
+        # (the aux role is a view of its own client, which the run never sees).
+        sink = self.progress or (self._owner.progress if self._owner is not None else None)
         if sink is not None:
             sink.emit(event)
 
@@ -511,7 +512,7 @@ class ModelClient:
         self._emit(
             CallAccounted(
                 stage=stage,
-                tokens=tokens.prompt_tokens + tokens.completion_tokens,
+                tokens=record.tokens.prompt_tokens + record.tokens.completion_tokens,
                 cost_usd=record.cost_usd,
                 cache_hits=cache_hits,
             )

@@ -159,6 +159,9 @@ def test_rerun_resumes_without_calling_the_provider(tmp_path: Path) -> None:
     assert len(provider_calls(tmp_path)) == made
     assert (out / "calls.jsonl").read_text() == calls_before
     assert json.loads((out / "summary.json").read_text())["n_solved"] == 3
+    # The progress lines count the tasks the first session solved.
+    lines = [line for line in again.stderr.splitlines() if " | stage " in line]
+    assert lines and all("tasks 3/3 (solved 3)" in line for line in lines), lines
 
 
 def test_torn_last_line_is_redone_from_the_cache(tmp_path: Path) -> None:
@@ -424,7 +427,8 @@ def test_live_display_shows_stage_in_flight_tokens_cost_and_eta() -> None:
     fields = live.progress.tasks[0].fields
     assert fields["stage"] == "retry (pass 1, batch 2/3)"
     assert fields["status"] == (
-        "solved 1 | in flight 2 (retry 1, select 1) | tokens 1,500,000 | $3.00 | ETA 0:00:30"
+        "solved 1 | in flight 2 (retry 1, select 1) | calls 1, tokens 1,500,000, $3.00 "
+        "(solver 1 calls, 1,500,000 tokens, $3.00) | ETA 0:00:30"
     )
     assert live.progress.tasks[0].completed == 1
     live.emit(CallAccounted(stage="abstract", tokens=10, cost_usd=None))

@@ -1,0 +1,91 @@
+"""The progress state: what the live display and the plain lines show."""
+
+from __future__ import annotations
+
+import asyncio
+
+from arcmemo.models.base import Completion, Message
+from arcmemo.models.client import ModelClient, ModelConfig
+from arcmemo.models.scripted import ScriptedProvider
+from arcmemo.progress import (
+    CallAccounted,
+    ProgressEvent,
+    ProgressSink,
+    ProgressState,
+    RunStarted,
+    TaskFinished,
+)
+from arcmemo.records import TaskResult
+from arcmemo.tokens import Usage
+
+
+class Recorder(ProgressSink):
+    def __init__(self) -> None:
+        self.events: list[ProgressEvent] = []
+
+    def emit(self, event: ProgressEvent) -> None:
+        self.events.append(event)
+
+
+def test_every_role_is_counted_in_calls_tokens_and_cost() -> None:
+    state = ProgressState(clock=lambda: 0.0)
+    state.apply(RunStarted(total=2))
+    state.apply(CallAccounted(stage="solve", tokens=100, cost_usd=0.01))
+    state.apply(CallAccounted(stage="select", tokens=40, cost_usd=0.02))
+    state.apply(CallAccounted(stage="abstract", tokens=60, cost_usd=0.2))
+    assert state.usage_text() == (
+        "calls 3, tokens 200, $0.23 (solver 1 calls, 100 tokens, $0.01; "
+        "aux 2 calls, 100 tokens, $0.22)"
+    )
+    assert state.usage_text() in state.line()
+
+
+def test_a_resumed_run_counts_the_tasks_solved_before_it() -> None:
+    state = ProgressState(clock=lambda: 0.0)
+    state.apply(RunStarted(total=3, already_done=2, already_solved=2))
+    assert state.solved_text() == "solved 2"
+    state.apply(TaskFinished(result=TaskResult(task_id="c", solved=True)))
+    assert state.solved_text() == "solved 3" and state.finished == 3
+    unlabelled = ProgressState(clock=lambda: 0.0)
+    unlabelled.apply(RunStarted(total=2, already_done=1, already_unscored=1))
+    unlabelled.apply(TaskFinished(result=TaskResult(task_id="b", score=None)))
+    assert unlabelled.solved_text() == "unscored: no labels"
+
+
+def test_a_view_of_a_client_reports_its_calls_where_it_is_told() -> None:
+    """The aux role is a view (with_defaults) of a client the run never sees itself."""
+    owner = ModelClient(
+        ScriptedProvider.from_script(["an answer"], model="aux"),
+        config=ModelConfig(cache=False, cache_write=False),
+    )
+    view = owner.with_defaults(owner.defaults)
+    recorder = Recorder()
+    view.progress = recorder
+
+    async def call() -> None:
+        await view.generate([Message(role="user", content="choose")], stage="select")
+        await owner.aclose()
+
+    asyncio.run(call())
+    accounted = [e for e in recorder.events if isinstance(e, CallAccounted)]
+    assert [e.stage for e in accounted] == ["select"]
+
+
+def test_batch_answered_calls_show_their_tokens() -> None:
+    client = ModelClient(ScriptedProvider.from_script([], model="x"))
+    recorder = Recorder()
+    client.progress = recorder
+    answered = Completion(text="x", usage=Usage(prompt_tokens=70, completion_tokens=30))
+    client._account(
+        stage="solve",
+        task_id="t",
+        n=1,
+        cache_hits=0,
+        fresh=[],
+        attempts=1,
+        latency_s=0.0,
+        error=None,
+        batched=[answered],
+    )
+    (event,) = [e for e in recorder.events if isinstance(e, CallAccounted)]
+    assert event.tokens == 100
