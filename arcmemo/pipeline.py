@@ -14,6 +14,7 @@ must know.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
@@ -36,6 +37,9 @@ from arcmemo.session import (
     writer_lock_path,
 )
 from arcmemo.summary import build_summary, unwritten_steps, written_steps
+
+# summary.json's `aborted` of a run stopped by Ctrl-C (a partial summary, incomplete).
+INTERRUPTED = "interrupted (Ctrl-C); run the same command again to resume"
 
 # The names callers have imported from here since it held every step.
 __all__ = [
@@ -110,10 +114,15 @@ async def run_benchmark(
                 )
             )
             aborted: ModelUnreachableError | None = None
+            interrupted = False
             try:
                 await runner.run(session.tasks)
             except ModelUnreachableError as error:
                 aborted = error
+            except asyncio.CancelledError:
+                # Ctrl-C (asyncio.run cancels the run): the summary of what is done so far,
+                # marked incomplete, is written before the interrupt goes on.
+                interrupted = True
             finally:
                 progress.emit(RunStopped())
             by_id = rundir.finished()
@@ -126,12 +135,14 @@ async def run_benchmark(
                 rundir.usage(),
                 time.perf_counter() - started,
                 n_planned=len(session.tasks),
-                aborted=str(aborted) if aborted else None,
+                aborted=INTERRUPTED if interrupted else str(aborted) if aborted else None,
                 warnings=run_warnings(resolved),
                 written=written_steps(rundir, resolved),
                 unwritten=unwritten_steps(rundir),
             )
             rundir.write_summary(summary)
+            if interrupted:
+                raise asyncio.CancelledError
             if aborted is not None:
                 raise aborted
             return summary.file_dict()

@@ -22,12 +22,12 @@ from arcmemo.cli.config_options import GroupedOption, config_options, config_val
 from arcmemo.cli.console import print_table
 from arcmemo.cli.errors import user_errors
 from arcmemo.cli.options import RegistryHelpCommand
-from arcmemo.config import RunConfig
+from arcmemo.config import ResolvedRunConfig, RunConfig
 from arcmemo.estimate import RunEstimate, Span
 from arcmemo.models.batch import BatchProgress, BatchSettings
 from arcmemo.models.prices import BATCH_DISCOUNT
 from arcmemo.models.retry import ModelUnreachableError
-from arcmemo.pipeline import dry_run, resolve_config, run_benchmark, run_warnings
+from arcmemo.pipeline import INTERRUPTED, dry_run, resolve_config, run_benchmark, run_warnings
 from arcmemo.progress import (
     PeriodicLines,
     ProgressEvent,
@@ -38,10 +38,11 @@ from arcmemo.progress import (
     clock_text,
 )
 from arcmemo.report.summary import summary_rows
+from arcmemo.rundir import RunWriter
 from arcmemo.sandbox import SANDBOXES
 from arcmemo.selection.base import SELECTORS
 from arcmemo.signals import WRITE_SIGNALS
-from arcmemo.summary import ABSTRACT_ERROR
+from arcmemo.summary import ABSTRACT_ERROR, summarize_directory
 
 
 class LiveProgress(ProgressSink):
@@ -287,6 +288,21 @@ def build_config(
         raise click.UsageError(validation_message(error)) from None
 
 
+def write_interrupted_summary(config: ResolvedRunConfig) -> Path:
+    """The summary of a run stopped by Ctrl-C: the pipeline's, or (where the interrupt did
+    not reach it as a cancellation, as on Python 3.10) one built from the run directory."""
+    rundir = RunWriter(config.out)
+    saved = rundir.read_summary()
+    if saved is None or saved.get("aborted") != INTERRUPTED:
+        benchmark = BENCHMARKS.create(config.benchmark)
+        try:
+            summary = summarize_directory(rundir, config, benchmark)
+        finally:
+            benchmark.close()
+        rundir.write_summary(summary.model_copy(update={"aborted": INTERRUPTED, "complete": False}))
+    return rundir.summary_path
+
+
 def execute(config: RunConfig, options: dict[str, Any], console: Console) -> None:
     """Dry-run or run ``config`` and print what came of it."""
     if options["dry_run"]:
@@ -314,6 +330,15 @@ def execute(config: RunConfig, options: dict[str, Any], console: Console) -> Non
         )
     except ModelUnreachableError as error:
         raise RunIncomplete(f"{error} (partial summary: {resolved.out / 'summary.json'})") from None
+    except KeyboardInterrupt:
+        summary_path = write_interrupted_summary(resolved)
+        console.print(
+            "[red]Interrupted. Run the same command again to resume: finished tasks are kept "
+            f"and answered calls come from the cache (partial summary, marked incomplete: "
+            f"{summary_path}).",
+            highlight=False,
+        )
+        raise SystemExit(EXIT_INTERRUPTED) from None
     benchmark = BENCHMARKS.get(resolved.benchmark.name).cls
     print_summary(console, summary, benchmark.headline_metrics)
     console.print(f"run directory: {resolved.out}")
@@ -363,6 +388,8 @@ def batch_progress_printer(console: Console) -> Callable[[BatchProgress], None]:
 # Exit status of a run that finished with tasks in error, or was stopped because its model
 # could not be reached (1 is a user error, 2 a usage error).
 EXIT_INCOMPLETE = 3
+# Exit status of a run stopped by Ctrl-C (the shell's 128 + SIGINT).
+EXIT_INTERRUPTED = 130
 
 
 class RunIncomplete(click.ClickException):

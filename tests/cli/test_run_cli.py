@@ -473,6 +473,44 @@ def test_log_mode_prints_stage_in_flight_and_eta_lines_during_the_run(tmp_path: 
     assert "tokens 0 " not in lines[-1]
 
 
+# The fixture plan, with Ctrl-C (SIGINT to this process) as the answer for ca8de6ea arrives.
+INTERRUPTING_SCRIPT = f"""
+import asyncio, importlib.util, os, signal
+spec = importlib.util.spec_from_file_location("plan", {str(ARC_SCRIPT)!r})
+plan = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(plan)
+
+async def respond(messages):
+    text = "\\n".join(m.content for m in messages)
+    at = os.environ.get("INTERRUPT_AT")
+    if at and plan.task_keys()[at] in text:
+        os.kill(os.getpid(), signal.SIGINT)
+        await asyncio.sleep(5)
+    return plan.respond(messages)
+"""
+
+
+def test_ctrl_c_writes_a_partial_summary_and_says_how_to_resume(tmp_path: Path) -> None:
+    script = tmp_path / "interrupting.py"
+    script.write_text(INTERRUPTING_SCRIPT)
+    out = tmp_path / "run"
+    args = (
+        "arc-agi-1", "--data", str(ARC_DIR), "--tasks", ",".join(FAST),
+        "--model", f"scripted:{script}", "--attempts", "1", "--feedback-rounds", "0",
+        "--concurrency", "1", "--out", str(out),
+    )  # fmt: skip
+    result = invoke(*args, INTERRUPT_AT="ca8de6ea")
+    assert result.exit_code == 130, result.output
+    assert "Aborted!" not in result.output
+    assert "Run the same command again to resume" in result.output
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["complete"] is False and summary["aborted"].startswith("interrupted")
+    assert summary["n_tasks"] < 3
+    again = invoke(*args)
+    assert again.exit_code == 0, again.output
+    assert json.loads((out / "summary.json").read_text())["complete"] is True
+
+
 def test_summary_is_a_formatted_table_and_stdout_names_summary_json(tmp_path: Path) -> None:
     out = tmp_path / "run"
     result = invoke(*arc_args(out, "--tasks", ",".join(FAST)), **script_env(tmp_path))
