@@ -27,7 +27,7 @@ from arcmemo.models.retry import ModelUnreachableError
 from arcmemo.progress import ProgressSink, RunStarted, RunStopped, TaskFinished
 from arcmemo.resolve import RunOptionsError, resolve_config
 from arcmemo.run_warnings import run_warnings
-from arcmemo.rundir import RunWriter
+from arcmemo.rundir import RunDirError, RunWriter
 from arcmemo.runner import Runner
 from arcmemo.session import (
     create_run_benchmark,
@@ -141,11 +141,22 @@ async def run_benchmark(
                 unwritten=unwritten_steps(rundir),
             )
             rundir.write_summary(summary)
-            if interrupted:
-                raise asyncio.CancelledError
-            if aborted is not None:
-                raise aborted
-            return summary.file_dict()
+        compact_results(rundir)
+        if interrupted:
+            raise asyncio.CancelledError
+        if aborted is not None:
+            raise aborted
+        return summary.file_dict()
+
+
+def compact_results(rundir: RunWriter) -> None:
+    """One line per task in ``results.jsonl``, when no other process of the run is live
+    (the last one to end compacts)."""
+    try:
+        with rundir.occupy(alone=True):
+            rundir.compact_results()
+    except RunDirError:
+        pass
 
 
 async def dry_run(config: RunConfig) -> DryRunReport:

@@ -1,7 +1,9 @@
 """The run directory: the one place that knows its files.
 
 Files: ``config.json`` (the resolved :class:`~arcmemo.config.RunConfig`), ``results.jsonl``
-(one finished task per line, flushed and fsynced as it finishes), ``summary.json``,
+(one finished task per line, flushed and fsynced as it finishes; the new result of a task
+that a rerun solved again replaces the old line when the session ends,
+:meth:`RunWriter.compact_results`), ``summary.json``,
 ``calls.jsonl`` (the model layer's log of every call), ``task_order.json`` (the processing
 order), ``prompts/`` and ``estimate.json`` (dry runs), ``abstraction.jsonl`` (what each
 abstraction wrote and what failed), ``run.lock`` (held by every live process of the run:
@@ -683,6 +685,36 @@ class RunWriter(RunDirectory):
     def append_result(self, result: TaskResult) -> None:
         """Append one finished task durably (a crash loses at most tasks in flight)."""
         self.append_results([result])
+
+    def compact_results(self) -> int:
+        """Rewrite ``results.jsonl`` with one line per task, its latest, atomically; returns
+        the number of superseded lines dropped (a rerun appends the new result of a task
+        that ended on a model error after the old one).
+
+        Call it holding the run directory alone (other processes read the file by offset).
+        A batched run's lines after its last commit belong to a batch a resume redoes and
+        cuts, so the file is left as it is then; otherwise the commit records the new length.
+        """
+        path = self.results_path
+        if not path.exists():
+            return 0
+        with file_lock(path):
+            cut_torn_tail(path)
+            commit = self.read_commit()
+            if self.read_schedule() is not None and (
+                commit is None or commit.lengths.get(path.name) != path.stat().st_size
+            ):
+                return 0
+            lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+            latest = {json.loads(line)["task_id"]: number for number, line in enumerate(lines)}
+            if len(latest) == len(lines):
+                return 0
+            atomic_write_text(path, [lines[number] for number in sorted(latest.values())])
+            if commit is not None:
+                lengths = commit.lengths | {path.name: path.stat().st_size}
+                self.write_commit(commit.model_copy(update={"lengths": lengths}))
+        self._seen, self._seen_bytes = {}, 0
+        return len(lines) - len(latest)
 
     def append_results(self, results: list[TaskResult]) -> None:
         """Append finished tasks durably, in the given order."""

@@ -635,6 +635,11 @@ def test_tasks_that_ended_on_a_model_error_are_redone_in_a_new_round_on_rerun(
     commit = RunDirectory(config.out).read_commit()
     assert commit is not None and commit.processed == ["0c786b71", "00576224"]
     assert Memory.load(config.memory_out).find("concept of 00576224") is not None  # type: ignore[arg-type]
+    # One line per task: the error's line is replaced, and the commit records the new length.
+    results = config.out / "results.jsonl"
+    lines = results.read_text().splitlines()
+    assert [json.loads(line)["task_id"] for line in lines] == ["0c786b71", "00576224"]
+    assert commit.lengths["results.jsonl"] == results.stat().st_size
 
 
 # -- fixed-memory runs -----------------------------------------------------------------------

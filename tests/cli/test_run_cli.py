@@ -583,6 +583,19 @@ def test_tasks_that_end_on_a_model_error_make_the_run_exit_3_with_a_summary(
     assert summary["complete"] is False and summary["n_errors"] == 1
     assert summary["errors"]["HTTP 400"]["count"] == 1
     assert results(out)["00576224"]["error_kind"] == "HTTP 400"
+    # A rerun against a healthy model solves it again: its line replaces the error's.
+    script.write_text(
+        "def respond(messages):\n"
+        "    return '```python\\ndef transform(grid):\\n    return grid\\n```'\n"
+    )
+    again = invoke(
+        "arc-agi-1", "--data", str(ARC_DIR), "--tasks", "00576224,66e6c45b",
+        "--model", f"scripted:{script}", "--retries", "0", "--out", str(out),
+    )  # fmt: skip
+    assert again.exit_code == 0, again.output
+    lines = (out / "results.jsonl").read_text().splitlines()
+    assert sorted(json.loads(line)["task_id"] for line in lines) == ["00576224", "66e6c45b"]
+    assert results(out)["00576224"]["error"] is None
 
 
 def test_greedy_attempts_are_never_silently_identical(tmp_path: Path) -> None:
