@@ -84,9 +84,11 @@ async def run_benchmark(
         with rundir.occupy(alone=session.online or resolved.run_schedule == "passes"):
             if resolved.batch:
                 await enable_batch_mode(session.clients(), rundir, batch_settings)
+            resolved = rundir.start(session.config, force=force_resume)
+            rundir.collect_cut_off_calls()
             for client in session.clients():
                 client.progress = progress
-            resolved = rundir.start(session.config, force=force_resume)
+                client.in_flight_dir = rundir.in_flight_dir
             updater = None
             if session.online and session.memory is not None:
                 updater = ContinualUpdater(
@@ -139,6 +141,7 @@ async def run_benchmark(
                 warnings=run_warnings(resolved),
                 written=written_steps(rundir, resolved),
                 unwritten=unwritten_steps(rundir),
+                cut_off_calls=len(rundir.cut_off_calls()),
             )
             rundir.write_summary(summary)
         compact_results(rundir)

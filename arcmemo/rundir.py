@@ -8,7 +8,9 @@ that a rerun solved again replaces the old line when the session ends,
 order), ``prompts/`` and ``estimate.json`` (dry runs), ``abstraction.jsonl`` (what each
 abstraction wrote and what failed), ``run.lock`` (held by every live process of the run:
 shared by runs that claim tasks, exclusive for a batched run) and ``claims/`` (one lock file
-per task being solved, see :meth:`RunWriter.claim`). A run made by ``arcmemo merge`` has
+per task being solved, see :meth:`RunWriter.claim`), ``in_flight/`` (a marker per provider
+request out) and ``cut_off_calls.jsonl`` (the requests a kill or an interrupt left in flight,
+:mod:`arcmemo.models.in_flight`). A run made by ``arcmemo merge`` has
 ``merged.json`` (:mod:`arcmemo.shards`). A ``--batch`` run also keeps ``batches.jsonl``: each
 provider batch it submitted (id and the cache keys of its requests) and each it collected
 (:class:`~arcmemo.models.batch.BatchRecord`), so a resume awaits a batch instead of paying
@@ -65,6 +67,7 @@ from arcmemo.files import (
 from arcmemo.memory.ontology import Memory
 from arcmemo.memory.store import dump_memory, parse_memory
 from arcmemo.models.accounting import CallRecord, UsageSummary, usage_from_records
+from arcmemo.models.in_flight import CutOffCall, collect_cut_off
 from arcmemo.records import TaskResult
 from arcmemo.registry import ComponentSpec, RegistryError
 from arcmemo.settings import settings_of
@@ -259,6 +262,21 @@ class RunDirectory:
     @property
     def processed_path(self) -> Path:
         return self.memory_dir / "processed.json"
+
+    @property
+    def in_flight_dir(self) -> Path:
+        """One marker per provider request in flight (:mod:`arcmemo.models.in_flight`)."""
+        return self.path / "in_flight"
+
+    @property
+    def cut_off_path(self) -> Path:
+        """``cut_off_calls.jsonl``: requests a kill or an interrupt cut off in flight."""
+        return self.path / "cut_off_calls.jsonl"
+
+    def cut_off_calls(self) -> list[CutOffCall]:
+        """The requests earlier sessions of the run left in flight (perhaps paid, and made
+        again by the session after)."""
+        return [c for _, c, _ in read_json_lines(self.cut_off_path, CutOffCall) if c]
 
     @property
     def abstraction_path(self) -> Path:
@@ -685,6 +703,13 @@ class RunWriter(RunDirectory):
     def append_result(self, result: TaskResult) -> None:
         """Append one finished task durably (a crash loses at most tasks in flight)."""
         self.append_results([result])
+
+    def collect_cut_off_calls(self) -> int:
+        """Record the requests that processes of the run now gone left in flight (in
+        ``cut_off_calls.jsonl``); returns how many."""
+        calls = collect_cut_off(self.in_flight_dir)
+        self._append(self.cut_off_path, [c.model_dump_json() + "\n" for c in calls])
+        return len(calls)
 
     def compact_results(self) -> int:
         """Rewrite ``results.jsonl`` with one line per task, its latest, atomically; returns

@@ -46,7 +46,9 @@ INFERENCE_MODE = "inference mode: no labels"
 # The errors' kind of confirmed solutions that an online run failed to write to memory.
 ABSTRACT_ERROR = "abstract"
 # Keys left out of the file when they are None (absent in the files before the model).
-_OPTIONAL_KEYS = frozenset({"n_solved", "mode", "wall_seconds", "write_precision", "partial_merge"})
+_OPTIONAL_KEYS = frozenset(
+    {"n_solved", "mode", "wall_seconds", "write_precision", "partial_merge", "calls_cut_off"}
+)
 
 
 class SummaryError(RunDirError):
@@ -141,6 +143,11 @@ class RunSummary(BaseModel):
     cost_usd: float | None = 0.0
     calls: int = 0
     cache_hits: int = 0
+    calls_cut_off: int | None = Field(
+        default=None,
+        description="Provider requests a kill or an interrupt cut off in flight in earlier "
+        "sessions: perhaps paid, made again on resume, in neither calls nor cost (None: none).",
+    )
     stages: dict[str, StageUsage] = Field(default_factory=dict)
     roles: dict[str, StageUsage] = Field(
         default_factory=dict, description="Usage per model role (solver, aux)."
@@ -337,13 +344,15 @@ def build_summary(
     written: dict[str, WrittenStep] | None = None,
     unwritten: dict[str, UnwrittenStep] | None = None,
     partial_merge: list[str] | None = None,
+    cut_off_calls: int = 0,
 ) -> RunSummary:
     """The summary of a run (finished or not) from its results and usage.
 
     ``benchmark`` None: one that is not installed (:func:`run_metrics`); ``written``: an
     online run's written solutions (its last commit's), for the write precision;
     ``unwritten``: its confirmed solutions whose write failed (errors of the abstract stage:
-    the run is not complete until a rerun writes them);
+    the run is not complete until a rerun writes them); ``cut_off_calls``: requests earlier
+    sessions left in flight (``cut_off_calls.jsonl``);
     ``wall_seconds`` None: a run still going; ``partial_merge``: why a merge of shards is
     incomplete.
     """
@@ -388,6 +397,7 @@ def build_summary(
         cost_usd=total.cost_usd,
         calls=total.calls,
         cache_hits=total.cache_hits,
+        calls_cut_off=cut_off_calls or None,
         stages=usage.stages,
         roles=role_usage(usage),
         # Provider statistics of the run's fresh completions (e.g. JetSpec's tokens per
@@ -402,7 +412,19 @@ def build_summary(
         isolation=sandbox_isolation(config.sandbox.name),
         errors=errors,
         aborted=aborted,
-        warnings=[*(warnings or []), *selection_warnings(results)],
+        warnings=[
+            *(warnings or []),
+            *selection_warnings(results),
+            *(
+                [
+                    f"{cut_off_calls} model request(s) were in flight when an earlier session "
+                    "was killed or interrupted: the provider may have billed them, and they "
+                    "were made again (calls and cost count only the requests made again)"
+                ]
+                if cut_off_calls
+                else []
+            ),
+        ],
         write_precision=precision,
         partial_merge=partial_merge,
     )
@@ -439,4 +461,5 @@ def summarize_directory(
         n_planned=len(order) if order is not None else None,
         written=written_steps(rundir, config),
         unwritten=unwritten_steps(rundir),
+        cut_off_calls=len(rundir.cut_off_calls()),
     )

@@ -41,6 +41,7 @@ from arcmemo.models.batch import (
     BatchUnsupportedError,
 )
 from arcmemo.models.cache import ResponseCache, cache_keys
+from arcmemo.models.in_flight import mark_in_flight
 from arcmemo.models.limiter import Limiter
 from arcmemo.models.prices import PriceTable
 from arcmemo.models.redact import public_url, redact
@@ -155,6 +156,9 @@ class ModelClient:
         self._owner: ModelClient | None = None
         # Where requests and accounted calls are reported (the run's progress display).
         self.progress: ProgressSink | None = None
+        # Where each provider request in flight leaves a marker file (a run's in_flight/):
+        # one left behind names a request a kill or an interrupt cut off, perhaps paid.
+        self.in_flight_dir: Path | None = None
         # Batch mode (enable_batch): cache misses go out as provider batches.
         self._batcher: Batcher | None = None
 
@@ -452,9 +456,21 @@ class ModelClient:
     @contextlib.asynccontextmanager
     async def _in_flight(self, stage: str, task_id: str | None) -> AsyncIterator[None]:
         self._emit(RequestStarted(stage=stage, task_id=task_id))
+        folder = self.in_flight_dir or (self._owner.in_flight_dir if self._owner else None)
+        marker = None
+        if folder is not None:
+            marker = mark_in_flight(folder, stage=stage, task_id=task_id, model=self.spec)
+        cut_off = True
         try:
             yield
+            cut_off = False
+        except Exception:
+            cut_off = False  # the request failed: it is accounted like an answer
+            raise
         finally:
+            # A cancellation (Ctrl-C) leaves the marker: the request was cut off in flight.
+            if marker is not None and not cut_off:
+                marker.unlink(missing_ok=True)
             self._emit(RequestEnded(stage=stage, task_id=task_id))
 
     def backoff_delay(self, attempt: int, retry_after: float | None) -> float:

@@ -508,7 +508,16 @@ def test_ctrl_c_writes_a_partial_summary_and_says_how_to_resume(tmp_path: Path) 
     assert summary["n_tasks"] < 3
     again = invoke(*args)
     assert again.exit_code == 0, again.output
-    assert json.loads((out / "summary.json").read_text())["complete"] is True
+    resumed = json.loads((out / "summary.json").read_text())
+    assert resumed["complete"] is True
+    # The request Ctrl-C cut off may have been paid, and the resume made it again.
+    assert resumed["calls_cut_off"] == 1
+    assert any("1 model request(s) were in flight" in w for w in resumed["warnings"])
+    (cut_off,) = [
+        json.loads(line) for line in (out / "cut_off_calls.jsonl").read_text().splitlines()
+    ]
+    assert (cut_off["stage"], cut_off["task_id"]) == ("solve", "ca8de6ea")
+    assert list((out / "in_flight").iterdir()) == []
 
 
 def test_summary_is_a_formatted_table_and_stdout_names_summary_json(tmp_path: Path) -> None:
