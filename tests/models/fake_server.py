@@ -11,6 +11,7 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -39,6 +40,8 @@ class ServerState:
     ignore_n: bool = False
     faults: deque[str] = field(default_factory=deque)
     requests: list[RecordedRequest] = field(default_factory=list)
+    # Answers a Chat Completions request's (messages, choice index) in place of the echo.
+    respond: Callable[[list[dict[str, Any]], int], str] | None = None
     in_flight: int = 0
     max_in_flight: int = 0
     anthropic_cached_prefixes: set[str] = field(default_factory=set)
@@ -144,7 +147,8 @@ class _Handler(BaseHTTPRequestHandler):
         choices = []
         completion_tokens = 0
         for index in range(n):
-            text = _reply(messages, index)
+            respond = self.server.state.respond
+            text = respond(messages, index) if respond else _reply(messages, index)
             completion_tokens += _words(text)
             choices.append(
                 {

@@ -1,0 +1,1 @@
+"""arcmemo inside other tools (each an optional extra; importing arcmemo never needs them)."""

@@ -1,0 +1,117 @@
+"""The registered inspect tasks ``arcmemo/arc_agi_1``, ``arcmemo/arc_agi_2`` and
+``arcmemo/aime``: each builds arcmemo's run config from its task arguments (``-T``), one
+sample per benchmark task, arcmemo's solver and scorer.
+
+What maps to what: inspect's ``--model`` is arcmemo's solver, the ``aux`` model role
+(``--model-role aux=openai/NAME``) arcmemo's aux model (selection, descriptions,
+abstraction); ``attempts`` are arcmemo's samples per task inside one inspect sample (what
+oracle@k and pass@k are over), while inspect's ``--epochs`` repeats the whole sample and
+averages its scores.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+
+from arcmemo.config import RunConfig
+from arcmemo.integrations.inspect_eval.context import INSPECT_MODEL, open_context
+from arcmemo.integrations.inspect_eval.scorer import arcmemo_scorer
+from arcmemo.integrations.inspect_eval.solver import arcmemo_solver
+
+
+def _ids(tasks: str | list[str] | None) -> list[str] | None:
+    """``-T tasks=a,b`` arrives as one string; from Python a list works too."""
+    if tasks is None or isinstance(tasks, list):
+        return tasks
+    return [t.strip() for t in str(tasks).split(",") if t.strip()]
+
+
+def arcmemo_task(benchmark: str, **args: Any) -> Task:
+    """An inspect task running arcmemo's loop on ``benchmark`` with the settings ``args``
+    (RunConfig's fields and names; ``format`` is ``memory_format``, ``select`` the
+    selector)."""
+    aliases = {"format": "memory_format", "select": "selector"}
+    fields = {aliases.get(k, k): v for k, v in args.items() if v is not None}
+    if "tasks" in fields:
+        fields["tasks"] = _ids(fields["tasks"])
+    out = fields.pop("out", None) or tempfile.mkdtemp(prefix="arcmemo-inspect-")
+    config = RunConfig(benchmark=benchmark, model=INSPECT_MODEL, out=Path(out), **fields)
+    context = open_context(config)
+    samples = [
+        Sample(
+            id=task_id,
+            input=context.benchmark.describe(item),
+            metadata={"benchmark": benchmark, "task_id": task_id},
+        )
+        for task_id, item in context.tasks.items()
+    ]
+    return Task(
+        dataset=MemoryDataset(samples, name=benchmark),
+        solver=arcmemo_solver(context),
+        scorer=arcmemo_scorer(context),
+        metadata={"arcmemo_config": context.config.model_dump(mode="json")},
+    )
+
+
+def _registered(benchmark: str, name: str, summary: str) -> Callable[..., Task]:
+    """The inspect task ``arcmemo/NAME`` on ``benchmark``; its parameters are the ``-T``
+    arguments (None: arcmemo's default, the benchmark's where it has one)."""
+
+    @task(name=name)
+    def make(
+        split: str | None = None,
+        tasks: str | None = None,
+        data: str | None = None,
+        limit: int | None = None,
+        memory: str | None = None,
+        memory_out: str | None = None,
+        update: str | None = None,
+        select: str | None = None,
+        format: str | None = None,
+        attempts: int | None = None,
+        retries: int | None = None,
+        reselect: bool | None = None,
+        sandbox: str | None = None,
+        out: str | None = None,
+    ) -> Task:
+        return arcmemo_task(benchmark, **{k: v for k, v in locals().items() if k in TASK_ARGS})
+
+    make.__doc__ = summary
+    return make
+
+
+TASK_ARGS = frozenset(
+    [
+        "split",
+        "tasks",
+        "data",
+        "limit",
+        "memory",
+        "memory_out",
+        "update",
+        "select",
+        "format",
+        "attempts",
+        "retries",
+        "reselect",
+        "sandbox",
+        "out",
+    ]
+)
+
+arc_agi_1 = _registered(
+    "arc-agi-1",
+    "arc_agi_1",
+    "ARC-AGI-1: the model writes transform(grid), run in arcmemo's sandbox; scores oracle@k "
+    "and strict (every test input right in one attempt).",
+)
+arc_agi_2 = _registered("arc-agi-2", "arc_agi_2", "ARC-AGI-2, as arc_agi_1.")
+aime = _registered(
+    "aime", "aime", "AIME: a boxed integer answer; scores pass@k and maj@k over attempts."
+)

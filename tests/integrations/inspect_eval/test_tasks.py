@@ -1,0 +1,209 @@
+"""arcmemo's inspect tasks run end to end on inspect's own OpenAI client against a local
+test server that answers from arcmemo's scripts; the scores in the written log file are
+the ones ``arcmemo run`` computes for the same tasks and answers."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.metadata
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from inspect_ai import eval as inspect_eval
+from inspect_ai.log import EvalLog, EvalSample, read_eval_log
+from inspect_ai.model import get_model
+
+from arcmemo.config import RunConfig
+from arcmemo.integrations.inspect_eval.tasks import aime, arc_agi_1
+from arcmemo.memory.ontology import Memory
+from arcmemo.models.client import ModelClient, open_model
+from arcmemo.pipeline import run_benchmark
+from tests.integrations.inspect_eval.scripted_server import SCRIPTS, scripted_server
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+ARC_DIR = FIXTURES / "arc" / "eval"
+AIME_FILE = FIXTURES / "aime" / "problems.jsonl"
+# 00576224: fixed on retry 1; e345f17b: each attempt wrong on a different test input
+# (oracle@2 1, strict 0); 68b67ca3: crashes every round; bbb1b8b6: both wrong on test 2.
+ARC_TASKS = "00576224,e345f17b,68b67ca3,bbb1b8b6"
+# Servers that speak Chat Completions only: inspect's openai provider would otherwise use
+# the Responses API for a model name it does not know.
+CHAT_ONLY = {"responses_api": False}
+
+
+@pytest.fixture(autouse=True)
+def _offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")  # the local server ignores it
+    monkeypatch.setenv("ARCMEMO_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def _eval(task: Any, url: str, log_dir: Path, **kwargs: Any) -> EvalLog:
+    (log,) = inspect_eval(
+        task,
+        model="openai/local-model",
+        model_base_url=url,
+        model_args=CHAT_ONLY,
+        log_dir=str(log_dir),
+        display="none",
+        **kwargs,
+    )
+    assert log.status == "success", log.error
+    return log
+
+
+def _values(sample: EvalSample) -> dict[str, float]:
+    """The arcmemo scorer's values of ``sample`` (a dict per sample)."""
+    assert sample.scores is not None
+    value = sample.scores["arcmemo_scorer"].value
+    assert isinstance(value, dict)
+    return {key: float(v) for key, v in value.items() if isinstance(v, int | float)}
+
+
+def _scores_from_file(log: EvalLog) -> tuple[dict[str, dict[str, float]], dict[str, float]]:
+    """Per sample id its score values, and the run's means, as read back from disk."""
+    saved = read_eval_log(log.location)
+    assert saved.samples is not None
+    per_sample = {str(s.id): _values(s) for s in saved.samples}
+    assert saved.results is not None
+    means = {s.name: s.metrics["mean"].value for s in saved.results.scores}
+    return per_sample, means
+
+
+def _scripted(script: Path, out: Path) -> ModelClient:
+    return open_model(f"scripted:{script}", call_log_path=out / "calls.jsonl")
+
+
+def test_arc_task_logs_arcmemos_scores(tmp_path: Path) -> None:
+    with scripted_server(SCRIPTS / "arc_plan.py") as server:
+        task = arc_agi_1(data=str(ARC_DIR), tasks=ARC_TASKS, attempts=2, retries=2)
+        log = _eval(task, server.openai_base_url, tmp_path / "logs")
+        requests = len(server.requests)
+    per_sample, means = _scores_from_file(log)
+    assert per_sample["e345f17b"] == {
+        "score": 1.0,
+        "strict_score": 0.0,
+        "oracle@1": 0.5,
+        "oracle@2": 1.0,
+    }
+    assert per_sample["00576224"]["oracle@2"] == 1.0  # solved by a retry with feedback
+    assert per_sample["68b67ca3"]["oracle@2"] == 0.0
+    # 8 first tries, one retry for 00576224's wrong attempt(s), two for each crash, ...
+    assert requests > 8
+    # The same tasks and answers through `arcmemo run` give the same run-level figures.
+    config = RunConfig(
+        benchmark="arc-agi-1",
+        data=str(ARC_DIR),
+        tasks=ARC_TASKS.split(","),
+        model=f"scripted:{SCRIPTS / 'arc_plan.py'}",
+        attempts=2,
+        retries=2,
+        out=tmp_path / "run",
+    )
+    summary = asyncio.run(
+        run_benchmark(config, solver=_scripted(SCRIPTS / "arc_plan.py", tmp_path))
+    )
+    for name in ("score", "strict_score", "oracle@1", "oracle@2"):
+        assert means[name] == pytest.approx(summary[name]), name
+    assert means["strict_score"] < means["score"]
+
+
+def test_aime_task_logs_pass_at_k(tmp_path: Path) -> None:
+    with scripted_server(SCRIPTS / "aime_answers.yaml") as server:
+        task = aime(data=str(AIME_FILE), attempts=3)
+        log = _eval(task, server.openai_base_url, tmp_path / "logs", max_samples=1)
+    per_sample, means = _scores_from_file(log)
+    assert set(per_sample) == {"toy-1", "toy-2", "toy-3"}
+    # Expected values from tests/fixtures/scripts/aime_answers.yaml's header.
+    assert means["pass@1"] == pytest.approx(5 / 9)
+    assert means["pass@2"] == pytest.approx(8 / 9)
+    assert means["pass@3"] == pytest.approx(1.0)
+    assert means["maj@3"] == pytest.approx(2 / 3)
+
+
+def test_aux_role_writes_the_memory_online(tmp_path: Path) -> None:
+    """update=online abstracts the solved task with the ``aux`` model role (a second
+    server) and saves the grown memory; the evaluated model only solves."""
+    memory = tmp_path / "memory.json"
+    shutil.copy(FIXTURES / "memory" / "valid_small.json", memory)
+    grown = tmp_path / "grown.json"
+    with (
+        scripted_server(SCRIPTS / "arc_plan.py") as solver,
+        scripted_server(FIXTURES / "loop" / "run_abstraction.yaml") as aux,
+    ):
+        task = arc_agi_1(
+            data=str(ARC_DIR),
+            tasks="66e6c45b",
+            memory=str(memory),
+            memory_out=str(grown),
+            update="online",
+            select="none",
+            attempts=1,
+            retries=0,
+            out=str(tmp_path / "run"),
+        )
+        aux_model = get_model(
+            "openai/aux-model", base_url=aux.openai_base_url, memoize=False, responses_api=False
+        )
+        _eval(task, solver.openai_base_url, tmp_path / "logs", model_roles={"aux": aux_model})
+        solver_texts = [json.dumps(r.body) for r in solver.requests]
+        aux_texts = [json.dumps(r.body) for r in aux.requests]
+    assert len(solver_texts) == 1 and "pseudocode" not in solver_texts[0]
+    assert any("Abstract the reusable concepts" in t for t in aux_texts)
+    names = {c.name for c in Memory.load(grown).concepts}
+    assert "move center to corners" in names
+    assert "move center to corners" not in {c.name for c in Memory.load(memory).concepts}
+    assert (tmp_path / "run" / "memory").is_dir()  # arcmemo's online snapshots
+
+
+def _entry_point_installed() -> bool:
+    return any(ep.name == "arcmemo" for ep in importlib.metadata.entry_points(group="inspect_ai"))
+
+
+@pytest.mark.skipif(
+    not _entry_point_installed() or shutil.which("inspect") is None,
+    reason="the inspect_ai entry point of arcmemo is not installed (pip install '.[inspect]')",
+)
+def test_inspect_cli_finds_the_registered_task(tmp_path: Path) -> None:
+    with scripted_server(SCRIPTS / "aime_answers.yaml") as server:
+        done = subprocess.run(
+            [
+                "inspect",
+                "eval",
+                "arcmemo/aime",
+                "-T",
+                f"data={AIME_FILE}",
+                "-T",
+                "tasks=toy-1",
+                "-T",
+                "attempts=3",
+                "--model",
+                "openai/local-model",
+                "--model-base-url",
+                server.openai_base_url,
+                "-M",
+                "responses_api=false",
+                "--log-dir",
+                str(tmp_path / "logs"),
+                "--display",
+                "plain",
+                # click 8.4 turns these optional-value options on when they are not given.
+                "--batch=false",
+                "--cache=false",
+            ],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+            timeout=300,
+        )
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    (path,) = (tmp_path / "logs").glob("*.eval")
+    saved = read_eval_log(str(path))
+    assert saved.eval.task == "arcmemo/aime"
+    assert saved.samples is not None
+    assert _values(saved.samples[0])["pass@3"] == 1.0
