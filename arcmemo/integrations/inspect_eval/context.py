@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,7 +17,7 @@ from arcmemo.records import TaskResult
 from arcmemo.resolve import resolve_config
 from arcmemo.rundir import Batch, RunWriter
 from arcmemo.selection.base import SELECTORS, Selector
-from arcmemo.session import create_run_benchmark, load_tasks
+from arcmemo.session import create_run_benchmark, load_tasks, memory_access
 
 # The solver arcmemo's config records: whichever model inspect evaluates (its --model, known
 # only once a sample runs); the solver calls that model through get_model().
@@ -64,6 +65,11 @@ def open_context(config: RunConfig) -> EvalContext:
     # inspect has no end-of-task hook: the sandbox (a process of its own) closes at exit.
     atexit.register(benchmark.close)
     tasks = load_tasks(resolved, benchmark)
+    # One memory file, one writer, as for `arcmemo run`: an online task holds the memory's
+    # writer lock while its process lives.
+    lock = contextlib.ExitStack()
+    lock.enter_context(memory_access(resolved))
+    atexit.register(lock.close)
     memory = rundir.resume_memory(resolved) if resolved.memory is not None else None
     return EvalContext(
         config=resolved,
