@@ -9,7 +9,7 @@ import contextlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from arcmemo.config import ResolvedRunConfig, RunConfig
+from arcmemo.config import DataProvenance, ResolvedRunConfig, RunConfig
 from arcmemo.continual import ContinualUpdater
 from arcmemo.memory.ontology import Memory
 from arcmemo.models.client import ModelClient
@@ -35,6 +35,7 @@ class EvalContext:
     tasks: dict[str, Any]
     memory: Memory | None
     selector: Selector
+    provenance: DataProvenance
     updater_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     _updater: ContinualUpdater | None = None
     _batches: int = 0
@@ -64,7 +65,7 @@ def open_context(config: RunConfig) -> EvalContext:
     benchmark = create_run_benchmark(resolved)
     # inspect has no end-of-task hook: the sandbox (a process of its own) closes at exit.
     atexit.register(benchmark.close)
-    tasks = load_tasks(resolved, benchmark)
+    tasks, provenance = load_tasks(resolved, benchmark)
     # One memory file, one writer, as for `arcmemo run`: an online task holds the memory's
     # writer lock while its process lives.
     lock = contextlib.ExitStack()
@@ -78,4 +79,5 @@ def open_context(config: RunConfig) -> EvalContext:
         tasks={benchmark.task_id(t): t for t in tasks},
         memory=memory,
         selector=SELECTORS.create(resolved.selector),
+        provenance=provenance,
     )

@@ -55,7 +55,10 @@ def arcmemo_task(benchmark: str, **args: Any) -> Task:
         dataset=MemoryDataset(samples, name=benchmark),
         solver=arcmemo_solver(context),
         scorer=arcmemo_scorer(context),
-        metadata={"arcmemo_config": context.config.model_dump(mode="json")},
+        metadata={
+            "arcmemo_config": context.config.model_dump(mode="json"),
+            "arcmemo_data": context.provenance.model_dump(mode="json"),
+        },
     )
 
 
