@@ -1,13 +1,16 @@
-"""What model calls spent: the ``calls.jsonl`` record of one call and its sums.
+"""What model calls spent: the ``calls.jsonl`` record of one request and its sums.
 
-:class:`CallRecord` is the schema of one line of ``calls.jsonl``; :class:`StageUsage` and
-:class:`UsageSummary` add records up per stage and in total, the same way for a live
-client and for a log read back (:func:`usage_from_records`).
+:class:`CallRecord` is the schema of one line of ``calls.jsonl``: one HTTP request (or one
+``generate()`` call answered wholly from the cache). The lines of one ``generate()`` call
+share its ``call_id``; :class:`StageUsage` and :class:`UsageSummary` add them up per call,
+per stage and in total, the same way for a live client and for a log read back
+(:func:`usage_from_records`). Logs written before ``call_id`` existed have one line per
+call; they read the same way (a line without ``call_id`` is a call of its own).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel, Field
 
@@ -45,7 +48,17 @@ class StatSummary(BaseModel):
 
 
 class CallRecord(BaseModel):
-    """One line of ``calls.jsonl``: one ``generate()`` call, what it spent and reported."""
+    """One line of ``calls.jsonl``: one request of a ``generate()`` call (or the call
+    itself when the cache answered it all), what it spent and reported.
+
+    ``n``, ``cache_hits``, ``cache_hit`` and ``call_failed`` describe the call and repeat on
+    each of its lines; the rest describes the line's request."""
+
+    call_id: str | None = Field(
+        default=None,
+        description="The generate() call this request belongs to (shared by its lines); "
+        "None in logs with one line per call.",
+    )
 
     ts: str
     stage: str
@@ -57,8 +70,28 @@ class CallRecord(BaseModel):
     tokens: Usage
     cost_usd: float | None
     latency_s: float
-    attempts: int = Field(description="Provider requests made (0 when fully cached).")
-    error: str | None = None
+    attempts: int = Field(
+        description="Provider requests this line stands for: 1 for a request, 0 for a call "
+        "answered from the cache (logs without call_id: the call's requests)."
+    )
+    error: str | None = Field(
+        default=None,
+        description="Why the request failed (logs without call_id: why the call failed).",
+    )
+    call_failed: bool | None = Field(
+        default=None,
+        description="The generate() call raised ModelCallError (None in logs without "
+        "call_id: there, error says it).",
+    )
+    samples: list[int] = Field(
+        default_factory=list,
+        description="The sample indices whose completions this line delivered (for a call "
+        "answered from the cache: the cached ones); empty for a failed request.",
+    )
+    seed: int | None = Field(default=None, description="The seed the request carried.")
+    status: int | None = Field(
+        default=None, description="The request's HTTP status where the provider knows it."
+    )
     provider_stats: list[dict[str, float]] = Field(
         default_factory=list,
         description="Numeric provider statistics of each fresh completion (e.g. JetSpec's "
@@ -86,29 +119,39 @@ class StageUsage(BaseModel):
     cost_usd: float | None = Field(
         default=0.0, description="USD of fresh completions; None = unknown."
     )
-    latency_s: float = Field(default=0.0, description="Summed wall time of generate() calls.")
+    latency_s: float = Field(
+        default=0.0,
+        description="Summed wall time of requests (and of calls answered from the cache).",
+    )
     provider_stats: dict[str, StatSummary] = Field(
         default_factory=dict,
         description="Each numeric provider statistic over the fresh completions.",
     )
 
     @classmethod
-    def of_call(cls, record: CallRecord) -> StageUsage:
-        """The usage of one logged call (a failed call obtained only its cached samples)."""
+    def of_call(cls, records: Sequence[CallRecord]) -> StageUsage:
+        """The usage of one logged call from its lines (a failed call obtained only its
+        cached samples)."""
+        first = records[0]
+        failed = any(
+            record.error is not None if record.call_failed is None else record.call_failed
+            for record in records
+        )
         usage = cls(
             calls=1,
-            samples=record.n if record.error is None else record.cache_hits,
-            cache_hits=record.cache_hits,
-            requests=record.attempts,
-            errors=int(record.error is not None),
-            batch_calls=int(record.batch),
-            tokens=record.tokens,
-            cost_usd=record.cost_usd,
-            latency_s=record.latency_s,
+            samples=first.cache_hits if failed else first.n,
+            cache_hits=first.cache_hits,
+            errors=int(failed),
+            batch_calls=int(any(record.batch for record in records)),
         )
-        for stats in record.provider_stats:
-            for key, value in stats.items():
-                usage.provider_stats.setdefault(key, StatSummary()).add(value)
+        for record in records:
+            usage.requests += record.attempts
+            usage.tokens = usage.tokens + record.tokens
+            usage.cost_usd = add_cost(usage.cost_usd, record.cost_usd)
+            usage.latency_s += record.latency_s
+            for stats in record.provider_stats:
+                for key, value in stats.items():
+                    usage.provider_stats.setdefault(key, StatSummary()).add(value)
         return usage
 
     def merge(self, other: StageUsage) -> None:
@@ -133,20 +176,25 @@ class UsageSummary(BaseModel):
     total: StageUsage = Field(default_factory=StageUsage)
     stages: dict[str, StageUsage] = Field(default_factory=dict)
 
-    def add(self, record: CallRecord) -> None:
-        """Count one call into its stage and the total."""
-        usage = StageUsage.of_call(record)
-        self.stages.setdefault(record.stage, StageUsage()).merge(usage)
+    def add(self, records: Sequence[CallRecord]) -> None:
+        """Count one call (its lines) into its stage and the total."""
+        usage = StageUsage.of_call(records)
+        self.stages.setdefault(records[0].stage, StageUsage()).merge(usage)
         self.total.merge(usage)
-        if record.model not in self.models:
-            self.models = sorted([*self.models, record.model])
+        for record in records:
+            if record.model not in self.models:
+                self.models = sorted([*self.models, record.model])
 
 
 def usage_from_records(records: Iterable[CallRecord]) -> UsageSummary:
-    """Usage per stage and in total of logged calls (e.g. every line of ``calls.jsonl``)."""
+    """Usage per stage and in total of logged lines (e.g. every line of ``calls.jsonl``),
+    the lines of one call (one ``call_id``) counted as one call."""
+    calls: dict[str | int, list[CallRecord]] = {}
+    for position, record in enumerate(records):
+        calls.setdefault(record.call_id or position, []).append(record)
     summary = UsageSummary()
-    for record in records:
-        summary.add(record)
+    for lines in calls.values():
+        summary.add(lines)
     return summary
 
 

@@ -8,6 +8,9 @@ so that a provider module only speaks its wire format.
 from __future__ import annotations
 
 import abc
+import contextlib
+from collections.abc import Iterator
+from contextvars import ContextVar
 from enum import Enum
 from typing import Any, ClassVar, Literal
 
@@ -88,6 +91,52 @@ class GenerateParams(BaseModel):
     seed: int | None = Field(
         default=None, description="Sampling seed, where the provider honours it."
     )
+
+
+class RequestReport(BaseModel):
+    """One HTTP request a provider sent for a ``generate`` call, as the provider saw it.
+
+    A provider that may send several requests for one call (a server that ignored or
+    rejected ``n`` gets follow-ups) reports each with :func:`report_request`, so that the
+    client logs one ``calls.jsonl`` line per request the server received."""
+
+    positions: list[int] = Field(
+        default_factory=list,
+        description="Which of the call's samples (0 .. n-1 of its params) this request "
+        "answered, in the order of its choices; empty when it failed.",
+    )
+    seed: int | None = Field(default=None, description="The seed the request carried.")
+    usage: Usage = Field(default_factory=Usage, description="The response's token counts.")
+    cost_usd: float | None = Field(
+        default=None, description="The gateway's own cost figure for it, where reported."
+    )
+    latency_s: float = Field(default=0.0, description="Wall time of the request.")
+    status: int | None = Field(
+        default=None, description="HTTP status where known (200 for an answer)."
+    )
+    error: str | None = Field(default=None, description="Why it failed; None = answered.")
+
+
+_requests: ContextVar[list[RequestReport] | None] = ContextVar("arcmemo_requests", default=None)
+
+
+@contextlib.contextmanager
+def collect_requests() -> Iterator[list[RequestReport]]:
+    """The requests providers report (:func:`report_request`) inside this block, in the
+    current task and the tasks it starts."""
+    reports: list[RequestReport] = []
+    token = _requests.set(reports)
+    try:
+        yield reports
+    finally:
+        _requests.reset(token)
+
+
+def report_request(report: RequestReport) -> None:
+    """Tell the client collecting requests (if any) that one HTTP request went out."""
+    reports = _requests.get()
+    if reports is not None:
+        reports.append(report)
 
 
 class SamplingConfig(BaseModel):

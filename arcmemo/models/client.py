@@ -16,6 +16,7 @@ import functools
 import random
 import threading
 import time
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime, timezone
 from pathlib import Path
@@ -24,15 +25,17 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from arcmemo.files import append_lines
-from arcmemo.models.accounting import CallRecord, UsageSummary, add_cost
+from arcmemo.models.accounting import CallRecord, StageUsage, UsageSummary
 from arcmemo.models.base import (
     Completion,
     GenerateParams,
     Message,
     Provider,
     ProviderError,
+    RequestReport,
     RetryDecision,
     SamplingConfig,
+    collect_requests,
 )
 from arcmemo.models.batch import (
     Batcher,
@@ -114,6 +117,35 @@ def _group_params(params: GenerateParams, group: list[int]) -> GenerateParams:
     if params.seed is not None and group and group[0] != 0:
         update["seed"] = params.seed + group[0]
     return params.model_copy(update=update)
+
+
+def _report_of(
+    completions: list[Completion], positions: range, *, seed: int | None
+) -> RequestReport:
+    """The one request that answered ``completions`` (a provider that reports none)."""
+    usage = Usage()
+    for completion in completions:
+        usage = usage + completion.usage
+    reported = [c.cost_usd for c in completions if c.cost_usd is not None]
+    return RequestReport(
+        positions=list(positions),
+        seed=seed,
+        usage=usage,
+        cost_usd=sum(reported) if reported else None,
+        latency_s=max((c.latency_s for c in completions), default=0.0),
+    )
+
+
+def _failed_report(
+    params: GenerateParams, failure: BaseException, latency_s: float
+) -> RequestReport:
+    """The one request of a failed attempt whose provider reported none."""
+    return RequestReport(
+        seed=params.seed,
+        latency_s=latency_s,
+        status=getattr(failure, "status", None),
+        error=redact(str(failure)) or type(failure).__name__,
+    )
 
 
 class ModelClient:
@@ -278,19 +310,22 @@ class ModelClient:
         fresh: list[Completion] = []
         batched: list[Completion] = []
         to_store: list[tuple[str, Completion]] = []
-        attempts = 0
+        # Each request sent, with the sample indices it answered and whether a batch did.
+        sent: list[tuple[RequestReport, list[int], bool]] = []
         error: ModelCallError | None = None
         unexpected: BaseException | None = None
         for group, outcome in zip(groups, outcomes, strict=True):
             if isinstance(outcome, ModelCallError):
                 error = error or outcome
-                attempts += outcome.attempts
+                sent += [(report, [], False) for report in outcome.requests]
                 continue
             if isinstance(outcome, BaseException):
                 unexpected = unexpected or outcome
                 continue
-            completions, group_attempts, via_batch = outcome
-            attempts += group_attempts
+            completions, reports, via_batch = outcome
+            for report in reports:
+                samples = [group[p] for p in report.positions if p < len(group)]
+                sent.append((report, samples, via_batch))
             for index, completion in zip(group, completions, strict=True):
                 position = index - first_sample
                 results[position] = completion
@@ -311,12 +346,15 @@ class ModelClient:
             stage=stage,
             task_id=task_id,
             n=n,
-            cache_hits=n - len(missing),
-            fresh=fresh,
-            attempts=attempts,
+            cached=[index for index in indices if index not in missing],
+            results={
+                index: result
+                for index, result in zip(indices, results, strict=True)
+                if result is not None
+            },
+            sent=sent,
             latency_s=self._clock() - started,
             error=error,
-            batched=batched,
         )
         if write is not None:
             # Awaited: once generate returns, its completions are committed (crash-safe).
@@ -345,47 +383,91 @@ class ModelClient:
         *,
         stage: str,
         task_id: str | None,
-    ) -> tuple[list[Completion], int, bool]:
+    ) -> tuple[list[Completion], list[RequestReport], bool]:
         """One request's completions, the provider requests it took, and whether a batch
         answered it. In batch mode, what the batch does not answer takes the synchronous
         path: an error that path would not retry fails the call at once (one attempt
         spent); any other is sent again synchronously, with the usual retries."""
         if self.batcher is None:
-            completions, attempts = await self._request_with_retries(
+            completions, reports = await self._request_with_retries(
                 messages, params, stage=stage, task_id=task_id
             )
-            return completions, attempts, False
+            return completions, reports, False
         started = self._clock()
         try:
             completions = await self.batcher.request(messages, params, keys)
         except BatchUnanswered as unanswered:
             failure = unanswered.error
+            unanswered_report = RequestReport(
+                seed=params.seed,
+                latency_s=self._clock() - started,
+                status=failure.status,
+                error=redact(str(failure)),
+            )
             if failure.decision is RetryDecision.NO:
-                raise ModelCallError(
+                error = ModelCallError(
                     redact(str(failure)),
                     stage=stage,
                     task_id=task_id,
                     status=failure.status,
                     attempts=1,
                     kind=failure.kind,
-                ) from failure
-            completions, attempts = await self._request_with_retries(
-                messages, params, stage=stage, task_id=task_id
-            )
-            return completions, attempts + 1, False
+                )
+                error.requests = [unanswered_report]
+                raise error from failure
+            return await self._after_batch(messages, params, unanswered_report, stage, task_id)
         if len(completions) != params.n:
             # Like a server that ignored n: the synchronous path asks for the rest.
-            completions, attempts = await self._request_with_retries(
-                messages, params, stage=stage, task_id=task_id
+            partial = RequestReport(
+                seed=params.seed,
+                latency_s=self._clock() - started,
+                error=f"the batch answered {len(completions)} of {params.n} samples",
             )
-            return completions, attempts + 1, False
+            return await self._after_batch(messages, params, partial, stage, task_id)
         for completion in completions:
             completion.latency_s = completion.latency_s or self._clock() - started
-        return completions, 1, True
+        report = _report_of(completions, range(params.n), seed=params.seed)
+        return completions, [report], True
+
+    async def _after_batch(
+        self,
+        messages: list[Message],
+        params: GenerateParams,
+        batch_report: RequestReport,
+        stage: str,
+        task_id: str | None,
+    ) -> tuple[list[Completion], list[RequestReport], bool]:
+        """The synchronous path for what a batch left unanswered (its line comes first)."""
+        try:
+            completions, reports = await self._request_with_retries(
+                messages, params, stage=stage, task_id=task_id
+            )
+        except ModelCallError as error:
+            error.requests.insert(0, batch_report)
+            raise
+        return completions, [batch_report, *reports], False
 
     async def _request_with_retries(
         self, messages: list[Message], params: GenerateParams, *, stage: str, task_id: str | None
-    ) -> tuple[list[Completion], int]:
+    ) -> tuple[list[Completion], list[RequestReport]]:
+        """Completions for ``params`` and every provider request sent for them, retries
+        included (raised with :class:`ModelCallError` when the call gives up)."""
+        reports: list[RequestReport] = []
+        try:
+            return await self._attempts(messages, params, reports, stage=stage, task_id=task_id)
+        except ModelCallError as error:
+            error.requests = reports
+            raise
+
+    async def _attempts(
+        self,
+        messages: list[Message],
+        params: GenerateParams,
+        reports: list[RequestReport],
+        *,
+        stage: str,
+        task_id: str | None,
+    ) -> tuple[list[Completion], list[RequestReport]]:
         config = self.config
         started = self._clock()
         estimated = sum(estimate_tokens(message.content) for message in messages)
@@ -393,45 +475,62 @@ class ModelClient:
         attempt = 0
         while True:
             attempt += 1
-            try:
-                async with self.limiter.slot(estimated) as record, self._in_flight(stage, task_id):
-                    request_started = self._clock()
-                    timeout = None if self.provider.timeout_excludes_queue else config.timeout_s
-                    completions = await asyncio.wait_for(
-                        self.provider.generate(messages, params), timeout=timeout
+            request_started = self._clock()
+            # A provider that sends several requests per attempt reports each; one that
+            # reports none sent one.
+            with collect_requests() as reported:
+                try:
+                    async with (
+                        self.limiter.slot(estimated) as record,
+                        self._in_flight(stage, task_id),
+                    ):
+                        request_started = self._clock()
+                        timeout = None if self.provider.timeout_excludes_queue else config.timeout_s
+                        completions = await asyncio.wait_for(
+                            self.provider.generate(messages, params), timeout=timeout
+                        )
+                        for completion in completions:
+                            if not completion.latency_s:
+                                completion.latency_s = self._clock() - request_started
+                        spent = sum(
+                            c.usage.prompt_tokens + c.usage.completion_tokens for c in completions
+                        )
+                        Limiter.record_tokens(record, spent)
+                except asyncio.TimeoutError:
+                    failure = ProviderError(
+                        f"no answer within {config.timeout_s:g} s",
+                        decision=RetryDecision.TRANSIENT,
+                        kind="timeout",
                     )
-                    for completion in completions:
-                        if not completion.latency_s:
-                            completion.latency_s = self._clock() - request_started
-                    spent = sum(
-                        c.usage.prompt_tokens + c.usage.completion_tokens for c in completions
-                    )
-                    Limiter.record_tokens(record, spent)
-            except asyncio.TimeoutError:
-                failure = ProviderError(
-                    f"no answer within {config.timeout_s:g} s",
-                    decision=RetryDecision.TRANSIENT,
-                    kind="timeout",
-                )
-            except ProviderError as provider_error:
-                failure = provider_error
-            except Exception as unexpected:  # a provider bug: recorded, then fails the call
-                raise ModelCallError(
-                    redact(f"{type(unexpected).__name__}: {unexpected}"),
-                    stage=stage,
-                    task_id=task_id,
-                    attempts=attempt,
-                ) from unexpected
-            else:
-                if len(completions) != params.n:
+                except ProviderError as provider_error:
+                    failure = provider_error
+                except Exception as unexpected:  # a provider bug: recorded, then fails the call
+                    reports += reported or [
+                        _failed_report(params, unexpected, self._clock() - request_started)
+                    ]
                     raise ModelCallError(
-                        f"{self.spec} returned {len(completions)} completions, "
-                        f"{params.n} were requested",
+                        redact(f"{type(unexpected).__name__}: {unexpected}"),
                         stage=stage,
                         task_id=task_id,
                         attempts=attempt,
-                    )
-                return completions, attempt
+                    ) from unexpected
+                else:
+                    reports += reported or [
+                        _report_of(completions, range(len(completions)), seed=params.seed)
+                    ]
+                    if len(completions) != params.n:
+                        raise ModelCallError(
+                            f"{self.spec} returned {len(completions)} completions, "
+                            f"{params.n} were requested",
+                            stage=stage,
+                            task_id=task_id,
+                            attempts=attempt,
+                        )
+                    return completions, reports
+            # A timed-out attempt reports none of the requests it cancelled: one was sent.
+            reports += reported or [
+                _failed_report(params, failure, self._clock() - request_started)
+            ]
 
             delay = next_delay(
                 failure,
@@ -489,48 +588,75 @@ class ModelClient:
         stage: str,
         task_id: str | None,
         n: int,
-        cache_hits: int,
-        fresh: list[Completion],
-        attempts: int,
+        cached: list[int],
+        results: dict[int, Completion],
+        sent: list[tuple[RequestReport, list[int], bool]],
         latency_s: float,
         error: ModelCallError | None,
-        batched: list[Completion] | None = None,
     ) -> None:
-        batched = batched or []
-        tokens = Usage()
-        batch_tokens = Usage()
-        for completion in fresh:
-            tokens = tokens + completion.usage
-        for completion in batched:
-            batch_tokens = batch_tokens + completion.usage
-        cost = self._cost(tokens, fresh)
-        if batched:
-            cost = add_cost(cost, self.prices.batch_cost_usd(self.spec, batch_tokens))
-        record = CallRecord(
-            ts=datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
-            stage=stage,
-            task_id=task_id,
-            model=self.spec,
-            n=n,
-            cache_hits=cache_hits,
-            cache_hit=cache_hits == n,
-            tokens=tokens + batch_tokens,
-            cost_usd=cost,
-            latency_s=round(latency_s, 4),
-            attempts=attempts,
-            error=None if error is None else redact(error.cause),
-            provider_stats=[self.provider.statistics(c) for c in [*fresh, *batched]],
-            batch=bool(batched),
-        )
-        self._usage.add(record)
+        """Log one line per request the call sent (one line for a call without any: the
+        cache answered it, or the provider failed before sending), sum them into the
+        usage, and report the call to the progress display."""
+        ts = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+        call = {
+            "ts": ts,
+            "call_id": uuid.uuid4().hex[:16],
+            "stage": stage,
+            "task_id": task_id,
+            "model": self.spec,
+            "n": n,
+            "cache_hits": len(cached),
+            "cache_hit": len(cached) == n,
+            "call_failed": error is not None,
+        }
+        records = []
+        for report, samples, via_batch in sent:
+            completions = [results[index] for index in samples if index in results]
+            if report.error is not None:
+                cost: float | None = 0.0
+            elif via_batch:
+                cost = self.prices.batch_cost_usd(self.spec, report.usage)
+            elif report.cost_usd is not None:
+                cost = report.cost_usd
+            else:
+                cost = self._cost(report.usage, completions)
+            records.append(
+                CallRecord(
+                    **call,
+                    tokens=report.usage,
+                    cost_usd=cost,
+                    latency_s=round(report.latency_s, 4),
+                    attempts=1,
+                    error=None if report.error is None else redact(report.error),
+                    samples=samples,
+                    seed=report.seed,
+                    status=report.status,
+                    provider_stats=[self.provider.statistics(c) for c in completions],
+                    batch=via_batch,
+                )
+            )
+        if not records:
+            records.append(
+                CallRecord(
+                    **call,
+                    tokens=Usage(),
+                    cost_usd=0.0,
+                    latency_s=round(latency_s, 4),
+                    attempts=0,
+                    error=None if error is None else redact(error.cause),
+                    samples=cached,
+                )
+            )
+        self._usage.add(records)
         if self.call_log_path is not None:
-            self._log(record)
+            self._log(records)
+        usage = StageUsage.of_call(records)
         self._emit(
             CallAccounted(
                 stage=stage,
-                tokens=record.tokens.prompt_tokens + record.tokens.completion_tokens,
-                cost_usd=record.cost_usd,
-                cache_hits=cache_hits,
+                tokens=usage.tokens.prompt_tokens + usage.tokens.completion_tokens,
+                cost_usd=usage.cost_usd,
+                cache_hits=len(cached),
             )
         )
 
@@ -542,11 +668,15 @@ class ModelClient:
         reported = [c.cost_usd for c in fresh if c.cost_usd is not None]
         return sum(reported) if reported else self.prices.cost_usd(self.spec, tokens)
 
-    def _log(self, record: CallRecord) -> None:
+    def _log(self, records: list[CallRecord]) -> None:
         assert self.call_log_path is not None
         with self._log_lock:
             # Not fsynced: that would put a disk flush on every model call.
-            append_lines(self.call_log_path, [record.model_dump_json() + "\n"], durable=False)
+            append_lines(
+                self.call_log_path,
+                [record.model_dump_json() + "\n" for record in records],
+                durable=False,
+            )
 
     def usage_summary(self) -> UsageSummary:
         """Totals and per-stage usage so far (the sums of this client's call records)."""

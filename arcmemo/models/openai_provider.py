@@ -22,6 +22,7 @@ import asyncio
 import json
 import os
 import re
+import time
 import warnings
 from typing import Any
 
@@ -34,7 +35,9 @@ from arcmemo.models.base import (
     Message,
     Provider,
     ProviderError,
+    RequestReport,
     RetryDecision,
+    report_request,
 )
 from arcmemo.models.endpoints import (
     EndpointOptions,
@@ -214,23 +217,57 @@ class OpenAIProvider(Provider):
             return params.model_copy(update={"n": 1, "seed": seed})
 
         batches = await asyncio.gather(
-            *(self._call(messages, single(first + i)) for i in range(count))
+            *(self._call(messages, single(first + i), first=first + i) for i in range(count))
         )
         return [completion for batch in batches for completion in batch]
 
-    async def _call(self, messages: list[Message], params: GenerateParams) -> list[Completion]:
+    async def _call(
+        self, messages: list[Message], params: GenerateParams, *, first: int = 0
+    ) -> list[Completion]:
+        """One HTTP request for samples ``first`` .. of the call, reported to the client
+        (:func:`~arcmemo.models.base.report_request`) whether it answers or fails."""
+        started = time.monotonic()
+        seed = params.seed if params.seed is not None else self.options.seed
         try:
             body = self.request_body(messages, params)
             raw = await self._endpoints.call(
                 lambda client: client.chat.completions.with_raw_response.create(**body)
             )
             response = raw.parse()
+            completions = self._completions(response)
         except Exception as error:
-            raise map_sdk_error(error, openai, self.name, self._api_key) from error
-        completions = self._completions(response)
+            failure = (
+                error
+                if isinstance(error, ProviderError)
+                else map_sdk_error(error, openai, self.name, self._api_key)
+            )
+            report_request(
+                RequestReport(
+                    seed=seed,
+                    latency_s=time.monotonic() - started,
+                    status=failure.status,
+                    error=str(failure),
+                )
+            )
+            if failure is error:
+                raise
+            raise failure from error
         cost = gateway_cost(getattr(response, "usage", None), getattr(raw, "headers", {}))
         if cost is not None and completions:
             completions[0].cost_usd = cost  # like usage: once per response
+        latency = time.monotonic() - started
+        for completion in completions:
+            completion.latency_s = latency
+        report_request(
+            RequestReport(
+                positions=list(range(first, first + len(completions))),
+                seed=seed,
+                usage=completions[0].usage if completions else _usage(None),
+                cost_usd=cost,
+                latency_s=latency,
+                status=getattr(raw, "status_code", None) or 200,
+            )
+        )
         return completions
 
     def _completions(self, response: Any) -> list[Completion]:

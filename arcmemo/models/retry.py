@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
-from arcmemo.models.base import ProviderError, RetryDecision
+from arcmemo.models.base import ProviderError, RequestReport, RetryDecision
 from arcmemo.models.redact import redact
 
 
@@ -37,6 +37,8 @@ class ModelCallError(Exception):
         self.status = status
         self.attempts = attempts
         self.kind = kind or (f"HTTP {status}" if status is not None else "error")
+        # The requests the call sent before it gave up (each a calls.jsonl line).
+        self.requests: list[RequestReport] = []
 
 
 class ModelUnreachableError(Exception):

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from arcmemo.models import ModelCallError, ModelClient, ModelConfig, ResponseCache
-from arcmemo.models.accounting import CallRecord
+from arcmemo.models.accounting import CallRecord, StageUsage, usage_from_records
 from arcmemo.models.base import Message
 from arcmemo.models.batch import (
     BatchProgress,
@@ -78,8 +78,17 @@ def calls(directory: Path) -> list[CallRecord]:
     return [CallRecord.model_validate_json(line) for line in lines]
 
 
+def usage_by_task(directory: Path) -> dict[str | None, StageUsage]:
+    """Each task's calls summed (a call logs one line per request)."""
+    records = calls(directory)
+    tasks = {record.task_id for record in records}
+    return {
+        task: usage_from_records(r for r in records if r.task_id == task).total for task in tasks
+    }
+
+
 def comparable(record: CallRecord) -> dict[str, Any]:
-    return record.model_dump(exclude={"ts", "latency_s", "batch", "cost_usd"})
+    return record.model_dump(exclude={"ts", "call_id", "latency_s", "batch", "cost_usd", "status"})
 
 
 @pytest.mark.parametrize("spec", SPECS)
@@ -109,11 +118,12 @@ def test_concurrent_calls_go_out_as_one_batch_and_match_the_synchronous_answers(
         comparable(r) for r in by_task(tmp_path / "sync")
     ]
     assert all(r.batch for r in calls(tmp_path / "batch"))
+    first_run = len(calls(tmp_path / "batch"))
     # The answers are in the cache, keyed as a synchronous run keys them.
     again = make_client(spec, batch_server, tmp_path / "batch")
     assert asyncio.run(ask(again, texts)) == plain
     assert batch_server.batches_created == 1
-    assert all(r.cache_hit for r in calls(tmp_path / "batch")[3:])
+    assert all(r.cache_hit for r in calls(tmp_path / "batch")[first_run:])
     records = read_batch_log(tmp_path / "batch" / "batches.jsonl")
     assert [r.event for r in records] == ["submitted", "collected"]
     assert pending_batches(records, spec) == []
@@ -174,10 +184,10 @@ def test_per_request_errors_follow_the_synchronous_rules(
     assert [c.text for c in fine] == ["reply to fine #0"]
     synchronous = [r for r in batch_server.requests if r.path.endswith("/completions")]
     assert [_last_user(r.body) for r in synchronous] == ["retried"]
-    records = {r.task_id: r for r in calls(tmp_path)}
-    assert records["retried"].attempts == 2 and not records["retried"].batch
-    assert records["refused"].attempts == 1 and records["refused"].error is not None
-    assert records["fine"].attempts == 1 and records["fine"].batch
+    records = usage_by_task(tmp_path)
+    assert records["retried"].requests == 2 and not records["retried"].batch_calls
+    assert records["refused"].requests == 1 and records["refused"].errors == 1
+    assert records["fine"].requests == 1 and records["fine"].batch_calls == 1
     # The synchronous answer is billed at full price, the batch answer at half.
     assert records["retried"].cost_usd == pytest.approx(
         PRICES.cost_usd(spec, records["retried"].tokens)
@@ -201,8 +211,10 @@ def test_a_400_on_a_request_for_several_samples_gets_the_synchronous_n_fallback(
     assert asyncio.run(run()) == [["reply to many #0", "reply to many #0"]]
     synchronous = [r.body.get("n", 1) for r in batch_server.requests]
     assert synchronous == [2, 1, 1]  # the rejected n, then one call per sample
-    (record,) = calls(tmp_path)
-    assert record.error is None and not record.batch
+    (usage,) = usage_by_task(tmp_path).values()
+    assert usage.calls == 1 and usage.errors == 0 and not usage.batch_calls
+    # One line per request: the batch's refusal, the rejected n, one per sample.
+    assert usage.requests == len(calls(tmp_path)) == 4
 
 
 @pytest.mark.parametrize("spec", SPECS)
@@ -267,7 +279,9 @@ def test_a_restarted_client_awaits_the_recorded_batch_instead_of_resubmitting(
     # The resumed calls are logged as answered by the batch (the interrupted ones before
     # them, with nothing answered, as calls that obtained no sample).
     requests = 1 if spec.startswith("openai:") else 2  # Anthropic: one request per sample
-    assert [(r.batch, r.attempts) for r in calls(tmp_path)[-2:]] == [(True, requests)] * 2
+    resumed_lines = calls(tmp_path)[-2 * requests :]
+    assert [(r.batch, r.attempts) for r in resumed_lines] == [(True, 1)] * 2 * requests
+    assert len({r.call_id for r in resumed_lines}) == 2
 
 
 def test_an_endpoint_without_batches_fails_at_once_in_one_line(

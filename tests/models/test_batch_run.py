@@ -87,7 +87,7 @@ def call_records(out: Path) -> list[CallRecord]:
 def call_lines(out: Path) -> list[dict[str, Any]]:
     """The call log without what differs between any two runs (times) or by design
     (the batch flag and its price)."""
-    drop = {"ts", "latency_s", "batch", "cost_usd"}
+    drop = {"ts", "call_id", "latency_s", "batch", "cost_usd", "status"}
     lines = [r.model_dump(exclude=drop) for r in call_records(out)]
     return sorted(lines, key=lambda line: json.dumps(line, sort_keys=True))
 

@@ -140,8 +140,12 @@ def test_retries_honor_retry_after_and_succeed(tmp_path: Path) -> None:
     assert len(sleep.delays) == 2
     assert sleep.delays[0] >= 7.0
     assert 0 <= sleep.delays[1] <= ModelConfig().backoff_base_s * 2
-    record = json.loads((tmp_path / "calls.jsonl").read_text().splitlines()[-1])
-    assert record["attempts"] == 3 and record["error"] is None and record["task_id"] == "t1"
+    lines = [json.loads(line) for line in (tmp_path / "calls.jsonl").read_text().splitlines()]
+    # One line per request: two failed, the third answered.
+    assert [line["attempts"] for line in lines] == [1, 1, 1]
+    assert [line["error"] is None for line in lines] == [False, False, True]
+    assert not any(line["call_failed"] for line in lines) and lines[-1]["task_id"] == "t1"
+    assert client.usage_summary().total.calls == 1
     assert client.usage_summary().stages["solve"].requests == 3
 
 

@@ -8,12 +8,14 @@ from pathlib import Path
 import pytest
 
 from arcmemo.models import (
+    CallRecord,
     Message,
     MissingCredentialError,
     ModelCallError,
     ModelClient,
     ModelConfig,
     create_provider,
+    usage_from_records,
 )
 
 from .conftest import RecordingSleep, server_client
@@ -232,3 +234,32 @@ def test_a_gateways_own_cost_is_used(
     client = server_client("openai:some/unpriced-model", fake_server, tmp_path)
     asyncio.run(client.generate(_ask("hi"), stage="solve", n=2))
     assert client.usage_summary().total.cost_usd == pytest.approx(0.0123)
+
+
+def test_every_request_a_server_received_is_one_line_of_the_call_log(
+    fake_server: FakeLLMServer, tmp_path: Path
+) -> None:
+    # llama.cpp answers one choice whatever n asks: a call for 3 samples costs 3 requests
+    # (the first and two seeded follow-ups), and a failed request is a request too.
+    fake_server.state.ignore_n = True
+    client = server_client("openai:local-model", fake_server, tmp_path, sleep=RecordingSleep())
+    with pytest.warns(UserWarning, match="ignores n"):
+        asyncio.run(client.generate(_ask("q"), stage="solve", task_id="a", n=3, seed=100))
+    fake_server.inject("500")
+    asyncio.run(client.generate(_ask("other"), stage="solve", task_id="b", n=2, seed=7))
+    asyncio.run(client.generate(_ask("q"), stage="solve", task_id="a", n=3, seed=100))  # cached
+    asyncio.run(client.aclose())
+    lines = [
+        CallRecord.model_validate_json(line)
+        for line in (tmp_path / "calls.jsonl").read_text().splitlines()
+    ]
+    requests = [line for line in lines if line.attempts]
+    # b: two one-sample requests, one failing; the retried attempt sends both again.
+    assert len(requests) == len(fake_server.requests) == 3 + 4
+    assert sorted(line.seed for line in requests if line.task_id == "a") == [100, 101, 102]
+    assert sorted(s for line in requests if line.task_id == "a" for s in line.samples) == [0, 1, 2]
+    assert [line.status for line in requests if line.error] == [500]
+    assert len({line.call_id for line in lines}) == 3  # the cached call: one line, no request
+    usage = client.usage_summary().total
+    assert (usage.calls, usage.requests, usage.samples, usage.cache_hits) == (3, 7, 8, 3)
+    assert usage_from_records(lines) == client.usage_summary()
