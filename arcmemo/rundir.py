@@ -4,7 +4,7 @@ Files: ``config.json`` (the resolved :class:`~arcmemo.config.RunConfig`), ``resu
 (one finished task per line, flushed and fsynced as it finishes; the new result of a task
 that a rerun solved again replaces the old line when the session ends,
 :meth:`RunWriter.compact_results`), ``summary.json``,
-``calls.jsonl`` (the model layer's log of every call), ``task_order.json`` (the processing
+``calls.jsonl`` (the model layer's log of every request), ``task_order.json`` (the processing
 order), ``prompts/`` and ``estimate.json`` (dry runs), ``abstraction.jsonl`` (what each
 abstraction wrote and what failed), ``run.lock`` (held by every live process of the run:
 shared by runs that claim tasks, exclusive for a batched run) and ``claims/`` (one lock file

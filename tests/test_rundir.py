@@ -281,3 +281,14 @@ def test_a_processed_list_of_an_older_run_reads_as_no_commit(tmp_path: Path) -> 
     rundir.processed_path.write_text(json.dumps({"batch": "x"}))
     with pytest.raises(RunDirError, match=r"processed\.json: batch"):
         rundir.read_commit()
+
+
+def test_a_call_log_of_one_line_per_call_still_sums_as_its_summary_said() -> None:
+    # Written before calls.jsonl had one line per request (no call_id): each line is a call.
+    v1 = Path(__file__).resolve().parent / "fixtures" / "rundir" / "v1" / "arc-online"
+    summary = json.loads((v1 / "summary.json").read_text())
+    usage = RunDirectory(v1).usage()
+    assert usage.total.calls == summary["calls"] == 38
+    assert {stage: (u.calls, u.requests, u.samples) for stage, u in usage.stages.items()} == {
+        stage: (u["calls"], u["requests"], u["samples"]) for stage, u in summary["stages"].items()
+    }
