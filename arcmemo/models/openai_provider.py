@@ -235,6 +235,12 @@ class OpenAIProvider(Provider):
             )
             response = raw.parse()
             completions = self._completions(response)
+        except asyncio.CancelledError:
+            # Timed out by the client (or the run stopped): the server got it all the same.
+            report_request(
+                RequestReport(seed=seed, latency_s=time.monotonic() - started, error="cancelled")
+            )
+            raise
         except Exception as error:
             failure = (
                 error

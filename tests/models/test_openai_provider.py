@@ -242,12 +242,21 @@ def test_every_request_a_server_received_is_one_line_of_the_call_log(
     # llama.cpp answers one choice whatever n asks: a call for 3 samples costs 3 requests
     # (the first and two seeded follow-ups), and a failed request is a request too.
     fake_server.state.ignore_n = True
-    client = server_client("openai:local-model", fake_server, tmp_path, sleep=RecordingSleep())
+    client = server_client(
+        "openai:local-model",
+        fake_server,
+        tmp_path,
+        sleep=RecordingSleep(),
+        config=ModelConfig(timeout_s=0.5),
+    )
     with pytest.warns(UserWarning, match="ignores n"):
         asyncio.run(client.generate(_ask("q"), stage="solve", task_id="a", n=3, seed=100))
     fake_server.inject("500")
     asyncio.run(client.generate(_ask("other"), stage="solve", task_id="b", n=2, seed=7))
     asyncio.run(client.generate(_ask("q"), stage="solve", task_id="a", n=3, seed=100))  # cached
+    # A request that hangs is timed out with its sibling in flight: both reached the server.
+    fake_server.inject("hang")
+    asyncio.run(client.generate(_ask("third"), stage="solve", task_id="c", n=2, seed=9))
     asyncio.run(client.aclose())
     lines = [
         CallRecord.model_validate_json(line)
@@ -255,11 +264,12 @@ def test_every_request_a_server_received_is_one_line_of_the_call_log(
     ]
     requests = [line for line in lines if line.attempts]
     # b: two one-sample requests, one failing; the retried attempt sends both again.
-    assert len(requests) == len(fake_server.requests) == 3 + 4
+    # c: the same, with the hung request timed out.
+    assert len(requests) == len(fake_server.requests) == 3 + 4 + 4
     assert sorted(line.seed for line in requests if line.task_id == "a") == [100, 101, 102]
     assert sorted(s for line in requests if line.task_id == "a" for s in line.samples) == [0, 1, 2]
-    assert [line.status for line in requests if line.error] == [500]
-    assert len({line.call_id for line in lines}) == 3  # the cached call: one line, no request
+    assert [line.status for line in requests if line.error] == [500, None]
+    assert len({line.call_id for line in lines}) == 4  # the cached call: one line, no request
     usage = client.usage_summary().total
-    assert (usage.calls, usage.requests, usage.samples, usage.cache_hits) == (3, 7, 8, 3)
+    assert (usage.calls, usage.requests, usage.samples, usage.cache_hits) == (4, 11, 10, 3)
     assert usage_from_records(lines) == client.usage_summary()
