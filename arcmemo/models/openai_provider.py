@@ -216,10 +216,16 @@ class OpenAIProvider(Provider):
             seed = None if params.seed is None else params.seed + index
             return params.model_copy(update={"n": 1, "seed": seed})
 
+        # Every request ends before a failure is raised, so each is reported while the
+        # client still collects this attempt's requests (and none is left running).
         batches = await asyncio.gather(
-            *(self._call(messages, single(first + i), first=first + i) for i in range(count))
+            *(self._call(messages, single(first + i), first=first + i) for i in range(count)),
+            return_exceptions=True,
         )
-        return [completion for batch in batches for completion in batch]
+        for batch in batches:
+            if isinstance(batch, BaseException):
+                raise batch
+        return [completion for batch in batches if isinstance(batch, list) for completion in batch]
 
     async def _call(
         self, messages: list[Message], params: GenerateParams, *, first: int = 0
