@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from arcmemo.models.base import Completion, Message
+from arcmemo.models.base import Completion, Message, RequestReport
 from arcmemo.models.client import ModelClient, ModelConfig
 from arcmemo.models.scripted import ScriptedProvider
 from arcmemo.progress import (
@@ -76,16 +76,16 @@ def test_batch_answered_calls_show_their_tokens() -> None:
     recorder = Recorder()
     client.progress = recorder
     answered = Completion(text="x", usage=Usage(prompt_tokens=70, completion_tokens=30))
+    batch_request = RequestReport(positions=[0], usage=answered.usage)
     client._account(
         stage="solve",
         task_id="t",
         n=1,
-        cache_hits=0,
-        fresh=[],
-        attempts=1,
+        cached=[],
+        results={0: answered},
+        sent=[(batch_request, [0], True)],
         latency_s=0.0,
         error=None,
-        batched=[answered],
     )
     (event,) = [e for e in recorder.events if isinstance(e, CallAccounted)]
     assert event.tokens == 100
