@@ -71,7 +71,15 @@ class Step(CheckResult):
         default=None, description="UTC ISO time that model call returned."
     )
     error: str | None = Field(default=None, description="Model-call failure, if the call failed.")
-    error_kind: str | None = Field(default=None, description="Its class (see TaskResult).")
+    error_kind: str | None = Field(
+        default=None,
+        description="Its class (see TaskResult); prompt_too_long: the retry prompt could not "
+        "fit the model's context window (an outcome, not an error).",
+    )
+    truncated: bool = Field(
+        default=False,
+        description="The answer was cut at max_tokens (the provider's finish_reason 'length').",
+    )
 
 
 class Attempt(BaseModel):
@@ -108,6 +116,16 @@ class Selection(BaseModel):
     )
 
 
+class PromptTooLong(BaseModel):
+    """A prompt of the task that could not fit the model's context window: the task's
+    outcome (inspect_ai's ``model_length``), not an infrastructure error."""
+
+    stage: str = Field(description="select, solve, retry, ...: the stage whose prompt it was.")
+    message: str = Field(description="The estimate against the window, or the server's refusal.")
+    prompt_tokens: int | None = Field(default=None, description="Estimated prompt tokens.")
+    context_window: int | None = Field(default=None, description="The model's window, if known.")
+
+
 class TaskResult(BaseModel):
     """One line of ``results.jsonl``."""
 
@@ -122,6 +140,11 @@ class TaskResult(BaseModel):
     error: str | None = Field(default=None, description="The model-call failure that ended it.")
     error_kind: str | None = Field(
         default=None, description="Its class: HTTP <status>, connection, timeout or error."
+    )
+    prompt_too_long: PromptTooLong | None = Field(
+        default=None,
+        description="The first prompt of the task that could not fit the model's context "
+        "window (the task ends there, or its attempt stops retrying); not an error.",
     )
     tokens: Usage = Field(default_factory=Usage)
 

@@ -35,9 +35,10 @@ from arcmemo.config import ResolvedRunConfig
 from arcmemo.memory.ontology import Memory
 from arcmemo.models.base import Completion
 from arcmemo.models.client import ModelClient
+from arcmemo.models.context import PROMPT_TOO_LONG, PromptTooLongError
 from arcmemo.models.retry import ModelCallError
 from arcmemo.progress import ProgressSink, StageStarted
-from arcmemo.records import Attempt, Step, TaskResult
+from arcmemo.records import Attempt, PromptTooLong, Step, TaskResult
 from arcmemo.rundir import Batch, BatchCommit, RunDirError, RunWriter, Schedule, TaskProgress
 from arcmemo.sandbox import SANDBOXES
 from arcmemo.selection.base import Selector
@@ -86,6 +87,16 @@ def cut_batches(
         )
         for n, start in enumerate(range(0, len(task_ids), size))
     ]
+
+
+def too_long_record(error: PromptTooLongError) -> PromptTooLong:
+    """The task's record of a prompt that could not fit the model's window."""
+    return PromptTooLong(
+        stage=error.stage,
+        message=error.cause,
+        prompt_tokens=error.prompt_tokens,
+        context_window=error.context_window,
+    )
 
 
 def _now() -> str:
@@ -191,6 +202,7 @@ class Runner:
             started_at=answer.started_at,
             finished_at=answer.finished_at,
             concepts=selected,
+            truncated=completion.finish_reason == "length",
         )
 
     async def _prepare(self, task: Any, previous: Step | None = None) -> PreparedPrompt:
@@ -216,6 +228,8 @@ class Runner:
             first_steps = await asyncio.gather(*(self._step(task, c, 0, selected) for c in answers))
             for attempt, step in zip(attempts, first_steps, strict=True):
                 attempt.steps.append(step)
+        except PromptTooLongError as too_long:
+            result.prompt_too_long = too_long_record(too_long)
         except ModelCallError as failure:
             result.error, result.error_kind = str(failure), failure.kind
         return state
@@ -256,6 +270,8 @@ class Runner:
                     round=len(attempt.steps), completion="", error=str(error), error_kind=error.kind
                 )
             )
+            if isinstance(error, PromptTooLongError) and state.result.prompt_too_long is None:
+                state.result.prompt_too_long = too_long_record(error)
             return
         attempt.steps.append(await self._step(task, answer, len(attempt.steps), selected))
 
@@ -276,7 +292,15 @@ class Runner:
     def _finish(self, state: TaskState) -> TaskResult:
         """Grade the task from the hidden labels: its final result."""
         result = state.result
-        failed_step = next((s for a in result.attempts for s in a.steps if s.error), None)
+        failed_step = next(
+            (
+                s
+                for a in result.attempts
+                for s in a.steps
+                if s.error and s.error_kind != PROMPT_TOO_LONG
+            ),
+            None,
+        )
         if result.error is None and failed_step is not None:
             result.error, result.error_kind = failed_step.error, failed_step.error_kind
         judge_attempts(self.benchmark, state.task, result.attempts)

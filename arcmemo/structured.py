@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from arcmemo import prompting
 from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient
+from arcmemo.models.context import PromptTooLongError
 from arcmemo.tokens import Usage
 
 T = TypeVar("T")
@@ -91,13 +92,18 @@ async def generate_structured(
     outcome: Structured[T] = Structured()
     conversation = list(messages)
     for round_ in range(repairs + 1):
-        (completion,) = await model.generate(
-            conversation,
-            stage=stage if round_ == 0 else f"{stage}-repair",
-            task_id=task_id,
-            temperature=temperature,
-            max_tokens=max_tokens,
-        )
+        try:
+            (completion,) = await model.generate(
+                conversation,
+                stage=stage if round_ == 0 else f"{stage}-repair",
+                task_id=task_id,
+                temperature=temperature,
+                max_tokens=max_tokens,
+            )
+        except PromptTooLongError:
+            if round_ == 0:
+                raise
+            return outcome  # the conversation outgrew the window: the last error stands
         outcome.raw.append(completion.text)
         outcome.usage = outcome.usage + completion.usage
         try:

@@ -158,6 +158,14 @@ class RunSummary(BaseModel):
     sandbox: str | None = None
     isolation: str | None = None
     errors: dict[str, ErrorKind] = Field(default_factory=dict)
+    prompt_too_long: dict[str, str] = Field(
+        default_factory=dict,
+        description="Tasks with a prompt longer than the model's context window (an outcome "
+        "of the task, not an error: the run stays complete), each as 'stage: why'.",
+    )
+    truncated: int = Field(
+        default=0, description="Answers cut at max_tokens (finish_reason 'length')."
+    )
     aborted: str | None = None
     warnings: list[str] = Field(default_factory=list)
     write_precision: WritePrecision | None = None
@@ -411,6 +419,12 @@ def build_summary(
         sandbox=config.sandbox.name,
         isolation=sandbox_isolation(config.sandbox.name),
         errors=errors,
+        prompt_too_long={
+            r.task_id: f"{r.prompt_too_long.stage}: {r.prompt_too_long.message}"
+            for r in results
+            if r.prompt_too_long is not None
+        },
+        truncated=sum(s.truncated for r in results for a in r.attempts for s in a.steps),
         aborted=aborted,
         warnings=[
             *(warnings or []),

@@ -202,7 +202,24 @@ def print_batch_cost(console: Console, estimate: RunEstimate) -> None:
 
 
 def print_errors(console: Console, summary: dict[str, Any]) -> None:
-    """Under the table: what ended tasks in error, by kind, with the first message of each."""
+    """Under the table: the tasks whose prompt could not fit the model's window, the
+    answers cut at max_tokens, and what ended tasks in error, by kind, with the first
+    message of each."""
+    too_long = summary.get("prompt_too_long") or {}
+    if too_long:
+        console.print(
+            f"[yellow]{len(too_long)} task(s) ended as prompt_too_long (a prompt longer than "
+            "the model's context window; counted as unsolved, not as errors):",
+            highlight=False,
+        )
+        for task_id, why in too_long.items():
+            console.print(f"  {task_id}: {why}", markup=False, highlight=False)
+    if summary.get("truncated"):
+        console.print(
+            f"[yellow]{summary['truncated']} answer(s) were cut at max_tokens "
+            "(finish_reason 'length').",
+            highlight=False,
+        )
     errors = summary.get("errors") or {}
     if not errors and summary.get("complete", True):
         return

@@ -230,6 +230,9 @@ class Provider(abc.ABC):
     # Numeric keys of Completion.stats that identify rather than measure (an engine index):
     # never aggregated into usage statistics.
     stat_labels: ClassVar[frozenset[str]] = frozenset()
+    # The window given as --model-arg context_window=N (set by create_provider): it wins
+    # over what the server or the packaged table says.
+    context_window: int | None = None
 
     def __init__(self, model: str) -> None:
         self.model = model
@@ -245,6 +248,11 @@ class Provider(abc.ABC):
 
         Raise :class:`ProviderError` (with a retry decision) on failure.
         """
+
+    async def server_context_window(self) -> int | None:
+        """The context window the model's server reports, where it reports one (asked
+        once per run by :meth:`ModelClient.context_window`); None: it does not say."""
+        return None
 
     def statistics(self, completion: Completion) -> dict[str, float]:
         """The numeric statistics of ``completion`` worth aggregating (labels left out)."""

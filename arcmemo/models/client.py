@@ -44,6 +44,7 @@ from arcmemo.models.batch import (
     BatchUnsupportedError,
 )
 from arcmemo.models.cache import ResponseCache, cache_keys
+from arcmemo.models.context import PROMPT_TOO_LONG, PromptTooLongError, table_window
 from arcmemo.models.in_flight import mark_in_flight
 from arcmemo.models.limiter import Limiter
 from arcmemo.models.prices import PriceTable
@@ -96,6 +97,11 @@ class ModelConfig(BaseModel):
         description="Part of every cache key: runs in different namespaces (replicates of an "
         "experiment) never share cached answers; the same namespace replays them.",
     )
+
+
+def prompt_tokens(messages: list[Message]) -> int:
+    """The estimated prompt tokens of ``messages`` (:func:`arcmemo.tokens.estimate_tokens`)."""
+    return sum(estimate_tokens(message.content) for message in messages)
 
 
 def _consecutive_runs(indices: list[int]) -> list[list[int]]:
@@ -193,6 +199,10 @@ class ModelClient:
         self.in_flight_dir: Path | None = None
         # Batch mode (enable_batch): cache misses go out as provider batches.
         self._batcher: Batcher | None = None
+        # The model's context window, found once (context_window()).
+        self._window: int | None = None
+        self._window_found = False
+        self._window_lock = asyncio.Lock()
 
     @property
     def batcher(self) -> Batcher | None:
@@ -217,6 +227,24 @@ class ModelClient:
                 factory(), model=self.spec, log_path=log_path, cache=self.cache, settings=settings
             )
         return self._batcher
+
+    async def context_window(self) -> int | None:
+        """The model's context window in tokens: ``--model-arg context_window=N``, else what
+        its server reports, else the packaged table (:mod:`arcmemo.models.context`); None
+        when nothing says. The server is asked once per client."""
+        if self._owner is not None:
+            return await self._owner.context_window()
+        async with self._window_lock:
+            if not self._window_found:
+                window = self.provider.context_window
+                if window is None:
+                    try:
+                        window = await self.provider.server_context_window()
+                    except Exception:
+                        window = None
+                self._window = window if window is not None else table_window(self.spec)
+                self._window_found = True
+        return self._window
 
     async def check_batch(self) -> None:
         """Fail at once (BatchUnsupportedError) when the endpoint has no batch API."""
@@ -286,6 +314,8 @@ class ModelClient:
             self.cache.get_many(keys) if self.cache is not None else [None] * n
         )
         missing = [index for index, result in zip(indices, results, strict=True) if result is None]
+        if missing:
+            await self._check_fits(messages, stage=stage, task_id=task_id)
         # One request for all missing samples, or one per sample when the API samples a
         # single answer per request (then each sample is retried and cached on its own).
         # A request covers consecutive samples only, so its seed (that of its first sample)
@@ -370,6 +400,25 @@ class ModelClient:
             )
             raise error
         return [result for result in results if result is not None]
+
+    async def _check_fits(
+        self, messages: list[Message], *, stage: str, task_id: str | None
+    ) -> None:
+        """Raise :class:`PromptTooLongError` for a prompt that cannot fit the model's window
+        (by estimate; a server's own refusal is mapped the same way in the retry loop)."""
+        window = await self.context_window()
+        if window is None:
+            return
+        tokens = prompt_tokens(messages)
+        if tokens >= window:
+            raise PromptTooLongError(
+                f"the prompt is about {tokens:,} tokens; {self.spec}'s context window is "
+                f"{window:,}",
+                stage=stage,
+                task_id=task_id,
+                prompt_tokens=tokens,
+                context_window=window,
+            )
 
     def _endpoint(self) -> str:
         base_url = public_url(getattr(self.provider, "base_url", None))
@@ -470,8 +519,7 @@ class ModelClient:
     ) -> tuple[list[Completion], list[RequestReport]]:
         config = self.config
         started = self._clock()
-        estimated = sum(estimate_tokens(message.content) for message in messages)
-        estimated += (params.max_tokens or 0) * params.n
+        estimated = prompt_tokens(messages) + (params.max_tokens or 0) * params.n
         attempt = 0
         while True:
             attempt += 1
@@ -503,6 +551,18 @@ class ModelClient:
                         kind="timeout",
                     )
                 except ProviderError as provider_error:
+                    if provider_error.kind == PROMPT_TOO_LONG:
+                        # The server's tokenizer counts more than the estimate: no retry helps.
+                        reports += reported or [
+                            _failed_report(params, provider_error, self._clock() - request_started)
+                        ]
+                        raise PromptTooLongError(
+                            redact(str(provider_error)),
+                            stage=stage,
+                            task_id=task_id,
+                            context_window=self._window,
+                            attempts=attempt,
+                        ) from provider_error
                     failure = provider_error
                 except Exception as unexpected:  # a provider bug: recorded, then fails the call
                     reports += reported or [

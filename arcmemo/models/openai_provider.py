@@ -39,6 +39,7 @@ from arcmemo.models.base import (
     RetryDecision,
     report_request,
 )
+from arcmemo.models.context import PROMPT_TOO_LONG, window_from_models, window_from_props
 from arcmemo.models.endpoints import (
     EndpointOptions,
     EndpointPool,
@@ -139,6 +140,31 @@ class OpenAIProvider(Provider):
     def cache_identity(self) -> dict[str, Any]:
         return {"provider": self.name, "model": self.model, "base_url": self._endpoints.identity}
 
+    async def server_context_window(self) -> int | None:
+        """llama.cpp's ``/props`` (at the server's root) or ``/v1/models``, where either
+        reports the window; a server that answers neither is asked nothing more."""
+        import httpx
+
+        base = split_urls(self.base_url)[0] if self.base_url else None
+        if base is None:
+            return None  # api.openai.com reports no window: the packaged table knows it
+        base = base.rstrip("/")
+        root = base[: -len("/v1")] if base.endswith("/v1") else base
+        headers = {"Authorization": f"Bearer {self._api_key}"}
+        async with httpx.AsyncClient(timeout=10, headers=headers) as client:
+            for url, read in (
+                (f"{root}/props", window_from_props),
+                (f"{base}/models", lambda data: window_from_models(data, self.model)),
+            ):
+                try:
+                    response = await client.get(url)
+                    window = read(response.json()) if response.status_code == 200 else None
+                except (httpx.HTTPError, ValueError):
+                    window = None
+                if window is not None:
+                    return window
+        return None
+
     def request_body(self, messages: list[Message], params: GenerateParams) -> dict[str, Any]:
         """The Chat Completions arguments for ``messages`` and ``params``."""
         body: dict[str, Any] = {
@@ -181,7 +207,11 @@ class OpenAIProvider(Provider):
         try:
             completions = await self._call(messages, params)
         except ProviderError as error:
-            if params.n == 1 or error.status not in _N_REJECTED_STATUSES:
+            if (
+                params.n == 1
+                or error.status not in _N_REJECTED_STATUSES
+                or error.kind == PROMPT_TOO_LONG
+            ):
                 raise
             # Some servers reject n > 1; if single calls work, the n was the problem.
             completions = await self._single_calls(messages, params, 0, params.n)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from arcmemo.models.base import Provider
+from arcmemo.models.context import split_context_window
 from arcmemo.registry import ComponentSpec, Registry, RegistryError
 
 JETSPEC_INSTALL_HINT = (
@@ -79,13 +80,18 @@ def create_provider(spec: str, *, base_url: str | None = None, **model_args: Any
     ``base_url`` is one of them, passed on only when given (providers that take it fall back
     to their environment variable).
     """
+    window, model_args = split_context_window(model_args)
     component, model = _provider_spec(spec, base_url, model_args)
-    return PROVIDERS.create(component, model=model)
+    provider: Provider = PROVIDERS.create(component, model=model)
+    if window is not None:
+        provider.context_window = window
+    return provider
 
 
 def check_provider_options(spec: str, *, base_url: str | None = None, **model_args: Any) -> None:
     """Validate what :func:`create_provider` would, building nothing (a dry run opens no
     model, yet a bad option must fail it as it would fail the run)."""
+    _, model_args = split_context_window(model_args)
     component, _ = _provider_spec(spec, base_url, model_args)
     PROVIDERS.options(component.name, component.options)
 

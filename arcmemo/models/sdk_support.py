@@ -24,6 +24,7 @@ from arcmemo.models.base import (
     ProviderOptions,
     RetryDecision,
 )
+from arcmemo.models.context import PROMPT_TOO_LONG, is_context_overflow
 from arcmemo.models.redact import redact
 
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "0.0.0.0"})
@@ -103,11 +104,13 @@ def map_sdk_error(
     if isinstance(error, sdk.APIStatusError):
         status = error.status_code
         headers = getattr(error.response, "headers", None)
+        overflow = is_context_overflow(status, str(error))
         return ProviderError(
             redact(f"{provider}: HTTP {status}: {error}", [secret]),
             decision=decision_for_status(status),
             retry_after=parse_retry_after(headers),
             status=status,
+            kind=PROMPT_TOO_LONG if overflow else None,
         )
     if isinstance(error, sdk.APITimeoutError):
         return ProviderError(

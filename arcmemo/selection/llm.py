@@ -22,6 +22,7 @@ from arcmemo.memory.paper_view import render_paper
 from arcmemo.memory.render import USAGE_THRESHOLD, lesson_name
 from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient
+from arcmemo.models.context import answer_room
 from arcmemo.records import Selection
 from arcmemo.selection.base import (
     SELECTORS,
@@ -31,6 +32,7 @@ from arcmemo.selection.base import (
     warn_if_empty,
 )
 from arcmemo.structured import OutputError, fenced_blocks, generate_structured, load_yaml_block
+from arcmemo.tokens import estimate_tokens
 
 # High enough that only misspellings match: "fill region centre" must not become
 # "fill region left" (0.82), while "fill region rite" is "fill region right" (0.91). The
@@ -232,7 +234,13 @@ class LLMSelector(Selector):
             return super().render(memory, selection)
         return prompting.render("arc/hints/paper", memory=render_paper(memory, selection.selected))
 
-    def _prompt(self, memory: Memory, problem: str, previous: str | None) -> str:
+    def _prompt(
+        self,
+        memory: Memory,
+        problem: str,
+        previous: str | None,
+        budget_tokens: int | None = None,
+    ) -> str:
         if self._paper(memory):
             return prompting.render(
                 "selection/paper",
@@ -245,11 +253,37 @@ class LLMSelector(Selector):
             domain=memory.domain,
             format=memory_format(memory),
             memory=memory.render(
-                "selection", budget_tokens=self.budget_tokens, usage_threshold=self.usage_threshold
+                "selection",
+                budget_tokens=budget_tokens or self.budget_tokens,
+                usage_threshold=self.usage_threshold,
             ),
             problem=problem,
             previous=previous or "",
         )
+
+    async def _fitting_prompt(
+        self, memory: Memory, problem: str, previous: str | None, model: ModelClient
+    ) -> str:
+        """The selection prompt, its memory view shrunk to fit the model's context window
+        (with room for the answer) where the whole view would not; the paper's view has no
+        budget and is sent as it is."""
+        prompt = self._prompt(memory, problem, previous)
+        window = await model.context_window()
+        if window is None or self._paper(memory):
+            return prompt
+        room = window - answer_room(window, model.defaults.max_tokens)
+        if estimate_tokens(prompt) <= room:
+            return prompt
+        # What the prompt costs besides the memory view: the view gets what is left.
+        frame = estimate_tokens(prompt) - estimate_tokens(
+            memory.render(
+                "selection", budget_tokens=self.budget_tokens, usage_threshold=self.usage_threshold
+            )
+        )
+        budget = max(1, room - frame)
+        if self.budget_tokens is not None:
+            budget = min(budget, self.budget_tokens)
+        return self._prompt(memory, problem, previous, budget_tokens=budget)
 
     async def preview(self, memory: Memory, problem: str, *, task_id: str) -> list[str]:
         if not memory.concepts and not memory.lessons:
@@ -271,7 +305,12 @@ class LLMSelector(Selector):
             return Selection(selector=self.name, trace="memory is empty")
         answer = await generate_structured(
             model,
-            [Message(role="user", content=self._prompt(memory, problem, previous_attempt))],
+            [
+                Message(
+                    role="user",
+                    content=await self._fitting_prompt(memory, problem, previous_attempt, model),
+                )
+            ],
             parse_names,
             stage="select",
             task_id=task_id,

@@ -48,6 +48,12 @@ class ServerState:
     # Gateways' own cost reports: OpenRouter's usage.cost, LiteLLM's response header.
     usage_cost: float | None = None
     cost_header: str | None = None
+    # A context window (counted in words, as usage is): reported where window_via says
+    # (llama.cpp's /props or /v1/models), and a longer prompt is refused with llama.cpp's
+    # HTTP 400. cut_at_max_tokens: answers longer than max_tokens words end 'length'.
+    n_ctx: int | None = None
+    window_via: str | None = None
+    cut_at_max_tokens: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
     gate_open: threading.Event = field(default_factory=threading.Event)
     release: threading.Event = field(default_factory=threading.Event)
@@ -79,6 +85,26 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
         return
+
+    def do_GET(self) -> None:
+        state = self.server.state
+        with state.lock:
+            state.requests.append(
+                RecordedRequest(
+                    self.path, {k.lower(): v for k, v in self.headers.items()}, {}, None
+                )
+            )
+        path = self.path.rstrip("/")
+        if path == "/props" and state.window_via == "props":
+            payload: dict[str, Any] = {"default_generation_settings": {"n_ctx": state.n_ctx}}
+        elif path == "/v1/models" and state.window_via == "models":
+            payload = {"object": "list", "data": [{"id": "m", "max_model_len": state.n_ctx}]}
+        elif path == "/v1/models":
+            payload = {"object": "list", "data": [{"id": "m", "object": "model"}]}
+        else:
+            self._error(404, "not found", False, {})
+            return
+        self._send(200, json.dumps(payload).encode(), {})
 
     def do_POST(self) -> None:
         state = self.server.state
@@ -144,17 +170,28 @@ class _Handler(BaseHTTPRequestHandler):
             return 400, _error_payload("n > 1 is not supported by this server", False), {}
         messages = body.get("messages", [])
         prompt = sum(_words(_text_of(m["content"])) for m in messages)
+        state = self.server.state
+        if state.n_ctx is not None and prompt > state.n_ctx:
+            message = (
+                f"request ({prompt} tokens) exceeds the available context size "
+                f"({state.n_ctx} tokens), try increasing it"
+            )
+            return 400, _error_payload(message, False), {}
+        limit = body.get("max_tokens") if state.cut_at_max_tokens else None
         choices = []
         completion_tokens = 0
         for index in range(n):
             respond = self.server.state.respond
             text = respond(messages, index) if respond else _reply(messages, index)
+            finish = "stop"
+            if limit is not None and _words(text) > limit:
+                text, finish = " ".join(text.split()[:limit]), "length"
             completion_tokens += _words(text)
             choices.append(
                 {
                     "index": index,
                     "message": {"role": "assistant", "content": text},
-                    "finish_reason": "stop",
+                    "finish_reason": finish,
                 }
             )
         payload = {
@@ -171,7 +208,6 @@ class _Handler(BaseHTTPRequestHandler):
                 "completion_tokens_details": {"reasoning_tokens": 0},
             },
         }
-        state = self.server.state
         if state.usage_cost is not None:
             payload["usage"]["cost"] = state.usage_cost
         headers = {"x-litellm-response-cost": state.cost_header} if state.cost_header else {}
