@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from arcmemo.abstraction.base import ABSTRACTORS
+from arcmemo.config import AUX, SOLVER, RunConfig
 from arcmemo.models.prices import ModelPrice, PriceTable
 from arcmemo.registry import ComponentSpec
 from arcmemo.solve_prompt import prepare_prompt
@@ -123,6 +124,11 @@ class RunEstimate(BaseModel):
     n_tasks: int
     stages: dict[str, StageEstimate] = Field(default_factory=dict)
     assumptions: list[str] = Field(default_factory=list)
+    too_long: list[str] = Field(
+        default_factory=list,
+        description="Per task and stage, a prompt that cannot fit its model's context window "
+        "(the run records such a task prompt_too_long) or a selection view the run shrinks.",
+    )
 
     def stage(self, name: str, model: str) -> StageEstimate:
         return self.stages.setdefault(name, StageEstimate(model=model))
@@ -166,6 +172,7 @@ async def estimate_run(session: RunSession) -> RunEstimate:
     # One request samples every first try where the API takes n (the client's own rule).
     per_request = attempts if _supports_n(config.solver.provider) else 1
     estimate = RunEstimate(n_tasks=len(session.tasks))
+    solver_window, aux_window = _windows(config)
     for task in session.tasks:
         task_id = benchmark.task_id(task)
         prepared = await prepare_prompt(
@@ -174,6 +181,17 @@ async def estimate_run(session: RunSession) -> RunEstimate:
         text = "\n\n".join(f"[{m.role}]\n{m.content}" for m in prepared.messages)
         rundir.write_prompt(task_id, text)
         prompt = estimate_tokens(text)
+        if solver_window is not None and prompt >= solver_window:
+            estimate.too_long.append(
+                f"task {task_id}, stage solve: the prompt is about {prompt:,} tokens; "
+                f"{solver}'s context window is {solver_window:,} (the run records the task "
+                "prompt_too_long)"
+            )
+        elif solver_window is not None and retries and prompt + RETRY_EXTRA_TOKENS >= solver_window:
+            estimate.too_long.append(
+                f"task {task_id}, stage retry: the prompt may outgrow {solver}'s context "
+                f"window {solver_window:,} (about {prompt:,} tokens before the feedback)"
+            )
         requests = attempts // per_request
         estimate.stage("solve", solver).add_calls(
             Span(low=requests, high=requests), prompt, solver_out, samples_per_call=per_request
@@ -187,6 +205,13 @@ async def estimate_run(session: RunSession) -> RunEstimate:
         # Retries select again with reselect; every structured answer may be re-asked.
         selections = 1 + (attempts * retries if config.retries_reselect else 0)
         for prompt_text in prepared.selection_prompts:
+            selection_tokens = estimate_tokens(prompt_text)
+            if aux_window is not None and selection_tokens >= aux_window:
+                estimate.too_long.append(
+                    f"task {task_id}, stage select: the prompt is about {selection_tokens:,} "
+                    f"tokens; {aux}'s context window is {aux_window:,} (the run shrinks its "
+                    "memory view to fit)"
+                )
             estimate.stage("select", aux).add_calls(
                 Span(low=1, high=selections * ASKS), estimate_tokens(prompt_text), aux_out
             )
@@ -226,6 +251,21 @@ async def estimate_run(session: RunSession) -> RunEstimate:
             "embedding calls are not counted"
         )
     return estimate
+
+
+def _windows(config: RunConfig) -> tuple[int | None, int | None]:
+    """The solver's and the aux model's context windows as known without a server (the
+    role's context_window option, else the packaged table)."""
+    from arcmemo.models.context import known_window
+
+    def window(name: str, spec: str) -> int | None:
+        role = config.roles.get(name)
+        options = dict(role.provider.options) if role and role.provider else {}
+        return known_window(spec, options)
+
+    solver = window(SOLVER, config.solver_spec)
+    aux = solver if config.aux.provider is None else window(AUX, config.aux_spec)
+    return solver, aux
 
 
 def _supports_n(provider: ComponentSpec | None) -> bool:

@@ -184,6 +184,8 @@ def print_estimate(console: Console, estimate: RunEstimate) -> None:
     print_table(console, table)
     for assumption in estimate.assumptions:
         console.print(f"  assumed: {assumption}", highlight=False)
+    for line in estimate.too_long:
+        console.print(f"[yellow]warning: {line}", highlight=False)
 
 
 def print_batch_cost(console: Console, estimate: RunEstimate) -> None:

@@ -70,6 +70,13 @@ def split_context_window(model_args: dict[str, Any]) -> tuple[int | None, dict[s
     return window, rest
 
 
+def known_window(spec: str, model_args: dict[str, Any]) -> int | None:
+    """The window known without asking a server (what a dry run, which opens no model,
+    can know): ``context_window=N`` among the role's options, else the packaged table."""
+    window, _ = split_context_window(model_args)
+    return window if window is not None else table_window(spec)
+
+
 def answer_room(window: int, max_tokens: int | None) -> int:
     """The tokens of a window kept for the answer when a prompt is budgeted to fit it: the
     role's max_tokens, else an eighth of the window (at most 4,096)."""

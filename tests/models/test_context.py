@@ -165,3 +165,24 @@ def test_an_answer_cut_at_max_tokens_is_marked_truncated(tmp_path: Path) -> None
     rows = [json.loads(line) for line in (tmp_path / "run" / "results.jsonl").open()]
     assert [s["truncated"] for a in rows[0]["attempts"] for s in a["steps"]] == [True, True]
     assert "cut at max_tokens" in output
+
+
+def test_the_dry_run_warns_per_task_and_stage_whose_prompt_cannot_fit(tmp_path: Path) -> None:
+    script = tmp_path / "script.yaml"
+    script.write_text('"*": "x"\n')
+    memory = tmp_path / "memory.json"
+    load_seed("arc").save(memory)
+    args = ["run", "arc-agi-1", "--data", str(ARC_DIR), "--tasks", "66e6c45b,0c786b71"]
+    args += ["--model", f"scripted:{script}", "--model-arg", "context_window=1200"]
+    args += ["--memory", str(memory), "--select", "llm", "--attempts", "2"]
+    args += ["--feedback-rounds", "1", "--dry-run", "--out", str(tmp_path / "dry")]
+    result = CliRunner().invoke(cli, args, env={"COLUMNS": "300"})
+    assert result.exit_code == 0, result.output
+    estimate = json.loads((tmp_path / "dry" / "estimate.json").read_text())
+    lines = "\n".join(estimate["too_long"])
+    # 0c786b71's solve prompt is about 1,480 tokens; 66e6c45b's (about 1,100) fits, its
+    # retries may not; both selection prompts over the seed memory (4,300) are shrunk.
+    assert "task 0c786b71, stage solve" in lines and "task 66e6c45b, stage solve" not in lines
+    assert "task 66e6c45b, stage retry" in lines
+    assert "task 66e6c45b, stage select" in lines and "task 0c786b71, stage select" in lines
+    assert "warning: task 0c786b71, stage solve" in result.output
