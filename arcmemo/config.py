@@ -575,6 +575,22 @@ class RunConfig(BaseModel):
     ] = Field(
         default=None, description="Shuffles the task order when set (None: the data's order)."
     )
+    share_samples: Annotated[
+        bool,
+        Setting(
+            "--share-samples",
+            group="Data",
+            results=True,
+            help="Runs that differ only in --order-seed replay each other's cached samples "
+            "(the order's effect alone); default: each order seed draws its own samples.",
+        ),
+    ] = Field(
+        default=False,
+        description="False: a run with an --order-seed has its own response-cache namespace "
+        "and seed offset, so a std over orders includes sampling noise. True: every order "
+        "shares the samples of the unshuffled run, so orders differ only in what the memory "
+        "holds when a task comes.",
+    )
     sampling_seed: Annotated[
         int | None,
         Setting(
@@ -787,7 +803,14 @@ class RunConfig(BaseModel):
         """The sampling seed sent with this run's requests (offset per replicate)."""
         if self.sampling_seed is None:
             return None
-        return self.sampling_seed + REPLICATE_SEED_STRIDE * self.replicate
+        order = self.sample_order
+        offset = 0 if order is None else ORDER_SEED_STRIDE * (order + 1)
+        return self.sampling_seed + REPLICATE_SEED_STRIDE * self.replicate + offset
+
+    @property
+    def sample_order(self) -> int | None:
+        """The order seed whose samples this run draws (None: the unshuffled run's)."""
+        return None if self.share_samples else self.order_seed
 
     @model_validator(mode="after")
     def _no_online_shards(self) -> RunConfig:
@@ -838,9 +861,18 @@ REPLICATE_SEED_STRIDE = 1000
 DEFAULT_SAMPLING_TEMPERATURE = 0.7
 
 
-def replicate_namespace(replicate: int) -> str:
-    """The response-cache namespace of a replicate ("" for replicate 0: plain runs)."""
-    return f"replicate-{replicate}" if replicate else ""
+# Order seed o (without --share-samples) adds (o + 1) * stride to the seeds, past every
+# replicate's.
+ORDER_SEED_STRIDE = 1_000_000
+
+
+def replicate_namespace(replicate: int, order: int | None = None) -> str:
+    """The response-cache namespace of a replicate and an order seed that draws its own
+    samples ("" for replicate 0 without one: plain runs)."""
+    parts = [f"replicate-{replicate}"] if replicate else []
+    if order is not None:
+        parts.append(f"order-{order}")
+    return "/".join(parts)
 
 
 # Fields that change what a task's result would be (those whose Setting says so): a resumed

@@ -45,7 +45,7 @@ def resolve_config(config: RunConfig) -> ResolvedRunConfig:
         selector = SELECTORS.spec(config.selector.name, config.selector.options)
     signal = config.write_signal or WRITE_SIGNALS.spec(defaults.write_signal)
     fields = config.model_dump()
-    fields["models"]["cache_namespace"] = replicate_namespace(config.replicate)
+    fields["models"]["cache_namespace"] = replicate_namespace(config.replicate, config.sample_order)
     fields["roles"][SOLVER]["sampling"] = _sampling_for_attempts(config).model_dump()
     fields.update(
         data=_resolved(config.data),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import ValidationError
@@ -88,3 +89,17 @@ def test_roles_by_name_and_the_flat_spellings_make_the_same_config(tmp_path: Pat
 def test_role_mistakes_are_named(tmp_path: Path, fields: dict, message: str) -> None:
     with pytest.raises(ValidationError, match=message):
         RunConfig.model_validate({"benchmark": "arc-agi-1", "out": str(tmp_path), **fields})
+
+
+def test_each_order_seed_samples_with_its_own_seeds_unless_they_share_samples(
+    tmp_path: Path,
+) -> None:
+    def seed(**fields: Any) -> int | None:
+        config = RunConfig(
+            benchmark="arc-agi-1", model="scripted:a", sampling_seed=5, out=tmp_path, **fields
+        )
+        return config.request_seed
+
+    seeds = {seed(), seed(order_seed=1), seed(order_seed=2), seed(order_seed=1, replicate=1)}
+    assert len(seeds) == 4
+    assert seed(order_seed=1, share_samples=True) == seed() == 5

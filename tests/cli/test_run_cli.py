@@ -550,6 +550,27 @@ def test_a_new_replicate_pays_for_new_samples_and_rerunning_it_is_free(tmp_path:
     assert saved["replicate"] == 1 and saved["models"]["cache_namespace"] == "replicate-1"
 
 
+def test_a_new_order_seed_draws_new_samples_unless_share_samples(tmp_path: Path) -> None:
+    env = script_env(tmp_path)
+    one = ["--tasks", "66e6c45b", "--attempts", "2", "--retries", "0"]
+    assert invoke(*arc_args(tmp_path / "o1", *one, "--order-seed", "1"), **env).exit_code == 0
+    first = len(provider_calls(tmp_path))
+    assert first > 0
+    other = invoke(*arc_args(tmp_path / "o2", *one, "--order-seed", "2"), **env)
+    assert other.exit_code == 0 and len(provider_calls(tmp_path)) == 2 * first  # new samples
+    shared = [*one, "--share-samples"]
+    assert invoke(*arc_args(tmp_path / "s3", *shared, "--order-seed", "3"), **env).exit_code == 0
+    paid = len(provider_calls(tmp_path))
+    assert paid == 3 * first  # the unshuffled run's samples, not yet drawn
+    replay = invoke(*arc_args(tmp_path / "s4", *shared, "--order-seed", "4"), **env)
+    assert replay.exit_code == 0 and len(provider_calls(tmp_path)) == paid  # replayed
+    saved = json.loads((tmp_path / "o2" / "config.json").read_text())
+    assert saved["models"]["cache_namespace"] == "order-2"
+    assert (
+        json.loads((tmp_path / "s4" / "config.json").read_text())["models"]["cache_namespace"] == ""
+    )
+
+
 def test_a_dead_endpoint_ends_the_run_at_once_non_zero_with_one_line(tmp_path: Path) -> None:
     out = tmp_path / "run"
     result = invoke(
