@@ -82,6 +82,7 @@ def test_a_summary_of_version_1_reads_whole_with_typed_metrics() -> None:
         written = summary.file_dict()
         assert written.pop("format_version") == SUMMARY_FORMAT
         assert written.pop("roles") == {}  # not recorded then
+        assert written.pop("prompt_too_long") == {} and written.pop("truncated") == 0
         assert written == raw  # nothing lost
     arc = load_summary(RunDirectory(V1 / "arc-online"), "arc-agi-1")
     assert arc is not None and isinstance(arc.metrics, ArcMetrics)

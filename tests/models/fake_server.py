@@ -42,6 +42,7 @@ class ServerState:
     requests: list[RecordedRequest] = field(default_factory=list)
     # Answers a Chat Completions request's (messages, choice index) in place of the echo.
     respond: Callable[[list[dict[str, Any]], int], str] | None = None
+    gets: list[str] = field(default_factory=list)
     in_flight: int = 0
     max_in_flight: int = 0
     anthropic_cached_prefixes: set[str] = field(default_factory=set)
@@ -88,12 +89,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         state = self.server.state
-        with state.lock:
-            state.requests.append(
-                RecordedRequest(
-                    self.path, {k.lower(): v for k, v in self.headers.items()}, {}, None
-                )
-            )
+        with state.lock:  # apart from requests: those are the completions asked for
+            state.gets.append(self.path)
         path = self.path.rstrip("/")
         if path == "/props" and state.window_via == "props":
             payload: dict[str, Any] = {"default_generation_settings": {"n_ctx": state.n_ctx}}
