@@ -304,6 +304,10 @@ class LocalServerProvider(Provider):
         """The running server's URL (None before the first request)."""
         return self.server.base_url if self._inner is not None else None
 
+    async def server_context_window(self) -> int | None:
+        """The n_ctx this server is started with (llama-cpp-python's server reports none)."""
+        return self.n_ctx
+
     def cache_identity(self) -> dict[str, Any]:
         # The model file and what changes its answers; never the port, which differs per run.
         return {

@@ -139,6 +139,13 @@ def test_cache_identity_names_the_model_file_not_the_port(stand_in: Path) -> Non
     assert one.cache_identity() != other.cache_identity()  # a smaller window can cut answers
 
 
+def test_the_context_window_is_the_n_ctx_the_server_is_started_with(stand_in: Path) -> None:
+    # llama-cpp-python's server reports no window (no /props, none in /v1/models).
+    for options, window in (({}, 4096), ({"n_ctx": "2048"}, 2048)):
+        client = ModelClient(create_provider(f"local:{stand_in}", **options))
+        assert asyncio.run(client.context_window()) == window
+
+
 def test_unknown_models_and_missing_packages_are_one_line_errors(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
