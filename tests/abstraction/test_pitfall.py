@@ -9,10 +9,7 @@ solutions used. Without the option nothing of this is written.
 from __future__ import annotations
 
 import asyncio
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -24,8 +21,8 @@ from arcmemo.models.client import ModelClient
 from arcmemo.models.scripted import ScriptedProvider
 from arcmemo.pipeline import run_benchmark
 from arcmemo.registry import ComponentSpec
+from tests.fixtures.loop.load import loop_model
 
-LOOP = Path(__file__).resolve().parent.parent / "fixtures" / "loop" / "loop_model.py"
 FAILED, SOLVED = "bbb1b8b6", "66e6c45b"
 FLIP = "def transform(grid):\n    return np.fliplr(grid)  # reflect the grid\n"
 CORNERS = """
@@ -39,17 +36,6 @@ PITFALL = (
     "```yaml\n- situation: the output is smaller than the input\n"
     "  suggestion: check the output size before choosing a whole-grid transformation\n```"
 )
-
-
-def loop_model() -> ModuleType:
-    name = "arcmemo_loop_model_fixture"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, LOOP)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
 
 
 def online_run(

@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 import shutil
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 from click.testing import CliRunner, Result
@@ -20,22 +17,11 @@ from arcmemo.memory.seeds import load_seed
 from arcmemo.models.client import ModelClient
 from arcmemo.models.scripted import ScriptedProvider
 from arcmemo.pipeline import run_benchmark
+from tests.fixtures.loop.load import loop_model as load_loop_model
 
 LOOP = Path(__file__).resolve().parent.parent / "fixtures" / "loop"
 PROGRAMS = LOOP / "programs"
 LOOP_MODEL = f"scripted:{LOOP / 'loop_model.py'}"
-
-
-def load_loop_model() -> ModuleType:
-    """``tests/fixtures/loop/loop_model.py`` as a module (loaded once)."""
-    name = "arcmemo_loop_model_fixture"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, LOOP / "loop_model.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
 
 
 @pytest.fixture(autouse=True)

@@ -4,11 +4,8 @@ selection resolves to nothing is a warning in its record and in the run's summar
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
@@ -17,8 +14,8 @@ from arcmemo.memory.seeds import load_seed
 from arcmemo.models.client import ModelClient
 from arcmemo.models.scripted import ScriptedProvider
 from arcmemo.pipeline import run_benchmark
+from tests.fixtures.loop.load import loop_model
 
-LOOP = Path(__file__).resolve().parent.parent / "fixtures" / "loop" / "loop_model.py"
 NAMED, NOTHING = "66e6c45b", "bbb1b8b6"
 # How a real model answered: a YAML list of mappings, each with a name and a reason.
 MAPPINGS = (
@@ -26,17 +23,6 @@ MAPPINGS = (
     "  reason: the corners mirror each other\n- name: Tile Grids\n  reason: maybe\n```"
 )
 UNKNOWN = "```yaml\n- name: warp drive\n  reason: nothing fits\n```"
-
-
-def loop_model() -> ModuleType:
-    name = "arcmemo_loop_model_fixture"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, LOOP)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
 
 
 @pytest.fixture(autouse=True)
