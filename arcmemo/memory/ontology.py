@@ -16,12 +16,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
 
 from arcmemo.memory.edits import Tracked, TrackedList, TrackedListField, list_index
 from arcmemo.memory.types import unresolved, vocabulary
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 ConceptKind = Literal["structure", "routine"]
 # How a memory names and types its concepts: "arcmemo" merges near-duplicate names and
 # keeps every type definition in the vocabulary; "paper" keeps the published code's rules
@@ -151,6 +151,58 @@ class ConceptStats(Tracked):
     )
 
 
+class RecordedCall(BaseModel):
+    """One call of a library function seen while a verified program ran on real inputs:
+    the arguments it got and the result it gave (a unit test that was never made up)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    args: list[JsonValue] = Field(
+        default_factory=list, description="Positional arguments, as encoded JSON values."
+    )
+    kwargs: dict[str, JsonValue] = Field(
+        default_factory=dict, description="Keyword arguments, as encoded JSON values."
+    )
+    result: JsonValue = Field(default=None, description="The returned value, encoded.")
+    task_id: str | None = Field(
+        default=None, description="Task whose program's execution recorded the call."
+    )
+
+
+class LibraryFunction(Tracked):
+    """An executable implementation of a routine concept: a self-contained Python function
+    that programs may import from ``arcmemo_library``, with the calls recorded when it
+    ran inside verified programs as its tests."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
+        description="Python name programs import; unique across the memory.",
+    )
+    source: str = Field(
+        min_length=1,
+        description="The function's source (a def with its docstring), runnable on its own "
+        "or with the library functions it calls by name.",
+    )
+    signature: str = Field(
+        default="", description="Its typed signature, e.g. '(grid: Grid) -> Grid'."
+    )
+    docstring: str = Field(default="", description="What it does, as shown in prompts.")
+    tests: TrackedListField[RecordedCall] = Field(
+        default_factory=TrackedList, description="Recorded calls that it must reproduce."
+    )
+    sources: TrackedListField[str] = Field(
+        default_factory=TrackedList,
+        description="Tasks whose verified programs it was extracted from (a task never "
+        "sees a function that came from its own solution).",
+    )
+    imported_by: TrackedListField[str] = Field(
+        default_factory=TrackedList,
+        description="Tasks whose verified programs imported it (credit by import).",
+    )
+
+
 class Concept(Tracked):
     """A typed, parameterized concept (program-synthesis format).
 
@@ -188,6 +240,10 @@ class Concept(Tracked):
     relations: TrackedListField[str] = Field(
         default_factory=TrackedList,
         description="Names of concepts this one uses or is used by (beyond what types imply).",
+    )
+    functions: TrackedListField[LibraryFunction] = Field(
+        default_factory=TrackedList,
+        description="Executable implementations (routines), importable from arcmemo_library.",
     )
     provenance: Provenance = Field(default_factory=Provenance, description="Origin of the entry.")
     stats: ConceptStats = Field(default_factory=ConceptStats, description="Selection statistics.")
@@ -426,6 +482,19 @@ class Memory(Tracked):
                         f"{self.conventions!r} conventions give it ({self.key(concept.name)!r})",
                     )
                 )
+        function_owner: dict[str, str] = {}
+        for index, concept in enumerate(self.concepts):
+            for f_index, function in enumerate(concept.functions):
+                if function.name in function_owner:
+                    issues.append(
+                        (
+                            f"concepts[{index}].functions[{f_index}].name",
+                            f"library function {function.name!r} is already defined by "
+                            f"{function_owner[function.name]!r} (programs import by name)",
+                        )
+                    )
+                else:
+                    function_owner[function.name] = concept.name
         if self.conventions == "paper":
             return issues  # the paper's types are open: used without definitions, inline
         seen_types: set[str] = set()

@@ -221,7 +221,16 @@ def _with_conventions(raw: dict[str, Any]) -> dict[str, Any]:
     return {**raw, "schema_version": 2, "conventions": "arcmemo"}
 
 
-MIGRATIONS: dict[int, Migration] = {0: _from_published_format, 1: _with_conventions}
+def _with_functions(raw: dict[str, Any]) -> dict[str, Any]:
+    """Version 3 lets a concept carry executable library functions; none did before."""
+    return {**raw, "schema_version": 3}
+
+
+MIGRATIONS: dict[int, Migration] = {
+    0: _from_published_format,
+    1: _with_conventions,
+    2: _with_functions,
+}
 
 
 def migrate(raw: dict[str, Any]) -> dict[str, Any]:

@@ -274,3 +274,41 @@ def test_version_1_memory_gets_arcmemo_s_conventions(tmp_path: Path) -> None:
     memory = Memory.load(path)
     assert (memory.schema_version, memory.conventions) == (SCHEMA_VERSION, "arcmemo")
     assert memory.find("draw object") is memory.concepts[0]  # plural-insensitive, as before
+
+
+def test_schema_2_memory_loads_with_no_functions_and_saves_as_3(tmp_path: Path) -> None:
+    path = tmp_path / "v2.json"
+    path.write_text(
+        json.dumps(
+            {
+                "schema_version": 2,
+                "conventions": "arcmemo",
+                "concepts": [{"name": "crop to object", "kind": "routine"}],
+            }
+        )
+    )
+    memory = Memory.load(path)
+    assert memory.schema_version == 3 and memory.concepts[0].functions == []
+    memory.save(tmp_path / "v3.json")
+    assert json.loads((tmp_path / "v3.json").read_text())["schema_version"] == 3
+
+
+def test_two_library_functions_with_one_import_name_are_refused(tmp_path: Path) -> None:
+    function = {"name": "crop", "source": "def crop(grid):\n    return grid\n"}
+    path = tmp_path / "clash.json"
+    path.write_text(
+        json.dumps(
+            {
+                "schema_version": 3,
+                "concepts": [
+                    {"name": "crop to object", "kind": "routine", "functions": [function]},
+                    {"name": "crop to box", "kind": "routine", "functions": [function]},
+                ],
+            }
+        )
+    )
+    with pytest.raises(
+        MemoryFileError,
+        match=r"concepts\[1\]\.functions\[0\]\.name.*'crop' is already defined by 'crop to object'",
+    ):
+        Memory.load(path)

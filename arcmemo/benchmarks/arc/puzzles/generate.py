@@ -134,10 +134,11 @@ def routine_signature(concept: Concept) -> str:
 
 
 def concept_version(concept: Concept) -> str:
-    """A short hash of what the concept says (usage statistics, provenance and the
-    retired / merged_from bookkeeping excluded)."""
+    """A short hash of what the concept says (usage statistics, provenance, the
+    retired / merged_from bookkeeping and its library functions excluded: a puzzle checks
+    the concept's description, which code attached later does not change)."""
     content = concept.model_dump(
-        mode="json", exclude={"stats", "provenance", "retired", "merged_from"}
+        mode="json", exclude={"stats", "provenance", "retired", "merged_from", "functions"}
     )
     return hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()[:12]
 
