@@ -22,8 +22,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from arcmemo.benchmarks.base import BENCHMARKS, Benchmark, strict_runs
-from arcmemo.benchmarks.outputs import Cell, Column, Table, over_tasks
+from arcmemo.benchmarks.base import BENCHMARKS, Benchmark, published_runs, strict_runs
+from arcmemo.benchmarks.outputs import (
+    Cell,
+    Column,
+    Convention,
+    NotRecordedError,
+    Table,
+    over_tasks,
+)
 from arcmemo.config import RESULT_FIELDS, RunConfig
 from arcmemo.records import TaskResult
 from arcmemo.rundir import RunDirectory
@@ -61,9 +68,10 @@ class TableRun:
         return RunDirectory(self.path).ordered_results()
 
 
-def load_run(path: Path, label: str | None = None) -> TableRun:
+def load_run(path: Path, label: str | None = None, convention: Convention = "arcmemo") -> TableRun:
     """A run directory for a table (its summary built from the results when it has none,
-    its metrics when they lack the table's keys: a file of an older version)."""
+    its metrics when they lack the table's keys under ``convention``: a file of an older
+    version)."""
     rundir = RunDirectory(path)
     config = rundir.require_config()
     saved = load_summary(rundir, config.benchmark.name)
@@ -75,7 +83,8 @@ def load_run(path: Path, label: str | None = None) -> TableRun:
     summary = saved
     benchmark = BENCHMARKS.create(config.benchmark)
     try:
-        if saved is None or not benchmark.has_table(saved.file_dict()):
+        _check_scores(benchmark, strict=False, convention=convention)
+        if saved is None or not benchmark.has_table(saved.file_dict(), **_given(convention)):
             built = summarize_directory(rundir, config, benchmark)
             summary = (
                 built if saved is None else saved.model_copy(update={"metrics": built.metrics})
@@ -124,22 +133,33 @@ def _benchmark(name: str) -> Benchmark[Any]:
     return BENCHMARKS.create(name)
 
 
-def _strict_refusal() -> TableError:
-    return TableError(f"--strict is for {strict_runs()}")
+def _given(convention: Convention) -> dict[str, Convention]:
+    """The benchmark hooks' ``convention`` argument: given only when it is not the default,
+    so a benchmark without published scores keeps hooks that take no such argument."""
+    return {} if convention == "arcmemo" else {"convention": convention}
 
 
-def build_table(runs: Sequence[TableRun], *, strict: bool = False) -> Table:
+def _check_scores(benchmark: Benchmark[Any], *, strict: bool, convention: Convention) -> None:
+    """Refuse --strict or --convention published for runs whose benchmark has no such scores."""
+    if strict and benchmark.strict_scores is None:
+        raise TableError(f"--strict is for {strict_runs()}")
+    if convention != "arcmemo" and benchmark.published_scores is None:
+        raise TableError(f"--convention {convention} is for {published_runs()}")
+
+
+def build_table(
+    runs: Sequence[TableRun], *, strict: bool = False, convention: Convention = "arcmemo"
+) -> Table:
     """The table of comparable runs, in the layout their summaries call for."""
     if not runs:
         raise TableError("no runs to lay out")
     check_comparable(runs)
     benchmark = _benchmark(runs[0].benchmark)
-    bad = [run.label for run in runs if not benchmark.has_table(run.summary)]
+    _check_scores(benchmark, strict=strict, convention=convention)
+    bad = [run.label for run in runs if not benchmark.has_table(run.summary, **_given(convention))]
     if bad:
         raise TableError(f"no table layout for the runs of {runs[0].benchmark}: {', '.join(bad)}")
-    if strict and benchmark.strict_scores is None:
-        raise _strict_refusal()
-    table = benchmark.table(runs, strict=strict)
+    table = benchmark.table(runs, strict=strict, **_given(convention))
     table.notes += [f"{run.label}: {run.caveat}." for run in runs if run.caveat]
     return table
 
@@ -198,7 +218,9 @@ def _order_row(keys: list[str], values: list[float | None]) -> tuple[list[str], 
     return keys, [Cell(mean, std), *(Cell(v) for v in values)]
 
 
-def orders_table(runs: Sequence[TableRun], *, strict: bool = False) -> Table:
+def orders_table(
+    runs: Sequence[TableRun], *, strict: bool = False, convention: Convention = "arcmemo"
+) -> Table:
     """One setting over several task orders (``order_seed``): per metric (and, for ARC, per
     retry depth), the mean over orders with the sample std over orders, then each order's
     value."""
@@ -206,17 +228,17 @@ def orders_table(runs: Sequence[TableRun], *, strict: bool = False) -> Table:
         raise TableError("no runs to lay out")
     configs = check_one_setting(runs)
     benchmark = _benchmark(runs[0].benchmark)
-    if not all(benchmark.has_table(run.summary) for run in runs):
+    _check_scores(benchmark, strict=strict, convention=convention)
+    if not all(benchmark.has_table(run.summary, **_given(convention)) for run in runs):
         raise TableError(f"no table layout over orders for the runs of {runs[0].benchmark}")
-    if strict and benchmark.strict_scores is None:
-        raise _strict_refusal()
     columns = [Column("mean", True), *(Column(order_label(c), False) for c in configs)]
-    laid_out = benchmark.order_rows(runs, strict=strict)
+    laid_out = benchmark.order_rows(runs, strict=strict, **_given(convention))
     rows = [_order_row(keys, values) for keys, values in laid_out.rows]
     unit = benchmark.task_noun
     notes = [
         f"{runs[0].benchmark} scores in percent {over_tasks(runs, unit)}"
         + (", strict" if strict else "")
+        + (f", {convention} convention" if convention != "arcmemo" else "")
         + f", one setting over {len(runs)} task orders: mean over the orders (sample std over "
         "them in brackets), then each order's value."
     ]
@@ -240,14 +262,28 @@ class Paired:
     differences: list[tuple[str, float]]
 
 
-def task_values(run: TableRun, *, strict: bool = False) -> dict[str, tuple[float, bool]]:
+def task_values(
+    run: TableRun, *, strict: bool = False, convention: Convention = "arcmemo"
+) -> dict[str, tuple[float, bool]]:
     """Per task, ``(score, solved)`` as the run's benchmark compares them (ARC: oracle@min(2,
     n) at the final retry depth; AIME: pass@1; another benchmark: its recorded score)."""
     benchmark = _benchmark(run.benchmark)
-    return benchmark.task_values(run.results(), attempts=run.attempts, strict=strict)
+    _check_scores(benchmark, strict=strict, convention=convention)
+    try:
+        return benchmark.task_values(
+            run.results(), attempts=run.attempts, strict=strict, **_given(convention)
+        )
+    except NotRecordedError as error:
+        raise TableError(f"{run.label}: {error}") from None
 
 
-def paired(first: TableRun, second: TableRun, *, strict: bool = False) -> Paired:
+def paired(
+    first: TableRun,
+    second: TableRun,
+    *,
+    strict: bool = False,
+    convention: Convention = "arcmemo",
+) -> Paired:
     """Compare two runs task by task on the tasks both have results for (sorted by id).
 
     Runs of different numbers of attempts are refused: a task's score and "solved" count
@@ -260,13 +296,14 @@ def paired(first: TableRun, second: TableRun, *, strict: bool = False) -> Paired
             f"{second.attempts}: a paired comparison needs runs with the same number of "
             "attempts (a task's score and 'solved' count all of a run's attempts)"
         )
-    a, b = task_values(first, strict=strict), task_values(second, strict=strict)
+    a = task_values(first, strict=strict, convention=convention)
+    b = task_values(second, strict=strict, convention=convention)
     shared = sorted(set(a) & set(b))
     if not shared:
         raise TableError(f"{first.label} and {second.label} have no finished task in common")
     stats = paired_comparison([a[t] for t in shared], [b[t] for t in shared])
     benchmark = _benchmark(first.benchmark)
-    metric = benchmark.paired_metric(strict=strict)
+    metric = benchmark.paired_metric(strict=strict, **_given(convention))
     solved = benchmark.paired_solved(attempts=first.attempts, strict=strict)
     differences = [(t, a[t][0] - b[t][0]) for t in shared if a[t][0] != b[t][0]]
     return Paired(first.label, second.label, metric, solved, stats, differences)

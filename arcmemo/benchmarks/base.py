@@ -24,7 +24,14 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from arcmemo.benchmarks.outputs import Curve, Exporter, OrderRows, ScoredRun, Table
+from arcmemo.benchmarks.outputs import (
+    Convention,
+    Curve,
+    Exporter,
+    OrderRows,
+    ScoredRun,
+    Table,
+)
 from arcmemo.models.base import Message
 from arcmemo.records import Attempt, CheckResult, SolvedItem, Step, TaskGrade, TaskResult
 from arcmemo.registry import ComponentSpec, NoOptions, Registry, RegistryError
@@ -294,28 +301,43 @@ class Benchmark(abc.ABC, Generic[TaskT]):
     # The runs --strict is for and what it means there (None: no strict scores), for the
     # refusal of --strict elsewhere: "ARC runs (one program right on every test input)".
     strict_scores: ClassVar[str | None] = None
+    # The runs --convention published is for and what it means there (None: the benchmark
+    # has only its own convention), as strict_scores: "ARC runs (any step up to ...)". The
+    # table hooks below get ``convention`` only when it is "published", so a benchmark
+    # without published scores may leave the argument out of its hooks.
+    published_scores: ClassVar[str | None] = None
 
-    def has_table(self, summary: dict[str, Any]) -> bool:
-        """Whether ``summary`` holds what :meth:`table` reads (else it is recomputed)."""
+    def has_table(self, summary: dict[str, Any], *, convention: Convention = "arcmemo") -> bool:
+        """Whether ``summary`` holds what :meth:`table` reads under ``convention`` (else it
+        is recomputed)."""
         return False
 
-    def table(self, runs: Sequence[ScoredRun], *, strict: bool) -> Table:
+    def table(
+        self, runs: Sequence[ScoredRun], *, strict: bool, convention: Convention = "arcmemo"
+    ) -> Table:
         """The table of comparable runs (each :meth:`has_table`; ``strict`` only when the
-        benchmark has strict scores)."""
+        benchmark has strict scores, ``convention`` "published" only when it has those)."""
         raise NotImplementedError(f"{self.name} has no table layout")
 
-    def order_rows(self, runs: Sequence[ScoredRun], *, strict: bool) -> OrderRows:
+    def order_rows(
+        self, runs: Sequence[ScoredRun], *, strict: bool, convention: Convention = "arcmemo"
+    ) -> OrderRows:
         """Per metric, each run's value, for one setting over several task orders."""
         raise NotImplementedError(f"{self.name} has no table layout over orders")
 
     def task_values(
-        self, results: list[TaskResult], *, attempts: int, strict: bool
+        self,
+        results: list[TaskResult],
+        *,
+        attempts: int,
+        strict: bool,
+        convention: Convention = "arcmemo",
     ) -> dict[str, tuple[float, bool]]:
         """Per task, ``(score, solved)`` for the paired comparison (default: the recorded
         score and solved of the scored tasks)."""
         return {r.task_id: (r.score, r.solved) for r in results if r.score is not None}
 
-    def paired_metric(self, *, strict: bool) -> str:
+    def paired_metric(self, *, strict: bool, convention: Convention = "arcmemo") -> str:
         """What :meth:`task_values` compares, in the comparison's heading."""
         return "per-task score"
 
@@ -408,6 +430,13 @@ def per_benchmark(text: Callable[[type[Benchmark[Any]]], str]) -> str:
     for name, cls in BENCHMARKS.classes():
         names.setdefault(text(cls), []).append(name)
     return "; ".join(f"{', '.join(owners)}: {said}" for said, owners in names.items())
+
+
+def published_runs() -> str:
+    """The runs that have published-convention scores and what those are, from the
+    registered benchmarks (as :func:`strict_runs`)."""
+    said = dict.fromkeys(s for _, cls in BENCHMARKS.classes() if (s := cls.published_scores))
+    return " and ".join(said)
 
 
 def strict_runs() -> str:

@@ -11,9 +11,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol, get_args
 
 from arcmemo.records import TaskResult
+
+# How a table reads a run's scores: "arcmemo" as the paper's text defines them, "published"
+# as the paper's published code computes them (a benchmark that has such a variant says what
+# it is in :attr:`~arcmemo.benchmarks.base.Benchmark.published_scores`).
+Convention = Literal["arcmemo", "published"]
+CONVENTIONS: tuple[Convention, ...] = get_args(Convention)
+
+
+class NotRecordedError(ValueError):
+    """Results without what the asked convention reads; the message says what."""
 
 
 @dataclass(frozen=True)

@@ -53,3 +53,15 @@ def strict_help() -> str:
     from arcmemo.benchmarks.base import strict_runs
 
     return f"Strict scores, for {strict_runs() or 'no registered benchmark'}."
+
+
+def convention_help() -> str:
+    """``arcmemo table --convention``: the two readings of a run's scores, and the runs that
+    have the published one."""
+    from arcmemo.benchmarks.base import published_runs
+
+    return (
+        "arcmemo: the scores as the paper's text defines them (at each retry depth an attempt "
+        "counts by its last program). published: as the paper's published code and its "
+        f"notebooks compute them, for {published_runs() or 'no registered benchmark'}."
+    )

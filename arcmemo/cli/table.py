@@ -7,7 +7,8 @@ from typing import cast
 
 import click
 
-from arcmemo.cli.benchmark_help import BenchmarkHelpOption, strict_help
+from arcmemo.benchmarks.outputs import CONVENTIONS, Convention
+from arcmemo.cli.benchmark_help import BenchmarkHelpOption, convention_help, strict_help
 from arcmemo.cli.errors import user_errors
 
 _RUN_DIR = click.Path(exists=True, file_okay=False, path_type=Path)
@@ -22,6 +23,14 @@ _RUN_DIR = click.Path(exists=True, file_okay=False, path_type=Path)
     help="Row label of each RUN, in order (repeatable; default: the folder name).",
 )
 @click.option("--strict", is_flag=True, cls=BenchmarkHelpOption, help_from=lambda: strict_help())
+@click.option(
+    "--convention",
+    type=click.Choice(CONVENTIONS),
+    default=CONVENTIONS[0],
+    show_default=True,
+    cls=BenchmarkHelpOption,
+    help_from=lambda: convention_help(),
+)
 @click.option(
     "--format",
     "fmt",
@@ -51,6 +60,7 @@ def table(
     runs: tuple[Path, ...],
     labels: tuple[str, ...],
     strict: bool,
+    convention: Convention,
     fmt: str,
     out: Path | None,
     compare: tuple[Path, Path] | None,
@@ -72,20 +82,23 @@ def table(
     with user_errors():
         try:
             loaded = [
-                tables.load_run(path, labels[i] if i < len(labels) else None)
+                tables.load_run(path, labels[i] if i < len(labels) else None, convention)
                 for i, path in enumerate(runs)
             ]
             by_path = {path.resolve(): run for path, run in zip(runs, loaded, strict=True)}
             pair = (runs[0], runs[1]) if paired else compare
             comparison = None
             if pair is not None:
-                first, second = (by_path.get(p.resolve()) or tables.load_run(p) for p in pair)
+                first, second = (
+                    by_path.get(p.resolve()) or tables.load_run(p, convention=convention)
+                    for p in pair
+                )
                 tables.check_comparable([*loaded, first, second])
-                comparison = tables.paired(first, second, strict=strict)
+                comparison = tables.paired(first, second, strict=strict, convention=convention)
             if over_orders:
-                laid_out = tables.orders_table(loaded, strict=strict)
+                laid_out = tables.orders_table(loaded, strict=strict, convention=convention)
             else:
-                laid_out = tables.build_table(loaded, strict=strict)
+                laid_out = tables.build_table(loaded, strict=strict, convention=convention)
             form = cast(tables.Format, fmt)
             text = tables.render(laid_out, form, comparison=comparison)
             notes = tables.footnotes(laid_out, form, comparison=comparison)

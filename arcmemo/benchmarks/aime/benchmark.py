@@ -32,7 +32,7 @@ from arcmemo.benchmarks.base import (
     select_tasks,
     solve_messages,
 )
-from arcmemo.benchmarks.outputs import OrderRows, ScoredRun, Table
+from arcmemo.benchmarks.outputs import Convention, OrderRows, ScoredRun, Table
 from arcmemo.models.base import Message
 from arcmemo.records import Attempt, CheckResult, Step, TaskGrade, TaskResult
 
@@ -142,21 +142,31 @@ class AimeBenchmark(Benchmark[AimeProblem]):
 
     task_noun = "problems"
 
-    def has_table(self, summary: dict[str, Any]) -> bool:
+    # strict and convention never reach these: tables refuses them for AIME runs.
+    def has_table(self, summary: dict[str, Any], *, convention: Convention = "arcmemo") -> bool:
         return layout.has_table(summary)
 
-    def table(self, runs: Sequence[ScoredRun], *, strict: bool) -> Table:
+    def table(
+        self, runs: Sequence[ScoredRun], *, strict: bool, convention: Convention = "arcmemo"
+    ) -> Table:
         return layout.table(runs)
 
-    def order_rows(self, runs: Sequence[ScoredRun], *, strict: bool) -> OrderRows:
+    def order_rows(
+        self, runs: Sequence[ScoredRun], *, strict: bool, convention: Convention = "arcmemo"
+    ) -> OrderRows:
         return layout.order_rows(runs)
 
     def task_values(
-        self, results: list[TaskResult], *, attempts: int, strict: bool
+        self,
+        results: list[TaskResult],
+        *,
+        attempts: int,
+        strict: bool,
+        convention: Convention = "arcmemo",
     ) -> dict[str, tuple[float, bool]]:
         return layout.task_values(results)
 
-    def paired_metric(self, *, strict: bool) -> str:
+    def paired_metric(self, *, strict: bool, convention: Convention = "arcmemo") -> str:
         return "per-problem pass@1"
 
     def paired_solved(self, *, attempts: int, strict: bool) -> str:

@@ -3,7 +3,10 @@
 One row per setting (a run) and retry depth, columns ``run0 run1 ...`` (each attempt alone:
 the paper's runs) and ``oracle@1 ... oracle@n`` (mean over the k-subsets of attempts, the
 sample std over them in brackets); ``strict`` gives Table 5. Everything is read from the
-summary's ``by_retry`` / ``strict_by_retry`` (:func:`~arcmemo.benchmarks.arc.scoring.run_scores`).
+summary's ``by_retry`` / ``strict_by_retry`` (:func:`~arcmemo.benchmarks.arc.scoring.run_scores`),
+or under the published code's convention its ``published_by_retry`` /
+``published_strict_by_retry`` (a run whose results did not record them shows empty cells and
+a note saying so).
 """
 
 from __future__ import annotations
@@ -15,7 +18,9 @@ from arcmemo.benchmarks.arc import scoring
 from arcmemo.benchmarks.outputs import (
     Cell,
     Column,
+    Convention,
     Curve,
+    NotRecordedError,
     OrderRows,
     ScoredRun,
     Table,
@@ -24,24 +29,46 @@ from arcmemo.benchmarks.outputs import (
 )
 from arcmemo.records import TaskResult
 
+# The summary key of each table: (convention, strict) -> key.
+_BY_RETRY: dict[tuple[Convention, bool], str] = {
+    ("arcmemo", False): "by_retry",
+    ("arcmemo", True): "strict_by_retry",
+    ("published", False): "published_by_retry",
+    ("published", True): "published_strict_by_retry",
+}
+NOT_RECORDED = "the published convention is not recorded (results.jsonl has no per-step records)"
 
-def has_table(summary: dict[str, Any]) -> bool:
-    return isinstance(summary.get("by_retry"), dict)
+
+def has_table(summary: dict[str, Any], *, convention: Convention = "arcmemo") -> bool:
+    """``by_retry`` is there (and, for the published convention, its key, even when None:
+    a summary from before it was written is recomputed from the results)."""
+    published = convention == "arcmemo" or _BY_RETRY[(convention, False)] in summary
+    return isinstance(summary.get("by_retry"), dict) and published
+
+
+def recorded(run: ScoredRun, convention: Convention, strict: bool) -> bool:
+    """Whether the run's summary has its scores under ``convention`` (strict or not)."""
+    return run.summary.get(_BY_RETRY[(convention, strict)]) is not None
 
 
 def _n_attempts(runs: Sequence[ScoredRun]) -> int:
     return max(int(r.summary.get("n_attempts", r.attempts)) for r in runs)
 
 
-def depth_cells(run: ScoredRun, depth: int, strict: bool) -> dict[str, Any]:
-    """The oracle cells at ``depth`` (a depth no attempt reached equals the deepest one)."""
-    by_retry = run.summary["strict_by_retry" if strict else "by_retry"]
+def depth_cells(
+    run: ScoredRun, depth: int, strict: bool, convention: Convention = "arcmemo"
+) -> dict[str, Any]:
+    """The oracle cells at ``depth`` (a depth no attempt reached equals the deepest one; {}
+    when not recorded)."""
+    by_retry = run.summary.get(_BY_RETRY[(convention, strict)])
     if not by_retry:
         return {}
     return by_retry[str(min(depth, max(int(d) for d in by_retry)))]
 
 
-def table(runs: Sequence[ScoredRun], *, strict: bool = False) -> Table:
+def table(
+    runs: Sequence[ScoredRun], *, strict: bool = False, convention: Convention = "arcmemo"
+) -> Table:
     """The paper's Table 4 (Table 5 when ``strict``) for these runs."""
     n = _n_attempts(runs)
     columns = [Column(f"run{j}", False) for j in range(n)]
@@ -50,7 +77,7 @@ def table(runs: Sequence[ScoredRun], *, strict: bool = False) -> Table:
     too_many = False
     for depth in range(max(r.retries for r in runs) + 1):
         for run in (r for r in runs if depth <= r.retries):
-            cells = depth_cells(run, depth, strict)
+            cells = depth_cells(run, depth, strict, convention)
             singles = (cells.get("oracle@1") or {}).get("subsets") or []
             oracle = [cells.get(f"oracle@{k}") for k in range(1, n + 1)]
             too_many = too_many or any(c and c["subsets"] is None for c in oracle)
@@ -67,17 +94,32 @@ def table(runs: Sequence[ScoredRun], *, strict: bool = False) -> Table:
         + ". runJ: attempt J alone. oracle@k: mean over all k-subsets of the attempts "
         "(sample std over them in brackets); oracle@2 is the official score."
     ]
+    if convention == "published":
+        notes.append(
+            "Published convention (the paper's code and its notebooks): "
+            + (
+                "at retry depth r an attempt counts when its program at r is right on every "
+                "test input and every train pair."
+                if strict
+                else "at retry depth r a test input counts when any step up to r is right on it."
+            )
+        )
+        notes += [
+            f"{run.label}: {NOT_RECORDED}." for run in runs if not recorded(run, convention, strict)
+        ]
     if too_many:
         notes.append("No std where an oracle@k has more than 2,000 subsets of attempts.")
     return Table(keys=["retries", "setting"], columns=columns, rows=rows, notes=notes)
 
 
-def order_rows(runs: Sequence[ScoredRun], *, strict: bool = False) -> OrderRows:
+def order_rows(
+    runs: Sequence[ScoredRun], *, strict: bool = False, convention: Convention = "arcmemo"
+) -> OrderRows:
     """Per retry depth and oracle@k, each run's mean."""
     rows = []
     n = _n_attempts(runs)
     for depth in range(max(r.retries for r in runs) + 1):
-        cells = [depth_cells(r, depth, strict) for r in runs]
+        cells = [depth_cells(r, depth, strict, convention) for r in runs]
         for k in range(1, n + 1):
             values = [(c.get(f"oracle@{k}") or {}).get("mean") for c in cells]
             rows.append(([str(depth), f"oracle@{k}"], values))
@@ -85,12 +127,24 @@ def order_rows(runs: Sequence[ScoredRun], *, strict: bool = False) -> OrderRows:
 
 
 def task_values(
-    results: list[TaskResult], *, attempts: int, strict: bool = False
+    results: list[TaskResult],
+    *,
+    attempts: int,
+    strict: bool = False,
+    convention: Convention = "arcmemo",
 ) -> dict[str, tuple[float, bool]]:
     """Per task, its oracle@min(2, n) at the final retry depth and whether every test input is
-    right in some attempt (strict: one attempt right on all)."""
+    right in some attempt (strict: one attempt right on all), under ``convention``."""
     n = max([attempts, *(len(r.attempts) for r in results)])
-    matrices = {r.task_id: scoring.task_matrix(r, None, n) for r in results}
+    matrices: dict[str, scoring.Matrix] = {}
+    for result in results:
+        if convention == "arcmemo":
+            matrices[result.task_id] = scoring.task_matrix(result, None, n)
+            continue
+        matrix = scoring.published_matrix(result, None, n, strict=strict)
+        if matrix is None:
+            raise NotRecordedError(f"task {result.task_id}: {NOT_RECORDED}")
+        matrices[result.task_id] = matrix
     return {
         task_id: (
             scoring.task_score(matrix, strict=strict),

@@ -22,6 +22,15 @@ At retry depth ``r`` an attempt counts by its program after at most ``r`` retrie
 A run's ``score`` is oracle@2 at the final retry depth (oracle@1 when there is one attempt):
 the official ARC metric as the paper reports it. A task's score is its own oracle@min(2, n),
 so the run's ``score`` is the mean of its tasks' scores.
+
+**The published convention** (``published_*`` keys) reads attempts as the paper's published
+code does (``official_score`` with ``step_selection="all"`` and ``strict_score`` with
+``include_train=True, step_selection="last"`` in its ``score_tree.py``, the figures its
+notebooks report): at depth ``r`` an attempt is right on a test input when *any* of its steps
+up to ``r`` is (not only the last), and under strict scoring its program at depth ``r`` must
+also be right on every train pair. oracle@k over the attempts is computed the same way. The
+convention needs per-step records (each step's test correctness and train verification);
+results without them have ``None`` there ("not recorded").
 """
 
 from __future__ import annotations
@@ -96,12 +105,45 @@ def attempt_row(attempt: Attempt, depth: int | None) -> list[bool]:
     return list(step.correct) if step.correct is not None else [False] * len(attempt.correct)
 
 
+def published_row(attempt: Attempt, depth: int | None, *, strict: bool) -> list[bool] | None:
+    """Per test input, whether the attempt counts under the published code's convention at
+    retry ``depth`` (None: all its steps): some step up to ``depth`` is right on it; when
+    ``strict``, the step at ``depth`` is right on it and on every train pair. None when a
+    step lacks its record (test correctness, or train verification when ``strict``)."""
+    if not attempt.steps:
+        return [False] * len(attempt.correct)
+    steps = attempt.steps if depth is None else attempt.steps[: depth + 1]
+    if strict:
+        last = steps[-1]
+        if last.correct is None or last.verified is None:
+            return None
+        return list(last.correct) if last.verified else [False] * len(last.correct)
+    rows = [step.correct for step in steps]
+    if any(row is None for row in rows):
+        return None
+    return [any(column) for column in zip(*rows, strict=True)]
+
+
+def _pad(rows: Matrix, attempts: int) -> Matrix:
+    """``rows`` with missing attempts (fewer than ``attempts``) wrong everywhere."""
+    width = _width(rows)
+    return rows + [[False] * width for _ in range(attempts - len(rows))]
+
+
 def task_matrix(result: TaskResult, depth: int | None, attempts: int) -> Matrix:
     """The task's correctness at retry ``depth`` (None: the final one), with missing
     attempts (fewer than ``attempts``) counted as wrong everywhere."""
-    rows = [attempt_row(a, depth) for a in result.attempts]
-    width = _width(rows)
-    return rows + [[False] * width for _ in range(attempts - len(rows))]
+    return _pad([attempt_row(a, depth) for a in result.attempts], attempts)
+
+
+def published_matrix(
+    result: TaskResult, depth: int | None, attempts: int, *, strict: bool
+) -> Matrix | None:
+    """:func:`task_matrix` under the published convention (:func:`published_row`); None
+    when the task's steps were not recorded."""
+    rows = [published_row(a, depth, strict=strict) for a in result.attempts]
+    known = [row for row in rows if row is not None]
+    return _pad(known, attempts) if len(known) == len(rows) else None
 
 
 def _unit_weights(signatures: Counter[Signature], n_tasks: int) -> dict[int, float]:
@@ -186,6 +228,51 @@ class ArcMetrics(RunMetrics):
         default=None, description="Per retry depth reached, oracle@k for k = 1..n."
     )
     strict_by_retry: dict[str, dict[str, OracleCell]] | None = None
+    published_score: float | None = Field(
+        default=None,
+        description="score under the published code's convention (any step up to the depth); "
+        "None: not recorded.",
+    )
+    published_strict_score: float | None = Field(
+        default=None,
+        description="strict_score under the published code's convention (train pairs too).",
+    )
+    published_by_retry: dict[str, dict[str, OracleCell]] | None = Field(
+        default=None,
+        description="by_retry under the published code's convention; None (or absent in "
+        "summaries before it) when results.jsonl has no per-step records.",
+    )
+    published_strict_by_retry: dict[str, dict[str, OracleCell]] | None = None
+
+
+def _published_by_retry(
+    results: list[TaskResult], n: int, depths: int, *, strict: bool
+) -> dict[str, dict[str, dict[str, Any]]] | None:
+    """Per retry depth, :func:`oracle_cells` under the published convention; None when a
+    task's steps were not recorded."""
+    by_retry: dict[str, dict[str, dict[str, Any]]] = {}
+    for depth in range(depths if results else 0):
+        matrices = [published_matrix(r, depth, n, strict=strict) for r in results]
+        known = [m for m in matrices if m is not None]
+        if len(known) < len(matrices):
+            return None
+        by_retry[str(depth)] = oracle_cells(known, n, strict=strict)
+    return by_retry
+
+
+def _published_scores(
+    results: list[TaskResult], n: int, depths: int, metric: str
+) -> dict[str, Any]:
+    """The ``published_*`` keys of :func:`run_scores` (None where not recorded)."""
+    scores: dict[str, Any] = {}
+    for strict, name in ((False, "published"), (True, "published_strict")):
+        by_retry = _published_by_retry(results, n, depths, strict=strict)
+        final = by_retry.get(str(depths - 1), {}) if by_retry is not None else None
+        scores[f"{name}_score"] = (
+            None if final is None else (final[metric]["mean"] if final else 0.0)
+        )
+        scores[f"{name}_by_retry"] = by_retry
+    return scores
 
 
 def run_scores(results: list[TaskResult], attempts: int) -> dict[str, Any]:
@@ -195,7 +282,10 @@ def run_scores(results: list[TaskResult], attempts: int) -> dict[str, Any]:
     and strict), ``score_metric`` (that oracle@k), ``score_retry_depth`` (the final depth),
     ``n_scored`` (the tasks these figures come from), ``n_attempts``, ``oracle@k`` for
     k = 1..n (means at the final depth, flat for tables), and ``by_retry`` /
-    ``strict_by_retry``: per retry depth reached (``"0"``, ``"1"``, ...), :func:`oracle_cells`.
+    ``strict_by_retry``: per retry depth reached (``"0"``, ``"1"``, ...), :func:`oracle_cells`;
+    ``published_score``, ``published_strict_score``, ``published_by_retry`` and
+    ``published_strict_by_retry``: the same under the published code's convention (None when
+    the results have no per-step records).
     """
     unscored = sum(r.score is None for r in results)
     if results and unscored == len(results):
@@ -223,5 +313,6 @@ def run_scores(results: list[TaskResult], attempts: int) -> dict[str, Any]:
         **{key: cell["mean"] for key, cell in final.items()},
         "by_retry": by_retry,
         "strict_by_retry": strict_by_retry,
+        **_published_scores(results, n, depths, metric),
         **({"n_unlabelled": unscored} if unscored else {}),
     }
