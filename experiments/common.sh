@@ -17,6 +17,10 @@ MAX_TOKENS="${MAX_TOKENS:-32000}"
 AUX_TEMPERATURE="${AUX_TEMPERATURE:-0.3}"
 AUX_MAX_TOKENS="${AUX_MAX_TOKENS:-1024}"
 AUX_SAMPLING=(--temperature "$AUX_TEMPERATURE" --max-tokens "$AUX_MAX_TOKENS")
+# The cheatsheet bootstrap rewrites the whole sheet each time, and the paper's sheet is meant
+# to reach ~2,000 words: the paper gave its curator 4,096 tokens (1,024 would cut the sheet
+# and its closing tag, and the cut answer would be asked again).
+CHEATSHEET_MAX_TOKENS="${CHEATSHEET_MAX_TOKENS:-4096}"
 # How memories are bootstrapped: `seeds` (the paper's route: the 160 hand-written BARC seed
 # solutions, BARC_DIR = a checkout of xu3kev/BARC) or `training` (solve the 400 ARC-AGI-1
 # training tasks without memory and abstract the train-verified programs; far dearer).
@@ -57,6 +61,10 @@ seed_programs() {
 # bare (no concepts, no type vocabulary), so the baselines carry nothing of PS.
 bootstrap_memory() {
   local format="$1" memory="$RUNS/memory-$1.json"
+  local sampling=("${AUX_SAMPLING[@]}")
+  if [ "$format" = cheatsheet ]; then
+    sampling=(--temperature "$AUX_TEMPERATURE" --max-tokens "$CHEATSHEET_MAX_TOKENS")
+  fi
   if [ ! -f "$memory" ]; then
     if [ "$format" = ps ]; then
       arcmemo memory init --domain arc --out "$memory"
@@ -67,11 +75,11 @@ bootstrap_memory() {
   if [ "$BOOTSTRAP" = seeds ]; then
     seed_programs
     arcmemo abstract --from-programs "$RUNS/barc-seeds" --memory "$memory" --memory-format "$format" \
-      --model "$AUX" "${AUX_SAMPLING[@]}"
+      --model "$AUX" "${sampling[@]}"
   else
     arcmemo run arc-agi-1 --split training --select none "${SOLVE_ARGS[@]}" --out "$RUNS/train-solve"
     arcmemo abstract --from "$RUNS/train-solve" --memory "$memory" --memory-format "$format" \
-      --model "$AUX" "${AUX_SAMPLING[@]}"
+      --model "$AUX" "${sampling[@]}"
   fi
   BOOTSTRAPPED_MEMORY="$memory"
 }
