@@ -9,14 +9,15 @@
 # it asks before spending anything (--yes: it does not ask) and runs every script for real.
 # Settings come from common.sh (SOLVER, AUX, SPLIT, RUNS, BOOTSTRAP, BARC_DIR, ...). Scripts
 # whose inputs are not set are skipped, with the reason: arc/ps-paper-memory.sh without
-# ARC_MEMO_DIR, aime/*.sh without ARCMEMO_DATA_DIR.
+# ARC_MEMO_DIR, arc/ps-paper-route.sh without ARC_MEMO_DIR or BARC_DIR, aime/*.sh without
+# ARCMEMO_DATA_DIR.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 yes=0
 for arg in "$@"; do
   case "$arg" in
     -y|--yes) yes=1 ;;
-    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "all.sh: unknown argument $arg (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -30,12 +31,17 @@ scripts=()
 for script in "$here"/arc/*.sh "$here"/aime/*.sh; do
   name="${script#"$here"/}"
   case "$name" in
-    arc/ps-paper-memory.sh) need=ARC_MEMO_DIR ;;
-    aime/*) need=ARCMEMO_DATA_DIR ;;
-    *) need="" ;;
+    arc/ps-paper-memory.sh) needs=(ARC_MEMO_DIR) ;;
+    arc/ps-paper-route.sh) needs=(ARC_MEMO_DIR BARC_DIR) ;;
+    aime/*) needs=(ARCMEMO_DATA_DIR) ;;
+    *) needs=() ;;
   esac
-  if [ -n "$need" ] && [ -z "${!need:-}" ]; then
-    echo "skipped $name: set $need" >&2
+  unset_needs=()
+  for need in "${needs[@]}"; do
+    [ -n "${!need:-}" ] || unset_needs+=("$need")
+  done
+  if [ "${#unset_needs[@]}" -gt 0 ]; then
+    echo "skipped $name: set ${unset_needs[*]}" >&2
     continue
   fi
   scripts+=("$script")

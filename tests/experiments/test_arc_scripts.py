@@ -8,8 +8,22 @@ from __future__ import annotations
 import os
 import subprocess
 from pathlib import Path
+from typing import Any
 
-from tests.experiments.test_all import FAKE_ARCMEMO
+import yaml
+
+from arcmemo.abstraction import ABSTRACTORS
+from arcmemo.abstraction.examples import load_examples
+from arcmemo.inlined_library import LIBRARY_BEGIN, LIBRARY_END
+from tests.abstraction.abstraction_helpers import (
+    ITEM,
+    PSEUDOCODE,
+    Recorder,
+    abstract,
+    fenced,
+    small_memory,
+)
+from tests.experiments.test_all import FAKE_ARCMEMO, run_all
 
 REPO = Path(__file__).resolve().parents[2]
 ARC = REPO / "experiments" / "arc"
@@ -70,3 +84,95 @@ def test_the_oe_row_keeps_its_first_selection_and_continual_reselects(tmp_path: 
     assert "--no-reselect" in runs["arc-oe"].split()
     assert "--reselect" not in runs["arc-oe"].split()
     assert "--reselect" in runs["arc-continual"].split()
+
+
+# Two annotated puzzles in op3a.yaml's format, and prelim2.yaml's; only the first has a seed
+# program (with a library section, which the examples leave out).
+OP3A: dict[str, dict[str, Any]] = {
+    "aaaa0001": {
+        "pseudocode": "for each object: recolor it blue\n",
+        "summary": "recolor every object blue",
+        "concepts": [
+            {"concept": "recolor object", "kind": "routine", "routine_subtype": "grid manipulation"}
+        ],
+    },
+    "bbbb0002": {
+        "pseudocode": "mirror the grid left to right\n",
+        "summary": "reflect the grid horizontally",
+        "concepts": [{"concept": "reflect grid", "kind": "routine"}],
+    },
+}
+PRELIM = {"concepts": [{"concept": "extract objects", "kind": "routine"}]}
+SEED = (
+    f"{LIBRARY_BEGIN} common.py\ndef helper(grid):\n    return grid\n{LIBRARY_END}\n"
+    "def transform(grid):\n    return [[1 if v else 0 for v in row] for row in grid]\n"
+)
+
+
+def paper_checkout(tmp: Path) -> Path:
+    checkout = tmp / "arc_memo"
+    annotations = checkout / "data" / "abstract_anno" / "op3"
+    annotations.mkdir(parents=True)
+    (annotations / "op3a.yaml").write_text(yaml.safe_dump(OP3A, sort_keys=False))
+    (annotations / "prelim2.yaml").write_text(yaml.safe_dump(PRELIM, sort_keys=False))
+    return checkout
+
+
+def seed_programs(tmp: Path) -> Path:
+    """What `arcmemo seeds import-barc` leaves in $RUNS/barc-seeds (made here: the fake
+    arcmemo converts nothing)."""
+    seeds = tmp / "runs" / "barc-seeds"
+    seeds.mkdir(parents=True)
+    (seeds / "import-report.json").write_text("{}")
+    (seeds / "aaaa0001.py").write_text(SEED)
+    return seeds
+
+
+def test_the_paper_route_builds_its_memory_and_examples_then_runs_val100(tmp_path: Path) -> None:
+    checkout, seeds = paper_checkout(tmp_path), seed_programs(tmp_path)
+    runs = tmp_path / "runs"
+    done, calls = run_script(
+        tmp_path, "ps-paper-route.sh", ARC_MEMO_DIR=str(checkout), BARC_DIR=str(tmp_path)
+    )
+    assert done.returncode == 0, done.stderr
+    examples = runs / "paper-route-examples.yaml"
+    memory = runs / "memory-paper-route.json"
+    assert [c.split()[0] for c in calls] == ["memory", "abstract", "run"]
+    assert calls[0].startswith(
+        f"memory import arc-memo {checkout} --part annotations --out {memory}"
+    )
+    assert calls[1].startswith(
+        f"abstract --from-programs {seeds} --memory {memory} --memory-format ps"
+    )
+    assert f"--memory-format-arg examples={examples}" in calls[1]
+    assert " --split val100 " in calls[2] and " --select llm " in calls[2]
+    assert f"--memory {memory}" in calls[2]
+    # The examples: op3a's annotations, with the seed program where there is one (its
+    # library section left out) and the pseudocode where there is none.
+    shown = {e.task: e for e in load_examples(examples, "arc")}
+    assert list(shown) == ["aaaa0001", "bbbb0002"]
+    assert "def transform(grid)" in shown["aaaa0001"].program
+    assert "def helper" not in shown["aaaa0001"].program
+    assert shown["bbbb0002"].program == OP3A["bbbb0002"]["pseudocode"].strip()
+    assert shown["aaaa0001"].concepts == OP3A["aaaa0001"]["concepts"]
+    assert "pseudocode in place of a program for bbbb0002" in done.stdout
+    # Abstracting the seed aaaa0001 with these examples never shows its own annotation.
+    recorder = Recorder(PSEUDOCODE, fenced("- name: recolor object\n"))
+    spec = ABSTRACTORS.spec("ps", {"examples": str(examples)})
+    abstract(
+        small_memory(), recorder, item=ITEM.model_copy(update={"task_id": "aaaa0001"}), spec=spec
+    )
+    prompts = recorder.prompt(0) + recorder.prompt(1)
+    assert OP3A["aaaa0001"]["summary"] not in prompts
+    assert OP3A["bbbb0002"]["summary"] in prompts
+
+
+def test_the_paper_route_needs_the_checkout_and_barc(tmp_path: Path) -> None:
+    done, calls = run_script(tmp_path, "ps-paper-route.sh", BARC_DIR=str(tmp_path))
+    assert done.returncode != 0 and "ARC_MEMO_DIR" in done.stderr and not calls
+    checkout = paper_checkout(tmp_path)
+    done, calls = run_script(tmp_path, "ps-paper-route.sh", ARC_MEMO_DIR=str(checkout))
+    assert done.returncode == 2 and "set BARC_DIR" in done.stderr and not calls
+    # all.sh skips it, with the reason, when either is not set.
+    listed = run_all(tmp_path, answer="n\n", ARC_MEMO_DIR=str(checkout))
+    assert "skipped arc/ps-paper-route.sh: set BARC_DIR" in listed.stderr
