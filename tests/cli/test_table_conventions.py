@@ -76,7 +76,7 @@ def designed_results(*, train_recorded: bool = True) -> list[TaskResult]:
     return results
 
 
-def write_run(path: Path, results: list[TaskResult]) -> Path:
+def write_run(path: Path, results: list[TaskResult], order_seed: int | None = None) -> Path:
     writer = RunWriter(path)
     writer.start(
         RunConfig(
@@ -86,6 +86,7 @@ def write_run(path: Path, results: list[TaskResult]) -> Path:
             attempts=3,
             retries=1,
             out=path,
+            order_seed=order_seed,
         )
     )
     writer.write_task_order([r.task_id for r in results])
@@ -194,6 +195,15 @@ def test_paired_comparison_under_the_published_convention(tmp_path: Path) -> Non
     done = invoke(str(run), str(run), "--paired", "--convention", "published")
     assert done.exit_code == 0, done.output
     assert "oracle@2 at the final retry depth, published convention" in done.output
+
+
+def test_over_orders_under_the_published_convention(tmp_path: Path) -> None:
+    runs = [str(write_run(tmp_path / f"o{seed}", designed_results(), seed)) for seed in (0, 1)]
+    done = invoke(*runs, "--over-orders", "--convention", "published")
+    assert done.exit_code == 0, done.output
+    row = next(line for line in done.output.splitlines() if line.startswith("| 1 | oracle@2 |"))
+    assert row.split("|")[3].strip() == "75.00 (0.00)"
+    assert "published convention, one setting over 2 task orders" in done.output
 
 
 def test_a_run_without_train_records_says_not_recorded(tmp_path: Path) -> None:
