@@ -24,6 +24,7 @@ _COMMANDS: dict[str, str] = {
     "export": "arcmemo.cli.export:export",
     "table": "arcmemo.cli.table:table",
     "merge": "arcmemo.cli.merge:merge",
+    "library": "arcmemo.cli.library:library",
 }
 
 

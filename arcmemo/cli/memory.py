@@ -100,7 +100,7 @@ def init(domain: str, out: Path, force: bool, no_concepts: bool) -> None:
     )
 
 
-def _print_concept(console: Console, concept: Concept) -> None:
+def _print_concept(console: Console, concept: Concept, *, code: bool = False) -> None:
     retired = f"  [red]retired: {escape(concept.retired)}[/]" if concept.retired else ""
     console.print(f"- [bold cyan]{escape(concept.name)}[/]  [dim]usage {concept.usage}[/]{retired}")
     if concept.description:
@@ -117,6 +117,17 @@ def _print_concept(console: Console, concept: Concept) -> None:
         console.print(f"    [blue]impl[/] {escape(note)}")
     if concept.relations:
         console.print(f"    [magenta]related[/] {escape(', '.join(concept.relations))}")
+    for function in concept.functions:
+        imported = f", imported by {len(function.imported_by)}" if function.imported_by else ""
+        console.print(
+            f"    [bold]function[/] {escape(function.name)}{escape(function.signature)}  "
+            f"[dim]{len(function.tests)} tests, from {len(function.sources)} tasks{imported}[/]"
+        )
+        if function.docstring:
+            console.print(f"      {escape(function.docstring.strip().splitlines()[0])}")
+        if code:  # a chosen concept shows its functions' code
+            for line in function.source.rstrip().splitlines():
+                console.print(f"      {escape(line)}")
 
 
 def _print_text(memory: Memory, path: Path, concepts: list[Concept], whole: bool) -> None:
@@ -135,7 +146,7 @@ def _print_text(memory: Memory, path: Path, concepts: list[Concept], whole: bool
     for title, members in _grouped(concepts):
         console.print(f"\n[bold underline]{escape(title)}[/] ({len(members)})")
         for concept in members:
-            _print_concept(console, concept)
+            _print_concept(console, concept, code=not whole)
     if whole and memory.lessons:
         console.print(f"\n[bold underline]lessons[/] ({len(memory.lessons)})")
         for index, lesson in enumerate(memory.lessons, start=1):

@@ -220,9 +220,11 @@ def _local_names(node: ast.AST) -> set[str]:
     return names
 
 
-def normalised_closure(program: SplitProgram, name: str) -> str:
+def normalised_closure(program: SplitProgram, name: str, *, preamble: bool = True) -> str:
     """A key equal for two helpers whose closures differ only in names (of the helpers,
-    their arguments and locals), docstrings, annotations, comments and layout."""
+    their arguments and locals), docstrings, annotations, comments and layout; with
+    ``preamble``, the statements they need (imports, classes, constants) must be the same
+    too."""
     closure = program.helper_closure(name)
     helper_names = {helper: f"f{index}" for index, helper in enumerate(closure)}
     parts = []
@@ -230,7 +232,7 @@ def normalised_closure(program: SplitProgram, name: str) -> str:
         node = ast.parse(program.helpers[helper].text).body[0]
         normaliser = _Normaliser(_local_names(node) - set(helper_names), helper_names)
         parts.append(ast.dump(normaliser.visit(node), annotate_fields=False))
-    for statement in program.preamble(closure):
+    for statement in program.preamble(closure) if preamble else []:
         parts.append(ast.dump(ast.parse(statement.text), annotate_fields=False))
     return "\n".join(parts)
 

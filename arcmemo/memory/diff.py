@@ -31,6 +31,7 @@ def concept_changes(old: Concept, new: Concept) -> list[str]:
                 changes.append(f"parameters[{name!r}].{field}: {before!r} -> {after!r}")
     for field in ("cues", "implementation", "relations", "merged_from"):
         changes += _list_change(field, getattr(old, field), getattr(new, field))
+    changes += _function_changes(old, new)
     for field in ("sources", "authors"):
         changes += _list_change(
             f"provenance.{field}", getattr(old.provenance, field), getattr(new.provenance, field)
@@ -43,6 +44,27 @@ def concept_changes(old: Concept, new: Concept) -> list[str]:
         before, after = len(getattr(old.stats, field)), len(getattr(new.stats, field))
         if before != after:
             changes.append(f"stats.{field}: {before} -> {after}")
+    return changes
+
+
+def _function_changes(old: Concept, new: Concept) -> list[str]:
+    """Library functions added, removed and changed (source, signature, docstring, test
+    count, source tasks, importing tasks)."""
+    before = {f.name: f for f in old.functions}
+    after = {f.name: f for f in new.functions}
+    changes = [f"functions: +{name!r}" for name in after if name not in before]
+    changes += [f"functions: -{name!r}" for name in before if name not in after]
+    for name in (n for n in after if n in before):
+        was, now = before[name], after[name]
+        for field in ("source", "signature", "docstring"):
+            if getattr(was, field) != getattr(now, field):
+                changes.append(f"functions[{name!r}].{field} changed")
+        if len(was.tests) != len(now.tests) or was.tests != now.tests:
+            changes.append(f"functions[{name!r}].tests: {len(was.tests)} -> {len(now.tests)}")
+        for field in ("sources", "imported_by"):
+            changes += _list_change(
+                f"functions[{name!r}].{field}", getattr(was, field), getattr(now, field)
+            )
     return changes
 
 

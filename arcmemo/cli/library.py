@@ -1,0 +1,230 @@
+"""``arcmemo library``: the executable concept library (build, stats, test, refactor)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+
+from arcmemo.cli.errors import user_errors
+from arcmemo.cli.options import sandbox_options, sandbox_spec
+
+BUILD_REPORT_SUFFIX = ".library-build.json"
+REFACTOR_REPORT = "refactor-report.json"
+
+_programs_option = click.option(
+    "--from-programs",
+    "programs_dir",
+    required=True,
+    type=click.Path(path_type=Path, file_okay=False),
+    help="A folder of <task id>.py verified programs (as `arcmemo seeds import-barc` writes).",
+)
+_memory_option = click.option(
+    "--memory",
+    "memory_path",
+    required=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="The memory file.",
+)
+_split_option = click.option(
+    "--split", default=None, help="Where the programs' tasks are (default: found by id)."
+)
+_data_option = click.option("--data", default=None, help="Task file or folder of the tasks.")
+
+
+@click.group()
+def library() -> None:
+    """Tested library functions extracted from verified programs, kept in the memory."""
+
+
+def _read_programs(folder: Path) -> dict[str, str]:
+    files = sorted(folder.glob("*.py"))
+    if not files:
+        raise FileNotFoundError(f"{folder}: no <task id>.py program files")
+    return {path.stem: path.read_text(encoding="utf-8") for path in files}
+
+
+@contextmanager
+def _opened(options: dict[str, Any]) -> Iterator[Any]:
+    from arcmemo.benchmarks.base import BENCHMARKS
+    from arcmemo.sandbox import SANDBOXES
+
+    benchmark = BENCHMARKS.create("arc-agi-1")
+    sandbox = SANDBOXES.create(sandbox_spec(options))
+    try:
+        yield benchmark, sandbox
+    finally:
+        sandbox.close()
+        benchmark.close()
+
+
+def _pairs(
+    benchmark: Any, ids: list[str], split: str | None, data: str | None, *, tests: bool
+) -> dict[str, list[Any]]:
+    if split is None and data is None:
+        tasks = benchmark.find_tasks(ids)
+    else:
+        tasks = benchmark.load(split=split, data=data, task_ids=ids, limit=None)
+    pairs: dict[str, list[Any]] = {}
+    for task in tasks:
+        examples = [(pair.input, pair.output) for pair in task.train]
+        if tests and task.test_outputs is not None:
+            examples += list(zip(task.test_inputs, task.test_outputs, strict=True))
+        pairs[task.id] = examples
+    return pairs
+
+
+@library.command("build")
+@_programs_option
+@_memory_option
+@_split_option
+@_data_option
+@sandbox_options
+def build_command(
+    programs_dir: Path, memory_path: Path, split: str | None, data: str | None, **options: Any
+) -> None:
+    """Trace the programs' helpers on their tasks' train pairs in the sandbox and write the
+    functions whose recorded tests pass into the memory (created when missing); the full
+    report goes to MEMORY.library-build.json."""
+    from arcmemo.files import atomic_write_text
+    from arcmemo.library import build_library
+    from arcmemo.memory.ontology import Memory
+    from arcmemo.memory.store import editing, save_memory
+
+    with user_errors():
+        programs = _read_programs(programs_dir)
+        if not memory_path.exists():
+            save_memory(Memory(domain="arc"), memory_path)
+        with _opened(options) as (benchmark, sandbox):
+            pairs = _pairs(benchmark, list(programs), split, data, tests=False)
+            with editing(memory_path) as memory:
+                report = build_library(
+                    programs,
+                    pairs,
+                    memory,
+                    sandbox,
+                    entry_points=type(benchmark).entry_points,
+                )
+        report_path = memory_path.with_name(memory_path.name + BUILD_REPORT_SUFFIX)
+        atomic_write_text(report_path, report.model_dump_json(indent=2) + "\n")
+    click.echo(
+        f"{report.functions} library functions ({report.functions_tested} with tests, "
+        f"{report.tests_passed}/{report.tests} tests passing) from {report.helpers} helpers "
+        f"of {report.programs} programs ({report.candidates} after the AST dedupe, "
+        f"{report.merged_by_behaviour} merged by behaviour); {report.attached} joined "
+        f"existing concepts, {report.proposed} concepts proposed"
+    )
+    for where, why in list(report.dropped.items())[:20]:
+        click.echo(f"dropped {where}: {why}")
+    for task, why in list(report.errors.items())[:20]:
+        click.echo(f"no calls from {task}: {why}")
+    click.echo(f"report: {report_path}")
+
+
+@library.command("stats")
+@click.argument("memory_path", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
+def stats_command(memory_path: Path, as_json: bool) -> None:
+    """Count the memory's library: functions, tests, reuse and the tokens sharing saves."""
+    from arcmemo.library.stats import REUSE_THRESHOLD, library_stats
+    from arcmemo.memory.store import load_memory
+
+    with user_errors():
+        stats = library_stats(load_memory(memory_path))
+    if as_json:
+        click.echo(stats.model_dump_json(indent=2))
+        return
+    click.echo(f"functions            {stats.functions} ({stats.functions_tested} with tests)")
+    click.echo(f"recorded tests       {stats.tests}")
+    click.echo(f"concepts with code   {stats.concepts} ({stats.proposed_concepts} proposed)")
+    click.echo(f"reused (>= {REUSE_THRESHOLD} tasks)     {stats.reused}")
+    click.echo(f"imported             {stats.imported} functions, {stats.imports} imports")
+    saved = stats.tokens_in_programs - stats.tokens_library
+    click.echo(
+        f"tokens               {stats.tokens_library} in the library, "
+        f"{stats.tokens_in_programs} as copies in programs ({saved} saved by sharing)"
+    )
+    for name, count in stats.top_reused.items():
+        click.echo(f"  {name}: {count} tasks")
+
+
+@library.command("test")
+@click.argument("memory_path", type=click.Path(path_type=Path, dir_okay=False))
+@sandbox_options
+def test_command(memory_path: Path, **options: Any) -> None:
+    """Re-run every function's recorded tests standalone in the sandbox; exit 1 when any
+    fails."""
+    from arcmemo.library import run_recorded_tests
+    from arcmemo.memory.store import load_memory
+    from arcmemo.sandbox import SANDBOXES
+
+    with user_errors():
+        memory = load_memory(memory_path)
+        with SANDBOXES.create(sandbox_spec(options)) as sandbox:
+            results = run_recorded_tests(memory, sandbox)
+    failing = [r for r in results if not r.ok]
+    tests = sum(r.tests for r in results)
+    passed = sum(r.passed for r in results)
+    for result in failing:
+        click.echo(f"FAIL {result.name}: {'; '.join(result.failures[:3])}")
+    click.echo(
+        f"{passed}/{tests} recorded tests pass; "
+        f"{len(results) - len(failing)}/{len(results)} functions pass all theirs"
+    )
+    if failing:
+        sys.exit(1)
+
+
+@library.command("refactor")
+@_programs_option
+@_memory_option
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Folder for the refactored <task id>.py programs and refactor-report.json.",
+)
+@_split_option
+@_data_option
+@sandbox_options
+def refactor_command(
+    programs_dir: Path,
+    memory_path: Path,
+    out: Path,
+    split: str | None,
+    data: str | None,
+    **options: Any,
+) -> None:
+    """Rewrite the programs to import the library functions with their helpers' behaviour,
+    re-verify each on its task (train and labelled test pairs; a failing one is kept as it
+    was) and report the tokens before and after."""
+    from arcmemo.files import atomic_write_text
+    from arcmemo.library.refactor import refactor_programs
+    from arcmemo.memory.store import load_memory
+
+    with user_errors():
+        programs = _read_programs(programs_dir)
+        memory = load_memory(memory_path)
+        with _opened(options) as (benchmark, sandbox):
+            pairs = _pairs(benchmark, list(programs), split, data, tests=True)
+            report, kept = refactor_programs(
+                programs, pairs, memory, sandbox, entry_points=type(benchmark).entry_points
+            )
+        out.mkdir(parents=True, exist_ok=True)
+        for task_id, text in kept.items():
+            atomic_write_text(out / f"{task_id}.py", text)
+        atomic_write_text(out / REFACTOR_REPORT, report.model_dump_json(indent=2) + "\n")
+    for program in report.programs:
+        if not program.passed:
+            click.echo(f"kept {program.task_id} as it was: {program.error}")
+    changed = sum(1 for p in report.programs if p.imports and p.passed)
+    click.echo(
+        f"{report.passing}/{len(report.programs)} programs pass ({changed} import library "
+        f"functions); tokens {report.tokens_before} -> {report.tokens_after} "
+        f"(+{report.library_tokens} for the library functions they import, once)"
+    )
+    click.echo(f"report: {out / REFACTOR_REPORT}")
