@@ -64,7 +64,7 @@ class FunctionTestResult(BaseModel):
         return self.passed == self.tests and not self.failures
 
 
-def test_function(sandbox: Sandbox, memory: Memory, name: str) -> FunctionTestResult:
+def check_function(sandbox: Sandbox, memory: Memory, name: str) -> FunctionTestResult:
     """Re-run function ``name``'s recorded tests in a module of it and what it calls."""
     functions = memory_functions(memory)
     function = functions[name]
@@ -94,4 +94,4 @@ def run_recorded_tests(
     the sandbox, one function per sandbox program, ``workers`` at a time."""
     chosen = list(names) if names is not None else list(memory_functions(memory))
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        return list(pool.map(lambda name: test_function(sandbox, memory, name), chosen))
+        return list(pool.map(lambda name: check_function(sandbox, memory, name), chosen))

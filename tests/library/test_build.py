@@ -1,0 +1,106 @@
+"""Building the library from the fixture programs: dedupe, naming, tests, concepts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from arcmemo.library import BuildReport, library_source, memory_functions, run_recorded_tests
+from arcmemo.library.build import PROPOSED_AUTHOR, build_library
+from arcmemo.memory.ontology import Memory
+from arcmemo.memory.store import dump_memory, parse_memory
+from arcmemo.sandbox import Sandbox
+from tests.fixtures.library.load import ENTRY_POINTS, pairs, programs
+
+
+def test_the_same_code_in_two_programs_is_one_function(built: tuple[Memory, BuildReport]) -> None:
+    memory, report = built
+    functions = memory_functions(memory)
+    assert report.helpers == 11
+    # crop (inlined twice) and paint / recolor (the same code under other names).
+    assert report.candidates == 9
+    assert functions["crop"].sources == ["aaaa0001", "aaaa0002"]
+    assert functions["paint"].sources == ["aaaa0001", "aaaa0002"]
+    assert report.names["aaaa0002"]["recolor"] == "paint"
+    assert {c.task_id for c in functions["paint"].tests} == {"aaaa0001", "aaaa0002"}
+
+
+def test_the_same_behaviour_written_twice_is_one_function(
+    built: tuple[Memory, BuildReport],
+) -> None:
+    memory, report = built
+    assert report.merged_by_behaviour == 1
+    assert report.names["aaaa0003"]["dominant"] == "most_common"
+    assert memory_functions(memory)["most_common"].sources == ["aaaa0002", "aaaa0003"]
+
+
+def test_another_function_of_a_taken_name_gets_its_task_and_callers_follow(
+    built: tuple[Memory, BuildReport],
+) -> None:
+    memory, report = built
+    functions = memory_functions(memory)
+    assert report.names["aaaa0003"]["crop"] == "crop_aaaa0003"
+    assert "def crop_aaaa0003(grid):" in functions["crop_aaaa0003"].source
+    assert "return crop_aaaa0003(grid).T.copy()" in functions["corner"].source
+    # A function calling another library function names it, and carries its statements.
+    assert "crop(grid)" in functions["crop_and_paint"].source
+    assert "class Color" in functions["crop_and_paint"].source
+
+
+def test_only_functions_whose_tests_pass_standalone_are_kept(
+    built: tuple[Memory, BuildReport], bwrap: Sandbox
+) -> None:
+    memory, report = built
+    functions = memory_functions(memory)
+    assert "shifted" not in functions  # it reads state the program set
+    assert "do not reproduce" in report.dropped["aaaa0003:shifted"]
+    assert "never_called" not in functions  # no recorded call, and nothing calls it
+    assert all(f.tests for f in functions.values())
+    assert report.tests == report.tests_passed == sum(len(f.tests) for f in functions.values())
+    results = run_recorded_tests(memory, bwrap)
+    assert all(r.ok for r in results) and sum(r.passed for r in results) == report.tests
+
+
+def test_functions_join_the_concept_their_name_names_or_a_proposed_one(
+    built: tuple[Memory, BuildReport],
+) -> None:
+    memory, report = built
+    crop_concept = memory.find("crop to content")
+    assert crop_concept is not None
+    assert [f.name for f in crop_concept.functions] == ["crop", "crop_aaaa0003"]
+    proposed = memory.find("most common")
+    assert proposed is not None and proposed.kind == "routine"
+    assert PROPOSED_AUTHOR in proposed.provenance.authors
+    assert proposed.routine_subtype == "intermediate"
+    assert report.proposed >= 1
+    # The memory saves and loads with its functions.
+    loaded = parse_memory(dump_memory(memory), Path("memory.json"))
+    assert memory_functions(loaded).keys() == memory_functions(memory).keys()
+
+
+def test_the_library_module_runs_and_leaves_a_task_its_own_functions_out(
+    built: tuple[Memory, BuildReport],
+) -> None:
+    memory, _ = built
+    everything = library_source(memory)
+    namespace: dict[str, object] = {}
+    exec(everything, namespace)
+    assert {"crop", "paint", "most_common", "corner"} <= namespace.keys()
+    guarded = library_source(memory, ["aaaa0003"])
+    assert "def most_common" not in guarded  # came from aaaa0002 and aaaa0003
+    assert "def corner" not in guarded and "def crop_aaaa0003" not in guarded
+    assert "def crop(" in guarded and "def paint(" in guarded
+
+
+def test_a_second_build_keeps_the_names_taken(bwrap: Sandbox) -> None:
+    memory = Memory()
+    first = build_library(programs(), pairs(), memory, bwrap, entry_points=ENTRY_POINTS)
+    again = build_library(
+        {"aaaa0001": programs()["aaaa0001"]}, pairs(), memory, bwrap, entry_points=ENTRY_POINTS
+    )
+    assert first.functions == 6
+    assert set(again.names["aaaa0001"].values()) == {
+        "crop_aaaa0001",
+        "paint_aaaa0001",
+        "crop_and_paint_aaaa0001",
+    }
+    assert len(memory_functions(memory)) == 9
