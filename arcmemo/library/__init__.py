@@ -36,12 +36,16 @@ from arcmemo.library.modules import (
     library_source,
     memory_functions,
 )
+from arcmemo.library.refactor import RefactorReport, refactor_programs
+from arcmemo.library.stats import LibraryStats, library_stats
 from arcmemo.library.values import Unrecordable, decode, encode, returned
 
 __all__ = [
     "MODULE_NAME",
     "BuildReport",
     "FunctionTestResult",
+    "LibraryStats",
+    "RefactorReport",
     "Unrecordable",
     "available_functions",
     "build_library",
@@ -49,7 +53,9 @@ __all__ = [
     "encode",
     "function_module",
     "library_source",
+    "library_stats",
     "memory_functions",
+    "refactor_programs",
     "returned",
     "run_calls",
     "run_recorded_tests",

@@ -18,7 +18,10 @@ only when a value needs it). JSON values stand for themselves where that is unam
 What cannot be recorded (:class:`Unrecordable`): functions, lambdas, generators, modules,
 classes, files, objects without ``__dict__`` (slots), numpy arrays of objects, values
 nested more than :data:`MAX_DEPTH` deep, and values over :data:`MAX_ITEMS` items. A call
-with such an argument or result is not recorded.
+with such an argument or result is not recorded. An object is encoded, but rebuilt only
+where its class is a global of the module that decodes it: objects of classes defined
+inside a function (BARC's ``RotationalSymmetry``) make their calls fail to re-run, so the
+functions taking them are not kept.
 """
 
 from __future__ import annotations
