@@ -115,8 +115,9 @@ def build_command(
         f"{report.functions} library functions ({report.functions_tested} with tests, "
         f"{report.tests_passed}/{report.tests} tests passing) from {report.helpers} helpers "
         f"of {report.programs} programs ({report.candidates} after the AST dedupe, "
-        f"{report.merged_by_behaviour} merged by behaviour); {report.attached} joined "
-        f"existing concepts, {report.proposed} concepts proposed"
+        f"{report.merged_by_behaviour} merged by behaviour); {report.extended} functions "
+        f"the memory had extended; {report.attached} joined existing concepts, "
+        f"{report.proposed} concepts proposed"
     )
     for where, why in list(report.dropped.items())[:20]:
         click.echo(f"dropped {where}: {why}")

@@ -8,10 +8,11 @@
    recorded calls, and on those of candidates that take arguments of the same kinds:
    one whose own calls do not reproduce is dropped, and candidates that give the same
    outcome on every one of those calls are one function (the same behaviour);
-4. each function is named (its helper's name; another task's different helper of that
-   name gets the task id as a suffix), its source calls the other library functions by
-   name, and a function whose module would bind a global name differently from another's
-   is dropped;
+4. a candidate with the same code as a function the memory has already extends it (its
+   sources and tests) instead of being added again; every other one is named (its
+   helper's name; another task's different helper of that name gets the task id as a
+   suffix), its source calls the other library functions by name, and a function whose
+   module would bind a global name differently from another's is dropped;
 5. the recorded tests of every function are re-run standalone from the memory's own
    texts (:func:`~arcmemo.library.calls.run_recorded_tests`): only passing functions, and
    the untested helpers they call, are kept;
@@ -82,6 +83,11 @@ class BuildReport(BaseModel):
         default_factory=dict, description="Function name -> programs it came from (>= 2)."
     )
     attached: int = Field(default=0, description="Functions joined to an existing concept.")
+    extended: int = Field(
+        default=0,
+        description="Functions the memory had already that candidates with the same code "
+        "extended (sources and tests) instead of adding another.",
+    )
     proposed: int = Field(default=0, description="New routine concepts proposed.")
     dropped: dict[str, str] = Field(
         default_factory=dict, description="Candidate (task:helper) -> why it was not kept."
@@ -428,14 +434,15 @@ def build_library(
     report.candidates = len(candidates)
     report.recorded = sum(1 for c in candidates if c.tests)
     candidates = _check_and_merge(sandbox, split, candidates, report, workers)
-    names = _name_candidates(candidates, set(memory_functions(memory)))
+    known, candidates = _extend_existing(memory, sandbox, split, candidates, report, workers)
+    names = {**known, **_name_candidates(candidates, set(memory_functions(memory)))}
     functions = _assemble(split, candidates, names, report)
     functions = _keep_passing(memory, sandbox, functions, report, workers)
     for function in functions.values():
         _attach(memory, function, report)
         if len(function.sources) >= 2:
             report.shared[function.name] = len(function.sources)
-    kept = set(functions)
+    kept = set(functions) | set(known.values())
     report.names = {}
     for (task, helper), name in names.items():
         if name in kept:
@@ -443,6 +450,47 @@ def build_library(
     report.functions = len(functions)
     report.functions_tested = sum(1 for f in functions.values() if f.tests)
     return report
+
+
+def _extend_existing(
+    memory: Memory,
+    sandbox: Sandbox,
+    split: Mapping[str, SplitProgram],
+    candidates: list[_Candidate],
+    report: BuildReport,
+    workers: int,
+) -> tuple[dict[tuple[str, str], str], list[_Candidate]]:
+    """Candidates with the same code as a function the memory has already extend it (its
+    sources, and its tests while they pass) instead of adding another: building twice from
+    the same programs adds nothing. Returns the names found and the candidates left."""
+    existing = memory_functions(memory)
+    if not existing:
+        return {}, candidates
+    library = split_program("library", module_text(existing.values()), frozenset())
+    keys = {normalised_closure(library, name, preamble=False): name for name in existing}
+    known: dict[tuple[str, str], str] = {}
+    left: list[_Candidate] = []
+    previous: dict[str, list[RecordedCall]] = {}
+    for candidate in candidates:
+        task, helper = candidate.rep
+        name = keys.get(normalised_closure(split[task], helper, preamble=False))
+        if name is None:
+            left.append(candidate)
+            continue
+        function = existing[name]
+        previous.setdefault(name, list(function.tests))
+        for source in candidate.tasks:
+            if source not in function.sources:
+                function.sources.append(source)
+        function.tests[:] = _spread([*function.tests, *candidate.tests], MAX_TESTS)
+        known.update(dict.fromkeys(candidate.members, name))
+    if previous:
+        results = run_recorded_tests(memory, sandbox, names=sorted(previous), workers=workers)
+        for result in results:
+            if not result.ok:  # the new calls do not reproduce from the memory's text
+                existing[result.name].tests[:] = previous[result.name]
+        report.extended = len(previous)
+    return known, left
 
 
 def _assemble(

@@ -91,16 +91,22 @@ def test_the_library_module_runs_and_leaves_a_task_its_own_functions_out(
     assert "def crop(" in guarded and "def paint(" in guarded
 
 
-def test_a_second_build_keeps_the_names_taken(bwrap: Sandbox) -> None:
+def test_building_again_extends_the_functions_instead_of_copying_them(bwrap: Sandbox) -> None:
     memory = Memory()
-    first = build_library(programs(), pairs(), memory, bwrap, entry_points=ENTRY_POINTS)
-    again = build_library(
-        {"aaaa0001": programs()["aaaa0001"]}, pairs(), memory, bwrap, entry_points=ENTRY_POINTS
-    )
-    assert first.functions == 6
-    assert set(again.names["aaaa0001"].values()) == {
-        "crop_aaaa0001",
-        "paint_aaaa0001",
-        "crop_and_paint_aaaa0001",
-    }
-    assert len(memory_functions(memory)) == 9
+    only_first = {"aaaa0001": programs()["aaaa0001"]}
+    first = build_library(only_first, pairs(), memory, bwrap, entry_points=ENTRY_POINTS)
+    assert first.functions == 3
+    assert memory_functions(memory)["crop"].sources == ["aaaa0001"]
+    again = build_library(programs(), pairs(), memory, bwrap, entry_points=ENTRY_POINTS)
+    functions = memory_functions(memory)
+    assert again.extended == 3  # crop, paint and crop_and_paint
+    assert again.functions == 3  # most_common, crop_aaaa0003, corner
+    assert len(functions) == 6
+    assert functions["crop"].sources == ["aaaa0001", "aaaa0002"]
+    assert {c.task_id for c in functions["crop"].tests} == {"aaaa0001", "aaaa0002"}
+    assert again.names["aaaa0002"]["recolor"] == "paint"
+    assert all(r.ok for r in run_recorded_tests(memory, bwrap))
+    unchanged = memory.model_dump_json()
+    build_library(programs(), pairs(), memory, bwrap, entry_points=ENTRY_POINTS)
+    assert len(memory_functions(memory)) == 6
+    assert memory.model_dump_json().count('"name":"crop"') == unchanged.count('"name":"crop"')
