@@ -356,7 +356,26 @@ def _words(text: str) -> set[str]:
     }
 
 
+def _title(function: LibraryFunction) -> str:
+    words = re.split(r"[_\W]+", function.name)
+    return " ".join(w for w in words if w and not re.fullmatch(r"[0-9a-f]{8}", w)) or function.name
+
+
+def _join(concept: Concept, function: LibraryFunction, report: BuildReport) -> None:
+    concept.functions.append(function)
+    if PROPOSED_AUTHOR not in concept.provenance.authors:
+        report.attached += 1
+
+
 def _attach(memory: Memory, function: LibraryFunction, report: BuildReport) -> None:
+    """Put ``function`` on the live routine concept its name names: the concept of that
+    name, else the one sharing the most words with it (at least half of all their words),
+    else a proposed one."""
+    title = _title(function)
+    exact = memory.find(title)
+    if exact is not None and exact.kind == "routine" and exact.retired is None:
+        _join(exact, function, report)
+        return
     wanted = _words(function.name)
     best: tuple[float, Concept] | None = None
     for concept in memory.concepts:
@@ -369,24 +388,16 @@ def _attach(memory: Memory, function: LibraryFunction, report: BuildReport) -> N
         if score >= 0.5 and (best is None or score > best[0]):
             best = (score, concept)
     if best is not None:
-        best[1].functions.append(function)
-        if PROPOSED_AUTHOR not in best[1].provenance.authors:
-            report.attached += 1
+        _join(best[1], function, report)
         return
-    title = (
-        " ".join(
-            w
-            for w in re.split(r"[_\W]+", function.name)
-            if w and not re.fullmatch(r"[0-9a-f]{8}", w)
-        )
-        or function.name
-    )
-    existing = memory.find(title)
-    if existing is not None and existing.kind != "routine":
-        title, existing = f"{title} routine", memory.find(f"{title} routine")
-    if existing is not None:
-        existing.functions.append(function)
-        return
+    if exact is not None:  # a structure or a retired concept has the name
+        title = f"{title} routine"
+        taken = memory.find(title)
+        if taken is not None and taken.kind == "routine" and taken.retired is None:
+            _join(taken, function, report)
+            return
+        if taken is not None:
+            title = f"{title} {function.name}"
     grids = [returned(test.result) for test in function.tests]
     makes_grids = bool(grids) and all(
         isinstance(g, dict) and g.get(TAG) == "ndarray" and len(g["shape"]) == 2 for g in grids
@@ -396,7 +407,7 @@ def _attach(memory: Memory, function: LibraryFunction, report: BuildReport) -> N
             name=title,
             kind="routine",
             routine_subtype="grid manipulation" if makes_grids else "intermediate",
-            description=function.docstring.strip().split("\n\n")[0][:300],
+            description=" ".join(function.docstring.strip().split("\n\n")[0].split())[:300],
             functions=[function],
             provenance=Provenance(sources=list(function.sources)),
         ),
@@ -438,7 +449,8 @@ def build_library(
     names = {**known, **_name_candidates(candidates, set(memory_functions(memory)))}
     functions = _assemble(split, candidates, names, report)
     functions = _keep_passing(memory, sandbox, functions, report, workers)
-    for function in functions.values():
+    # The most shared first: a concept is proposed for a function before its variants.
+    for function in sorted(functions.values(), key=lambda f: -len(set(f.sources))):
         _attach(memory, function, report)
         if len(function.sources) >= 2:
             report.shared[function.name] = len(function.sources)

@@ -110,3 +110,26 @@ def test_building_again_extends_the_functions_instead_of_copying_them(bwrap: San
     build_library(programs(), pairs(), memory, bwrap, entry_points=ENTRY_POINTS)
     assert len(memory_functions(memory)) == 6
     assert memory.model_dump_json().count('"name":"crop"') == unchanged.count('"name":"crop"')
+
+
+def test_a_function_joins_the_concept_of_its_name_first() -> None:
+    from arcmemo.library.build import BuildReport as Report
+    from arcmemo.library.build import _attach
+    from arcmemo.memory.ontology import Concept, LibraryFunction
+
+    memory = Memory()
+    memory.add(Concept(name="grid", kind="structure"))
+    memory.add(Concept(name="crop grid to content", kind="routine"))
+    memory.add(Concept(name="crop", kind="routine"))
+    report = Report()
+
+    def attach(name: str) -> str:
+        function = LibraryFunction(name=name, source=f"def {name}():\n    return 0\n")
+        _attach(memory, function, report)
+        return next(c.name for c in memory.concepts if function in c.functions)
+
+    assert attach("crop") == "crop"  # its name, though another shares the word
+    assert attach("crop_grid") == "crop grid to content"  # 2 of 3 words
+    assert attach("grid") == "grid routine"  # the structure keeps its name
+    assert attach("flood_fill") == "flood fill"
+    assert report.attached == 2 and report.proposed == 2
