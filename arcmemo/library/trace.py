@@ -76,11 +76,31 @@ def trace_program(
         if value.get("output") != expected:
             trace.errors.append(f"example {index}: the output is not the expected grid")
             continue
+        try:
+            calls, skipped = _parsed(value, task_id)
+        except (ValueError, TypeError, KeyError) as error:
+            # The harness shares the program's globals: what comes back is untrusted.
+            trace.errors.append(f"example {index}: unreadable trace: {str(error)[:200]}")
+            continue
         trace.matched += 1
-        for name, calls in json.loads(value["calls"]).items():
-            trace.calls.setdefault(name, []).extend(
-                RecordedCall(task_id=task_id, **call) for call in calls
-            )
-        for name, count in json.loads(value["skipped"]).items():
-            trace.skipped[name] = trace.skipped.get(name, 0) + int(count)
+        for name, recorded in calls.items():
+            trace.calls.setdefault(name, []).extend(recorded)
+        for name, count in skipped.items():
+            trace.skipped[name] = trace.skipped.get(name, 0) + count
     return trace
+
+
+def _parsed(
+    value: dict[str, Any], task_id: str
+) -> tuple[dict[str, list[RecordedCall]], dict[str, int]]:
+    """The calls and skipped counts of one example's trace; raises ValueError (pydantic's
+    ValidationError is one), TypeError or KeyError for anything else."""
+    raw_calls = json.loads(value["calls"])
+    raw_skipped = json.loads(value["skipped"])
+    if not isinstance(raw_calls, dict) or not isinstance(raw_skipped, dict):
+        raise TypeError("the trace is not two objects")
+    calls = {
+        str(name): [RecordedCall.model_validate({**call, "task_id": task_id}) for call in items]
+        for name, items in raw_calls.items()
+    }
+    return calls, {str(name): int(count) for name, count in raw_skipped.items()}

@@ -82,3 +82,16 @@ def test_the_fixture_programs_trace_their_helpers(bwrap: Sandbox) -> None:
         "recolor": 2,
         "most_common": 2,
     }
+
+
+def test_a_program_that_forges_its_trace_loses_that_example_only(bwrap: Sandbox) -> None:
+    forged = PROGRAM + (
+        "\n_real = transform\n"
+        "def transform(grid):\n"
+        "    out = _real(grid)\n"
+        "    _arcmemo_calls['double'] = [{'args': [1], 'surprise': 2}]\n"
+        "    return out\n"
+    )
+    trace = trace_program(bwrap, "t", forged, [([[1, 0]], [[2, 2]])], ["double"])
+    assert trace.matched == 0 and not trace.calls
+    assert "unreadable trace" in trace.errors[0]
