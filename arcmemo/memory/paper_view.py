@@ -16,10 +16,17 @@ sorts them now); other concepts' names are sorted, as the published code sorts t
 subtype heading is shown only when a concept is shown under it (the published code heads a
 subtype whose routines are all of lower usage too, with nothing under it).
 
+A memory that also holds lessons (pitfalls written from failed attempts, say) has them
+after the concepts as arcmemo renders lessons (``## Lessons``, ``- lesson N``): every lesson
+in the selection context, the selected ones in the solve context; the paper's memories hold
+none.
+
 Two uses, as in the paper: the selection context (every concept used at least
-``usage_threshold`` times in full, the rest by name per section, the lower-usage routines
-of every subtype in one list at the end) and the solve context (``selected`` in full with
-parameter descriptions, every other concept by title per section).
+``usage_threshold`` times in full, as are arcmemo's hand-written seed concepts, which stand
+where the paper's hand-annotated starting memory stood; the rest by name per section, the
+lower-usage routines of every subtype in one list at the end) and the solve context
+(``selected`` in full with parameter descriptions, every other concept by title per
+section).
 """
 
 from __future__ import annotations
@@ -28,7 +35,9 @@ from collections.abc import Iterable
 
 from arcmemo.memory.evidence import active
 from arcmemo.memory.ontology import Concept, Memory
+from arcmemo.memory.render import is_established, lesson_name, omitted_note, render_lessons
 from arcmemo.memory.types import OPAQUE_DEFINITION
+from arcmemo.tokens import estimate_tokens
 
 GRID_MANIPULATION = "grid manipulation"
 LOWER_USAGE = "lower usage concepts"
@@ -77,12 +86,55 @@ def render_paper(
     selected: Iterable[str] | None = None,
     *,
     usage_threshold: int = 2,
+    budget_tokens: int | None = None,
 ) -> str:
     """The paper's view of ``memory``: the selection context, or with ``selected`` (concept
-    names) the solve context (see the module docstring)."""
+    names) the solve context (see the module docstring).
+
+    The paper's memory fits any budget arcmemo sets by default, and then the view is exactly
+    the paper's. A larger memory over ``budget_tokens`` (estimated) is cut the paper's way:
+    the selection context raises the usage threshold (more concepts by name only) until it
+    fits, or every concept is by name; the solve context lists as many other titles as fit,
+    most used first, and counts the rest in a closing note.
+    """
     memory = active(memory)
     wanted = None if selected is None else {memory.key(name) for name in selected}
-    threshold = usage_threshold if wanted is None else 0
+    text = _render(memory, wanted, usage_threshold if wanted is None else 0)
+    if budget_tokens is None or estimate_tokens(text) <= budget_tokens:
+        return text
+    if wanted is None:
+        for usage in sorted({c.usage for c in memory.concepts if c.usage >= usage_threshold}):
+            text = _render(memory, None, usage + 1)
+            if estimate_tokens(text) <= budget_tokens:
+                break
+        return text
+    others = sorted(
+        (c for c in memory.concepts if c.id not in wanted), key=lambda c: -c.usage
+    )  # stable: equal usage keeps the order of writing
+
+    def listing(kept: int) -> str:
+        note = omitted_note(len(others) - kept, 0, budget_tokens, "not listed")
+        return _render(memory, wanted, 0, {c.id for c in others[:kept]}, note)
+
+    low, high = 0, len(others)  # the most titles that fit: listing(low) is the answer
+    while low < high:
+        middle = (low + high + 1) // 2
+        if estimate_tokens(listing(middle)) <= budget_tokens:
+            low = middle
+        else:
+            high = middle - 1
+    return listing(low)
+
+
+def _render(
+    memory: Memory,
+    wanted: set[str] | None,
+    threshold: int,
+    titles: set[str] | None = None,
+    note: str = "",
+) -> str:
+    """The view: ``wanted`` in full (None: every concept used ``threshold`` times), the
+    other titles (those in ``titles`` when given) by name, and ``note`` at the end."""
     structures = [c for c in memory.concepts if c.kind == "structure"]
     routines = [c for c in memory.concepts if c.kind == "routine"]
     grid = [c for c in routines if c.routine_subtype == GRID_MANIPULATION]
@@ -96,8 +148,9 @@ def render_paper(
         others: list[str] = []
         for concept in members:
             if wanted is not None and concept.id not in wanted:
-                others.append(concept.name)
-            elif concept.usage < threshold:
+                if titles is None or concept.id in titles:
+                    others.append(concept.name)
+            elif not is_established(concept, threshold):
                 lower.append(concept.name)
             else:
                 blocks += _block(concept, parameter_descriptions=wanted is not None, cues=cues)
@@ -140,4 +193,11 @@ def render_paper(
         parts.append(
             lines + _names(LOWER_USAGE, lower_all, ordered=True) + _names(OTHERS, others_all)
         )
+    if memory.lessons:
+        numbers = {memory.key(lesson_name(i)): i for i in range(len(memory.lessons))}
+        shown = None if wanted is None else [numbers[w] for w in wanted if w in numbers]
+        if lessons := render_lessons(memory, shown).rstrip():
+            parts.append([lessons])
+    if note:
+        parts.append([note])
     return "\n\n".join("\n".join(part) for part in parts)

@@ -299,7 +299,7 @@ def _count(number: int, noun: str) -> str:
     return f"{number:,} more {noun}{'' if number == 1 else 's'}"
 
 
-def _omitted_note(concepts: int, lessons: int, budget: int, omitted: str = "not shown") -> str:
+def omitted_note(concepts: int, lessons: int, budget: int, omitted: str = "not shown") -> str:
     parts = [_count(concepts, "concept")] if concepts else []
     parts += [_count(lessons, "lesson")] if lessons else []
     return f"({' and '.join(parts)} {omitted}: memory budget of {budget:,} tokens)"
@@ -319,7 +319,7 @@ def _view_lines(
     hidden = len(memory.concepts) - len(layout.full) - len(layout.titled)
     hidden_lessons = len(view.lessons) - len(layout.lessons)
     if budget is not None and (hidden or hidden_lessons):
-        lines.append(_omitted_note(hidden, hidden_lessons, budget, view.omitted))
+        lines.append(omitted_note(hidden, hidden_lessons, budget, view.omitted))
     return lines
 
 
@@ -338,7 +338,7 @@ def _budgeted_text(memory: Memory, index: RelationIndex, view: _View, budget: in
     limit = budget
     # The omitted note (and its line break) comes first in the accounting; the type
     # vocabulary comes with the first concept shown in full (names alone need no types).
-    spent = _cost([_omitted_note(len(memory.concepts), len(view.lessons), budget, view.omitted)])
+    spent = _cost([omitted_note(len(memory.concepts), len(view.lessons), budget, view.omitted)])
     types_cost = _cost(_render_types(memory))
     opened: set[tuple[int, str]] = set()
     named: set[tuple[int, str]] = set()

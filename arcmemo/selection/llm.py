@@ -208,8 +208,10 @@ class LLMSelectorOptions(SolveViewOptions):
         "ps.j2. paper: the published code's: prompts/selection/paper.j2 (introduction, the "
         "field guide and its advice, the memory, instructions, the puzzle last) over "
         "arcmemo.memory.paper_view (its sections and typed lines, no relations or extra "
-        "types; no budget), and the solve hint prompts/arc/hints/paper.j2. Lesson and "
-        "cheatsheet memories are shown the arcmemo way either way.",
+        "types; over a budget, the usage threshold rises and other titles are cut, most used "
+        "kept), and the solve hint prompts/arc/hints/paper.j2. Other domains' concept "
+        "memories (the paper has no prompts for them), lesson and cheatsheet memories are "
+        "shown the arcmemo way either way.",
     )
 
 
@@ -227,12 +229,23 @@ class LLMSelector(Selector):
         self.view = options.view
 
     def _paper(self, memory: Memory) -> bool:
-        return self.view == "paper" and memory_format(memory) == "ps"
+        # The paper's view and its prompts are written for ARC's concept memories only.
+        return self.view == "paper" and memory.domain == "arc" and memory_format(memory) == "ps"
 
     def render(self, memory: Memory, selection: Selection) -> str:
         if not self._paper(memory):
             return super().render(memory, selection)
-        return prompting.render("arc/hints/paper", memory=render_paper(memory, selection.selected))
+        body = render_paper(memory, selection.selected, budget_tokens=self.solve_budget_tokens)
+        return prompting.render("arc/hints/paper", memory=body)
+
+    def _view(self, memory: Memory, budget_tokens: int | None = None) -> str:
+        """The memory as the selection prompt shows it, within ``budget_tokens`` (default:
+        the selector's own budget)."""
+        budget = budget_tokens or self.budget_tokens
+        threshold = self.usage_threshold
+        if self._paper(memory):
+            return render_paper(memory, usage_threshold=threshold, budget_tokens=budget)
+        return memory.render("selection", budget_tokens=budget, usage_threshold=threshold)
 
     def _prompt(
         self,
@@ -244,7 +257,7 @@ class LLMSelector(Selector):
         if self._paper(memory):
             return prompting.render(
                 "selection/paper",
-                memory=render_paper(memory, usage_threshold=self.usage_threshold),
+                memory=self._view(memory, budget_tokens),
                 problem=problem,
                 previous=previous or "",
             )
@@ -252,11 +265,7 @@ class LLMSelector(Selector):
             "selection/select",
             domain=memory.domain,
             format=memory_format(memory),
-            memory=memory.render(
-                "selection",
-                budget_tokens=budget_tokens or self.budget_tokens,
-                usage_threshold=self.usage_threshold,
-            ),
+            memory=self._view(memory, budget_tokens),
             problem=problem,
             previous=previous or "",
         )
@@ -265,21 +274,16 @@ class LLMSelector(Selector):
         self, memory: Memory, problem: str, previous: str | None, model: ModelClient
     ) -> str:
         """The selection prompt, its memory view shrunk to fit the model's context window
-        (with room for the answer) where the whole view would not; the paper's view has no
-        budget and is sent as it is."""
+        (with room for the answer) where the whole view would not."""
         prompt = self._prompt(memory, problem, previous)
         window = await model.context_window()
-        if window is None or self._paper(memory):
+        if window is None:
             return prompt
         room = window - answer_room(window, model.defaults.max_tokens)
         if estimate_tokens(prompt) <= room:
             return prompt
         # What the prompt costs besides the memory view: the view gets what is left.
-        frame = estimate_tokens(prompt) - estimate_tokens(
-            memory.render(
-                "selection", budget_tokens=self.budget_tokens, usage_threshold=self.usage_threshold
-            )
-        )
+        frame = estimate_tokens(prompt) - estimate_tokens(self._view(memory))
         budget = max(1, room - frame)
         if self.budget_tokens is not None:
             budget = min(budget, self.budget_tokens)
