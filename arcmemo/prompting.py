@@ -20,13 +20,27 @@ from collections.abc import Iterator
 from contextvars import ContextVar
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import jinja2
 from jinja2 import meta
+from pydantic import Field
 
+from arcmemo.registry import WHEN_ABSENT
 from arcmemo.resources import data_dir
 from arcmemo.text import clean_text
+
+# The prompt structures a component may follow: the published code's (the default) or
+# arcmemo's earlier one, kept as a named alternative.
+PromptStructure = Literal["paper", "arcmemo"]
+
+
+def structure_option(description: str) -> Any:
+    """The option field choosing a component's :data:`PromptStructure`: the paper's by
+    default; a run saved before the option existed had arcmemo's."""
+    return Field(
+        default="paper", json_schema_extra={WHEN_ABSENT: "arcmemo"}, description=description
+    )
 
 
 def _clean(value: Any) -> Any:

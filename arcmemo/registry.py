@@ -31,6 +31,9 @@ T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
 
 PLUGIN_GROUP = "arcmemo.plugins"
+# The key, in an option field's json_schema_extra, of the value a saved run that does not
+# spell the option out had (Registry.saved_spec).
+WHEN_ABSENT = "when_absent"
 
 
 class NoOptions(BaseModel):
@@ -276,6 +279,18 @@ class Registry(Generic[T]):
     def spec(self, name: str, values: Mapping[str, Any] | None = None) -> ComponentSpec:
         """A validated spec with every option spelled out (what ``config.json`` stores)."""
         return ComponentSpec(name=name, options=self.options(name, values).model_dump(mode="json"))
+
+    def saved_spec(self, name: str, values: Mapping[str, Any] | None = None) -> ComponentSpec:
+        """:meth:`spec` of options a run saved: an option missing there reads as what a run
+        did before the option existed, which is its default unless the option's field says
+        otherwise (``json_schema_extra={WHEN_ABSENT: value}``, for a default that changed
+        when the option was added later)."""
+        filled = dict(values or {})
+        for field_name, field in self.get(name).options.model_fields.items():
+            extra = field.json_schema_extra
+            if field_name not in filled and isinstance(extra, dict) and WHEN_ABSENT in extra:
+                filled[field_name] = extra[WHEN_ABSENT]
+        return self.spec(name, filled)
 
     def create(self, spec: ComponentSpec | str, **context: Any) -> T:
         """Build the component of ``spec`` (a name means its default options)."""

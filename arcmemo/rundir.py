@@ -538,15 +538,15 @@ _LEGACY: dict[str, Any] = {
 
 def _spelled_out(config: C) -> C:
     """``config`` with each component's options spelled out by today's registries: an option
-    added since the run was saved reads as its default, which is what that run did (a new
-    option's default keeps the old behaviour). A component or option no longer known is
-    compared as saved."""
+    added since the run was saved reads as what that run did (its default, unless the field
+    names another value for runs saved without it: Registry.saved_spec). A component or
+    option no longer known is compared as saved."""
     update: dict[str, ComponentSpec] = {}
     for name, setting in settings_of(type(config)).items():
         spec = getattr(config, name)
         if setting.registry is not None and isinstance(spec, ComponentSpec):
             try:
-                update[name] = setting.component_registry().spec(spec.name, spec.options)
+                update[name] = setting.component_registry().saved_spec(spec.name, spec.options)
             except RegistryError:
                 continue
     return config.model_copy(update=update)

@@ -346,8 +346,8 @@ def test_later_tasks_and_retries_select_from_the_grown_memory(loop: SimpleNamesp
     assert "quadrant mirroring" not in first.prompt
     retried = loop.model.of("select", "bbb1b8b6")
     assert len(retried) == 2  # the retry reselects
-    assert "A previous attempt that failed" not in retried[0].prompt
-    assert "A previous attempt that failed" in retried[1].prompt
+    assert "# Your Previous Attempt" not in retried[0].prompt  # the paper's selection prompt
+    assert "# Your Previous Attempt" in retried[1].prompt
     assert "overlay halves" in retried[0].prompt
 
 
@@ -774,7 +774,9 @@ def test_memory_budget_shows_most_used_concepts_in_full_and_notes_the_rest(
         tmp_path / "run",
         ["0c786b71"],
         memory=memory_path,
-        selector={"name": "llm", "options": {"budget_tokens": budget}},
+        # arcmemo's view: its budget keeps the concepts that helped most (the paper's view
+        # raises the usage threshold instead)
+        selector={"name": "llm", "options": {"budget_tokens": budget, "view": "arcmemo"}},
     )
     asyncio.run(run_benchmark(config, solver=scripted(model, "solver")))
     (selection,) = model.of("select")
@@ -783,7 +785,10 @@ def test_memory_budget_shows_most_used_concepts_in_full_and_notes_the_rest(
     shown_in_full = prompt.count("- concept: ")
     assert shown_in_full == 1
     assert f"more concepts not shown: memory budget of {budget} tokens" in prompt
-    unlimited = arc_config(tmp_path / "run2", ["0c786b71"], memory=memory_path, selector="llm")
+    arcmemo_view = {"name": "llm", "options": {"view": "arcmemo"}}
+    unlimited = arc_config(
+        tmp_path / "run2", ["0c786b71"], memory=memory_path, selector=arcmemo_view
+    )
     asyncio.run(run_benchmark(unlimited, solver=scripted(model, "solver")))
     full_prompt = model.of("select")[-1].prompt
     assert full_prompt.count("- concept: ") == len(memory.concepts)

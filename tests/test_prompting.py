@@ -18,7 +18,8 @@ FIXTURES = Path(__file__).parent / "fixtures"
 ARC_DIR = FIXTURES / "arc" / "eval"
 ARC_SCRIPT = FIXTURES / "scripts" / "arc_plan.py"
 
-# Written here: a solve prompt in another layout, using only what arc/solve.j2 is given.
+# Written here: a solve prompt in another layout, using only what the default solve template
+# (arc/paper/solve.j2, the paper's layout) is given.
 SOLVE = """\
 PUZZLE IN OUR OWN LAYOUT
 {% for pair in train %}
@@ -47,20 +48,23 @@ def _config(out: Path, **changes: object) -> RunConfig:
 
 
 def test_an_overlay_changes_what_a_dry_run_renders_and_is_recorded(tmp_path: Path) -> None:
-    folder = _folder(tmp_path, {"arc/solve.j2": SOLVE})
+    folder = _folder(tmp_path, {"arc/paper/solve.j2": SOLVE})
     plain = asyncio.run(dry_run(_config(tmp_path / "plain")))
     report = asyncio.run(dry_run(_config(tmp_path / "overlaid", prompts=folder)))
     task = sorted(report.prompts_dir.glob("*.txt"))[0].name
     overlaid = (report.prompts_dir / task).read_text()
     assert "PUZZLE IN OUR OWN LAYOUT" in overlaid and "pair 1: " in overlaid
-    assert "### Examples" not in overlaid
+    assert "### Your Puzzle Grids" not in overlaid
     assert "PUZZLE IN OUR OWN LAYOUT" not in (plain.prompts_dir / task).read_text()
     # Outside the run the package's templates are back.
-    assert "### Examples" in prompting.render("arc/solve", train=[], tests=[], previous=None)
+    package = prompting.render(
+        "arc/paper/solve", train=[], tests=[], hint="", reselected="", previous=None
+    )
+    assert "### Your Puzzle Grids" in package
 
 
 def test_a_run_records_its_overlay_and_a_changed_one_is_another_run(tmp_path: Path) -> None:
-    folder = _folder(tmp_path, {"arc/solve.j2": SOLVE})
+    folder = _folder(tmp_path, {"arc/paper/solve.j2": SOLVE})
     args = ["run", "arc-agi-1", "--data", str(ARC_DIR), "--tasks", "66e6c45b",
             "--model", f"scripted:{ARC_SCRIPT}", "--attempts", "1", "--retries", "0"]  # fmt: skip
     runner = CliRunner()
@@ -72,7 +76,7 @@ def test_a_run_records_its_overlay_and_a_changed_one_is_another_run(tmp_path: Pa
     before = json.loads((tmp_path / "plain" / "config.json").read_text())
     assert recorded["prompts"] == str(folder.resolve()) and before["prompts"] is None
     assert recorded["fingerprints"]["prompts"] != before["fingerprints"]["prompts"]
-    (folder / "arc" / "solve.j2").write_text(SOLVE + "one more line\n")
+    (folder / "arc" / "paper" / "solve.j2").write_text(SOLVE + "one more line\n")
     again = runner.invoke(cli, [*args, "--prompts", str(folder), "--out", str(tmp_path / "run")])
     assert again.exit_code != 0 and "prompts: the prompt templates changed" in again.output
 

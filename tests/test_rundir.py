@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,6 +16,7 @@ from arcmemo.memory.store import dump_memory
 from arcmemo.models.accounting import CallRecord
 from arcmemo.records import TaskResult
 from arcmemo.rundir import BatchCommit, RunDirectory, RunDirError, RunWriter, Schedule
+from arcmemo.selection import SELECTORS
 from arcmemo.tokens import Usage
 
 
@@ -48,19 +50,43 @@ def test_start_writes_the_config(tmp_path: Path) -> None:
 def test_a_component_option_added_since_the_run_was_saved_reads_as_its_default(
     tmp_path: Path,
 ) -> None:
-    # A run saved before the ARC benchmark had its layout option resumes as the same run:
-    # the option's default is what that run did. A saved option that differs still counts.
+    # A run saved before the ARC benchmark had its stop_after_failure option resumes as the
+    # same run: the option's default is what that run did. A saved option that differs
+    # still counts.
     rundir = RunWriter(tmp_path / "run")
-    spelled = BENCHMARKS.spec("arc-agi-1")
-    assert spelled.options["layout"] == "arcmemo"
-    before = {k: v for k, v in spelled.options.items() if k != "layout"}
+    spelled = BENCHMARKS.spec("arc-agi-1", {"layout": "arcmemo"})
+    assert spelled.options["stop_after_failure"] is True
+    before = {k: v for k, v in spelled.options.items() if k != "stop_after_failure"}
     rundir.start(config(rundir.path, benchmark={"name": "arc-agi-1", "options": before}))
     saved = json.loads(rundir.config_path.read_text())
-    assert "layout" not in saved["benchmark"]["options"]
+    assert "stop_after_failure" not in saved["benchmark"]["options"]
     assert rundir.start(config(rundir.path, benchmark=spelled)).forced_resume == []
-    paper = BENCHMARKS.spec("arc-agi-1", {"layout": "paper"})
+    changed = BENCHMARKS.spec("arc-agi-1", {"layout": "arcmemo", "stop_after_failure": False})
     with pytest.raises(RunDirError, match="benchmark"):
-        rundir.start(config(rundir.path, benchmark=paper))
+        rundir.start(config(rundir.path, benchmark=changed))
+
+
+@pytest.mark.parametrize(
+    ("setting", "registry", "name", "option"),
+    [
+        ("benchmark", BENCHMARKS, "arc-agi-1", "layout"),
+        ("selector", SELECTORS, "llm", "view"),
+    ],
+)
+def test_a_run_saved_before_the_paper_default_resumes_as_arcmemo(
+    tmp_path: Path, setting: str, registry: Any, name: str, option: str
+) -> None:
+    # The layout and the view came with the paper's structure as an alternative and became
+    # the paper's by default later: a run that saved neither did what arcmemo now names
+    # "arcmemo", so it resumes with that and not with today's default.
+    rundir = RunWriter(tmp_path / "run")
+    arcmemo = registry.spec(name, {option: "arcmemo"})
+    assert registry.spec(name).options[option] == "paper"  # today's default
+    before = {k: v for k, v in arcmemo.options.items() if k != option}
+    rundir.start(config(rundir.path, **{setting: {"name": name, "options": before}}))
+    assert rundir.start(config(rundir.path, **{setting: arcmemo})).forced_resume == []
+    with pytest.raises(RunDirError, match=setting):
+        rundir.start(config(rundir.path, **{setting: registry.spec(name)}))
 
 
 def test_resume_keeps_the_first_start_time(tmp_path: Path) -> None:

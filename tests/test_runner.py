@@ -27,7 +27,7 @@ from arcmemo.summary import build_summary
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 ARC_DIR = FIXTURES / "arc" / "eval"
 IDENTITY = "```python\ndef transform(grid):\n    return grid\n```"
-RETRY = "### Your previous attempt"
+RETRY = "### Your Previous Response and Its Outcome"  # the default (paper) layout
 AIME_RETRY = "Your previous response"
 
 
@@ -116,7 +116,7 @@ def test_a_failed_first_call_is_a_task_error_and_the_run_goes_on(
         "    out[0, 0], out[0, -1] = grid[1, 1], grid[1, 2]\n"
         "    out[-1, 0], out[-1, -1] = grid[2, 1], grid[2, 2]\n    return out\n```"
     )
-    crash_key = "Example 1 input (2x2):\n[[8, 6],\n [6, 4]]"  # 00576224
+    crash_key = "Example 1\nInput:\n[[8, 6],\n [6, 4]]"  # 00576224
 
     def answer(text: str) -> str:
         if crash_key in text:
@@ -155,7 +155,7 @@ def test_a_failed_retry_call_ends_the_attempt_with_a_recorded_error(
 def test_tasks_with_a_model_error_are_redone_on_resume(
     arc: ArcBenchmark, tasks: dict[str, ArcTask], tmp_path: Path
 ) -> None:
-    broken_key = "Example 1 input (2x2):\n[[8, 6],\n [6, 4]]"  # 00576224
+    broken_key = "Example 1\nInput:\n[[8, 6],\n [6, 4]]"  # 00576224
 
     def flaky(text: str) -> str:
         if broken_key in text:

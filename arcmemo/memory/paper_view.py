@@ -94,7 +94,8 @@ def render_paper(
     The paper's memory fits any budget arcmemo sets by default, and then the view is exactly
     the paper's. A larger memory over ``budget_tokens`` (estimated) is cut the paper's way:
     the selection context raises the usage threshold (more concepts by name only) until it
-    fits, or every concept is by name; the solve context lists as many other titles as fit,
+    fits, and at last shows the seed concepts by name too (every concept by name, which may
+    still be over); the solve context lists as many other titles as fit,
     most used first, and counts the rest in a closing note.
     """
     memory = active(memory)
@@ -106,8 +107,9 @@ def render_paper(
         for usage in sorted({c.usage for c in memory.concepts if c.usage >= usage_threshold}):
             text = _render(memory, None, usage + 1)
             if estimate_tokens(text) <= budget_tokens:
-                break
-        return text
+                return text
+        above_all = 1 + max((c.usage for c in memory.concepts), default=0)
+        return _render(memory, None, above_all, seeds=False)
     others = sorted(
         (c for c in memory.concepts if c.id not in wanted), key=lambda c: -c.usage
     )  # stable: equal usage keeps the order of writing
@@ -132,9 +134,12 @@ def _render(
     threshold: int,
     titles: set[str] | None = None,
     note: str = "",
+    *,
+    seeds: bool = True,
 ) -> str:
-    """The view: ``wanted`` in full (None: every concept used ``threshold`` times), the
-    other titles (those in ``titles`` when given) by name, and ``note`` at the end."""
+    """The view: ``wanted`` in full (None: every concept used ``threshold`` times, and the
+    seed concepts unless not ``seeds``), the other titles (those in ``titles`` when given)
+    by name, and ``note`` at the end."""
     structures = [c for c in memory.concepts if c.kind == "structure"]
     routines = [c for c in memory.concepts if c.kind == "routine"]
     grid = [c for c in routines if c.routine_subtype == GRID_MANIPULATION]
@@ -150,7 +155,7 @@ def _render(
             if wanted is not None and concept.id not in wanted:
                 if titles is None or concept.id in titles:
                     others.append(concept.name)
-            elif not is_established(concept, threshold):
+            elif not (is_established(concept, threshold) if seeds else concept.usage >= threshold):
                 lower.append(concept.name)
             else:
                 blocks += _block(concept, parameter_descriptions=wanted is not None, cues=cues)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Literal
 
 from pydantic import ConfigDict, Field
 from rapidfuzz import fuzz, process
@@ -200,18 +199,18 @@ class LLMSelectorOptions(SolveViewOptions):
         ge=0,
         description="Concepts used at least this often are shown in full, the rest by name.",
     )
-    view: Literal["arcmemo", "paper"] = Field(
-        default="arcmemo",
-        description="How a concept memory is shown. arcmemo: the selection prompt of "
+    view: prompting.PromptStructure = prompting.structure_option(
+        "How an ARC concept memory is shown. paper (the default): the published "
+        "code's: prompts/selection/paper.j2 (introduction, the field guide and its advice, "
+        "the memory, instructions, the puzzle last) over arcmemo.memory.paper_view (its "
+        "sections and typed lines, no relations or extra types; over a budget, the usage "
+        "threshold rises and other titles are cut, most used kept), and the solve "
+        "hint prompts/arc/hints/paper.j2. arcmemo: the selection prompt of "
         "prompts/selection/select.j2 over the selection view (types first, relation lines, "
-        "parameter descriptions; budgets apply) and the solve view in prompts/<domain>/hints/"
-        "ps.j2. paper: the published code's: prompts/selection/paper.j2 (introduction, the "
-        "field guide and its advice, the memory, instructions, the puzzle last) over "
-        "arcmemo.memory.paper_view (its sections and typed lines, no relations or extra "
-        "types; over a budget, the usage threshold rises and other titles are cut, most used "
-        "kept), and the solve hint prompts/arc/hints/paper.j2. Other domains' concept "
-        "memories (the paper has no prompts for them), lesson and cheatsheet memories are "
-        "shown the arcmemo way either way.",
+        "parameter descriptions; budgets apply) and the solve view in "
+        "prompts/<domain>/hints/ps.j2. Other domains' concept memories (the paper has no "
+        "prompts for them), lesson and cheatsheet memories are shown the arcmemo way either "
+        "way.",
     )
 
 

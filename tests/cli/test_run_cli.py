@@ -483,7 +483,7 @@ spec.loader.exec_module(plan)
 async def respond(messages):
     text = "\\n".join(m.content for m in messages)
     at = os.environ.get("INTERRUPT_AT")
-    if at and plan.task_keys()[at] in text:
+    if at and any(key in text for key in plan.task_keys()[at]):
         os.kill(os.getpid(), signal.SIGINT)
         await asyncio.sleep(5)
     return plan.respond(messages)

@@ -110,7 +110,8 @@ def test_a_selection_that_resolves_to_nothing_is_a_printed_warning(
 ) -> None:
     script = tmp_path / "nothing.yaml"
     script.write_text(
-        '"Choose the concepts that will help": |\n  ```yaml\n  - name: warp drive\n  ```\n'
+        '"decide which of them are relevant to this puzzle": |\n'
+        "  ```yaml\n  - name: warp drive\n  ```\n"
     )
     result = select("68b16354", memory_path, "--model", f"scripted:{script}")
     assert result.exit_code == 0, result.output

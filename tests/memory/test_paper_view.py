@@ -83,3 +83,12 @@ def test_hand_written_seed_concepts_are_shown_in_full() -> None:
     shown = set(FULL.findall(render_paper(memory)))
     seeds = {c.name for c in memory.concepts if SEED_SOURCE in c.provenance.sources}
     assert seeds and shown == seeds and all(c.usage < 2 for c in memory.concepts)
+
+
+def test_over_a_budget_the_seed_concepts_go_to_names_last() -> None:
+    memory = load_seed("arc")
+    whole = render_paper(memory)
+    cut = render_paper(memory, budget_tokens=estimate_tokens(whole) - 1)
+    assert FULL.findall(cut) == [] and estimate_tokens(cut) < estimate_tokens(whole)
+    named = _titles(cut, "lower usage concepts")
+    assert sorted(named) == sorted(c.name for c in memory.concepts)

@@ -9,6 +9,7 @@ import pytest
 
 from arcmemo import Concept, Memory, Parameter
 from arcmemo.memory.ontology import Lesson, TypeDef
+from arcmemo.memory.paper_view import render_paper
 from arcmemo.memory.render import SOLVE_BUDGET_TOKENS, VIEWS
 from arcmemo.memory.synthetic import synthetic_memory
 from arcmemo.tokens import estimate_tokens
@@ -227,14 +228,21 @@ def test_selectors_cap_the_solve_view_by_default() -> None:
 
     memory = synthetic_memory(3000, seed=2)
     chosen = Selection(selector="llm", selected=[memory.concepts[0].name])
-    for name in ("llm", "embedding"):
+    for name, view in (("llm", "paper"), ("embedding", "arcmemo")):  # llm: the paper's view
         selector = SELECTORS.create(name)
         text = selector.render(memory, chosen)
         assert "not listed: memory budget of 8,000 tokens" in text
-        body = memory.render("solve", selected=chosen.selected, budget_tokens=SOLVE_BUDGET_TOKENS)
-        assert body.rstrip() in text
-    wide = SELECTORS.create(SELECTORS.spec("llm", {"solve_budget_tokens": "100000"}))
-    assert "not listed" not in wide.render(memory, chosen)
+        if view == "paper":
+            body = render_paper(memory, chosen.selected, budget_tokens=SOLVE_BUDGET_TOKENS)
+        else:
+            body = memory.render(
+                "solve", selected=chosen.selected, budget_tokens=SOLVE_BUDGET_TOKENS
+            )
+        assert body.rstrip() in text and estimate_tokens(body) <= SOLVE_BUDGET_TOKENS
+    for view in ("paper", "arcmemo"):
+        options = {"solve_budget_tokens": "100000", "view": view}
+        wide = SELECTORS.create(SELECTORS.spec("llm", options))
+        assert "not listed" not in wide.render(memory, chosen)
 
 
 def test_the_solve_view_shows_exactly_the_lessons_named() -> None:

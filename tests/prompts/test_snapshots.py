@@ -19,12 +19,13 @@ import pytest
 from arcmemo.abstraction import ABSTRACTORS
 from arcmemo.benchmarks import BENCHMARKS
 from arcmemo.benchmarks.arc import ArcBenchmark, ArcTask, load_path
+from arcmemo.benchmarks.arc.benchmark import ArcOptions
 from arcmemo.memory.ontology import Lesson, Memory
 from arcmemo.memory.seeds import load_seed
 from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient
 from arcmemo.models.scripted import ScriptedProvider
-from arcmemo.records import Selection, SolvedItem
+from arcmemo.records import Selection, SolvedItem, Step
 from arcmemo.selection import SELECTORS
 
 SNAPSHOTS = Path(__file__).resolve().parent / "snapshots"
@@ -105,23 +106,43 @@ def lesson_memory() -> Memory:
 
 
 def test_ps_run_prompts(arc: ArcBenchmark, task: ArcTask) -> None:
+    # The default structure: the paper's (layout=paper, view=paper).
     memory = load_seed("arc")
     selector = SELECTORS.create("llm")
     (select_prompt,) = asyncio.run(selector.preview(memory, arc.describe(task), task_id="t"))
     text = snapshot("ps_select", [Message(role="user", content=select_prompt)])
-    assert "Example 1 input (4x4):\n[[0, 0, 0, 0],\n [0, 3, 4, 0]," in text
+    assert "# Instructions" in text and text.index("# Instructions") < text.index("# Your Given")
+    assert "Example 1 input (4x4):\n[[0, 0, 0, 0],\n [0, 3, 4, 0]," in text  # the puzzle, last
     assert "  implementation:\n" in text  # the selection view keeps implementation notes
 
     chosen = Selection(selector="llm", selected=["extract objects", "move object until collision"])
     messages = arc.prompt(task, concepts=selector.render(memory, chosen), previous=None)
     text = snapshot("ps_solve", messages)
-    assert "How to read an entry:" in text and "Compositions that solved other puzzles" in text
-    assert "A first analysis of this puzzle picked" in text  # the selection is imperfect
-    assert "- other concepts: " in text  # every other concept by title
-    assert "Test 1 input (4x4):\n[[0, 0, 0, 0]," in text
+    assert [m.role for m in messages] == ["system", "user"]
+    assert "Entries carry fields such as:" in text and "pieces combine in many ways" in text
+    assert "a quick first analysis" in text  # the selection is imperfect
+    assert "- other concepts: [" in text  # every other concept by title
+    assert "Input:\n[[0, 0, 0, 0]," in text
+    assert text.index("### Instructions") < text.index("### Concepts from Previously Solved")
 
-    step = arc.check(task, "```python\ndef transform(grid):\n    return grid\n```")
-    snapshot("ps_retry", arc.prompt(task, concepts="", previous=step))
+    answer = "It keeps the grid.\n```python\ndef transform(grid):\n    return grid\n```"
+    step = Step(**dict(arc.check(task, answer)), round=0, completion=answer)
+    text = snapshot("ps_retry", arc.prompt(task, concepts="", previous=step))
+    assert "It keeps the grid." in text and "**Output Mismatches**" in text
+
+    # Today's structure stays as the named alternative (layout=arcmemo, view=arcmemo).
+    arcmemo = ArcBenchmark(ArcOptions(layout="arcmemo"))
+    try:
+        old = SELECTORS.create(SELECTORS.spec("llm", {"view": "arcmemo"}))
+        (select_prompt,) = asyncio.run(old.preview(memory, arcmemo.describe(task), task_id="t"))
+        snapshot("ps_select_arcmemo", [Message(role="user", content=select_prompt)])
+        hint = old.render(memory, chosen)
+        text = snapshot("ps_solve_arcmemo", arcmemo.prompt(task, concepts=hint, previous=None))
+        assert "How to read an entry:" in text and "Compositions that solved other puzzles" in text
+        assert "Test 1 input (4x4):\n[[0, 0, 0, 0]," in text
+        snapshot("ps_retry_arcmemo", arcmemo.prompt(task, concepts="", previous=step))
+    finally:
+        arcmemo.close()
 
     script = Script(
         "<pseudocode>\ncells = the four middle cells\nmove each to its nearest corner\n"

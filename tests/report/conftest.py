@@ -66,7 +66,7 @@ def arc_memory_run(tmp_path_factory: pytest.TempPathFactory, arc_plan: ModuleTyp
 
     def respond(messages: list[Any]) -> str:
         text = "\n\n".join(m.content for m in messages)
-        if "Choose the concepts" in text:
+        if "decide which of them are relevant to this puzzle" in text:  # the selection
             return SELECTION_ANSWER + "\n" + XSS
         if "<pseudocode>" in text:
             return PSEUDOCODE_ANSWER

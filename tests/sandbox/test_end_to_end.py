@@ -194,7 +194,7 @@ def test_native_attacks_are_contained_through_arcmemo_run(
         "KEYS = task_keys()\n_next = itertools.count()\n_lock = threading.Lock()\n"
         "def respond(messages):\n"
         "    text = messages[-1].content\n"
-        "    task = next((t for t, key in KEYS.items() if key in text), None)\n"
+        "    task = next((t for t, keys in KEYS.items() if any(k in text for k in keys)), None)\n"
         "    if task in SOLUTIONS:\n"
         "        return '```python\\n' + SOLUTIONS[task] + '```'\n"
         "    with _lock:\n        k = next(_next)\n"

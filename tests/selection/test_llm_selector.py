@@ -161,25 +161,35 @@ def test_a_selection_that_resolves_to_nothing_is_a_warning() -> None:
     assert nothing_to_choose.warning is None
 
 
-def test_prompt_shows_the_selection_view_and_the_problem() -> None:
+@pytest.mark.parametrize("view", ["paper", "arcmemo"])
+def test_prompt_shows_the_selection_view_and_the_problem(view: str) -> None:
     recorder = Recorder("```yaml\n- rotate grid\n```")
-    select(LLMSelector(), selection_memory(), recorder)
+    select(LLMSelector(LLMSelectorOptions(view=view)), selection_memory(), recorder)
     (messages,) = recorder.received
     prompt = messages[0].content
-    assert "find what is visible" in prompt
+    if view == "paper":  # the default: the puzzle comes last
+        assert "decide which of them are relevant" in prompt
+        assert prompt.rstrip().endswith(PROBLEM.strip())
+    else:
+        assert "find what is visible" in prompt
     assert PROBLEM.strip() in prompt
     assert "- concept: rotate grid" in prompt
     assert "the output is the input turned on its side" in prompt  # cues are shown
     assert "np.rot90(grid, k)" in prompt  # and implementation notes (the paper's view)
     assert "situation: the grid is mostly empty" in prompt  # lessons are selectable too
-    assert "A previous attempt that failed" not in prompt
+    assert "previous attempt" not in prompt.lower()
 
 
-def test_a_retry_shows_the_failed_attempt() -> None:
+@pytest.mark.parametrize("view", ["paper", "arcmemo"])
+def test_a_retry_shows_the_failed_attempt(view: str) -> None:
     recorder = Recorder("```yaml\n- rotate grid\n```")
-    select(LLMSelector(), selection_memory(), recorder, previous="def transform(grid): ...")
+    options = LLMSelectorOptions(view=view)
+    select(LLMSelector(options), selection_memory(), recorder, previous="def transform(grid): ...")
     prompt = recorder.received[0][0].content
-    assert "### A previous attempt that failed\ndef transform(grid): ..." in prompt
+    heading = (
+        "# Your Previous Attempt\n" if view == "paper" else "### A previous attempt that failed\n"
+    )
+    assert heading in prompt and "def transform(grid): ..." in prompt.split(heading)[1]
 
 
 def test_selection_records_resolved_unknown_and_trace() -> None:
@@ -235,25 +245,35 @@ def preview(selector: LLMSelector, memory: Memory) -> str:
     return prompt
 
 
-def test_selection_view_shows_established_concepts_in_full_and_the_rest_by_name() -> None:
+@pytest.mark.parametrize(
+    ("view", "lower_usage"),
+    [
+        ("paper", "- lower usage concepts: [fill region left, fill region right]"),
+        ("arcmemo", "- lower-usage concepts: fill region left, fill region right"),
+    ],
+)
+def test_selection_view_shows_established_concepts_in_full_and_the_rest_by_name(
+    view: str, lower_usage: str
+) -> None:
     memory = selection_memory()
     # usage: rotate grid 3 sources, reflect grid 2, the rest 1
-    prompt = preview(LLMSelector(), memory)
+    prompt = preview(LLMSelector(LLMSelectorOptions(view=view)), memory)
     assert prompt.count("- concept: ") == 2
     assert "- concept: rotate grid" in prompt and "- concept: reflect grid" in prompt
     assert "np.rot90(grid, k)" in prompt  # implementation notes are part of the view
-    assert "- lower-usage concepts: fill region left, fill region right" in prompt
-    everything = preview(LLMSelector(LLMSelectorOptions(usage_threshold=1)), memory)
+    assert lower_usage in prompt
+    options = LLMSelectorOptions(usage_threshold=1, view=view)
+    everything = preview(LLMSelector(options), memory)
     assert everything.count("- concept: ") == len(memory.concepts)
 
 
 def test_memory_budget_keeps_the_most_used_concepts_in_full() -> None:
     memory = selection_memory()
-    options = LLMSelectorOptions(usage_threshold=1)
+    options = LLMSelectorOptions(usage_threshold=1, view="arcmemo")
     unlimited = preview(LLMSelector(options), memory)
     assert unlimited.count("- concept: ") == len(memory.concepts)
     budget = 200
-    options = LLMSelectorOptions(budget_tokens=budget, usage_threshold=1)
+    options = LLMSelectorOptions(budget_tokens=budget, usage_threshold=1, view="arcmemo")
     prompt = preview(LLMSelector(options), memory)
     assert "- concept: rotate grid" in prompt and "- concept: reflect grid" in prompt
     assert 2 <= prompt.count("- concept: ") < len(memory.concepts)
@@ -268,7 +288,7 @@ def test_memory_budget_keeps_the_most_used_concepts_in_full() -> None:
         "solve_budget_tokens": SOLVE_BUDGET_TOKENS,
         "budget_tokens": 150,
         "usage_threshold": 2,
-        "view": "arcmemo",
+        "view": "paper",
     }
 
 
@@ -294,3 +314,16 @@ def test_fuzzy_match_never_swaps_one_word_of_a_name_for_another() -> None:
     resolved, unknown, _ = resolve_names(["fill region centre", "outline objetc"], memory)
     assert resolved == ["outline object"]  # a misspelling still matches
     assert unknown == ["fill region centre"]
+
+
+def test_the_paper_s_view_is_for_arc_concepts_only() -> None:
+    # The published code has prompts for ARC alone: AIME's concept memories keep arcmemo's
+    # selection prompt and solve hint under the default view.
+    memory = selection_memory().model_copy(update={"domain": "aime"})
+    prompt = preview(LLMSelector(), memory)
+    assert "Choose the entries that will help" in prompt and "# Your Given Puzzle" not in prompt
+    hint = LLMSelector().render(memory, Selection(selector="llm", selected=["rotate grid"]))
+    assert "### Concepts from Previously Solved Puzzles" not in hint
+    assert "### Concepts from Previously Solved Puzzles" in LLMSelector().render(
+        selection_memory(), Selection(selector="llm", selected=["rotate grid"])
+    )

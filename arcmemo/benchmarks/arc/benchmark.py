@@ -20,10 +20,9 @@ from arcmemo.benchmarks.arc.export import SUBMISSION
 from arcmemo.benchmarks.arc.grids import InvalidGridError, validate_grid
 from arcmemo.benchmarks.arc.prompt import (
     DEFAULT_GRID_FORMAT,
-    FoundProgram,
     GridFormat,
     describe_task,
-    extract_first_program,
+    find_first_program,
     find_program,
     previous_view,
     solve_view,
@@ -100,22 +99,21 @@ class ArcOptions(BaseModel):
     )
     feedback: Literal["program", "completion"] = Field(
         default="program",
-        description="What a retry shows of the failed attempt besides the per-example "
-        "feedback: its program, or its whole answer text (the paper's num_feedback_passes "
-        "shows the completion).",
+        description="With layout=arcmemo, what a retry shows of the failed attempt besides "
+        "the per-example feedback: its program, or its whole answer text. The paper layout "
+        "always shows the whole answer, as the published code's num_feedback_passes does.",
     )
-    layout: Literal["arcmemo", "paper"] = Field(
-        default="arcmemo",
-        description="How the solve prompt is laid out. arcmemo: the instructions in the system "
-        "message, the memory block as a user message of its own before the puzzle (a "
-        "cacheable prefix), a retry shows the program (or the answer with feedback=completion) "
-        "and every failing example with its expected output, and the last ```python block "
-        "defining transform is run. paper: the published code's layout: a one-line persona as "
-        "the system message and one user message (introduction, puzzle grids, instructions, "
-        "the memory block last); a retry repeats that message and adds the previous answer in "
+    layout: prompting.PromptStructure = prompting.structure_option(
+        "How the solve prompt is laid out. paper (the default): the published "
+        "code's layout, in arcmemo's words (prompts/arc/paper/): a one-line persona as the "
+        "system message and one user message (introduction, puzzle grids, instructions, the "
+        "memory block last); a retry repeats that message and adds the previous answer in "
         "full, the outputs that did not match (without the expected ones), new instructions "
         "and, with --reselect, the newly chosen concepts after it all; the first ```python "
-        "block is run.",
+        "block is run. arcmemo: the instructions in the system message, the memory block as "
+        "a user message of its own before the puzzle (a cacheable prefix), a retry shows the "
+        "program (or the answer with feedback=completion) and every failing example with its "
+        "expected output, and the last ```python block defining transform is run.",
     )
     stop_after_failure: bool = Field(
         default=True,
@@ -194,9 +192,9 @@ class ArcBenchmark(Benchmark[ArcTask]):
         return describe_task(task, self.grid_format)
 
     @property
-    def layout(self) -> Literal["arcmemo", "paper"]:
+    def layout(self) -> prompting.PromptStructure:
         options = self.options
-        return options.layout if isinstance(options, ArcOptions) else "arcmemo"
+        return options.layout if isinstance(options, ArcOptions) else "paper"
 
     def _paper_prompt(
         self, task: ArcTask, concepts: str, previous: Step | None, reselected: str = ""
@@ -247,11 +245,8 @@ class ArcBenchmark(Benchmark[ArcTask]):
         return [as_grid_result(result) for result in results]
 
     def check(self, task: ArcTask, completion: str) -> CheckResult:
-        if self.layout == "paper":  # the paper's code runs the first block, as written
-            first = extract_first_program(completion)
-            found = None if first is None else FoundProgram(first)
-        else:
-            found = find_program(completion)
+        read = find_first_program if self.layout == "paper" else find_program
+        found = read(completion)
         if found is None:
             return CheckResult(
                 parse_error="no ```python block defining transform(grid) was found",

@@ -59,6 +59,9 @@ LENIENT_BARE = (
     "no ```python block: the bare code defining transform, from the imports and definitions "
     "above it to the first line of prose after it"
 )
+LENIENT_FIRST_WITHOUT_TRANSFORM = (
+    "the first ```python block defines no transform; run as written, as the paper's code does"
+)
 
 
 class FoundProgram(NamedTuple):
@@ -118,12 +121,25 @@ def extract_program(text: str) -> str | None:
     return found.source if found is not None else None
 
 
-def extract_first_program(text: str) -> str | None:
-    """The first ```python block (else the first untagged one), as the paper's code takes
-    it (the ``paper`` layout): a draft before the final answer is what gets run."""
+def find_first_program(text: str) -> FoundProgram | None:
+    """The program of an answer as the paper's code takes it (the default ``paper`` layout):
+    the first closed ```python block, else the first closed untagged one, run as written:
+    a draft before the final answer is what gets run.
+
+    When that block defines no ``transform`` it is still the program (the published code
+    runs it, and every example then fails with ``transform`` undefined, which the retry
+    shows), with :data:`LENIENT_FIRST_WITHOUT_TRANSFORM` recorded so that such answers can
+    be counted. An answer with no closed block at all (one cut at ``max_tokens``) is read as
+    :func:`find_program` reads it, its reading recorded in ``lenient``; the published code
+    finds no program there.
+    """
     tagged = fenced_blocks(text, tuple(lang for lang in PYTHON_LANGUAGES if lang))
     blocks = tagged or fenced_blocks(text, ("",))
-    return blocks[0].strip() + "\n" if blocks else None
+    if not blocks:
+        return find_program(text)
+    first = blocks[0]
+    lenient = None if _DEFINES_TRANSFORM.search(first) else LENIENT_FIRST_WITHOUT_TRANSFORM
+    return FoundProgram(first.strip() + "\n", lenient)
 
 
 def describe_task(task: ArcTask, fmt: GridFormat = DEFAULT_GRID_FORMAT) -> str:
@@ -186,7 +202,7 @@ def previous_view(
     return {
         "number": getattr(step, "round", 0) + 1,  # a bare CheckResult is a first try
         "program": step.candidate or "(no program found in your answer)",
-        "completion": step.completion if with_completion else "",
+        "completion": getattr(step, "completion", "") if with_completion else "",
         "parse_error": step.parse_error,
         "failures": failures,
         "not_run": not_run,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -22,9 +23,15 @@ from arcmemo.benchmarks.arc import (
     named_splits,
 )
 from arcmemo.benchmarks.arc.benchmark import ArcOptions
-from arcmemo.benchmarks.arc.prompt import LENIENT_BARE, LENIENT_UNCLOSED, find_program
+from arcmemo.benchmarks.arc.prompt import (
+    LENIENT_BARE,
+    LENIENT_FIRST_WITHOUT_TRANSFORM,
+    LENIENT_UNCLOSED,
+    find_first_program,
+    find_program,
+)
 from arcmemo.benchmarks.base import TaskSelectionError
-from arcmemo.records import Attempt, Step, TaskGrade
+from arcmemo.records import Attempt, CheckResult, Step, TaskGrade
 from arcmemo.runner import judge_attempts
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "arc"
@@ -40,9 +47,21 @@ def tasks() -> dict[str, ArcTask]:
 
 @pytest.fixture(scope="module")
 def arc() -> Iterator[ArcBenchmark]:
-    bench = ArcBenchmark()
+    bench = ArcBenchmark()  # the default layout: the paper's
     yield bench
     bench.close()
+
+
+@pytest.fixture(scope="module")
+def arcmemo() -> Iterator[ArcBenchmark]:
+    bench = ArcBenchmark(ArcOptions(layout="arcmemo"))  # the named alternative
+    yield bench
+    bench.close()
+
+
+def answered(check: CheckResult, answer: str) -> Step:
+    """The step a run records for ``answer`` (its first try)."""
+    return Step(**dict(check), round=0, completion=answer)
 
 
 def block(code: str, lang: str = "python") -> str:
@@ -221,6 +240,39 @@ def test_an_answer_cut_inside_its_block_is_taken_to_the_end() -> None:
     assert find_program(block("def transform(grid):\n    return 0\n", "text")) is None
 
 
+def test_the_first_python_block_is_the_program_by_default() -> None:
+    # The paper's rule (the default layout): a draft before the final answer is what runs.
+    draft = "def transform(grid):\n    return grid  # draft\n"
+    text = "Draft:\n" + block(draft) + "Final:\n" + block("def transform(grid):\n    return 0\n")
+    assert find_first_program(text) == (draft, None)
+    # An untagged block counts only when no block is tagged python.
+    assert find_first_program(block("x = 1\n", "") + block(draft)) == (draft, None)
+    assert find_first_program(block(draft, "")) == (draft, None)
+
+
+def test_a_first_block_without_transform_is_run_and_recorded(
+    arc: ArcBenchmark, tasks: dict[str, ArcTask]
+) -> None:
+    # Followed as the paper's code runs it: the block is the program, every example then
+    # fails with transform undefined (what the retry shows), and the step says why.
+    helper = "def flip(grid):\n    return grid[::-1]\n"
+    text = block(helper) + block("def transform(grid):\n    return flip(grid)\n")
+    assert find_first_program(text) == (helper, LENIENT_FIRST_WITHOUT_TRANSFORM)
+    check = arc.check(tasks["66e6c45b"], text)
+    assert check.candidate == helper and check.parse_error is None
+    assert check.lenient_parse == LENIENT_FIRST_WITHOUT_TRANSFORM and check.verified is False
+    assert "name 'transform' is not defined" in (check.checks[0].error or "")
+
+
+def test_an_answer_without_a_closed_block_is_read_leniently_and_says_so() -> None:
+    cut = "Here it is:\n```python\ndef transform(grid):\n    out = grid\n    return out"
+    assert find_first_program(cut) == find_program(cut)
+    assert (find_first_program(cut) or ("", None)).lenient == LENIENT_UNCLOSED
+    bare = "Sure.\ndef transform(grid):\n    return grid\n"
+    assert (find_first_program(bare) or ("", None)).lenient == LENIENT_BARE
+    assert find_first_program("I would flip it: transform(grid) returns grid[::-1].") is None
+
+
 SMOLLM2 = Path(__file__).resolve().parents[2] / "fixtures" / "arc" / "smollm2_completions.jsonl"
 
 
@@ -269,45 +321,92 @@ def test_missing_block_is_a_recorded_parse_failure(
 # -- prompts ---------------------------------------------------------------------------------
 
 
+# Per layout: an example pair, a test input, where the instructions are, a retry's heading.
+LAYOUT_TEXTS = {
+    "paper": (
+        "Example {i}\nInput:\n{input}\nOutput:\n{output}\n",
+        "Test {i} input:\n{grid}\n",  # several tests: each labelled
+        ("user", "`transform`"),
+        "### Your Previous Response",
+    ),
+    "arcmemo": (  # sizes, and the instructions in the system message
+        "Example {i} input (4x8):\n{input}\nExample {i} output (4x4):\n{output}\n",
+        "Test {i} input (4x8):\n{grid}\n",
+        ("system", "`transform(grid)`"),
+        "previous attempt",
+    ),
+}
+
+
+@pytest.mark.parametrize("layout", ["paper", "arcmemo"])
 def test_first_prompt_shows_examples_and_test_inputs_but_never_test_outputs(
-    arc: ArcBenchmark, tasks: dict[str, ArcTask]
+    layout: str, arc: ArcBenchmark, arcmemo: ArcBenchmark, tasks: dict[str, ArcTask]
 ) -> None:
+    example, test, (role, asks), retry = LAYOUT_TEXTS[layout]
     task = tasks["e345f17b"]
-    system, user = arc.prompt(task, concepts="", previous=None)
+    system, user = (arc if layout == "paper" else arcmemo).prompt(task, concepts="", previous=None)
     assert system.role == "system" and user.role == "user"
-    for index, pair in enumerate(task.train, 1):
-        assert f"Example {index} input (4x8):\n{format_grid(pair.input)}\n" in user.content
-        assert f"Example {index} output (4x4):\n{format_grid(pair.output)}\n" in user.content
-    for index, grid in enumerate(task.test_inputs, 1):
-        assert f"Test {index} input (4x8):\n{format_grid(grid)}\n" in user.content
+    for i, pair in enumerate(task.train, 1):
+        shown = example.format(i=i, input=format_grid(pair.input), output=format_grid(pair.output))
+        assert shown in user.content
+    for i, grid in enumerate(task.test_inputs, 1):
+        assert test.format(i=i, grid=format_grid(grid)) in user.content
     for grid in task.test_outputs:
         assert format_grid(grid) not in system.content + user.content
-    assert "`transform(grid)`" in system.content and "```python" in system.content
-    assert "previous attempt" not in user.content
+    instructions = user.content if role == "user" else system.content
+    assert asks in instructions and "```python" in instructions
+    assert retry not in user.content
 
 
-def test_concepts_come_in_their_own_message_before_the_task(
+def test_concepts_come_last_in_the_one_user_message(
     arc: ArcBenchmark, tasks: dict[str, ArcTask]
 ) -> None:
-    system, concepts, user = arc.prompt(
+    system, user = arc.prompt(tasks["66e6c45b"], concepts="- corner placement", previous=None)
+    assert system.role == "system" and user.role == "user"
+    assert user.content.rstrip().endswith("- corner placement")
+    assert user.content.index("Example 1\nInput:") < user.content.index("- corner placement")
+    assert "corner placement" not in system.content
+
+
+def test_arcmemo_layout_concepts_come_in_their_own_message_before_the_task(
+    arcmemo: ArcBenchmark, tasks: dict[str, ArcTask]
+) -> None:
+    system, concepts, user = arcmemo.prompt(
         tasks["66e6c45b"], concepts="- corner placement", previous=None
     )
     assert system.role == "system" and concepts.role == user.role == "user"
     assert "- corner placement" in concepts.content and concepts.cache_breakpoint
     assert "Example 1 input" in user.content and "corner placement" not in user.content
     assert "Concepts" not in "".join(
-        m.content for m in arc.prompt(tasks["66e6c45b"], concepts="", previous=None)
+        m.content for m in arcmemo.prompt(tasks["66e6c45b"], concepts="", previous=None)
     )
 
 
-def test_retry_prompt_shows_program_and_produced_vs_expected(
+def test_retry_prompt_shows_the_whole_answer_and_only_what_it_produced(
     arc: ArcBenchmark, tasks: dict[str, ArcTask]
 ) -> None:
     task = tasks["00576224"]
-    program = "def transform(grid):\n    return grid\n"
-    step = arc.check(task, block(program))
+    answer = "It looks like the identity.\n" + block("def transform(grid):\n    return grid\n")
+    step = answered(arc.check(task, answer), answer)
     assert step.verified is False
     user = arc.prompt(task, concepts="", previous=step)[-1]
+    retry = user.content.split("### Your Previous Response and Its Outcome", 1)[1]
+    assert answer.strip() in retry  # the reasoning and the code
+    first, second = task.train
+    assert f"Example 1:\n{format_grid(first.input)}\n" in retry  # what it produced ...
+    assert f"Example 2:\n{format_grid(second.input)}\n" in retry
+    assert format_grid(first.output) not in retry  # ... never what was expected
+    assert format_grid(task.test_outputs[0]) not in user.content
+
+
+def test_arcmemo_retry_prompt_shows_program_and_produced_vs_expected(
+    arcmemo: ArcBenchmark, tasks: dict[str, ArcTask]
+) -> None:
+    task = tasks["00576224"]
+    program = "def transform(grid):\n    return grid\n"
+    step = arcmemo.check(task, block(program))
+    assert step.verified is False
+    user = arcmemo.prompt(task, concepts="", previous=step)[-1]
     retry = user.content.split("### Your previous attempt", 1)[1]
     assert program.strip() in retry
     assert "passed 0 of 2" in retry
@@ -317,28 +416,36 @@ def test_retry_prompt_shows_program_and_produced_vs_expected(
     assert format_grid(task.test_outputs[0]) not in user.content
 
 
+@pytest.mark.parametrize("layout", ["paper", "arcmemo"])
 def test_retry_prompt_shows_the_traceback_of_a_crash(
-    arc: ArcBenchmark, tasks: dict[str, ArcTask]
+    layout: str, arc: ArcBenchmark, arcmemo: ArcBenchmark, tasks: dict[str, ArcTask]
 ) -> None:
+    bench = arc if layout == "paper" else arcmemo
     task = tasks["66e6c45b"]
-    step = arc.check(task, block("def transform(grid):\n    return {}['missing']\n"))
+    answer = block("def transform(grid):\n    return {}['missing']\n")
+    step = answered(bench.check(task, answer), answer)
     assert [c.error_kind for c in step.checks] == ["exception", "exception"]
-    user = arc.prompt(task, concepts="", previous=step)[-1]
+    user = bench.prompt(task, concepts="", previous=step)[-1]
     assert "KeyError" in user.content
     assert step.checks[0].error and step.checks[0].error in user.content
 
 
+@pytest.mark.parametrize("layout", ["paper", "arcmemo"])
 def test_checking_stops_at_the_first_timeout_and_the_retry_prompt_says_so(
-    arc: ArcBenchmark, tasks: dict[str, ArcTask]
+    layout: str, arc: ArcBenchmark, arcmemo: ArcBenchmark, tasks: dict[str, ArcTask]
 ) -> None:
+    bench = arc if layout == "paper" else arcmemo
     task = tasks["00576224"]  # two train pairs, one test input
-    step = arc.check(task, block("def transform(grid):\n    while True:\n        pass\n"))
+    answer = block("def transform(grid):\n    while True:\n        pass\n")
+    step = answered(bench.check(task, answer), answer)
     assert [c.error_kind for c in step.checks] == ["timeout", "not_run"]
     assert step.prediction == [None] and step.verified is False
-    retry = arc.prompt(task, concepts="", previous=step)[-1].content
-    assert "Example 1:\nthe call ran longer than" in retry
-    stopped = "Example 2 was not run: the program was stopped after its first timeout or crash."
-    assert stopped in retry
+    retry = bench.prompt(task, concepts="", previous=step)[-1].content
+    assert re.search(r"Example 1:\s+the call ran longer than", retry)
+    assert (
+        "Example 2 was not run: the" in retry
+        and "stopped after its first timeout or crash" in retry
+    )
     assert "Example 2:" not in retry
 
 
@@ -397,11 +504,16 @@ def test_concurrent_first_checks_share_one_sandbox(
     assert len(created) == 1
 
 
-def test_retry_prompt_after_a_parse_failure(arc: ArcBenchmark, tasks: dict[str, ArcTask]) -> None:
+@pytest.mark.parametrize("layout", ["paper", "arcmemo"])
+def test_retry_prompt_after_a_parse_failure(
+    layout: str, arc: ArcBenchmark, arcmemo: ArcBenchmark, tasks: dict[str, ArcTask]
+) -> None:
+    bench = arc if layout == "paper" else arcmemo
     task = tasks["66e6c45b"]
-    step = arc.check(task, "no code here")
-    user = arc.prompt(task, concepts="", previous=step)[-1]
-    assert "(no program found in your answer)" in user.content
+    step = answered(bench.check(task, "no code here"), "no code here")
+    user = bench.prompt(task, concepts="", previous=step)[-1]
+    shown = "no code here" if layout == "paper" else "(no program found in your answer)"
+    assert shown in user.content.split("### Your", 1)[1]
     assert step.parse_error and step.parse_error in user.content
 
 
@@ -526,14 +638,18 @@ def test_named_tasks_are_the_only_ones_parsed(monkeypatch: pytest.MonkeyPatch) -
     assert task.id == "97239e3d" and parsed == ["97239e3d"]
 
 
-def test_retry_feedback_can_show_the_whole_previous_answer(tasks: dict[str, ArcTask]) -> None:
+def test_arcmemo_retry_feedback_can_show_the_whole_previous_answer(
+    tasks: dict[str, ArcTask],
+) -> None:
     from arcmemo.benchmarks.base import BENCHMARKS
     from arcmemo.registry import ComponentSpec
 
     task = tasks["00576224"]
     answer = "I think it is the identity.\n" + block("def transform(grid):\n    return grid\n")
-    spec = ComponentSpec(name="arc-agi-1", options={"feedback": "completion"})
-    for bench, shows_reasoning in ((BENCHMARKS.create(spec), True), (ArcBenchmark(), False)):
+    options = {"feedback": "completion", "layout": "arcmemo"}
+    spec = ComponentSpec(name="arc-agi-1", options=options)
+    arcmemo = ArcBenchmark(ArcOptions(layout="arcmemo"))
+    for bench, shows_reasoning in ((BENCHMARKS.create(spec), True), (arcmemo, False)):
         try:
             check = bench.check(task, answer)
             step = Step(**dict(check), round=0, completion=answer)

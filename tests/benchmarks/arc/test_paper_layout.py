@@ -1,7 +1,8 @@
-"""The paper's structure as a named alternative (--benchmark-arg layout=paper, --select-arg
-view=paper): parity of each template with the published code's layout, checked by sections,
-their order and what they include, on a task and a memory written here in the paper's
-formats (no text of the paper's prompts is compared)."""
+"""The paper's structure, arcmemo's default (--benchmark-arg layout=paper, --select-arg
+view=paper unless told otherwise): parity of each template with the published code's layout,
+checked by messages, sections, their order and what they include, on a task and a memory
+written here in the paper's formats (no text of the paper's prompts is compared). Today's
+structure stays as the named alternative (layout=arcmemo, view=arcmemo)."""
 
 from __future__ import annotations
 
@@ -75,7 +76,12 @@ def memory(tmp_path: Path) -> Memory:
 
 @pytest.fixture
 def paper() -> ArcBenchmark:
-    return ArcBenchmark(ArcOptions(layout="paper"))
+    return ArcBenchmark()  # the default layout
+
+
+def test_the_paper_s_structure_is_the_default() -> None:
+    assert ArcOptions().layout == "paper" and ArcBenchmark().layout == "paper"
+    assert LLMSelectorOptions().view == "paper"
 
 
 def _order(text: str, *markers: str) -> list[int]:
@@ -85,7 +91,7 @@ def _order(text: str, *markers: str) -> list[int]:
 
 
 def _hint(memory: Memory) -> str:
-    selector = LLMSelector(LLMSelectorOptions(view="paper"))
+    selector = LLMSelector()  # the default view
     return selector.render(memory, Selection(selector="llm", selected=["recolor object"]))
 
 
@@ -115,13 +121,15 @@ def test_solve_prompt_is_a_persona_and_one_message_with_the_hint_last(
 
 
 def test_arcmemo_layout_is_kept_as_it_was(memory: Memory) -> None:
-    messages = ArcBenchmark().prompt(TASK, concepts="HINT", previous=None)
+    messages = ArcBenchmark(ArcOptions(layout="arcmemo")).prompt(
+        TASK, concepts="HINT", previous=None
+    )
     assert [m.role for m in messages] == ["system", "user", "user"]
     assert messages[1].content.strip() == "HINT" and "### Examples" in messages[2].content
 
 
 def test_selection_prompt_has_the_paper_s_sections_and_the_puzzle_last(memory: Memory) -> None:
-    selector = LLMSelector(LLMSelectorOptions(view="paper"))
+    selector = LLMSelector()  # the default view
     problem = ArcBenchmark().describe(TASK)
     (prompt,) = asyncio.run(selector.preview(memory, problem, task_id=TASK.id))
     _order(prompt, "# Introduction", "solving step", "# Concepts from Previously Solved Puzzles",
@@ -174,13 +182,13 @@ def test_retry_is_the_initial_prompt_then_the_answer_outcomes_and_new_instructio
     assert reselected.startswith(initial)  # the first hint is kept ...
     _order(reselected, "### New Instructions", "NEWLY CHOSEN BLOCK")  # ... the new one after
     assert reselected.rstrip().endswith("NEWLY CHOSEN BLOCK")
-    # Today's layout replaces the block instead.
-    assert (
-        "NEWLY CHOSEN BLOCK"
-        in ArcBenchmark()
-        .retry_prompt(TASK, concepts=hint, reselected="NEWLY CHOSEN BLOCK", previous=previous)[1]
-        .content
+    # The arcmemo layout replaces the block instead.
+    arcmemo = ArcBenchmark(ArcOptions(layout="arcmemo"))
+    replaced = arcmemo.retry_prompt(
+        TASK, concepts=hint, reselected="NEWLY CHOSEN BLOCK", previous=previous
     )
+    assert "NEWLY CHOSEN BLOCK" in replaced[1].content
+    assert "### Concepts from Previously Solved Puzzles" not in replaced[1].content
 
 
 def test_the_paper_layout_runs_the_first_python_block(paper: ArcBenchmark) -> None:
@@ -188,8 +196,32 @@ def test_the_paper_layout_runs_the_first_python_block(paper: ArcBenchmark) -> No
         assert "FIRST DRAFT" in (paper.check(TASK, COMPLETION).candidate or "")
     finally:
         paper.close()
-    today = ArcBenchmark()
+    today = ArcBenchmark(ArcOptions(layout="arcmemo"))
     try:
         assert "FINAL" in (today.check(TASK, COMPLETION).candidate or "")
     finally:
         today.close()
+
+
+def test_retry_lists_errors_apart_and_shows_only_the_grids_that_did_not_match(
+    paper: ArcBenchmark,
+) -> None:
+    previous = Step(
+        round=1,
+        completion=COMPLETION,
+        candidate="def transform(input_grid):\n    return input_grid\n",
+        checks=[
+            PairCheck(
+                index=0, correct=False, error="ZeroDivisionError: boom", error_kind="exception"
+            ),
+            PairCheck(index=1, correct=False, output=[[5, 5], [5, 5]]),
+        ],
+        verified=False,
+    )
+    retry = paper.prompt(TASK, concepts="", previous=previous)[1].content
+    tail = retry.split("### Your Previous Response and Its Outcome", 1)[1]
+    _order(tail, "#### Attempt 2", COMPLETION.strip(), "**Execution Errors**",
+           "- Example 1: ZeroDivisionError: boom", "**Output Mismatches**",
+           "Example 2:\n[[5, 5],\n [5, 5]]", "### New Instructions")  # fmt: skip
+    assert tail.count("Example 1") == 1  # the crashed example has no grid
+    assert "[[2, 2]," not in tail and "[[1, 0]," not in tail  # no expected output

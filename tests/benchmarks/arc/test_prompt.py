@@ -48,13 +48,13 @@ def test_grid_format_is_a_recorded_benchmark_option() -> None:
     assert BENCHMARKS.spec("arc-agi-1").options == {
         "grid_format": "numpy",
         "feedback": "program",
-        "layout": "arcmemo",
+        "layout": "paper",
         "stop_after_failure": True,
     }
     assert BENCHMARKS.spec("arc-agi-2", {"grid_format": "digits"}).options == {
         "grid_format": "digits",
         "feedback": "program",
-        "layout": "arcmemo",
+        "layout": "paper",
         "stop_after_failure": True,
     }
     with pytest.raises(RegistryError, match="grid_format"):
@@ -70,28 +70,37 @@ def test_grid_format_is_a_recorded_benchmark_option() -> None:
     assert config.benchmark.options == {
         "grid_format": "spaces",
         "feedback": "program",
-        "layout": "arcmemo",
+        "layout": "paper",
         "stop_after_failure": True,
     }
     assert '"grid_format": "spaces"' in config.model_dump_json(indent=2)
 
 
+@pytest.mark.parametrize("layout", ["paper", "arcmemo"])
 @pytest.mark.parametrize("fmt", GRID_FORMATS)
-def test_every_prompt_and_description_uses_the_format(fmt: str) -> None:
+def test_every_prompt_and_description_uses_the_format(fmt: str, layout: str) -> None:
     (task,) = load_path(EVAL_DIR / "00576224.json")
-    bench = BENCHMARKS.create(ComponentSpec(name="arc-agi-1", options={"grid_format": fmt}))
+    options = {"grid_format": fmt, "layout": layout}
+    bench = BENCHMARKS.create(ComponentSpec(name="arc-agi-1", options=options))
     assert isinstance(bench, ArcBenchmark) and isinstance(bench.options, ArcOptions)
+    paper = layout == "paper"
     try:
         user = bench.prompt(task, concepts="", previous=None)[-1].content
         first = task.train[0]
-        assert f"Example 1 input (2x2):\n{format_grid(first.input, fmt)}\n" in user  # type: ignore[arg-type]
-        assert f"Test 1 input (2x2):\n{format_grid(task.test_inputs[0], fmt)}\n" in user  # type: ignore[arg-type]
+        grid, test = format_grid(first.input, fmt), format_grid(task.test_inputs[0], fmt)  # type: ignore[arg-type]
+        assert (
+            f"Example 1\nInput:\n{grid}\n" if paper else f"Example 1 input (2x2):\n{grid}\n"
+        ) in user
+        assert (f"Input:\n{test}\n" if paper else f"Test 1 input (2x2):\n{test}\n") in user
         assert bench.describe(task) == describe_task(task, fmt)  # type: ignore[arg-type]
         others = [f for f in GRID_FORMATS if f != fmt]
         assert all(format_grid(first.output, other) not in user for other in others)
         step = bench.check(task, "```python\ndef transform(grid):\n    return grid\n```")
         retry = bench.prompt(task, concepts="", previous=step)[-1].content
-        expected = format_grid(first.output, fmt)  # type: ignore[arg-type]
-        assert f"expected (6x6):\n{expected}\n" in retry
+        if paper:  # what the identity produced: the input itself
+            assert f"Example 1:\n{grid}\n" in retry.split("**Output Mismatches**")[1]
+        else:
+            expected = format_grid(first.output, fmt)  # type: ignore[arg-type]
+            assert f"expected (6x6):\n{expected}\n" in retry
     finally:
         bench.close()
