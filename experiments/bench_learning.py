@@ -73,6 +73,11 @@ FAMILIES = [
 ]
 DISTRACTORS = ["tile grid", "reflect grid", "extract objects", "rotate grid"]
 SUMMARY = re.compile(r"rule of task (\w+)")
+# What the selection prompts ask, the paper's (the default view) and arcmemo's.
+SELECTION_MARKERS = (
+    "decide which of them are relevant to this puzzle",
+    "Choose the concepts that will help",
+)
 
 
 class ScriptedLearner:
@@ -112,7 +117,7 @@ class ScriptedLearner:
         task_id = self._task("\n\n".join(m.content for m in messages))
         n = self.index[task_id]
         names, description, comment = self.family(task_id)
-        if "Choose the concepts that will help" in prompt:
+        if any(marker in prompt for marker in SELECTION_MARKERS):
             chosen = [*names, DISTRACTORS[n % 4], DISTRACTORS[(n + 1) % 4]]
             return "```yaml\n" + "\n".join(f"- {name}" for name in chosen) + "\n```"
         if "Rewrite the solution as short pseudocode" in prompt:
