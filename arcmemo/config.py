@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from arcmemo.memory.task_library import LibraryScope
 from arcmemo.models.base import SamplingConfig
 from arcmemo.models.client import ModelConfig
 from arcmemo.registry import ComponentSpec
@@ -500,6 +501,25 @@ class RunConfig(BaseModel):
         description="Online runs: one aux-model call per final task judges which shown "
         "concepts its solution used (prompts/attribution/judge.j2), overriding the lexical "
         "check of the attribution statistics.",
+    )
+    library: Annotated[
+        LibraryScope,
+        Setting(
+            "--library",
+            group="Memory",
+            results=True,
+            help="Which memory functions (routine concepts' code) a task's programs may "
+            "import from arcmemo_library: selected (default: those of the concepts the "
+            "selector chose, which the prompt shows), all (every function; the prompt still "
+            "shows the selected ones) or off. A task never gets the functions extracted from "
+            "its own solution.",
+        ),
+    ] = Field(
+        default="selected",
+        description="Which memory functions a task's programs may import from "
+        "arcmemo_library: selected (the selected concepts' functions, shown in the prompt), "
+        "all (every non-retired concept's functions; the prompt shows the selected ones) or "
+        "off. Functions extracted from a task's own solution are never in its library.",
     )
     memory_format: Annotated[
         ComponentSpec,

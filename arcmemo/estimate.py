@@ -176,7 +176,13 @@ async def estimate_run(session: RunSession) -> RunEstimate:
     for task in session.tasks:
         task_id = benchmark.task_id(task)
         prepared = await prepare_prompt(
-            benchmark, task, memory=memory, selector=selector, model=None, preview=True
+            benchmark,
+            task,
+            memory=memory,
+            selector=selector,
+            model=None,
+            preview=True,
+            library_scope=config.library,
         )
         text = "\n\n".join(f"[{m.role}]\n{m.content}" for m in prepared.messages)
         rundir.write_prompt(task_id, text)

@@ -33,6 +33,7 @@ from typing import Any
 from arcmemo.benchmarks.base import Benchmark
 from arcmemo.config import ResolvedRunConfig
 from arcmemo.memory.ontology import Memory
+from arcmemo.memory.task_library import NO_LIBRARY, TaskLibrary
 from arcmemo.models.base import Completion
 from arcmemo.models.client import ModelClient
 from arcmemo.models.context import PROMPT_TOO_LONG, PromptTooLongError
@@ -121,6 +122,7 @@ class TaskState:
     task: Any
     result: TaskResult
     concepts: str = ""
+    library: TaskLibrary = NO_LIBRARY
 
 
 class Runner:
@@ -189,9 +191,16 @@ class Runner:
             return completion.cost_usd
         return self.model.prices.cost_usd(self.model.spec, completion.usage)
 
-    async def _step(self, task: Any, answer: Answer, round_: int, selected: list[str]) -> Step:
+    async def _step(
+        self,
+        task: Any,
+        answer: Answer,
+        round_: int,
+        selected: list[str],
+        library: TaskLibrary = NO_LIBRARY,
+    ) -> Step:
         completion = answer.completion
-        check = await asyncio.to_thread(self.benchmark.check, task, completion.text)
+        check = await asyncio.to_thread(self.benchmark.check, task, completion.text, library)
         return Step(
             **dict(check),
             round=round_,
@@ -213,6 +222,7 @@ class Runner:
             selector=self.selector,
             model=self.selector_model,
             previous=previous,
+            library_scope=self.config.library,
         )
 
     async def _first_tries(self, task: Any) -> TaskState:
@@ -223,9 +233,12 @@ class Runner:
         try:
             prepared = await self._prepare(task)
             result.selection, state.concepts = prepared.selection, prepared.concepts
+            state.library = prepared.library
             selected = prepared.selection.selected if prepared.selection else []
             answers = await self._generate(task, prepared.messages, None, len(attempts))
-            first_steps = await asyncio.gather(*(self._step(task, c, 0, selected) for c in answers))
+            first_steps = await asyncio.gather(
+                *(self._step(task, c, 0, selected, state.library) for c in answers)
+            )
             for attempt, step in zip(attempts, first_steps, strict=True):
                 attempt.steps.append(step)
         except PromptTooLongError as too_long:
@@ -252,15 +265,23 @@ class Runner:
         task, previous = state.task, attempt.steps[-1]
         selection = state.result.selection
         selected = selection.selected if selection else []
+        library = state.library
         try:
             if self.reselect:
                 prepared = await self._prepare(task, previous)
+                library = library.union(prepared.library)
                 messages = self.benchmark.retry_prompt(
-                    task, concepts=state.concepts, reselected=prepared.concepts, previous=previous
+                    task,
+                    concepts=state.concepts,
+                    reselected=prepared.concepts,
+                    previous=previous,
+                    library=library,
                 )
                 selected = prepared.selection.selected if prepared.selection else []
             else:
-                messages = self.benchmark.prompt(task, concepts=state.concepts, previous=previous)
+                messages = self.benchmark.prompt(
+                    task, concepts=state.concepts, previous=previous, library=library
+                )
             # Attempt i's retries are sample i of their prompt: two attempts that failed the
             # same way (byte-identical retry prompts) still get independent answers.
             (answer,) = await self._generate(task, messages, previous, 1, attempt.index)
@@ -273,7 +294,7 @@ class Runner:
             if isinstance(error, PromptTooLongError) and state.result.prompt_too_long is None:
                 state.result.prompt_too_long = too_long_record(error)
             return
-        attempt.steps.append(await self._step(task, answer, len(attempt.steps), selected))
+        attempt.steps.append(await self._step(task, answer, len(attempt.steps), selected, library))
 
     async def _retry_all_waiting(self, state: TaskState) -> None:
         """One retry of every attempt of the task that wants one (a pass of retries)."""

@@ -16,6 +16,7 @@ from arcmemo.memory.evidence import active
 from arcmemo.memory.ontology import Concept, Memory
 from arcmemo.memory.relations import index_less
 from arcmemo.memory.render import lesson_name
+from arcmemo.memory.task_library import NO_LIBRARY, LibraryScope, TaskLibrary, task_library
 from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient
 from arcmemo.records import Selection, Step
@@ -96,6 +97,8 @@ class PreparedPrompt:
     concepts: str
     # Dry runs only: the prompts a model-based selector would have sent.
     selection_prompts: list[str] = field(default_factory=list)
+    # The memory functions the prompt shows and the task's programs may import.
+    library: TaskLibrary = NO_LIBRARY
 
 
 async def prepare_prompt(
@@ -107,16 +110,20 @@ async def prepare_prompt(
     model: ModelClient | None,
     previous: Step | None = None,
     preview: bool = False,
+    library_scope: LibraryScope = "selected",
 ) -> PreparedPrompt:
     """Select memory entries for ``task`` and render its solve prompt.
 
     ``previous`` is the failed step a retry answers (selectors see its completion).
     With ``preview``, a selector that would call a model is not called: its prompts are
     returned instead and the memory section says it is chosen at run time.
+    ``library_scope``: which memory functions the task may import
+    (:func:`~arcmemo.memory.task_library.task_library`; never its own).
     """
     selection: Selection | None = None
     concepts = ""
     selection_prompts: list[str] = []
+    library = NO_LIBRARY
     if memory is not None:
         task_id = benchmark.task_id(task)
         visible = hide_own_concepts(active(memory), task_id)  # retired: never selected
@@ -134,10 +141,12 @@ async def prepare_prompt(
                 previous_attempt=previous.completion if previous else None,
             )
             concepts = selector.render(visible, selection)
+            library = task_library(visible, task_id, selection.selected, library_scope)
             selection = _in_full_numbering(selection, memory, visible)
     return PreparedPrompt(
-        messages=benchmark.prompt(task, concepts=concepts, previous=previous),
+        messages=benchmark.prompt(task, concepts=concepts, previous=previous, library=library),
         selection=selection,
         concepts=concepts,
         selection_prompts=selection_prompts,
+        library=library,
     )

@@ -37,6 +37,7 @@ from arcmemo.benchmarks.outputs import (
 )
 from arcmemo.cli.main import cli
 from arcmemo.memory.ontology import Concept, Lesson, Memory, Solution
+from arcmemo.memory.task_library import NO_LIBRARY, TaskLibrary
 from arcmemo.models.base import Message
 from arcmemo.records import Attempt, CheckResult, Selection, Step, TaskGrade, TaskResult
 from arcmemo.selection.base import SELECTORS, Selector
@@ -77,11 +78,18 @@ class SumsBenchmark(Benchmark[Sum]):
     def describe(self, task: Sum) -> str:
         return f"What is {task.a} + {task.b}?"
 
-    def prompt(self, task: Sum, *, concepts: str, previous: Step | None) -> list[Message]:
+    def prompt(
+        self,
+        task: Sum,
+        *,
+        concepts: str,
+        previous: Step | None,
+        library: TaskLibrary = NO_LIBRARY,
+    ) -> list[Message]:
         text = (concepts + "\n\n" if concepts else "") + self.describe(task)
         return [Message(role="user", content=text)]
 
-    def check(self, task: Sum, completion: str) -> CheckResult:
+    def check(self, task: Sum, completion: str, library: TaskLibrary = NO_LIBRARY) -> CheckResult:
         words = completion.split()
         value = int(words[-1]) if words and words[-1].lstrip("-").isdigit() else None
         return CheckResult(candidate=completion.strip(), prediction=value)

@@ -58,7 +58,7 @@ def test_an_overlay_changes_what_a_dry_run_renders_and_is_recorded(tmp_path: Pat
     assert "PUZZLE IN OUR OWN LAYOUT" not in (plain.prompts_dir / task).read_text()
     # Outside the run the package's templates are back.
     package = prompting.render(
-        "arc/paper/solve", train=[], tests=[], hint="", reselected="", previous=None
+        "arc/paper/solve", train=[], tests=[], library=[], hint="", reselected="", previous=None
     )
     assert "### Your Puzzle Grids" in package
 

@@ -360,7 +360,9 @@ def test_a_selection_records_lessons_by_their_number_in_the_real_memory() -> Non
         def describe(self, task: Any) -> str:
             return "p"
 
-        def prompt(self, task: Any, *, concepts: str, previous: Any) -> list[Message]:
+        def prompt(
+            self, task: Any, *, concepts: str, previous: Any, library: Any = None
+        ) -> list[Message]:
             return [Message(role="user", content=concepts)]
 
     prepared = asyncio.run(

@@ -32,6 +32,7 @@ from arcmemo.benchmarks.outputs import (
     ScoredRun,
     Table,
 )
+from arcmemo.memory.task_library import NO_LIBRARY, TaskLibrary
 from arcmemo.models.base import Message
 from arcmemo.records import Attempt, CheckResult, SolvedItem, Step, TaskGrade, TaskResult
 from arcmemo.registry import ComponentSpec, NoOptions, Registry, RegistryError
@@ -222,20 +223,36 @@ class Benchmark(abc.ABC, Generic[TaskT]):
         """The problem as text for selectors and abstraction (never with hidden labels)."""
 
     @abc.abstractmethod
-    def prompt(self, task: TaskT, *, concepts: str, previous: Step | None) -> list[Message]:
-        """The solve prompt; ``previous`` is the last failed step of this attempt, if any."""
+    def prompt(
+        self,
+        task: TaskT,
+        *,
+        concepts: str,
+        previous: Step | None,
+        library: TaskLibrary = NO_LIBRARY,
+    ) -> list[Message]:
+        """The solve prompt; ``previous`` is the last failed step of this attempt, if any;
+        ``library`` the memory functions the task's programs may import (a benchmark whose
+        answers are no programs ignores it)."""
 
     def retry_prompt(
-        self, task: TaskT, *, concepts: str, reselected: str, previous: Step
+        self,
+        task: TaskT,
+        *,
+        concepts: str,
+        reselected: str,
+        previous: Step,
+        library: TaskLibrary = NO_LIBRARY,
     ) -> list[Message]:
         """A retry's prompt when its memory entries were chosen again: ``concepts`` is the
         first try's memory block, ``reselected`` the new one (default: the new block in place
         of the first, as :meth:`prompt` shows it)."""
-        return self.prompt(task, concepts=reselected, previous=previous)
+        return self.prompt(task, concepts=reselected, previous=previous, library=library)
 
     @abc.abstractmethod
-    def check(self, task: TaskT, completion: str) -> CheckResult:
-        """Extract a candidate and verify it on the visible examples (blocking call)."""
+    def check(self, task: TaskT, completion: str, library: TaskLibrary = NO_LIBRARY) -> CheckResult:
+        """Extract a candidate and verify it on the visible examples (blocking call); its
+        program may import ``library``'s functions."""
 
     def wants_feedback(self, step: Step) -> bool:
         """Whether ``step`` earns a feedback round (while retries are left), judged only from

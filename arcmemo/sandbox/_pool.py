@@ -402,6 +402,7 @@ class ZygoteSandbox(Sandbox):
             "entry": program.entry,
             "harness": program.harness,
             "bindings": program.bindings,
+            "library": program.library,
             "stop_after_failure": program.stop_after_failure,
             "inputs": inputs,
             "limits": limits.model_dump(),

@@ -35,6 +35,7 @@ import contextlib  # noqa: E402
 import errno  # noqa: E402
 import gc  # noqa: E402
 import importlib  # noqa: E402
+import importlib.machinery  # noqa: E402
 import io  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
@@ -127,6 +128,8 @@ _PRELOAD_DEFAULT = (
 )
 _PROGRAM_FILENAME = "<program>"
 _HARNESS_FILENAME = "<harness>"
+_LIBRARY_FILENAME = "<library>"
+_LIBRARY_MODULE = "arcmemo_library"
 _MAX_FRAME_BYTES = 16 * 1024 * 1024
 _MAX_VALUE_BYTES = 8 * 1024 * 1024
 _MAX_ERROR_CHARS = 4000
@@ -339,6 +342,29 @@ def _compile(text: str, filename: str) -> types.CodeType:
     return compile(text, filename, "exec", dont_inherit=True)
 
 
+class _LibraryFinder:
+    """Finds ``arcmemo_library`` for the program of this child: the module is built from the
+    request's source when the program first imports it (a program that imports nothing pays
+    nothing), under the program's guarded builtins, and has no file: no other program, and
+    nothing on any disk, ever holds it."""
+
+    def __init__(self, source: str, builtins: dict[str, object]) -> None:
+        self._source = source
+        self._builtins = builtins
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> Any:
+        if name != _LIBRARY_MODULE:
+            return None
+        return importlib.machinery.ModuleSpec(name, self)  # type: ignore[arg-type]
+
+    def create_module(self, spec: Any) -> None:
+        return None  # the default module object
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        module.__dict__["__builtins__"] = self._builtins
+        exec(_compile(self._source, _LIBRARY_FILENAME), module.__dict__)
+
+
 def _child_main(request: dict[str, Any], start: int, out_fd: int, workdir: str) -> None:
     global _REQUEST_ID
     _REQUEST_ID = str(request.get("id", ""))
@@ -395,6 +421,10 @@ def _child_main(request: dict[str, Any], start: int, out_fd: int, workdir: str) 
             trusted_code=_program_frames.__code__,
             write_budget=_write_budget(limits),
         )
+
+    library: str = request.get("library", "")
+    if library:
+        sys.meta_path.insert(0, _LibraryFinder(library, namespace["__builtins__"]))
 
     capture = _CappedWriter(cap)
     sys.stdout = sys.stderr = capture

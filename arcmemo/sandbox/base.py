@@ -65,6 +65,13 @@ class Program(BaseModel):
         description="Global name -> module, imported and bound in the program's globals "
         'before it runs, e.g. {"np": "numpy"}.',
     )
+    library: str = Field(
+        default="",
+        description="Source of the module `arcmemo_library` the program may import (a "
+        "per-task library of memory functions; '' for none). It is built in the program's "
+        "own process when first imported, under the same guard as the program, and exists "
+        "nowhere else: no file, no other program's process.",
+    )
     stop_after_failure: bool = Field(
         default=False,
         description="After the first call that times out or crashes, run no further calls: "

@@ -98,7 +98,9 @@ def test_retired_concepts_are_never_rendered_nor_selectable() -> None:
         def describe(self, task: Any) -> str:
             return "p"
 
-        def prompt(self, task: Any, *, concepts: str, previous: Any) -> list[Message]:
+        def prompt(
+            self, task: Any, *, concepts: str, previous: Any, library: Any = None
+        ) -> list[Message]:
             return [Message(role="user", content=concepts)]
 
     prepared = asyncio.run(

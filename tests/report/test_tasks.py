@@ -19,6 +19,7 @@ from pydantic import BaseModel
 
 from arcmemo.benchmarks.base import BENCHMARKS, Benchmark, select_tasks
 from arcmemo.config import RunConfig
+from arcmemo.memory.task_library import NO_LIBRARY, TaskLibrary
 from arcmemo.models.base import Message
 from arcmemo.pipeline import run_benchmark
 from arcmemo.records import Attempt, CheckResult, Step, TaskGrade, TaskResult
@@ -67,10 +68,17 @@ class ReverseBenchmark(Benchmark[Word]):
     def describe(self, task: Word) -> str:
         return f"Spell {task.word!r} backwards."
 
-    def prompt(self, task: Word, *, concepts: str, previous: Step | None) -> list[Message]:
+    def prompt(
+        self,
+        task: Word,
+        *,
+        concepts: str,
+        previous: Step | None,
+        library: TaskLibrary = NO_LIBRARY,
+    ) -> list[Message]:
         return [Message(role="user", content=self.describe(task))]
 
-    def check(self, task: Word, completion: str) -> CheckResult:
+    def check(self, task: Word, completion: str, library: TaskLibrary = NO_LIBRARY) -> CheckResult:
         lines = [line for line in completion.splitlines() if line.startswith("ANSWER:")]
         if not lines:
             return CheckResult(parse_error="no ANSWER line")

@@ -33,6 +33,7 @@ from arcmemo.benchmarks.base import (
     solve_messages,
 )
 from arcmemo.benchmarks.outputs import Convention, OrderRows, ScoredRun, Table
+from arcmemo.memory.task_library import NO_LIBRARY, TaskLibrary
 from arcmemo.models.base import Message
 from arcmemo.records import Attempt, CheckResult, Step, TaskGrade, TaskResult
 
@@ -82,7 +83,14 @@ class AimeBenchmark(Benchmark[AimeProblem]):
     def describe(self, task: AimeProblem) -> str:
         return task.problem
 
-    def prompt(self, task: AimeProblem, *, concepts: str, previous: Step | None) -> list[Message]:
+    def prompt(
+        self,
+        task: AimeProblem,
+        *,
+        concepts: str,
+        previous: Step | None,
+        library: TaskLibrary = NO_LIBRARY,
+    ) -> list[Message]:
         task_text = prompting.render("aime/solve", problem=task.problem)
         if previous is not None and self.wants_feedback(previous):
             task_text += "\n" + prompting.render("aime/retry", answer=previous.candidate)
@@ -92,7 +100,9 @@ class AimeBenchmark(Benchmark[AimeProblem]):
         # Only an unusable answer: whether a usable one is right is the hidden label.
         return step.error is None and step.parse_error is not None
 
-    def check(self, task: AimeProblem, completion: str) -> CheckResult:
+    def check(
+        self, task: AimeProblem, completion: str, library: TaskLibrary = NO_LIBRARY
+    ) -> CheckResult:
         extracted = extract_answer(completion)
         return CheckResult(
             candidate=extracted.raw,

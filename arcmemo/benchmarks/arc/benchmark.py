@@ -38,6 +38,7 @@ from arcmemo.benchmarks.base import (
     solve_messages,
 )
 from arcmemo.benchmarks.outputs import Convention, Curve, OrderRows, ScoredRun, Table
+from arcmemo.memory.task_library import NO_LIBRARY, TaskLibrary
 from arcmemo.models.base import Message
 from arcmemo.records import Attempt, CheckResult, PairCheck, SolvedItem, Step, TaskGrade, TaskResult
 from arcmemo.sandbox import CallResult, Program
@@ -71,7 +72,9 @@ def as_grid_result(result: CallResult) -> CallResult:
     return result.model_copy(update={"value": grid})
 
 
-def transform_program(source: str, *, stop_after_failure: bool = True) -> Program:
+def transform_program(
+    source: str, *, stop_after_failure: bool = True, library: str = ""
+) -> Program:
     """A model's ``transform`` program in ARC's calling convention (``np`` bound for it).
 
     With ``stop_after_failure``, after its first timeout or crash the remaining grids are
@@ -84,6 +87,7 @@ def transform_program(source: str, *, stop_after_failure: bool = True) -> Progra
         harness=_HARNESS,
         bindings={"np": "numpy"},
         stop_after_failure=stop_after_failure,
+        library=library,
     )
 
 
@@ -197,12 +201,18 @@ class ArcBenchmark(Benchmark[ArcTask]):
         return options.layout if isinstance(options, ArcOptions) else "paper"
 
     def _paper_prompt(
-        self, task: ArcTask, concepts: str, previous: Step | None, reselected: str = ""
+        self,
+        task: ArcTask,
+        concepts: str,
+        previous: Step | None,
+        library: TaskLibrary,
+        reselected: str = "",
     ) -> list[Message]:
         fmt = self.grid_format
         text = prompting.render(
             "arc/paper/solve",
             **solve_view(task, fmt),
+            library=library.view(),
             hint=concepts.strip(),
             reselected=reselected.strip(),
             previous=previous_view(task, previous, fmt, with_completion=True) if previous else None,
@@ -213,38 +223,55 @@ class ArcBenchmark(Benchmark[ArcTask]):
         ]
 
     def retry_prompt(
-        self, task: ArcTask, *, concepts: str, reselected: str, previous: Step
+        self,
+        task: ArcTask,
+        *,
+        concepts: str,
+        reselected: str,
+        previous: Step,
+        library: TaskLibrary = NO_LIBRARY,
     ) -> list[Message]:
         if self.layout == "paper":  # the first hint stays; the new choice comes after it all
-            return self._paper_prompt(task, concepts, previous, reselected)
+            return self._paper_prompt(task, concepts, previous, library, reselected)
         return super().retry_prompt(
-            task, concepts=concepts, reselected=reselected, previous=previous
+            task, concepts=concepts, reselected=reselected, previous=previous, library=library
         )
 
-    def prompt(self, task: ArcTask, *, concepts: str, previous: Step | None) -> list[Message]:
+    def prompt(
+        self,
+        task: ArcTask,
+        *,
+        concepts: str,
+        previous: Step | None,
+        library: TaskLibrary = NO_LIBRARY,
+    ) -> list[Message]:
         if self.layout == "paper":
-            return self._paper_prompt(task, concepts, previous)
+            return self._paper_prompt(task, concepts, previous, library)
         fmt = self.grid_format
         task_text = prompting.render(
             "arc/solve",
             **solve_view(task, fmt),
+            library=library.view(),
             previous=previous_view(task, previous, fmt, with_completion=self._feedback_text)
             if previous
             else None,
         )
         return solve_messages("arc", concepts, task_text)
 
-    def run_program(self, source: str, grids: list[Any]) -> list[CallResult]:
-        """``transform`` of ``source`` on each grid, in the sandbox, outputs checked as grids."""
+    def run_program(self, source: str, grids: list[Any], library: str = "") -> list[CallResult]:
+        """``transform`` of ``source`` on each grid, in the sandbox, outputs checked as grids;
+        the program may import from ``library`` (the text of ``arcmemo_library``)."""
         if not grids:
             return []
         options = self.options
         stop = options.stop_after_failure if isinstance(options, ArcOptions) else True
-        program = transform_program(source, stop_after_failure=stop)
+        program = transform_program(source, stop_after_failure=stop, library=library)
         results = self.sandbox.get().run(program, [[grid] for grid in grids])
         return [as_grid_result(result) for result in results]
 
-    def check(self, task: ArcTask, completion: str) -> CheckResult:
+    def check(
+        self, task: ArcTask, completion: str, library: TaskLibrary = NO_LIBRARY
+    ) -> CheckResult:
         read = find_first_program if self.layout == "paper" else find_program
         found = read(completion)
         if found is None:
@@ -253,7 +280,8 @@ class ArcBenchmark(Benchmark[ArcTask]):
                 verified=False,
             )
         program = found.source
-        results = self.run_program(program, [p.input for p in task.train] + task.test_inputs)
+        grids = [p.input for p in task.train] + task.test_inputs
+        results = self.run_program(program, grids, library.source)
         checks = []
         for index, (pair, result) in enumerate(zip(task.train, results, strict=False)):
             output = result.value if result.ok else None

@@ -1,0 +1,120 @@
+"""Which memory functions a task may import, and how its solve prompt shows them."""
+
+from __future__ import annotations
+
+import asyncio
+
+from arcmemo.benchmarks.arc.benchmark import ArcBenchmark
+from arcmemo.benchmarks.arc.data import ArcPair, ArcTask
+from arcmemo.memory.ontology import Concept, LibraryFunction, Memory
+from arcmemo.memory.task_library import library_source, task_library
+from arcmemo.selection.simple import AllSelector
+from arcmemo.solve_prompt import prepare_prompt
+
+
+def _function(name: str, *sources: str, body: str = "return grid") -> LibraryFunction:
+    return LibraryFunction(
+        name=name,
+        source=f'def {name}(grid):\n    """{name} doc."""\n    {body}\n',
+        signature="(grid: Grid) -> Grid",
+        docstring=f"{name} doc.",
+        sources=list(sources),
+    )
+
+
+def _memory() -> Memory:
+    return Memory(
+        domain="arc",
+        concepts=[
+            Concept(
+                name="crop to object",
+                kind="routine",
+                functions=[_function("crop_a", "a"), _function("crop_b", "b")],
+            ),
+            Concept(name="flip", kind="routine", functions=[_function("flip", "c")]),
+            Concept(
+                name="old", kind="routine", retired="never helped", functions=[_function("old")]
+            ),
+        ],
+    )
+
+
+def _names(functions: tuple[LibraryFunction, ...]) -> list[str]:
+    return [f.name for f in functions]
+
+
+def test_a_task_never_gets_a_function_from_its_own_solution() -> None:
+    library = task_library(_memory(), "a", ["crop to object", "flip"], "selected")
+    assert _names(library.shown) == ["crop_b", "flip"]
+    assert "def crop_a" not in library.source and "def crop_b" in library.source
+
+
+def test_the_scope_decides_what_is_importable_and_retired_concepts_give_nothing() -> None:
+    memory = _memory()
+    selected = task_library(memory, "x", ["flip"], "selected")
+    assert _names(selected.shown) == _names(selected.importable) == ["flip"]
+    everything = task_library(memory, "x", ["flip"], "all")
+    assert _names(everything.shown) == ["flip"]
+    assert _names(everything.importable) == ["crop_a", "crop_b", "flip"]
+    assert task_library(memory, "x", ["old"], "selected").source == ""
+    assert task_library(memory, "x", ["flip"], "off").importable == ()
+
+
+def test_a_function_that_does_not_parse_is_left_out_of_the_module() -> None:
+    broken = LibraryFunction(name="broken", source="def broken(:\n")
+    text = library_source([broken, _function("fine")])
+    assert "def fine" in text and "broken" not in text
+    assert library_source([broken]) == ""
+
+
+TASK = ArcTask(
+    id="t1",
+    train=[ArcPair(input=[[0, 5], [0, 0]], output=[[5]])],
+    test_inputs=[[[0, 0], [7, 0]]],
+    test_outputs=[[[7]]],
+)
+CROP = LibraryFunction(
+    name="crop_nonzero",
+    source="def crop_nonzero(grid):\n"
+    "    rows, cols = np.nonzero(grid)\n"
+    "    return grid[rows.min():rows.max() + 1, cols.min():cols.max() + 1]\n",
+    signature="(grid: Grid) -> Grid",
+    docstring="The smallest box holding every non-zero cell.",
+    sources=["other"],
+)
+ANSWER = """```python
+from arcmemo_library import crop_nonzero
+
+def transform(grid):
+    return crop_nonzero(grid)
+```"""
+
+
+def test_the_solve_prompt_shows_the_functions_and_the_check_imports_them() -> None:
+    memory = Memory(
+        domain="arc", concepts=[Concept(name="crop to content", kind="routine", functions=[CROP])]
+    )
+    benchmark = ArcBenchmark()
+    prepared = asyncio.run(
+        prepare_prompt(benchmark, TASK, memory=memory, selector=AllSelector(), model=None)
+    )
+    text = prepared.messages[-1].content
+    assert "from arcmemo_library import crop_nonzero" in text
+    assert "`crop_nonzero(grid: Grid) -> Grid`: The smallest box holding" in text
+    try:
+        assert benchmark.check(TASK, ANSWER, prepared.library).verified
+        assert not benchmark.check(TASK, ANSWER).verified  # without the library
+    finally:
+        benchmark.close()
+
+
+def test_without_functions_the_solve_prompt_is_unchanged() -> None:
+    memory = Memory(domain="arc", concepts=[Concept(name="crop to content", kind="routine")])
+    benchmark = ArcBenchmark()
+    prepared = asyncio.run(
+        prepare_prompt(benchmark, TASK, memory=memory, selector=AllSelector(), model=None)
+    )
+    plain = benchmark.prompt(TASK, concepts=prepared.concepts, previous=None)
+    assert prepared.messages == plain
+    assert "arcmemo_library" not in plain[-1].content
+    assert "\n\n\nWrite `transform(grid)`" not in plain[-1].content
