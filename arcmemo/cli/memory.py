@@ -272,6 +272,32 @@ def _attribution_lines(loaded: Memory, top: int = 10) -> list[str]:
     )
     pitfalls = sum(lesson.kind == "pitfall" for lesson in loaded.lessons)
     lines.append(f"pitfall lessons: {pitfalls}")
+    return lines + _import_lines(loaded, top)
+
+
+def _import_lines(loaded: Memory, top: int) -> list[str]:
+    """Library functions and credit by import: which concepts' code verified programs used."""
+    from arcmemo.memory.evidence import importers
+
+    functions = [f for c in loaded.concepts for f in c.functions]
+    if not functions:
+        return []
+    imported = sorted(
+        ((c, importers(c)) for c in loaded.concepts if importers(c)),
+        key=lambda pair: (-len(pair[1]), pair[0].id),
+    )
+    tasks = {t for _, found in imported for t in found}
+    lines = [
+        f"library: {len(functions)} functions in "
+        f"{sum(bool(c.functions) for c in loaded.concepts)} concepts, "
+        f"{sum(len(f.tests) for f in functions)} recorded tests; credit by import: "
+        f"{len(imported)} concepts imported by {len(tasks)} tasks"
+    ]
+    if imported:
+        lines.append(f"most imported (tasks), top {top}:")
+        lines += _rows(
+            [(c.name, f"{len(found)}  {', '.join(found)}") for c, found in imported[:top]]
+        )
     return lines
 
 

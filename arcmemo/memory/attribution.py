@@ -11,7 +11,11 @@ retries) gets one verdict, stored as the task id in the concept's stats:
   concept an unconfirmed attempt ignored, and one a confirmed solution ignored even if a
   failed retry had used it).
 
-"Uses" is a cheap lexical/structural check (:func:`concept_evidence`) of the concept
+"Uses" is exact for a concept that carries library functions (:mod:`arcmemo.memory.task_library`):
+the solution imports one of them from ``arcmemo_library`` (credit by import; a concept whose
+function a confirmed solution imported is attributed even where no prompt showed it, as
+``--library all`` allows, and the task joins the function's ``imported_by``). For a concept
+without code, "uses" is a cheap lexical/structural check (:func:`concept_evidence`) of the concept
 against the step's solution: for a Python program its AST identifiers, calls and comments,
 otherwise the words of the answer. It matches (a) every content word of the concept's name,
 (b) a specific parameter name as an identifier, or (c) a call named in an implementation
@@ -40,6 +44,7 @@ from pydantic import BaseModel, Field
 
 from arcmemo.inlined_library import without_library
 from arcmemo.memory.ontology import Concept, Memory, concept_id
+from arcmemo.memory.task_library import LIBRARY_MODULE
 from arcmemo.records import Step, TaskResult
 
 Verdict = Literal["helpful", "unused", "harmful"]
@@ -162,6 +167,47 @@ def concept_evidence(concept: Concept, solution: SolutionText) -> list[str]:
     return evidence
 
 
+def imported_functions(program: str) -> set[str]:
+    """The names ``program`` takes from ``arcmemo_library``: ``from arcmemo_library import f``
+    (``as g`` or not), ``arcmemo_library.f`` after ``import arcmemo_library [as L]``, and, after
+    a star import, every name the program uses (the library's among them)."""
+    try:
+        tree = ast.parse(program)
+    except (SyntaxError, ValueError):
+        return set()
+    found: set[str] = set()
+    aliases: set[str] = set()
+    star = False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == LIBRARY_MODULE and not node.level:
+            for alias in node.names:
+                star |= alias.name == "*"
+                found.add(alias.name)
+        elif isinstance(node, ast.Import):
+            aliases |= {a.asname or a.name for a in node.names if a.name == LIBRARY_MODULE}
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in aliases
+        ):
+            found.add(node.attr)
+        elif star and isinstance(node, ast.Name):
+            found.add(node.id)
+    found.discard("*")
+    return found
+
+
+def import_evidence(concept: Concept, imported: set[str]) -> list[str]:
+    """Why a solution importing ``imported`` uses ``concept``: one line per function of the
+    concept it imports ([] if none)."""
+    return [f"imports {f.name}" for f in concept.functions if f.name in imported]
+
+
+def _imports(step: Step) -> set[str]:
+    return imported_functions(without_library(step.candidate or "", note=False))
+
+
 class ConceptVerdict(BaseModel):
     """One shown concept's verdict for one task."""
 
@@ -169,6 +215,11 @@ class ConceptVerdict(BaseModel):
     name: str
     verdict: Verdict
     evidence: list[str] = Field(default_factory=list, description="Why it counts as used.")
+    imported: list[str] = Field(
+        default_factory=list,
+        description="Library functions of the concept the attributed solution imported "
+        "(credit by import); a helpful verdict records the task in their imported_by.",
+    )
 
 
 class TaskAttribution(BaseModel):
@@ -185,6 +236,19 @@ def _shown(result: TaskResult) -> list[str]:
         for step in attempt.steps:
             names += [n for n in step.concepts if n not in names]
     return names
+
+
+def _importers(memory: Memory, imports: dict[int, set[str]]) -> dict[str, list[int]]:
+    """Concept id -> the steps (by identity) that imported one of its functions."""
+    wanted = set().union(*imports.values()) if imports else set()
+    steps: dict[str, list[int]] = {}
+    if not wanted:
+        return steps
+    for concept in memory.concepts:
+        names = {f.name for f in concept.functions} & wanted
+        if names:
+            steps[concept.id] = [s for s, found in imports.items() if names & found]
+    return steps
 
 
 def _judged(
@@ -213,33 +277,69 @@ def attribute_task(
     attribution = TaskAttribution(task_id=result.task_id, confirmed=confirmed is not None)
     steps = [s for a in result.attempts for s in a.steps if not s.error]
     texts = {id(s): solution_text(s, ignore) for s in steps}
+    imports = {id(s): _imports(s) for s in steps}
+    importers = _importers(memory, imports)
+    # Shown concepts, then those only imported (a library wider than the selection).
+    names = [*_shown(result), *importers]
     seen: set[str] = set()
-    for name in _shown(result):
+    for name in names:
         concept = memory.find(name)
         if concept is None or concept.id in seen:
             continue  # a lesson, or a concept no longer in the memory
         seen.add(concept.id)
-        shown_to = [s for s in steps if any(memory.find(n) is concept for n in s.concepts)]
+        reached = set(importers.get(concept.id, ()))
+        shown_to = [
+            s
+            for s in steps
+            if id(s) in reached or any(memory.find(n) is concept for n in s.concepts)
+        ]
+
+        def uses(step: Step, concept: Concept = concept) -> list[str]:
+            # Code decides for a concept that has it; the words only for one without.
+            if concept.functions:
+                return import_evidence(concept, imports[id(step)])
+            return concept_evidence(concept, texts[id(step)])
+
         verdict: Verdict = "unused"
         evidence: list[str] = []
+        used_step: Step | None = None
         if confirmed is not None:
             if any(s is confirmed for s in shown_to):
-                evidence = concept_evidence(concept, texts[id(confirmed)])
-                used, evidence = _judged(concept, bool(evidence), evidence, judged)
+                evidence = uses(confirmed)
+                used, evidence = _decided(concept, evidence, judged)
                 verdict = "helpful" if used else "unused"
+                used_step = confirmed if used else None
         elif shown_to:
             for step in shown_to:
-                evidence = concept_evidence(concept, texts[id(step)])
+                evidence = uses(step)
                 if evidence:
                     break
-            used, evidence = _judged(concept, bool(evidence), evidence, judged)
+            used, evidence = _decided(concept, evidence, judged)
             verdict = "harmful" if used else "unused"
+        imported = (
+            sorted(f.name for f in concept.functions if f.name in imports[id(used_step)])
+            if used_step is not None
+            else []
+        )
         attribution.verdicts.append(
             ConceptVerdict(
-                concept_id=concept.id, name=concept.name, verdict=verdict, evidence=evidence
+                concept_id=concept.id,
+                name=concept.name,
+                verdict=verdict,
+                evidence=evidence,
+                imported=imported,
             )
         )
     return attribution
+
+
+def _decided(
+    concept: Concept, evidence: list[str], judged: dict[str, bool] | None
+) -> tuple[bool, list[str]]:
+    """An import is exact: the aux model's opinion decides only for concepts without code."""
+    if concept.functions:
+        return bool(evidence), evidence
+    return _judged(concept, bool(evidence), evidence, judged)
 
 
 def record_attribution(memory: Memory, attribution: TaskAttribution) -> int:
@@ -255,6 +355,12 @@ def record_attribution(memory: Memory, attribution: TaskAttribution) -> int:
         if concept is None:
             continue
         stats = concept.stats
+        if verdict.verdict == "helpful":
+            for function in concept.functions:
+                if function.name in verdict.imported and attribution.task_id not in (
+                    function.imported_by
+                ):
+                    function.imported_by.append(attribution.task_id)
         if any(attribution.task_id in getattr(stats, v) for v in VERDICTS):
             continue
         getattr(stats, verdict.verdict).append(attribution.task_id)

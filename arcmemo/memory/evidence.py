@@ -9,7 +9,8 @@ without evidence.
 ``arcmemo memory prune --min-evidence N`` retires (never deletes) the concepts with at
 least ``N`` attributed selections and not one helpful verdict: the concept stays in the
 file with a ``retired`` reason and a history entry, and :func:`active` leaves it out of
-every rendering and selection.
+every rendering and selection. A concept a verified program imported a function of (credit
+by import, ``imported_by``) has exact evidence of use and is never retired.
 """
 
 from __future__ import annotations
@@ -26,6 +27,11 @@ _RETIRED = attrgetter("retired")
 def helped(concept: Concept) -> int:
     """Helpful minus harmful verdicts."""
     return len(concept.stats.helpful) - len(concept.stats.harmful)
+
+
+def importers(concept: Concept) -> list[str]:
+    """Tasks whose verified programs imported one of the concept's functions."""
+    return list(dict.fromkeys(t for f in concept.functions for t in f.imported_by))
 
 
 def evidence_count(concept: Concept) -> int:
@@ -58,7 +64,8 @@ def active(memory: Memory) -> Memory:
 
 
 def prune_candidates(memory: Memory, min_evidence: int) -> list[Concept]:
-    """Active concepts with at least ``min_evidence`` attributed selections, none helpful.
+    """Active concepts with at least ``min_evidence`` attributed selections, none helpful,
+    and no function any verified program imported.
 
     Only attributed selections count: ``stats.selected`` of a memory written before
     attribution existed says nothing about whether the concept helped.
@@ -68,7 +75,10 @@ def prune_candidates(memory: Memory, min_evidence: int) -> list[Concept]:
     return [
         c
         for c in memory.concepts
-        if not c.retired and evidence_count(c) >= min_evidence and not c.stats.helpful
+        if not c.retired
+        and evidence_count(c) >= min_evidence
+        and not c.stats.helpful
+        and not importers(c)
     ]
 
 

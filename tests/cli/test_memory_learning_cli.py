@@ -9,7 +9,14 @@ from click.testing import CliRunner, Result
 
 from arcmemo.cli.main import cli
 from arcmemo.config import RunConfig
-from arcmemo.memory.ontology import Concept, ConceptStats, Memory, Parameter, Provenance
+from arcmemo.memory.ontology import (
+    Concept,
+    ConceptStats,
+    LibraryFunction,
+    Memory,
+    Parameter,
+    Provenance,
+)
 from arcmemo.records import Attempt, Selection, Step, TaskResult
 from arcmemo.rundir import RunWriter
 from arcmemo.signals import WRITE_SIGNALS
@@ -61,7 +68,9 @@ def result(task_id: str, program: str, verified: bool, shown: list[str]) -> Task
     )
 
 
-def fixed_run(tmp_path: Path, memory: Path, **fields: object) -> Path:
+def fixed_run(
+    tmp_path: Path, memory: Path, results: list[TaskResult] | None = None, **fields: object
+) -> Path:
     out = tmp_path / "run"
     config = RunConfig(
         benchmark="arc-agi-1",
@@ -76,7 +85,8 @@ def fixed_run(tmp_path: Path, memory: Path, **fields: object) -> Path:
     writer = RunWriter(out)
     writer.start(config)
     writer.append_results(
-        [
+        results
+        or [
             result("t1", SPLIT_PROGRAM, True, ["split grid", "recolor object"]),
             result("t2", FLIP_PROGRAM, False, ["reflect grid"]),
             result("t3", FLIP_PROGRAM, True, ["recolor object"]),
@@ -176,3 +186,55 @@ def test_edits_refuse_a_memory_a_live_run_is_writing(tmp_path: Path) -> None:
         # A dry run reads only, but not a file that moves under it.
         assert run("prune", str(path), "--min-evidence", "3", "--dry-run").exit_code == 1
     assert run("prune", str(path), "--min-evidence", "3").exit_code == 0
+
+
+CROP_PROGRAM = (
+    "from arcmemo_library import crop_to_object\n\n"
+    "def transform(grid):\n    return crop_to_object(grid)\n"
+)
+
+
+def test_credit_by_import_reaches_attribute_stats_and_prune(tmp_path: Path) -> None:
+    path = tmp_path / "memory.json"
+    crop = LibraryFunction(
+        name="crop_to_object", source="def crop_to_object(grid):\n    return grid\n"
+    )
+    # "bounding box" has no word in the program: only its import credits it. "crop object"
+    # has every word in it, but its own code was not imported, so it gets no credit.
+    Memory(
+        concepts=[
+            routine("bounding box", "the box around an object").model_copy(
+                update={"functions": [crop]}
+            ),
+            routine("crop object", "cut an object out").model_copy(
+                update={
+                    "functions": [
+                        LibraryFunction(
+                            name="cut_cells", source="def cut_cells(g):\n    return g\n"
+                        )
+                    ]
+                }
+            ),
+        ]
+    ).save(path)
+    shown = ["bounding box", "crop object"]
+    results = [result(t, CROP_PROGRAM, t != "t3", shown) for t in ("t1", "t2", "t3")]
+    out = fixed_run(tmp_path, path, results)
+    done = run("attribute", str(out), "--memory", str(path))
+    assert done.exit_code == 0, done.output
+    assert "t1: bounding box: helpful (imports crop_to_object)" in done.output
+    assert "t1: crop object: unused" in done.output
+    memory = Memory.load(path)
+    assert memory.concepts[0].functions[0].imported_by == ["t1", "t2"]
+    stats = run("stats", str(path))
+    assert "library: 2 functions in 2 concepts, 0 recorded tests; credit by import: 1 " in (
+        stats.output
+    )
+    assert re.search(r"^  bounding box +2  t1, t2$", stats.output, re.MULTILINE), stats.output
+    # With its verdicts replaced by three unused ones, only its imports keep "bounding box"
+    # from pruning; "crop object" (three attributed selections, none helpful) is retired.
+    memory.concepts[0].stats = ConceptStats(unused=["a", "b", "c"])
+    memory.save(path)
+    pruned = run("prune", str(path), "--min-evidence", "3", "--dry-run")
+    assert pruned.exit_code == 0, pruned.output
+    assert "retire 'crop object'" in pruned.output and "bounding box" not in pruned.output

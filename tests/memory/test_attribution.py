@@ -9,11 +9,12 @@ import pytest
 from arcmemo.memory.attribution import (
     attribute_task,
     concept_evidence,
+    imported_functions,
     record_attribution,
     solution_text,
     summarize,
 )
-from arcmemo.memory.ontology import Concept, Memory, Parameter
+from arcmemo.memory.ontology import Concept, LibraryFunction, Memory, Parameter
 from arcmemo.records import Attempt, Selection, Step, TaskResult
 
 SPLIT_PROGRAM = """
@@ -328,3 +329,84 @@ def test_the_entry_point_is_no_evidence_on_a_real_model_completion() -> None:
     assert (verdict.name, verdict.verdict, verdict.evidence) == ("tile grid", "unused", [])
     # The program's own helper is still evidence: only the benchmark's names are left out.
     assert "halve" in solution_text(solved, arc_entry_points()).identifiers
+
+
+# -- credit by import --------------------------------------------------------------------------
+
+CROP_SOURCE = "def crop_to_object(grid):\n    return grid\n"
+IMPORTING_PROGRAM = """
+from arcmemo_library import crop_to_object
+
+def transform(grid):
+    return crop_to_object(grid)
+"""
+
+
+def library_memory() -> Memory:
+    return Memory(
+        concepts=[
+            # Its words are nowhere in the program: only the import says it was used.
+            concept(
+                "bounding box",
+                functions=[LibraryFunction(name="crop_to_object", source=CROP_SOURCE)],
+            ),
+            # Its words are all in the program, but its own code was not imported.
+            concept(
+                "crop object",
+                functions=[
+                    LibraryFunction(name="crop_cells", source="def crop_cells(g):\n    return g\n")
+                ],
+            ),
+            # No code: the lexical check still decides.
+            concept("grid crop"),
+        ]
+    )
+
+
+def test_an_import_credits_the_functions_concept_exactly() -> None:
+    mem = library_memory()
+    shown = ["bounding box", "crop object", "grid crop"]
+    final = step(IMPORTING_PROGRAM, shown, verified=True)
+    attribution = attribute_task(mem, result("t1", shown, final), final, ignore={"transform"})
+    verdicts = {v.name: v for v in attribution.verdicts}
+    assert verdicts["bounding box"].verdict == "helpful"
+    assert verdicts["bounding box"].evidence == ["imports crop_to_object"]
+    assert verdicts["bounding box"].imported == ["crop_to_object"]
+    assert verdicts["crop object"].verdict == "unused"
+    assert verdicts["grid crop"].verdict == "helpful"  # name words, as before
+    record_attribution(mem, attribution)
+    assert mem.concepts[0].functions[0].imported_by == ["t1"]
+    assert mem.concepts[1].functions[0].imported_by == []
+    record_attribution(mem, attribution)  # folding twice changes nothing
+    assert mem.concepts[0].functions[0].imported_by == ["t1"]
+
+
+def test_an_import_credits_a_concept_no_prompt_showed() -> None:
+    mem = library_memory()
+    program = (
+        "import arcmemo_library as lib\n\ndef transform(grid):\n"
+        "    return lib.crop_to_object(grid)\n"
+    )
+    final = step(program, [], verified=True)
+    attribution = attribute_task(mem, result("t2", [], final), final)
+    assert [(v.name, v.verdict) for v in attribution.verdicts] == [("bounding box", "helpful")]
+
+
+def test_a_failed_import_is_harmful_and_the_judge_does_not_override_code() -> None:
+    mem = library_memory()
+    failed = step(IMPORTING_PROGRAM, ["bounding box"], verified=False)
+    attribution = attribute_task(
+        mem, result("t3", ["bounding box"], failed), None, judged={"bounding-box": False}
+    )
+    assert [(v.name, v.verdict) for v in attribution.verdicts] == [("bounding box", "harmful")]
+    record_attribution(mem, attribution)
+    assert mem.concepts[0].functions[0].imported_by == []  # only verified programs count
+
+
+def test_imported_names_cover_every_import_form() -> None:
+    assert imported_functions("from arcmemo_library import a, b as c\nx = a") == {"a", "b"}
+    assert imported_functions("import arcmemo_library as L\nL.f(1)\nother.g()") == {"f"}
+    assert imported_functions("import arcmemo_library\narcmemo_library.h") == {"h"}
+    assert "k" in imported_functions("from arcmemo_library import *\nk(1)")
+    assert imported_functions("from other import a\nimport numpy\nnumpy.f") == set()
+    assert imported_functions("def (") == set()
