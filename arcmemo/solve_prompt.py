@@ -133,12 +133,15 @@ async def prepare_prompt(
             selection_prompts = await selector.preview(visible, problem, task_id=task_id)
             concepts = render_hint(visible, SELECTED_AT_RUN_TIME)
         else:
+            # Only a selector that runs code on them gets the visible examples.
+            extra = {"examples": benchmark.examples(task)} if selector.uses_examples else {}
             selection = await selector.select(
                 visible,
                 problem,
                 task_id=task_id,
                 model=model,
                 previous_attempt=previous.completion if previous else None,
+                **extra,
             )
             concepts = selector.render(visible, selection)
             library = task_library(visible, task_id, selection.selected, library_scope)

@@ -222,6 +222,11 @@ class Benchmark(abc.ABC, Generic[TaskT]):
     def describe(self, task: TaskT) -> str:
         """The problem as text for selectors and abstraction (never with hidden labels)."""
 
+    def examples(self, task: TaskT) -> list[tuple[Any, Any]]:
+        """The task's visible input/output pairs, for selectors that run library code on
+        them (``--select behaviour``); none by default."""
+        return []
+
     @abc.abstractmethod
     def prompt(
         self,

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import abc
 import re
-from typing import ClassVar
+from collections.abc import Sequence
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
@@ -26,6 +27,8 @@ from arcmemo.resources import data_dir
 
 # The name of a memory format (a registered abstractor, arcmemo.abstraction.ABSTRACTORS).
 MemoryFormat = str
+# A task's visible input/output pairs (ARC's train pairs), for selectors that run code on them.
+Examples = Sequence[tuple[Any, Any]]
 _DOMAIN = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 
 
@@ -103,6 +106,9 @@ class Selector(abc.ABC):
     name: ClassVar[str]  # set by the registry: the name it is registered under
     # True when select() calls a model (the run then needs the selector's model).
     uses_model: ClassVar[bool] = False
+    # True when select() takes the task's visible examples (``examples=``, an Examples); a
+    # selector's options may turn it on (the llm selector's behaviour pre-filter).
+    uses_examples: bool = False
     # Cap on the solve view (SolveViewOptions sets it from the selector's options).
     solve_budget_tokens: int | None = None
 
@@ -148,5 +154,6 @@ SELECTORS: Registry[Selector] = Registry(
         "none": "arcmemo.selection.simple",
         "describe": "arcmemo.selection.describe",
         "dcrs": "arcmemo.selection.dcrs",
+        "behaviour": "arcmemo.selection.behaviour",
     },
 )

@@ -8,6 +8,7 @@ are reported as unknown in the selection record, never silently dropped.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Sequence
 
@@ -25,11 +26,13 @@ from arcmemo.models.context import answer_room
 from arcmemo.records import Selection
 from arcmemo.selection.base import (
     SELECTORS,
+    Examples,
     Selector,
     SolveViewOptions,
     memory_format,
     warn_if_empty,
 )
+from arcmemo.selection.behaviour import BehaviourOptions, BehaviourRunner, prefilter
 from arcmemo.structured import OutputError, fenced_blocks, generate_structured, load_yaml_block
 from arcmemo.tokens import estimate_tokens
 
@@ -212,6 +215,17 @@ class LLMSelectorOptions(SolveViewOptions):
         "prompts for them), lesson and cheatsheet memories are shown the arcmemo way either "
         "way.",
     )
+    behaviour_top_k: int | None = Field(
+        default=None,
+        ge=1,
+        description="Pre-filter by behaviour: before the model reads the memory, keep of the "
+        "concepts that carry library functions only the N whose functions come closest to "
+        "the train outputs (arcmemo.selection.behaviour); concepts without code stay. None: "
+        "no pre-filter.",
+    )
+    behaviour_budget_s: float = Field(
+        default=20.0, gt=0, description="The pre-filter's time budget per task (budget_s)."
+    )
 
 
 @SELECTORS.register("llm", options=LLMSelectorOptions)
@@ -226,6 +240,12 @@ class LLMSelector(Selector):
         self.usage_threshold = options.usage_threshold
         self.solve_budget_tokens = options.solve_budget_tokens
         self.view = options.view
+        self.behaviour: BehaviourRunner | None = None
+        if options.behaviour_top_k is not None:
+            self.uses_examples = True
+            self.behaviour = BehaviourRunner(
+                BehaviourOptions(top_k=options.behaviour_top_k, budget_s=options.behaviour_budget_s)
+            )
 
     def _paper(self, memory: Memory) -> bool:
         # The paper's view and its prompts are written for ARC's concept memories only.
@@ -301,11 +321,16 @@ class LLMSelector(Selector):
         task_id: str,
         model: ModelClient | None,
         previous_attempt: str | None = None,
+        examples: Examples = (),
     ) -> Selection:
         if model is None:
             raise ValueError("the llm selector needs a model")
         if not memory.concepts and not memory.lessons:
             return Selection(selector=self.name, trace="memory is empty")
+        if self.behaviour is not None and examples:
+            runner = self.behaviour
+            ranking = await asyncio.to_thread(runner.rank, memory, examples, task_id)
+            memory = prefilter(memory, ranking, runner.options.top_k)
         answer = await generate_structured(
             model,
             [

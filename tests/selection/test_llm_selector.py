@@ -289,6 +289,8 @@ def test_memory_budget_keeps_the_most_used_concepts_in_full() -> None:
         "budget_tokens": 150,
         "usage_threshold": 2,
         "view": "paper",
+        "behaviour_top_k": None,
+        "behaviour_budget_s": 20.0,
     }
 
 

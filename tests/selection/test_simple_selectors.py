@@ -12,9 +12,9 @@ from tests.selection.selection_helpers import selection_memory
 
 
 def test_registry_lists_every_selector() -> None:
-    assert SELECTORS.names() == ["all", "dcrs", "describe", "embedding", "llm", "none"]
+    assert SELECTORS.names() == ["all", "behaviour", "dcrs", "describe", "embedding", "llm", "none"]
     with pytest.raises(
-        RegistryError, match=r"unknown selector 'best'.*; known: all, dcrs, describe, embedding"
+        RegistryError, match=r"unknown selector .best.*; known: all, behaviour, dcrs, describe"
     ):
         SELECTORS.create("best")
 

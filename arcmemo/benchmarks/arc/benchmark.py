@@ -195,6 +195,9 @@ class ArcBenchmark(Benchmark[ArcTask]):
     def describe(self, task: ArcTask) -> str:
         return describe_task(task, self.grid_format)
 
+    def examples(self, task: ArcTask) -> list[tuple[Any, Any]]:
+        return [(pair.input, pair.output) for pair in task.train]
+
     @property
     def layout(self) -> prompting.PromptStructure:
         options = self.options
