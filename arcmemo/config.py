@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from arcmemo.memory.task_library import LibraryScope
+from arcmemo.library.task import LibraryScope
 from arcmemo.models.base import SamplingConfig
 from arcmemo.models.client import ModelConfig
 from arcmemo.registry import ComponentSpec

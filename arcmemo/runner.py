@@ -32,8 +32,8 @@ from typing import Any
 
 from arcmemo.benchmarks.base import Benchmark
 from arcmemo.config import ResolvedRunConfig
+from arcmemo.library.task import NO_LIBRARY, TaskLibrary
 from arcmemo.memory.ontology import Memory
-from arcmemo.memory.task_library import NO_LIBRARY, TaskLibrary
 from arcmemo.models.base import Completion
 from arcmemo.models.client import ModelClient
 from arcmemo.models.context import PROMPT_TOO_LONG, PromptTooLongError

@@ -11,12 +11,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arcmemo.benchmarks.base import Benchmark
+from arcmemo.library.task import NO_LIBRARY, LibraryScope, TaskLibrary, task_library
 from arcmemo.memory.edits import TrackedList, derived
 from arcmemo.memory.evidence import active
 from arcmemo.memory.ontology import Concept, Memory
 from arcmemo.memory.relations import index_less
 from arcmemo.memory.render import lesson_name
-from arcmemo.memory.task_library import NO_LIBRARY, LibraryScope, TaskLibrary, task_library
 from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient
 from arcmemo.records import Selection, Step

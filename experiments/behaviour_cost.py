@@ -46,7 +46,10 @@ def synthetic_memory(size: int, seed: int = 0) -> Memory:
             m=rng.randint(2, 10),
         )  # fmt: skip
         name = f"f_{index}"
-        source = f'def {name}(grid):\n    """Synthetic function {index}."""\n    {body}\n'
+        source = (
+            f'import numpy as np\n\n\ndef {name}(grid):\n    """Synthetic function {index}."""\n'
+            f"    {body}\n"
+        )
         function = LibraryFunction(name=name, source=source, signature="(grid: Grid) -> Grid")
         concepts.append(Concept(name=f"routine {index}", kind="routine", functions=[function]))
     return Memory(domain="arc", concepts=concepts)

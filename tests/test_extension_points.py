@@ -36,8 +36,8 @@ from arcmemo.benchmarks.outputs import (
     Table,
 )
 from arcmemo.cli.main import cli
+from arcmemo.library.task import NO_LIBRARY, TaskLibrary
 from arcmemo.memory.ontology import Concept, Lesson, Memory, Solution
-from arcmemo.memory.task_library import NO_LIBRARY, TaskLibrary
 from arcmemo.models.base import Message
 from arcmemo.records import Attempt, CheckResult, Selection, Step, TaskGrade, TaskResult
 from arcmemo.selection.base import SELECTORS, Selector

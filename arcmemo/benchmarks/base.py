@@ -32,7 +32,7 @@ from arcmemo.benchmarks.outputs import (
     ScoredRun,
     Table,
 )
-from arcmemo.memory.task_library import NO_LIBRARY, TaskLibrary
+from arcmemo.library.task import NO_LIBRARY, TaskLibrary
 from arcmemo.models.base import Message
 from arcmemo.records import Attempt, CheckResult, SolvedItem, Step, TaskGrade, TaskResult
 from arcmemo.registry import ComponentSpec, NoOptions, Registry, RegistryError

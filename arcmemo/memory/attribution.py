@@ -11,7 +11,7 @@ retries) gets one verdict, stored as the task id in the concept's stats:
   concept an unconfirmed attempt ignored, and one a confirmed solution ignored even if a
   failed retry had used it).
 
-"Uses" is exact for a concept that carries library functions (:mod:`arcmemo.memory.task_library`):
+"Uses" is exact for a concept that carries library functions (:mod:`arcmemo.library`):
 the solution imports one of them from ``arcmemo_library`` (credit by import; a concept whose
 function a confirmed solution imported is attributed even where no prompt showed it, as
 ``--library all`` allows, and the task joins the function's ``imported_by``). For a concept
@@ -43,8 +43,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from arcmemo.inlined_library import without_library
-from arcmemo.memory.ontology import Concept, Memory, concept_id
-from arcmemo.memory.task_library import LIBRARY_MODULE
+from arcmemo.memory.ontology import LIBRARY_MODULE, Concept, Memory, concept_id
 from arcmemo.records import Step, TaskResult
 
 Verdict = Literal["helpful", "unused", "harmful"]

@@ -169,6 +169,10 @@ class RecordedCall(BaseModel):
     )
 
 
+LIBRARY_MODULE = "arcmemo_library"
+"""The module programs import library functions from (built per task in the sandbox)."""
+
+
 class LibraryFunction(Tracked):
     """An executable implementation of a routine concept: a self-contained Python function
     that programs may import from ``arcmemo_library``, with the calls recorded when it

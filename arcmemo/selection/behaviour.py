@@ -10,7 +10,7 @@ match, else partial credit for the same shape, the same colours and the share of
 cells; a function that returns a list of grids (grid-to-object) scores its best element. A
 concept's score is its best function's mean over the train pairs; the ``top_k`` concepts
 are selected. The task's own functions never run for it (the leakage guard of
-:mod:`arcmemo.memory.task_library`).
+:func:`arcmemo.library.modules.available_functions`).
 
 ``--select behaviour`` selects this way; ``--select llm --select-arg behaviour_top_k=N``
 uses it as a pre-filter (:func:`prefilter`). The cost per task at 300, 3,000 and 30,000
@@ -32,9 +32,10 @@ from typing import Any
 
 from pydantic import ConfigDict, Field
 
+from arcmemo.library.modules import available_functions
+from arcmemo.library.task import library_module, with_callees
 from arcmemo.memory.edits import TrackedList
 from arcmemo.memory.ontology import Concept, LibraryFunction, Memory
-from arcmemo.memory.task_library import concept_functions, library_source
 from arcmemo.models.client import ModelClient
 from arcmemo.records import Selection
 from arcmemo.sandbox import SANDBOXES, Program, Sandbox, SandboxLimits
@@ -46,13 +47,14 @@ _ENTRY = "_arcmemo_behaviour"
 _HARNESS = f"""
 import time as _time
 import numpy as _np
-import arcmemo_library as _library
 
 
 def {_ENTRY}(name):
     if _time.time() > _DEADLINE:
         return "skipped"
-    function = getattr(_library, name)
+    import arcmemo_library  # built on the first call: a chunk past the deadline skips it
+
+    function = getattr(arcmemo_library, name)
     outputs = []
     for grid in _INPUTS:
         try:
@@ -65,14 +67,14 @@ _MAX_SIDE = 30
 
 
 @lru_cache(maxsize=1 << 16)
-def grid_function(source: str) -> bool:
-    """Whether the function in ``source`` can be called with one grid: exactly one
-    positional parameter without a default (the rest defaulted)."""
+def grid_function(source: str, name: str) -> bool:
+    """Whether the function ``name`` defined in ``source`` can be called with one grid:
+    exactly one positional parameter without a default (the rest defaulted)."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return False
-    defs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+    defs = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name]
     if len(defs) != 1:
         return False
     args = defs[0].args
@@ -171,10 +173,14 @@ def rank_by_behaviour(
     started = time.monotonic()
     owner: dict[str, str] = {}
     functions: list[LibraryFunction] = []
+    allowed = set(available_functions(memory, [task_id] if task_id else []))
     for concept in memory.concepts:
-        for function in concept_functions(concept, task_id):
-            if function.name not in owner and grid_function(function.source):
-                owner[function.name] = concept.id
+        if concept.retired is not None:
+            continue
+        for function in concept.functions:
+            name = function.name
+            if name in allowed and name not in owner and grid_function(function.source, name):
+                owner[name] = concept.id
                 functions.append(function)
     ranking = BehaviourRanking(candidates=len(functions))
     pairs = [(i, o) for i, o in examples if _grid(i) is not None]
@@ -193,7 +199,7 @@ def rank_by_behaviour(
         program = Program(
             source=prelude + _HARNESS,
             entry=_ENTRY,
-            library=library_source(part),
+            library=library_module(with_callees(memory, [f.name for f in part])),
         )
         results = sandbox.run(program, [[f.name] for f in part], limits=limits)
         scored = {}

@@ -19,7 +19,7 @@ from pydantic import BaseModel
 
 from arcmemo.benchmarks.base import BENCHMARKS, Benchmark, select_tasks
 from arcmemo.config import RunConfig
-from arcmemo.memory.task_library import NO_LIBRARY, TaskLibrary
+from arcmemo.library.task import NO_LIBRARY, TaskLibrary
 from arcmemo.models.base import Message
 from arcmemo.pipeline import run_benchmark
 from arcmemo.records import Attempt, CheckResult, Step, TaskGrade, TaskResult

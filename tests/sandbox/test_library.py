@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from arcmemo.library.task import task_library
 from arcmemo.memory.ontology import Concept, LibraryFunction, Memory
-from arcmemo.memory.task_library import task_library
 from arcmemo.sandbox import Program, Sandbox
 from tests.sandbox.helpers import arc_program
 
 CROP = LibraryFunction(
     name="crop_to_object",
-    source='def crop_to_object(grid):\n    """Crop to the non-zero cells."""\n'
+    source="import numpy as np\n\n\n"
+    'def crop_to_object(grid):\n    """Crop to the non-zero cells."""\n'
     "    rows, cols = np.nonzero(grid)\n"
     "    return grid[rows.min():rows.max() + 1, cols.min():cols.max() + 1]\n",
     signature="(grid: Grid) -> Grid",
@@ -18,7 +19,7 @@ CROP = LibraryFunction(
 )
 FLIP = LibraryFunction(
     name="flip_rows",
-    source="def flip_rows(grid):\n    return np.flipud(grid)\n",
+    source="import numpy as np\n\n\ndef flip_rows(grid):\n    return np.flipud(grid)\n",
     sources=["task-a"],
 )
 

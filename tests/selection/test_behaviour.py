@@ -27,7 +27,9 @@ from tests.selection.selection_helpers import Recorder
 
 
 def routine(name: str, function: str, body: str, *sources: str) -> Concept:
-    source = f"def {function}(grid):\n" + "".join(f"    {line}\n" for line in body.splitlines())
+    source = f"import numpy as np\n\n\ndef {function}(grid):\n" + "".join(
+        f"    {line}\n" for line in body.splitlines()
+    )
     return Concept(
         name=name,
         kind="routine",
@@ -112,9 +114,9 @@ def test_closeness_rewards_shape_colours_and_cells() -> None:
     assert closeness([[2, 1]], [[1, 2]]) == pytest.approx(0.4)
     assert closeness([[1], [2]], [[1, 2]]) == pytest.approx(0.2)
     assert closeness("no grid", [[1]]) == 0.0 and closeness([[True]], [[1]]) == 0.0
-    assert grid_function("def f(g, k=1):\n    return g\n")
-    assert not grid_function("def f(g, k):\n    return g\n")
-    assert not grid_function("def f(*, g):\n    return g\n")
+    assert grid_function("def f(g, k=1):\n    return g\n", "f")
+    assert not grid_function("def f(g, k):\n    return g\n", "f")
+    assert not grid_function("def f(*, g):\n    return g\n", "f")
 
 
 TASK = ArcTask(

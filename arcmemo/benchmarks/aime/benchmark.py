@@ -33,7 +33,7 @@ from arcmemo.benchmarks.base import (
     solve_messages,
 )
 from arcmemo.benchmarks.outputs import Convention, OrderRows, ScoredRun, Table
-from arcmemo.memory.task_library import NO_LIBRARY, TaskLibrary
+from arcmemo.library.task import NO_LIBRARY, TaskLibrary
 from arcmemo.models.base import Message
 from arcmemo.records import Attempt, CheckResult, Step, TaskGrade, TaskResult
 

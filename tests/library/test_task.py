@@ -1,4 +1,5 @@
-"""Which memory functions a task may import, and how its solve prompt shows them."""
+"""Which memory functions a task may import (arcmemo.library.task), and how its solve prompt
+shows them."""
 
 from __future__ import annotations
 
@@ -6,8 +7,8 @@ import asyncio
 
 from arcmemo.benchmarks.arc.benchmark import ArcBenchmark
 from arcmemo.benchmarks.arc.data import ArcPair, ArcTask
+from arcmemo.library.task import task_library
 from arcmemo.memory.ontology import Concept, LibraryFunction, Memory
-from arcmemo.memory.task_library import library_source, task_library
 from arcmemo.selection.simple import AllSelector
 from arcmemo.solve_prompt import prepare_prompt
 
@@ -60,11 +61,20 @@ def test_the_scope_decides_what_is_importable_and_retired_concepts_give_nothing(
     assert task_library(memory, "x", ["flip"], "off").importable == ()
 
 
-def test_a_function_that_does_not_parse_is_left_out_of_the_module() -> None:
-    broken = LibraryFunction(name="broken", source="def broken(:\n")
-    text = library_source([broken, _function("fine")])
-    assert "def fine" in text and "broken" not in text
-    assert library_source([broken]) == ""
+def test_a_function_comes_with_what_it_calls_unless_that_leaks() -> None:
+    memory = _memory()
+    helper = LibraryFunction(name="helper", source="def helper(g):\n    return g\n", sources=["h"])
+    memory.concepts[1].functions.append(
+        LibraryFunction(name="uses_helper", source="def uses_helper(g):\n    return helper(g)\n")
+    )
+    memory.concepts[0].functions.append(helper)
+    library = task_library(memory, "x", ["flip"], "selected")
+    assert _names(library.shown) == ["flip", "uses_helper"]
+    assert _names(library.importable) == ["flip", "uses_helper", "helper"]
+    assert "def helper(g)" in library.source
+    # Task h may not have its own helper, nor a function that calls it.
+    own = task_library(memory, "h", ["flip"], "selected")
+    assert _names(own.importable) == ["flip"]
 
 
 TASK = ArcTask(
@@ -75,7 +85,7 @@ TASK = ArcTask(
 )
 CROP = LibraryFunction(
     name="crop_nonzero",
-    source="def crop_nonzero(grid):\n"
+    source="import numpy as np\n\n\ndef crop_nonzero(grid):\n"
     "    rows, cols = np.nonzero(grid)\n"
     "    return grid[rows.min():rows.max() + 1, cols.min():cols.max() + 1]\n",
     signature="(grid: Grid) -> Grid",
