@@ -1,0 +1,97 @@
+"""An online ARC run whose programs import library functions: the prompt shows them, the
+default sandbox runs the import, and credit by import is recorded in the grown memory."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from arcmemo.config import RunConfig
+from arcmemo.memory.ontology import Concept, LibraryFunction, Memory
+from arcmemo.models.client import ModelClient
+from arcmemo.models.scripted import ScriptedProvider
+from arcmemo.pipeline import run_benchmark
+from tests.fixtures.loop.load import loop_model
+
+lm = loop_model()
+
+TILE = LibraryFunction(
+    name="tile_mirrored",
+    source="import numpy as np\n\n\ndef tile_mirrored(grid):\n"
+    '    """Three by three tiles of the grid, the middle row of tiles mirrored."""\n'
+    "    row = np.hstack([grid] * 3)\n"
+    "    flipped = np.hstack([grid[:, ::-1]] * 3)\n"
+    "    return np.vstack([row, flipped, row])\n",
+    signature="(grid: Grid) -> Grid",
+    docstring="Three by three tiles of the grid, the middle row of tiles mirrored.",
+    sources=["earlier-task"],
+)
+# Its words are all in the importing program, but its code is not what was imported.
+DECOY = LibraryFunction(
+    name="tile_plain",
+    source="import numpy as np\n\n\ndef tile_plain(grid):\n    return np.tile(grid, (3, 3))\n",
+    signature="(grid: Grid) -> Grid",
+    sources=["earlier-task"],
+)
+IMPORTING = """
+from arcmemo_library import tile_mirrored
+
+def transform(grid):
+    return tile_mirrored(grid)
+"""
+
+
+def test_an_online_run_imports_library_functions_and_credits_them(tmp_path: Path) -> None:
+    memory_path = tmp_path / "memory.json"
+    Memory(
+        domain="arc",
+        concepts=[
+            Concept(name="mirrored tiles", kind="routine", functions=[TILE]),
+            Concept(name="tile transform", kind="routine", functions=[DECOY]),
+        ],
+    ).save(memory_path)
+    tasks = ["00576224", "68b67ca3"]
+    model = lm.LoopModel(
+        answers={
+            ("solve", "00576224"): lm.program_answer(IMPORTING),
+            ("solve", "68b67ca3"): lm.program_answer(lm.IDENTITY),
+            ("concepts", "00576224"): lm.yaml_block(
+                "- name: mirrored tiles\n  kind: routine\n  description: tile and mirror"
+            ),
+        },
+        arc_ids=tasks,
+    )
+    config = RunConfig(
+        benchmark="arc-agi-1",
+        split="evaluation",
+        tasks=tasks,
+        model="scripted:solver",
+        attempts=1,
+        retries=0,
+        out=tmp_path / "run",
+        memory=memory_path,
+        selector="all",
+        update="online",
+        update_every=2,
+        write_signal="train",
+    )
+    client = ModelClient(ScriptedProvider.from_script(model, model="solver"))
+    asyncio.run(run_benchmark(config, solver=client))
+
+    (solve,) = model.of("solve", "00576224")
+    assert "from arcmemo_library import tile_mirrored" in solve.last
+    assert "`tile_plain(grid: Grid) -> Grid`" in solve.last
+    results = {
+        r["task_id"]: r
+        for r in map(json.loads, (tmp_path / "run" / "results.jsonl").read_text().splitlines())
+    }
+    step = results["00576224"]["attempts"][0]["steps"][0]
+    assert step["verified"] is True, step
+    assert results["00576224"]["solved"] is True
+    memory = Memory.load(memory_path)
+    mirrored, decoy = memory.find("mirrored tiles"), memory.find("tile transform")
+    assert mirrored is not None and decoy is not None
+    assert mirrored.functions[0].imported_by == ["00576224"]
+    assert "00576224" in mirrored.stats.helpful
+    assert decoy.functions[0].imported_by == [] and "00576224" in decoy.stats.unused
