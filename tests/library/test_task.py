@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 
-from arcmemo.benchmarks.arc.benchmark import ArcBenchmark
+import pytest
+
+from arcmemo.benchmarks.arc.benchmark import ArcBenchmark, ArcOptions
 from arcmemo.benchmarks.arc.data import ArcPair, ArcTask
 from arcmemo.library.task import task_library
 from arcmemo.memory.ontology import Concept, LibraryFunction, Memory
@@ -100,11 +102,12 @@ def transform(grid):
 ```"""
 
 
-def test_the_solve_prompt_shows_the_functions_and_the_check_imports_them() -> None:
+@pytest.mark.parametrize("layout", ["paper", "arcmemo"])
+def test_the_solve_prompt_shows_the_functions_and_the_check_imports_them(layout: str) -> None:
     memory = Memory(
         domain="arc", concepts=[Concept(name="crop to content", kind="routine", functions=[CROP])]
     )
-    benchmark = ArcBenchmark()
+    benchmark = ArcBenchmark(ArcOptions(layout=layout))
     prepared = asyncio.run(
         prepare_prompt(benchmark, TASK, memory=memory, selector=AllSelector(), model=None)
     )
