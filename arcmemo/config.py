@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from arcmemo.library.task import LibraryScope
+from arcmemo.model_roles import AUX, FALLBACK, MODEL_ROLES, SOLVER
 from arcmemo.models.base import SamplingConfig
 from arcmemo.models.client import ModelConfig
 from arcmemo.registry import ComponentSpec
@@ -81,17 +82,14 @@ ONLINE_SHARD_REFUSAL = (
 )
 
 
-SOLVER, AUX = "solver", "aux"
-# The roles a run gives a model to; a new role (say, a separate abstraction model) is a name
-# here and the code that uses its client.
-MODEL_ROLES = (SOLVER, AUX)
-
-
 class ModelRole(BaseModel):
     """The model one role calls: a provider (a registered component, its options as given
     with ``--model-arg``) and its model, and the sampling of every call of the role.
 
-    A role without a provider (aux only) uses the solver's client with its own sampling.
+    A role without a provider (every role but the solver may have none) calls the model of
+    the role it falls back to (:data:`~arcmemo.model_roles.FALLBACK`): aux the solver's,
+    with aux's own sampling only (the solver's is for answers); select and abstract aux's,
+    with aux's sampling and their own over it.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -262,16 +260,15 @@ class RunConfig(BaseModel):
         description="Only this shard of the ordered task list (arcmemo merge joins shards).",
     )
     # The solver's and the aux model's settings as flags and keyword arguments have always
-    # been spelled (config.json files before roles held them too): inputs folded into
-    # ``roles``/``endpoints`` on validation and read back from them, never written. A resume
-    # compares the roles through them (one readable difference per setting), so a new role
-    # in MODEL_ROLES brings its own.
+    # been spelled (config.json files before roles held them too): aliases, folded into
+    # ``roles``/``endpoints`` on validation and read back from them, never written. What
+    # changes results is ``roles`` (compared role by role: result_values), so a new role in
+    # arcmemo.model_roles needs no field here.
     model: Annotated[
         str | None,
         Setting(
             "--model",
             group="Model roles",
-            results=True,
             help="Solver model, provider:model (e.g. openai:o4-mini).",
         ),
     ] = Field(default=None, exclude=True, description="The solver role's provider:model.")
@@ -291,7 +288,6 @@ class RunConfig(BaseModel):
         Setting(
             "--model-arg",
             group="Model roles",
-            results=True,
             help="Solver provider option key=value; `arcmemo models` lists each provider's "
             "options (openai: top_p, top_k, seed, stop, chat_template_kwargs, extra_body, "
             "timeout_s, ...).",
@@ -302,9 +298,10 @@ class RunConfig(BaseModel):
         Setting(
             "--aux-model",
             group="Model roles",
-            results=True,
-            help="Model for selection, description and abstraction (default: --model). It has "
-            "its own endpoint and options: --base-url and --model-arg apply to the solver only.",
+            help="Model for selection, description, abstraction and judging (default: "
+            "--model; --model-role select=... or abstract=... gives selection or abstraction "
+            "its own). It has its own endpoint and options: --base-url and --model-arg apply "
+            "to the solver only.",
         ),
     ] = Field(default=None, exclude=True, description="The aux role's provider:model.")
     aux_base_url: Annotated[
@@ -319,15 +316,12 @@ class RunConfig(BaseModel):
     ] = Field(default=None, exclude=True, description="The aux role's endpoint.")
     aux_model_args: Annotated[
         dict[str, str] | None,
-        Setting(
-            "--aux-model-arg", group="Model roles", results=True, help="Aux provider option k=v."
-        ),
+        Setting("--aux-model-arg", group="Model roles", help="Aux provider option k=v."),
     ] = Field(default=None, exclude=True, description="The aux role's provider options.")
     aux_sampling: Annotated[
         SamplingConfig | None,
         Setting(
             group="Model roles",
-            results=True,
             nested={
                 "temperature": Setting(
                     "--aux-temperature",
@@ -347,7 +341,6 @@ class RunConfig(BaseModel):
         SamplingConfig | None,
         Setting(
             group="Model roles",
-            results=True,
             nested={
                 "temperature": Setting("--temperature", group="Model roles"),
                 "max_tokens": Setting("--max-tokens", group="Model roles", min=1),
@@ -363,24 +356,29 @@ class RunConfig(BaseModel):
         Setting(
             "--model-role",
             group="Model roles",
+            results=True,
             args="--model-role-arg",
-            help="ROLE=PROVIDER:MODEL: the model of a role (solver: writes the answers; aux: "
-            "selection, description, abstraction and judging, default the solver's client). "
-            "--model is --model-role solver=..., --aux-model is --model-role aux=...",
+            help="ROLE=PROVIDER:MODEL: the model of a role (solver: writes the answers; "
+            "select: picks the memory entries shown, default aux; abstract: writes solutions "
+            "into memory, default aux; aux: every other call, e.g. the attribution judge, "
+            "default the solver's client). --model is --model-role solver=..., --aux-model "
+            "is --model-role aux=...; --model-role-arg ROLE.KEY=VALUE sets its options.",
         ),
     ] = Field(
         default_factory=dict,
-        description="Model roles by name (solver, aux): each its provider with its options, "
-        "its model and its sampling. aux without a model uses the solver's client (never "
-        "its endpoint or options) with its own sampling.",
+        description="Model roles by name (solver, select, abstract, aux): each its provider "
+        "with its options, its model and its sampling. A role without a model calls the "
+        "model of the role it falls back to (select and abstract: aux, with aux's sampling "
+        "under their own; aux: the solver, never its endpoint, options or sampling).",
     )
     endpoints: Annotated[
         dict[str, str],
         Setting(
             "--endpoint",
             group="Model roles",
-            help="ROLE=URL: the endpoint of a role (--base-url is --endpoint solver=URL, "
-            "--aux-base-url is --endpoint aux=URL); several URLs comma-separated.",
+            help="ROLE=URL: the endpoint of a role with its own model (--base-url is "
+            "--endpoint solver=URL, --aux-base-url is --endpoint aux=URL); several URLs "
+            "comma-separated.",
         ),
     ] = Field(
         default_factory=dict,
@@ -749,7 +747,9 @@ class RunConfig(BaseModel):
         solver = self.roles.get(SOLVER)
         if solver is None or solver.provider is None:
             raise ValueError("a run needs a solver model: --model PROVIDER:MODEL")
-        self.roles.setdefault(AUX, ModelRole())
+        for name in MODEL_ROLES:  # every role spelled out, in one order
+            self.roles[name] = self.roles.get(name) or ModelRole()
+        self.roles = {name: self.roles[name] for name in MODEL_ROLES}
         # The flat spellings read back what the roles hold.
         aux = self.roles[AUX]
         self.model, self.aux_model = solver.spec, aux.spec
@@ -774,7 +774,46 @@ class RunConfig(BaseModel):
     @property
     def aux_spec(self) -> str:
         """The ``provider:model`` the aux role calls (the solver's when it has none)."""
-        return self.aux.spec or self.solver_spec
+        return self.role_model(AUX)
+
+    def role_model(self, name: str) -> str:
+        """The ``provider:model`` role ``name`` calls: its own, else its fallback's."""
+        role: str | None = name
+        while role is not None:
+            spec = self.roles[role].spec
+            if spec is not None:
+                return spec
+            role = FALLBACK[role]
+        return self.solver_spec
+
+    def model_owner(self, name: str) -> str:
+        """The role whose model (client, endpoint, options) role ``name`` calls."""
+        fallback = FALLBACK[name]
+        while self.roles[name].provider is None and fallback is not None:
+            name, fallback = fallback, FALLBACK[fallback]
+        return name
+
+    def role_sampling(self, name: str) -> SamplingConfig:
+        """The sampling of role ``name``'s calls: its own; for a role falling back to aux
+        (select, abstract), aux's with its own settings over it (the solver's sampling is
+        for answers, so aux does not inherit it)."""
+        own = self.roles[name].sampling
+        fallback = FALLBACK[name]
+        if fallback is None or fallback == SOLVER:
+            return own
+        inherited = self.role_sampling(fallback).model_dump()
+        given = {key: value for key, value in own.model_dump().items() if value is not None}
+        return SamplingConfig.model_validate({**inherited, **given})
+
+    @property
+    def given_roles(self) -> tuple[str, ...]:
+        """The roles whose calls are counted apart: the solver, aux, and every other role
+        the run names a model for."""
+        return tuple(
+            name
+            for name in MODEL_ROLES
+            if name in (SOLVER, AUX) or self.roles[name].provider is not None
+        )
 
     def role_spec(self, name: str) -> tuple[str, str | None, dict[str, Any]]:
         """``(provider:model, endpoint, provider options)`` of a role with its own model."""
@@ -900,3 +939,22 @@ def replicate_namespace(replicate: int, order: int | None = None) -> str:
 # the same model), and paths are compared resolved; the memory and the prompts by content
 # (``fingerprints``).
 RESULT_FIELDS = result_fields(RunConfig)
+
+
+def result_values(config: RunConfig) -> dict[str, Any]:
+    """What a resume, a merge of shards and a table over task orders compare: every field of
+    ``RESULT_FIELDS``, the model roles one entry per role and setting (``roles.abstract.model``,
+    ``roles.aux.options``, ``roles.solver.sampling``), so a difference names the role and
+    every role of :data:`~arcmemo.model_roles.MODEL_ROLES` is compared."""
+    values: dict[str, Any] = {}
+    for name in RESULT_FIELDS:
+        if name != "roles":
+            values[name] = getattr(config, name)
+            continue
+        for role_name, role in config.roles.items():
+            values[f"roles.{role_name}.model"] = role.spec
+            values[f"roles.{role_name}.options"] = (
+                dict(role.provider.options) if role.provider else {}
+            )
+            values[f"roles.{role_name}.sampling"] = role.sampling
+    return values

@@ -75,12 +75,15 @@ class ContinualUpdater:
         memory: Memory,
         rundir: RunWriter,
         model: ModelClient,
+        *,
+        judge: ModelClient | None = None,
     ) -> None:
         self.config = config
         self.benchmark = benchmark
         self.memory = memory
         self.rundir = rundir
-        self.model = model
+        self.model = model  # the abstract role's: writes the memory
+        self.judge = judge or model  # the aux role's: the attribution judge
         self.abstractor = ABSTRACTORS.create(config.memory_format, actor=model.spec)
         self.signal: WriteSignal = WRITE_SIGNALS.create(run_write_signal(config, benchmark))
         commit = rundir.read_commit()
@@ -108,7 +111,7 @@ class ContinualUpdater:
             return None
         try:
             return await judge_usage(
-                self.model, self.memory, result, solution, domain=self.benchmark.domain
+                self.judge, self.memory, result, solution, domain=self.benchmark.domain
             )
         except ModelCallError:
             return None  # the lexical verdicts stand

@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from arcmemo.abstraction.base import ABSTRACTORS
-from arcmemo.config import AUX, SOLVER, RunConfig
+from arcmemo.config import RunConfig
+from arcmemo.model_roles import ABSTRACT, AUX, SELECT, SOLVER
 from arcmemo.models.prices import ModelPrice, PriceTable
 from arcmemo.registry import ComponentSpec
 from arcmemo.solve_prompt import prepare_prompt
@@ -164,15 +165,17 @@ async def estimate_run(session: RunSession) -> RunEstimate:
     config, rundir, benchmark = session.config, session.rundir, session.benchmark
     memory, selector = session.memory, session.selector
     sampling, solver = config.solver.sampling, config.solver_spec
-    aux = config.aux_spec
+    aux, select, abstract = (config.role_model(r) for r in (AUX, SELECT, ABSTRACT))
     solver_out = output_range(solver, sampling.max_tokens, sampling.thinking_budget)
-    aux_out = output_range(aux, None, None)
+    aux_out, select_out, abstract_out = (
+        output_range(m, None, None) for m in (aux, select, abstract)
+    )
     retries = config.retries
     attempts = config.attempts
     # One request samples every first try where the API takes n (the client's own rule).
     per_request = attempts if _supports_n(config.solver.provider) else 1
     estimate = RunEstimate(n_tasks=len(session.tasks))
-    solver_window, aux_window = _windows(config)
+    solver_window, select_window = _window(config, SOLVER), _window(config, SELECT)
     for task in session.tasks:
         task_id = benchmark.task_id(task)
         prepared = await prepare_prompt(
@@ -212,19 +215,19 @@ async def estimate_run(session: RunSession) -> RunEstimate:
         selections = 1 + (attempts * retries if config.retries_reselect else 0)
         for prompt_text in prepared.selection_prompts:
             selection_tokens = estimate_tokens(prompt_text)
-            if aux_window is not None and selection_tokens >= aux_window:
+            if select_window is not None and selection_tokens >= select_window:
                 estimate.too_long.append(
                     f"task {task_id}, stage select: the prompt is about {selection_tokens:,} "
-                    f"tokens; {aux}'s context window is {aux_window:,} (the run shrinks its "
-                    "memory view to fit)"
+                    f"tokens; {select}'s context window is {select_window:,} (the run shrinks "
+                    "its memory view to fit)"
                 )
-            estimate.stage("select", aux).add_calls(
-                Span(low=1, high=selections * ASKS), estimate_tokens(prompt_text), aux_out
+            estimate.stage("select", select).add_calls(
+                Span(low=1, high=selections * ASKS), estimate_tokens(prompt_text), select_out
             )
         if session.online:
             calls = ABSTRACTORS.get(config.memory_format.name).cls.model_calls
-            estimate.stage("abstract", aux).add_calls(
-                Span(high=calls * ASKS), ABSTRACTION_INPUT_TOKENS, aux_out
+            estimate.stage("abstract", abstract).add_calls(
+                Span(high=calls * ASKS), ABSTRACTION_INPUT_TOKENS, abstract_out
             )
             if config.attribution_judge:  # only when the solver was shown concepts
                 estimate.stage("attribute", aux).add_calls(
@@ -242,7 +245,11 @@ async def estimate_run(session: RunSession) -> RunEstimate:
         )
         + ", every retry, selection and abstraction its own",
         f"output tokens per sample: {solver} {solver_out[0]:,}-{solver_out[1]:,}"
-        + (f", {aux} {aux_out[0]:,}-{aux_out[1]:,}" if aux != solver else ""),
+        + "".join(
+            f", {model} {out[0]:,}-{out[1]:,}"
+            for model, out in {aux: aux_out, select: select_out, abstract: abstract_out}.items()
+            if model != solver
+        ),
         "low: every task solved at the first try, nothing written to memory; high: every "
         f"retry used (+{RETRY_EXTRA_TOKENS:,} prompt tokens each), every task abstracted "
         "(a failed task's pitfalls take its place), every structured answer re-asked "
@@ -259,19 +266,13 @@ async def estimate_run(session: RunSession) -> RunEstimate:
     return estimate
 
 
-def _windows(config: RunConfig) -> tuple[int | None, int | None]:
-    """The solver's and the aux model's context windows as known without a server (the
-    role's context_window option, else the packaged table)."""
+def _window(config: RunConfig, role: str) -> int | None:
+    """The context window of the model role ``role`` calls, as known without a server (the
+    option context_window of the role whose model it is, else the packaged table)."""
     from arcmemo.models.context import known_window
 
-    def window(name: str, spec: str) -> int | None:
-        role = config.roles.get(name)
-        options = dict(role.provider.options) if role and role.provider else {}
-        return known_window(spec, options)
-
-    solver = window(SOLVER, config.solver_spec)
-    aux = solver if config.aux.provider is None else window(AUX, config.aux_spec)
-    return solver, aux
+    provider = config.roles[config.model_owner(role)].provider
+    return known_window(config.role_model(role), dict(provider.options) if provider else {})
 
 
 def _supports_n(provider: ComponentSpec | None) -> bool:

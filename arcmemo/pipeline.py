@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from arcmemo.config import RunConfig
 from arcmemo.continual import ContinualUpdater
 from arcmemo.estimate import DryRunReport, estimate_record, estimate_run
+from arcmemo.model_roles import ABSTRACT, AUX, SELECT, SOLVER
 from arcmemo.models.batch import BatchSettings
 from arcmemo.models.client import ModelClient
 from arcmemo.models.retry import ModelUnreachableError
@@ -61,12 +63,14 @@ async def run_benchmark(
     progress: ProgressSink | None = None,
     solver: ModelClient | None = None,
     aux: ModelClient | None = None,
+    models: Mapping[str, ModelClient] | None = None,
     force_resume: bool = False,
     batch_settings: BatchSettings | None = None,
 ) -> dict[str, Any]:
     """Run (or resume) the configured run; returns and writes ``summary.json``.
 
-    ``solver``/``aux`` override the models built from the config (tests pass scripted ones);
+    ``solver``/``aux`` (and any role's client in ``models``) override the models built
+    from the config (tests pass scripted ones);
     ``force_resume`` continues a run whose settings differ (recorded in ``config.json``);
     ``batch_settings`` tunes ``--batch`` (gathering window, polling, progress callback).
     """
@@ -77,7 +81,8 @@ async def run_benchmark(
     progress = progress or ProgressSink()
     # Everything that can fail on user input (tasks, memory, keys) fails while the session
     # opens, before the run directory is claimed, so a corrected command can reuse --out.
-    async with open_session(resolved, rundir, solver=solver, aux=aux) as session:
+    clients = {name: c for name, c in ((SOLVER, solver), (AUX, aux)) if c is not None}
+    async with open_session(resolved, rundir, clients={**clients, **(models or {})}) as session:
         assert session.solver is not None and session.aux is not None
         # A batched run (Runner.batched) has its directory to itself; other runs share it
         # with processes that claim tasks.
@@ -92,7 +97,12 @@ async def run_benchmark(
             updater = None
             if session.online and session.memory is not None:
                 updater = ContinualUpdater(
-                    resolved, session.benchmark, session.memory, rundir, session.aux
+                    resolved,
+                    session.benchmark,
+                    session.memory,
+                    rundir,
+                    session.models[ABSTRACT],
+                    judge=session.aux,
                 )
             runner = Runner(
                 resolved,
@@ -101,7 +111,7 @@ async def run_benchmark(
                 rundir=rundir,
                 selector=session.selector,
                 memory=session.memory,
-                selector_model=session.aux,
+                selector_model=session.models[SELECT],
                 after_batch=updater.after_batch if updater else None,
                 on_task_done=lambda result: progress.emit(TaskFinished(result=result)),
                 progress=progress,
@@ -109,6 +119,7 @@ async def run_benchmark(
             completed = list(rundir.completed().values())
             progress.emit(
                 RunStarted(
+                    roles=resolved.given_roles,
                     total=len(session.tasks),
                     already_done=len(completed),
                     already_solved=sum(r.solved for r in completed),

@@ -16,30 +16,27 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from arcmemo.model_roles import AUX, MODEL_ROLES, SOLVER, role_of
+
 if TYPE_CHECKING:
     from arcmemo.records import TaskResult
 
 # The runner's stages; a request's stage is the one it was made for (selection included).
+# Which model role answers each: arcmemo.model_roles.
 STAGES = ("select", "solve", "retry", "abstract")
-# The stages the solver model answers; every other stage is the aux model's.
-SOLVER_STAGES = frozenset({"solve", "retry"})
-ROLES = ("solver", "aux")
-
-
-def role_of(stage: str) -> str:
-    """The model role that answers a call of ``stage``: ``solver`` or ``aux``."""
-    return "solver" if stage in SOLVER_STAGES else "aux"
 
 
 @dataclass(frozen=True)
 class RunStarted:
     """The run has ``total`` tasks, ``already_done`` of them finished in earlier sessions,
-    ``already_solved`` of those solved and ``already_unscored`` without labels."""
+    ``already_solved`` of those solved and ``already_unscored`` without labels; ``roles``:
+    the model roles whose calls are counted apart (those the run names a model for)."""
 
     total: int
     already_done: int = 0
     already_solved: int = 0
     already_unscored: int = 0
+    roles: tuple[str, ...] = (SOLVER, AUX)
 
 
 @dataclass(frozen=True)
@@ -145,6 +142,7 @@ class ProgressState:
     tokens: int = 0
     cost_usd: float | None = 0.0
     roles: dict[str, RoleTally] = field(default_factory=dict)
+    given_roles: tuple[str, ...] = (SOLVER, AUX)  # counted apart (RunStarted.roles)
     started: float = 0.0
 
     def __post_init__(self) -> None:
@@ -156,6 +154,7 @@ class ProgressState:
             self.total, self.already_done = event.total, event.already_done
             # Earlier sessions' tasks count as they ended: a resumed run is not "solved 0".
             self.solved, self.unscored = event.already_solved, event.already_unscored
+            self.given_roles = event.roles
             self.started = self.clock()
         elif isinstance(event, StageStarted):
             self.stage, self.where = event.stage, event.where
@@ -171,7 +170,8 @@ class ProgressState:
             self.tokens += event.tokens
             if self.cost_usd is not None:
                 self.cost_usd = None if event.cost_usd is None else self.cost_usd + event.cost_usd
-            self.roles.setdefault(role_of(event.stage), RoleTally()).add(event)
+            role = role_of(event.stage, self.given_roles)
+            self.roles.setdefault(role, RoleTally()).add(event)
         elif isinstance(event, TaskFinished):
             self.done += 1
             self.solved += event.result.solved
@@ -219,7 +219,7 @@ class ProgressState:
         text = f"calls {self.calls:,}, tokens {self.tokens:,}, {self.cost_text()}"
         roles = [
             f"{role} {tally.calls:,} calls, {tally.tokens:,} tokens, {cost_text(tally.cost_usd)}"
-            for role in ROLES
+            for role in MODEL_ROLES
             if (tally := self.roles.get(role)) is not None
         ]
         return f"{text} ({'; '.join(roles)})" if roles else text

@@ -54,7 +54,7 @@ from pydantic import BaseModel, Field, ValidationError, create_model
 
 from arcmemo.abstraction.outcome import AbstractionOutcome, append_outcomes
 from arcmemo.bulk import paused_gc
-from arcmemo.config import RESULT_FIELDS, RunConfig
+from arcmemo.config import RunConfig, result_values
 from arcmemo.files import (
     LockHeldError,
     append_lines,
@@ -626,9 +626,10 @@ class RunWriter(RunDirectory):
         """Create the directory or check that it holds the same run; returns the config to use.
 
         Resuming keeps the first start's ``created_at`` and memory fingerprint; a difference
-        in what changes results (a field of ``RESULT_FIELDS``, the prompts, the memory's
-        content) is an error naming each one, unless ``force``, which goes on and records
-        the differences in ``forced_resume``. A results line torn by a crash is cut off so
+        in what changes results (a value of ``result_values``: a result setting or one
+        role's model, options or sampling; the prompts; the memory's content) is an error
+        naming each one, unless ``force``, which goes on and records the differences in
+        ``forced_resume``. A results line torn by a crash is cut off so
         that appending continues cleanly.
         """
         self.refuse_a_file()
@@ -658,11 +659,11 @@ class RunWriter(RunDirectory):
         return config
 
     def _differences(self, previous: RunConfig, config: RunConfig) -> list[str]:
-        previous, config = _spelled_out(previous), _spelled_out(config)
+        was = result_values(_spelled_out(previous))
         differences = [
-            f"{name}: {getattr(previous, name)!r} -> {getattr(config, name)!r}"
-            for name in RESULT_FIELDS
-            if getattr(previous, name) != getattr(config, name)
+            f"{name}: {was.get(name)!r} -> {value!r}"
+            for name, value in result_values(_spelled_out(config)).items()
+            if was.get(name) != value
         ]
         before, now = previous.fingerprints, config.fingerprints
         if before.get("prompts") != now.get("prompts"):

@@ -6,16 +6,17 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from arcmemo.benchmarks.base import BENCHMARKS, Benchmark, SharedSandbox, tasks_sha256
 from arcmemo.bulk import lasting
-from arcmemo.config import AUX, SOLVER, DataProvenance, ResolvedRunConfig, RunConfig
+from arcmemo.config import DataProvenance, ResolvedRunConfig, RunConfig
 from arcmemo.files import LockHeldError, held_lock
 from arcmemo.memory.ontology import Memory
+from arcmemo.model_roles import AUX, FALLBACK, MODEL_ROLES, SOLVER
 from arcmemo.models.batch import BatchSettings
 from arcmemo.models.client import ModelClient, open_model
 from arcmemo.models.limiter import Limiter
@@ -36,17 +37,27 @@ class RunSession:
     tasks: list[Any]
     memory: Memory | None
     selector: Selector
-    solver: ModelClient | None = None
-    aux: ModelClient | None = None
+    # The client of each model role (arcmemo.model_roles); empty in a dry run.
+    models: dict[str, ModelClient] = field(default_factory=dict)
 
     @property
     def online(self) -> bool:
         """Whether the run writes its memory as it goes."""
         return self.config.update == "online" and self.memory is not None
 
+    @property
+    def solver(self) -> ModelClient | None:
+        """The solver's client (writes the answers)."""
+        return self.models.get(SOLVER)
+
+    @property
+    def aux(self) -> ModelClient | None:
+        """The aux role's client (the attribution judge and every other call)."""
+        return self.models.get(AUX)
+
     def clients(self) -> list[ModelClient]:
-        """The model clients, each once (solver and aux are often the same client)."""
-        return _distinct(self.solver, self.aux)
+        """The model clients, each once (one client often serves several roles)."""
+        return _distinct(*self.models.values())
 
 
 @contextlib.asynccontextmanager
@@ -55,15 +66,17 @@ async def open_session(
     rundir: RunWriter,
     *,
     models: bool = True,
-    solver: ModelClient | None = None,
-    aux: ModelClient | None = None,
+    clients: Mapping[str, ModelClient] | None = None,
 ) -> AsyncIterator[RunSession]:
     """Open what ``config`` runs on, and close it all afterwards.
 
-    ``models``: open the models (a real run; ``solver``/``aux`` override the ones the config
-    names, as tests do) or only check their options (a dry run, which needs no key) and
-    leave the sandbox closed. A real run also takes the memory's writer lock.
+    ``models``: open the models (a real run; ``clients`` give some roles' clients instead
+    of the ones the config names, as tests do: with the solver's given, the config opens
+    none) or only check their options (a dry run, which needs no key) and leave the sandbox
+    closed. A real run also takes the memory's writer lock.
     """
+    given = dict(clients or {})
+    owned: list[ModelClient] = []  # the clients opened here
     benchmark = create_run_benchmark(config)
     session: RunSession | None = None
     with contextlib.ExitStack() as stack:
@@ -82,13 +95,12 @@ async def open_session(
             if models:
                 if benchmark.uses_sandbox:
                     benchmark.sandbox.get()
-                if solver is None:
-                    solver, built_aux = open_models(config, rundir)
-                    aux = aux or built_aux
-                session.solver, session.aux = solver, aux or solver
+                opened = {} if SOLVER in given else open_models(config, rundir)
+                owned.extend(opened.values())
+                session.models = role_clients(config, opened, given)
             yield session
         finally:
-            for client in _distinct(solver, aux, *(session.clients() if session else [])):
+            for client in _distinct(*given.values(), *owned):
                 await client.aclose()
 
 
@@ -170,8 +182,8 @@ def memory_access(config: RunConfig) -> Iterator[None]:
         yield
 
 
-def open_models(config: RunConfig, rundir: RunDirectory) -> tuple[ModelClient, ModelClient]:
-    """The solver model and the aux model (selection, description, abstraction).
+def open_models(config: RunConfig, rundir: RunDirectory) -> dict[str, ModelClient]:
+    """A client for each role that names a model of its own (the solver always does).
 
     Each is built from its own spec, endpoint and options, so a key only ever goes to its
     own provider's host; they share the run's limits and call log.
@@ -189,9 +201,30 @@ def open_models(config: RunConfig, rundir: RunDirectory) -> tuple[ModelClient, M
             limiter=limiter,
         )
 
-    solver = open_role(SOLVER)
-    aux = solver if config.aux.provider is None else open_role(AUX)
-    return solver, aux.with_defaults(config.aux.sampling)
+    return {
+        name: open_role(name) for name in MODEL_ROLES if config.roles[name].provider is not None
+    }
+
+
+def role_clients(
+    config: RunConfig, opened: Mapping[str, ModelClient], given: Mapping[str, ModelClient]
+) -> dict[str, ModelClient]:
+    """The client of every role: the one ``given`` for it as it is; else a view of the one
+    ``opened`` for it, or of its fallback role's client, that calls with the role's sampling
+    (:meth:`~arcmemo.config.RunConfig.role_sampling`)."""
+    clients: dict[str, ModelClient] = {}
+    for name in MODEL_ROLES:
+        fallback = FALLBACK[name]
+        if name in given or fallback is None:
+            clients[name] = given.get(name) or opened[name]
+            continue
+        base = opened.get(name) or clients[fallback]
+        sampling = config.role_sampling(name)
+        if name not in opened and fallback != SOLVER and sampling == config.role_sampling(fallback):
+            clients[name] = base  # its fallback's client, calling as its fallback does
+        else:
+            clients[name] = base.with_defaults(sampling)
+    return clients
 
 
 def _distinct(*clients: ModelClient | None) -> list[ModelClient]:

@@ -19,13 +19,13 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from arcmemo.config import RESULT_FIELDS, RunConfig
+from arcmemo.config import RunConfig, result_values
 from arcmemo.models.accounting import CallRecord, usage_from_records
 from arcmemo.records import TaskResult
 from arcmemo.rundir import RunDirectory, RunDirError, RunWriter
 from arcmemo.summary import build_summary, load_summary
 
-# Besides RESULT_FIELDS: what decides the task list the shards were cut from.
+# Besides result_values: what decides the task list the shards were cut from.
 _TASK_LIST_FIELDS = ("tasks", "limit")
 _FINGERPRINTS = ("prompts", "memory")
 
@@ -86,8 +86,8 @@ class _Shard:
 
 
 def _identity(config: RunConfig) -> dict[str, Any]:
-    fields = [name for name in RESULT_FIELDS if name != "shard"] + list(_TASK_LIST_FIELDS)
-    identity = {name: getattr(config, name) for name in fields}
+    identity = {name: value for name, value in result_values(config).items() if name != "shard"}
+    identity |= {name: getattr(config, name) for name in _TASK_LIST_FIELDS}
     identity["shard count"] = config.shard.count if config.shard else None
     for key in _FINGERPRINTS:
         identity[f"{key} fingerprint"] = config.fingerprints.get(key)

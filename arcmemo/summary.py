@@ -17,6 +17,7 @@ both.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from pydantic import (
@@ -33,8 +34,8 @@ from pydantic import (
 from arcmemo.benchmarks.base import BENCHMARKS, Benchmark, RunMetrics
 from arcmemo.config import RunConfig
 from arcmemo.continual import run_write_signal
+from arcmemo.model_roles import role_of
 from arcmemo.models.accounting import StageUsage, UsageSummary
-from arcmemo.progress import role_of
 from arcmemo.records import TaskResult
 from arcmemo.registry import RegistryError
 from arcmemo.rundir import RunDirectory, RunDirError, UnwrittenStep, WrittenStep
@@ -150,7 +151,9 @@ class RunSummary(BaseModel):
     )
     stages: dict[str, StageUsage] = Field(default_factory=dict)
     roles: dict[str, StageUsage] = Field(
-        default_factory=dict, description="Usage per model role (solver, aux)."
+        default_factory=dict,
+        description="Usage per model role (solver, aux, and select or abstract when the run "
+        "names a model for it).",
     )
     provider_stats: dict[str, StatRange] = Field(default_factory=dict)
     wall_seconds: float | None = Field(default=None, description="None: still running.")
@@ -277,11 +280,12 @@ def selection_warnings(results: list[TaskResult]) -> list[str]:
     ]
 
 
-def role_usage(usage: UsageSummary) -> dict[str, StageUsage]:
-    """Usage per model role: the solver's stages and the aux model's (the rest)."""
+def role_usage(usage: UsageSummary, given: Collection[str]) -> dict[str, StageUsage]:
+    """Usage per model role: each stage's under its role when the run names a model for it
+    (``given``; the solver and aux always), else under the role it falls back to."""
     roles: dict[str, StageUsage] = {}
     for name, stage in usage.stages.items():
-        roles.setdefault(role_of(name), StageUsage()).merge(stage)
+        roles.setdefault(role_of(name, given), StageUsage()).merge(stage)
     return roles
 
 
@@ -407,7 +411,7 @@ def build_summary(
         cache_hits=total.cache_hits,
         calls_cut_off=cut_off_calls or None,
         stages=usage.stages,
-        roles=role_usage(usage),
+        roles=role_usage(usage, config.given_roles),
         # Provider statistics of the run's fresh completions (e.g. JetSpec's tokens per
         # verify round and tokens/s), as mean/min/max over completions.
         provider_stats={

@@ -31,7 +31,7 @@ from arcmemo.benchmarks.outputs import (
     Table,
     over_tasks,
 )
-from arcmemo.config import RESULT_FIELDS, RunConfig
+from arcmemo.config import RunConfig, result_values
 from arcmemo.records import TaskResult
 from arcmemo.rundir import RunDirectory
 from arcmemo.stats import PairedComparison, mean_std, paired_comparison
@@ -166,8 +166,9 @@ def build_table(
 
 # -- one setting over several task orders -----------------------------------------------------
 
-# What may differ between the runs of one setting over task orders; any other field that
-# changes results (``RESULT_FIELDS``), the prompts or the starting memory may not.
+# What may differ between the runs of one setting over task orders; anything else that
+# changes results (``result_values``: every role's model included), the prompts or the
+# starting memory may not.
 ORDER_FIELDS = ("order_seed", "replicate")
 
 
@@ -186,9 +187,11 @@ def check_one_setting(runs: Sequence[TableRun]) -> list[RunConfig]:
             raise TableError(f"{run.label}: no config.json, so its task order is unknown")
         configs.append(run.config)
     first, first_config = runs[0], configs[0]
+    first_values = result_values(first_config)
     for run, config in zip(runs[1:], configs[1:], strict=True):
-        for name in (f for f in RESULT_FIELDS if f not in ORDER_FIELDS):
-            mine, theirs = getattr(first_config, name), getattr(config, name)
+        values = result_values(config)
+        for name in (f for f in values if f not in ORDER_FIELDS):
+            mine, theirs = first_values.get(name), values[name]
             if mine != theirs:
                 raise TableError(
                     f"{first.label} and {run.label} differ in {name} ({mine!r} vs {theirs!r}); "

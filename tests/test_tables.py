@@ -282,7 +282,7 @@ def test_one_setting_over_task_orders_mean_std_and_each_order(tmp_path: Path) ->
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"model": "scripted:y"}, "differ in model ('scripted:x' vs 'scripted:y')"),
+        ({"model": "scripted:y"}, "differ in roles.solver.model ('scripted:x' vs 'scripted:y')"),
         ({"attempts": 3}, "differ in attempts (2 vs 3)"),
         ({"order_seed": 0}, "o0 and o1 are the same task order (order 0)"),
     ],
