@@ -1,23 +1,30 @@
-"""A process-wide count of edits to concepts, and :func:`derived`: what is computed from a
+"""The edit clock and the derivations kept per concept list: what is computed from a
 concept list once per version of it (the relation index and usefulness order of
 :mod:`arcmemo.memory.relations`, the retired and task-owned concepts, the names a selector
 may answer), so that rendering a prompt for every task of a run costs what the prompt
 shows, not what the memory holds.
 
-Every way of changing what those caches read bumps the count: assigning a field of a
-memory, a concept, a parameter, its provenance or its statistics (:class:`Tracked`), and
-changing one of their lists in place (:class:`TrackedList`: ``memory.concepts.pop()``,
-``concept.relations.append(...)``, ``stats.helpful.append(...)``). A cache is kept for one
-list (a memory's tracked concept list, or any other sequence by its members' identities)
-and only until the next edit, so no caller has to remember to invalidate anything, and a
-render never sees a stale index. Only writing a model's ``__dict__`` by hand goes unseen;
-the test suite sets :data:`VERIFY_VARIABLE`, which checks every cache hit against a fresh
-derivation.
+Two owners, each explicit:
 
-The count is global, not per memory: memories share concept objects (the copies that hide
-retired or a task's own concepts), and an edit through one must reach the caches of all.
-Edits are rare next to renders (at most a few per task), so rebuilding every cache after
-any edit costs little.
+- :data:`CLOCK` (an :class:`EditClock`) counts every edit to a concept anywhere in the
+  process: assigning a field of a memory, a concept, a parameter, its provenance or its
+  statistics (:class:`Tracked`), and changing one of their lists in place
+  (:class:`TrackedList`: ``memory.concepts.pop()``, ``concept.relations.append(...)``,
+  ``stats.helpful.append(...)``). Its version is the "memory index" every derivation is
+  stamped with.
+- A memory's concept list (a :class:`TrackedList`) holds what was derived from it
+  (:func:`derived`), each value with the clock version it was built at, and drops it with
+  the list. A copy of a memory that hides retired or a task's own concepts is itself
+  derived from its source's list, so it lives (and is rebuilt) with its source.
+
+The clock is one per process, not one per memory, because memories share concept objects:
+the copies above hold the very concepts of their source, and a parameter, a statistics
+record or a ``relations`` list has no path back to the memory (or memories) holding its
+concept. An edit made through any of them must reach every list holding that concept, and
+the clock is the one place all of them read. Edits are rare next to renders (at most a
+few per task), so rebuilding a derivation after any edit costs little. Only writing a
+model's ``__dict__`` by hand goes unseen; the test suite sets :data:`VERIFY_VARIABLE`,
+which checks every cache hit against a fresh derivation.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from __future__ import annotations
 import itertools
 import os
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, SupportsIndex, TypeVar
@@ -38,22 +46,34 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 V = TypeVar("V")
 
-_COUNTER = itertools.count(1)  # next() on a count is atomic under the GIL
-_edits = 0
+
+class EditClock:
+    """Counts the edits made to concepts in this process: ``version`` changes with each, so
+    a value derived at one version is stale at any other."""
+
+    __slots__ = ("_next", "version")
+
+    def __init__(self) -> None:
+        self._next = itertools.count(1)  # next() on a count is atomic under the GIL
+        self.version = 0
+
+    def bump(self) -> None:
+        """Record an edit (what was derived before it rebuilds on its next use)."""
+        self.version = next(self._next)
+
+
+CLOCK = EditClock()
 # Set by the test suite: every cache hit is also checked against a fresh derivation, so a
 # way of editing that does not bump the count fails the tests.
 VERIFY_VARIABLE = "ARCMEMO_VERIFY_CACHES"
 
 
 def count() -> int:
-    """How many edits this process has made to concepts so far."""
-    return _edits
+    """The edit clock's version: how many edits this process has made to concepts so far."""
+    return CLOCK.version
 
 
-def bump() -> None:
-    """Record an edit (caches built before it rebuild on their next use)."""
-    global _edits
-    _edits = next(_COUNTER)
+bump = CLOCK.bump  # bound once: Tracked.__setattr__ calls it on every assignment
 
 
 def verifying() -> bool:
@@ -65,14 +85,18 @@ class TrackedList(list[T]):
     """A list whose in-place changes count as edits; otherwise a plain list (equal to,
     serialised and copied as one).
 
-    It also counts its own changes (:attr:`version`), and keeps one index built over its
-    items (:func:`list_index`) for as long as that count stays the same."""
+    It also counts its own changes (:attr:`version`), keeps one index built over its
+    items (:func:`list_index`) for as long as that count stays the same, and holds what
+    was derived from it (:func:`derived`) for as long as the edit clock stays the same."""
 
     # Unset until first used: a memory creates a list for every field of every concept,
     # and an __init__ would cost each of them a Python call.
-    __slots__ = ("_index", "_version")
+    __slots__ = ("__weakref__", "_derived", "_index", "_version")
     _index: tuple[int, int, str, Any]
     _version: int
+    # what -> (clock version, value), least recently used first: only a memory's concept
+    # list ever holds any.
+    _derived: dict[str, tuple[int, Any]]
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Copies and pickles are built whole, not appended to (which would count).
@@ -223,10 +247,19 @@ class StaleCacheError(AssertionError):
 
 
 _LOCK = threading.Lock()
-# (what, the list's identity or its members') -> (edit count, the list, value). Each entry
-# keeps its list alive, so an identity in a key is never reused while the key is held.
-_DERIVED: OrderedDict[tuple[str, object], tuple[int, Sequence[Any], Any]] = OrderedDict()
-_KEPT = 16
+# Lists holding derivations, so that those from before an edit are let go at the next
+# derivation (not kept alive by a list nobody renders again until it is).
+# By identity (a list is unhashable); a dead entry goes at the next sweep, or when a new
+# list takes its identity.
+_HOLDERS: dict[int, weakref.ref[TrackedList[Any]]] = {}
+# Derivations of plain sequences (slices, lists built by a caller): by their members'
+# identities -> (clock version, the sequence, value); each entry keeps its sequence alive,
+# so an identity in a key is never reused while the key is held.
+_BY_MEMBERS: OrderedDict[tuple[str, tuple[int, ...]], tuple[int, Sequence[Any], Any]] = (
+    OrderedDict()
+)
+_KEPT = 16  # derivations per list (and of plain sequences), the least recently used go
+_swept = 0  # the clock version up to which stale derivations have been let go
 
 
 def derived(
@@ -235,36 +268,71 @@ def derived(
     build: Callable[[Sequence[T]], V],
     check: Callable[[V], bool] | None = None,
 ) -> V:
-    """``build(items)``, computed once per version of the list: kept until the list's
-    members change (compared by identity) or any concept is edited.
+    """``build(items)``, computed once per version of the list: kept (by a tracked list
+    itself, else by its members' identities) until the list's members change or any
+    concept is edited (:data:`CLOCK`).
 
-    ``what`` names the derivation (one cache serves several). With
-    :data:`VERIFY_VARIABLE` set, a kept value is checked on every hit, by ``check`` or
-    against a fresh ``build``, and :class:`StaleCacheError` is raised when it is stale.
-    The value is shared: callers must not change it.
+    ``what`` names the derivation (one list holds several). With :data:`VERIFY_VARIABLE`
+    set, a kept value is checked on every hit, by ``check`` or against a fresh ``build``,
+    and :class:`StaleCacheError` is raised when it is stale. The value is shared: callers
+    must not change it.
     """
-    # A tracked list counts its own changes, so the list itself is the key; any other
-    # sequence is known by its members.
-    key = (what, id(items)) if type(items) is TrackedList else (what, tuple(map(id, items)))
-    with _LOCK:
-        kept = _DERIVED.get(key)
-        if kept is not None and kept[0] == _edits and (kept[1] is items or type(key[1]) is tuple):
-            _DERIVED.move_to_end(key)
-        else:
-            kept = None
-    if kept is not None:
-        value: V = kept[2]
+    version = CLOCK.version  # before building, so an edit made meanwhile shows next call
+    tracked = type(items) is TrackedList
+    if tracked:
+        kept = getattr(items, "_derived", None)
+        with _LOCK:
+            entry: tuple[Any, ...] | None = kept.pop(what, None) if kept else None
+            hit = entry is not None and entry[0] == version
+            if entry is not None and hit and kept is not None:
+                kept[what] = (entry[0], entry[-1])  # the most recently used, last
+    else:
+        key = (what, tuple(map(id, items)))
+        with _LOCK:
+            entry = _BY_MEMBERS.get(key)
+            hit = entry is not None and entry[0] == version
+            if hit:
+                _BY_MEMBERS.move_to_end(key)
+    if hit:
+        assert entry is not None
+        value: V = entry[-1]
         if verifying() and not (check(value) if check else build(items) == value):
             raise StaleCacheError(f"{what}: a concept was edited without counting as an edit")
         return value
-    edits = _edits  # before building, so an edit made meanwhile shows on the next call
     value = build(items)
-    with _LOCK:
-        # An entry from before the last edit can never be used again: let it go now.
-        for old in [k for k, entry in _DERIVED.items() if entry[0] != _edits]:
-            del _DERIVED[old]
-        _DERIVED[key] = (edits, items, value)
-        _DERIVED.move_to_end(key)
-        while len(_DERIVED) > _KEPT:
-            _DERIVED.popitem(last=False)
+    _let_go_stale(version)
+    if tracked:
+        held: TrackedList[T] = items  # type: ignore[assignment]
+        if getattr(held, "_derived", None) is None:
+            held._derived = {}
+            with _LOCK:
+                _HOLDERS[id(held)] = weakref.ref(held)
+        with _LOCK:
+            held._derived[what] = (version, value)
+            while len(held._derived) > _KEPT:  # a task's copy each: the oldest go
+                del held._derived[next(iter(held._derived))]
+    else:
+        with _LOCK:
+            _BY_MEMBERS[key] = (version, items, value)
+            while len(_BY_MEMBERS) > _KEPT:
+                _BY_MEMBERS.popitem(last=False)
     return value
+
+
+def _let_go_stale(version: int) -> None:
+    """Drop every derivation from before ``version`` (once per version of the clock)."""
+    global _swept
+    if _swept == version:
+        return
+    with _LOCK:
+        _swept = version
+        for key, ref in list(_HOLDERS.items()):
+            holder = ref()
+            if holder is None:
+                del _HOLDERS[key]
+                continue
+            held = holder._derived
+            for what in [w for w, (at, _) in held.items() if at != version]:
+                del held[what]
+        for members in [k for k, entry in _BY_MEMBERS.items() if entry[0] != version]:
+            del _BY_MEMBERS[members]

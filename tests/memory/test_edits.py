@@ -206,3 +206,15 @@ def test_derivations_from_before_an_edit_are_let_go() -> None:
     relation_index(_memory())  # the next derivation drops what the edit made stale
     gc.collect()
     assert index() is None
+
+
+def test_a_memorys_derivations_are_held_by_its_list_and_go_with_it() -> None:
+    import gc
+    import weakref
+
+    memory = _memory()
+    index = weakref.ref(relation_index(memory))
+    assert index() is relation_index(memory)
+    del memory  # no edit anywhere: only the memory's own list held its index
+    gc.collect()
+    assert index() is None
