@@ -23,7 +23,7 @@ from arcmemo.config import RunConfig
 from arcmemo.continual import ContinualUpdater
 from arcmemo.estimate import DryRunReport, estimate_record, estimate_run
 from arcmemo.model_roles import ABSTRACT, AUX, SELECT, SOLVER
-from arcmemo.models.batch import BatchSettings
+from arcmemo.models.batch import BatchSettings, ProgressCallback, log_progress
 from arcmemo.models.client import ModelClient
 from arcmemo.models.retry import ModelUnreachableError
 from arcmemo.progress import ProgressSink, RunStarted, RunStopped, TaskFinished
@@ -65,14 +65,14 @@ async def run_benchmark(
     aux: ModelClient | None = None,
     models: Mapping[str, ModelClient] | None = None,
     force_resume: bool = False,
-    batch_settings: BatchSettings | None = None,
+    batch_progress: ProgressCallback = log_progress,
 ) -> dict[str, Any]:
     """Run (or resume) the configured run; returns and writes ``summary.json``.
 
     ``solver``/``aux`` (and any role's client in ``models``) override the models built
     from the config (tests pass scripted ones);
     ``force_resume`` continues a run whose settings differ (recorded in ``config.json``);
-    ``batch_settings`` tunes ``--batch`` (gathering window, polling, progress callback).
+    ``batch_progress`` shows ``--batch`` progress (the config sets window and polling).
     """
     started = time.perf_counter()
     resolved = resolve_config(config)
@@ -88,7 +88,13 @@ async def run_benchmark(
         # with processes that claim tasks.
         with rundir.occupy(alone=session.online or resolved.run_schedule == "passes"):
             if resolved.batch:
-                await enable_batch_mode(session.clients(), rundir, batch_settings)
+                settings = BatchSettings(
+                    quiet_s=resolved.batch_window,
+                    poll_s=resolved.batch_poll,
+                    keep_files=resolved.batch_keep_files,
+                    on_progress=batch_progress,
+                )
+                await enable_batch_mode(session.clients(), rundir, settings)
             resolved = rundir.start(session.config, force=force_resume)
             rundir.collect_cut_off_calls()
             for client in session.clients():

@@ -12,6 +12,7 @@ import click
 
 # name -> "module:attribute" of a click command or group
 _COMMANDS: dict[str, str] = {
+    "batches": "arcmemo.cli.batches:batches",
     "memory": "arcmemo.cli.memory:memory",
     "models": "arcmemo.cli.models:models",
     "run": "arcmemo.cli.run:run",

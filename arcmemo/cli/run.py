@@ -24,7 +24,7 @@ from arcmemo.cli.errors import user_errors
 from arcmemo.cli.options import RegistryHelpCommand
 from arcmemo.config import ResolvedRunConfig, RunConfig
 from arcmemo.estimate import RunEstimate, Span
-from arcmemo.models.batch import BatchProgress, BatchSettings
+from arcmemo.models.batch import BatchProgress
 from arcmemo.models.prices import BATCH_DISCOUNT
 from arcmemo.models.retry import ModelUnreachableError
 from arcmemo.pipeline import INTERRUPTED, dry_run, resolve_config, run_benchmark, run_warnings
@@ -344,7 +344,7 @@ def execute(config: RunConfig, options: dict[str, Any], console: Console) -> Non
                 resolved,
                 progress=progress,
                 force_resume=options["force_resume"],
-                batch_settings=BatchSettings(on_progress=batch_progress_printer(console)),
+                batch_progress=batch_progress_printer(console),
             )
         )
     except ModelUnreachableError as error:

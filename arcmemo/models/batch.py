@@ -11,12 +11,16 @@ the call finishes exactly as a synchronous one would (same cache entries, same r
 A run that restarts reads ``batches.jsonl``: a request whose keys are in a batch submitted
 but never collected is awaited from that batch (retrieved, not submitted again).
 
-What a batch does not answer comes back as :class:`BatchUnanswered` and the client decides:
-an error the synchronous path would not retry (HTTP 400, ...) fails the call at once, and so
-does every request of a batch the provider refused as a whole (failed validation: the
-reason is logged and recorded in ``batches.jsonl``); any other (a server error, an expired
-batch, a lost submission) is sent again synchronously, through the normal retry loop. Once
-a batch's results are read, the files it left in the user's storage are deleted.
+What a batch does not answer comes back as :class:`BatchUnanswered`. Only a request that
+expired or met a server error (5xx, or a submission that never reached the provider) is
+sent again synchronously, at full price, through the normal retry loop, and the client
+warns with what that cost (:func:`full_price_reason`); any other fails its call at once with
+the reason: an error the synchronous path would not retry (HTTP 400, ...), a request
+canceled (``arcmemo batches RUN --cancel``), and every request of a batch the provider
+refused as a whole (failed validation: the reason is logged and recorded in
+``batches.jsonl``). Once a batch's results are read, what it left in the user's storage is
+deleted (OpenAI: the uploaded input file and the output and error files; Anthropic: the
+batch and its results), unless :attr:`BatchSettings.keep_files`.
 """
 
 from __future__ import annotations
@@ -46,11 +50,33 @@ class BatchUnsupportedError(ProviderError):
 
 
 class BatchUnanswered(Exception):
-    """A request the batch did not answer, with the reason as a classified provider error."""
+    """A request the batch did not answer, with the reason as a classified provider error;
+    ``full_price`` says why it may be sent again synchronously (None: it may not)."""
 
     def __init__(self, error: ProviderError) -> None:
         super().__init__(str(error))
         self.error = error
+        self.full_price = full_price_reason(error)
+
+
+# The kinds of a request a batch left unanswered that are worth paying full price for.
+EXPIRED = "batch expired"
+# A request for several samples the endpoint refused (HTTP 400/422): the synchronous path
+# answers it with one request per sample, as a synchronous run would.
+N_REJECTED = "n rejected"
+
+
+def full_price_reason(error: ProviderError) -> str | None:
+    """Why a request a batch did not answer may be sent synchronously at full price: it
+    expired, met a server error (5xx) or never reached the provider (a connection that
+    failed or timed out), or is a refused ``n``; None for anything else, whose call fails."""
+    if error.decision is RetryDecision.NO:
+        return None
+    if error.kind in (EXPIRED, N_REJECTED, "connection", "timeout"):
+        return error.kind
+    if error.status is not None and error.status >= 500:
+        return f"HTTP {error.status}"
+    return None
 
 
 # -- what a backend speaks ---------------------------------------------------------------------
@@ -78,6 +104,7 @@ class BatchStatus(BaseModel):
         description="Why the provider refused the batch as a whole (OpenAI: a batch that "
         "failed validation, its errors.data); None when it ran.",
     )
+    created: str | None = Field(default=None, description="When the provider created it (UTC).")
 
 
 # A request's outcome: its completions, or why the batch did not answer it.
@@ -100,8 +127,12 @@ class BatchBackend(Protocol):
         """Each answered (or errored) request's outcome by custom id, once the batch ended."""
 
     async def discard(self, batch_id: str) -> None:
-        """Delete what the batch left in the user's storage (uploaded and result files) once
-        its results are read."""
+        """Delete what the batch left in the user's storage (uploaded and result files, the
+        batch itself where the API deletes one) once its results are read."""
+
+    async def cancel(self, batch_id: str) -> BatchStatus:
+        """Ask the provider to cancel the batch (requests not yet run are not billed); its
+        status after the request."""
 
 
 # -- batches.jsonl -------------------------------------------------------------------------
@@ -188,6 +219,7 @@ class BatchSettings:
     max_requests: int = 10_000  # flush at this many queued requests
     poll_s: float = 30.0  # between looks at a submitted batch
     submit_retries: int = 3  # transient submission failures retried before falling back
+    keep_files: bool = False  # leave the batch's files (and Anthropic's batch) in storage
     on_progress: ProgressCallback = log_progress
 
 
@@ -365,20 +397,17 @@ class Batcher:
                 decision=RetryDecision.NO,
                 kind="batch",
             )
-        answered = 0
+        answered = fallbacks = 0
         resolved: list[tuple[asyncio.Future[list[Completion]], Outcome]] = []
         for ref in waiting.refs:
             outcome = outcomes.get(ref.custom_id)
             if outcome is None:
-                outcome = lost or ProviderError(
-                    f"{self.model}: batch {batch_id} ended ({state}) without answering "
-                    f"request {ref.custom_id}",
-                    decision=RetryDecision.TRANSIENT,
-                    kind="batch",
-                )
+                outcome = lost or _unanswered(self.model, batch_id, state, ref.custom_id)
             if isinstance(outcome, list):
                 answered += 1
                 self._store(ref.keys, outcome)
+            elif full_price_reason(outcome) is not None:
+                fallbacks += 1
             future = waiting.futures.get(ref.custom_id)
             if future is not None:
                 resolved.append((future, outcome))
@@ -395,10 +424,20 @@ class Batcher:
                 answered=answered,
             )
         )
+        if fallbacks:
+            LOG.warning(
+                "%s: batch %s (%s) left %d of %d requests unanswered: they go synchronous at "
+                "full price (twice the batch price)",
+                self.model,
+                batch_id,
+                state,
+                fallbacks,
+                len(waiting.refs),
+            )
         try:
             # Before the waiters are answered: a run that ends once they are (its client
             # closed, this poller cancelled) leaves no file behind.
-            if state != "unreadable":
+            if state != "unreadable" and not self.settings.keep_files:
                 await self.backend.discard(batch_id)
         except ProviderError as error:
             LOG.warning("%s: files of batch %s not deleted: %s", self.model, batch_id, error)
@@ -457,6 +496,17 @@ class Batcher:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _unanswered(model: str, batch_id: str, state: str, custom_id: str) -> ProviderError:
+    """Why a request has no outcome in a batch that ended: it expired (sent again at full
+    price), or the batch was canceled or ended otherwise (the call fails)."""
+    expired = state == "expired"
+    return ProviderError(
+        f"{model}: batch {batch_id} ended ({state}) without answering request {custom_id}",
+        decision=RetryDecision.TRANSIENT if expired else RetryDecision.NO,
+        kind=EXPIRED if expired else "batch",
+    )
 
 
 def _unwrap(outcome: Outcome) -> list[Completion]:

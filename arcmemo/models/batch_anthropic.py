@@ -2,8 +2,11 @@
 
 ``messages.batches.create`` takes the requests (each the ``params`` of one Messages call),
 ``messages.batches.retrieve`` reports progress and ``messages.batches.results`` streams each
-request's result: succeeded (a message), errored, canceled or expired. Everything goes
-through the provider's own ``anthropic`` SDK client.
+request's result: succeeded (a message), errored, canceled or expired;
+``messages.batches.cancel`` cancels one (``POST /v1/messages/batches/{id}/cancel``) and
+``messages.batches.delete`` deletes an ended batch with its results
+(``DELETE /v1/messages/batches/{id}``; Anthropic would otherwise keep them 29 days).
+Everything goes through the provider's own ``anthropic`` SDK client.
 """
 
 from __future__ import annotations
@@ -14,7 +17,13 @@ from typing import Any, Protocol
 import anthropic
 
 from arcmemo.models.base import Completion, GenerateParams, Message, ProviderError, RetryDecision
-from arcmemo.models.batch import BatchRequest, BatchStatus, BatchUnsupportedError, Outcome
+from arcmemo.models.batch import (
+    EXPIRED,
+    BatchRequest,
+    BatchStatus,
+    BatchUnsupportedError,
+    Outcome,
+)
 from arcmemo.models.redact import public_url
 from arcmemo.models.sdk_support import map_sdk_error
 
@@ -23,6 +32,8 @@ _FINAL_ERRORS = frozenset(
     {"invalid_request_error", "authentication_error", "permission_error", "not_found_error"}
 )
 _ABSENT_STATUSES = frozenset({404, 405, 501})
+# The HTTP status a synchronous call would have met for a server-side error result.
+_SERVER_ERRORS = {"api_error": 500, "overloaded_error": 529}
 
 
 class BatchingProvider(Protocol):
@@ -90,20 +101,22 @@ class AnthropicBatchBackend:
             batch = await self.client.messages.batches.retrieve(batch_id)
         except Exception as error:
             raise self._error(error) from error
-        counts = batch.request_counts
-        failed = counts.errored + counts.canceled + counts.expired
-        return BatchStatus(
-            ended=batch.processing_status == "ended",
-            state=batch.processing_status,
-            total=counts.processing + counts.succeeded + failed,
-            done=counts.succeeded,
-            failed=failed,
-        )
+        return _status(batch)
+
+    async def cancel(self, batch_id: str) -> BatchStatus:
+        try:
+            batch = await self.client.messages.batches.cancel(batch_id)
+        except Exception as error:
+            raise self._error(error) from error
+        return _status(batch)
 
     async def discard(self, batch_id: str) -> None:
-        # Message Batches take their requests in the create call: no file was uploaded, and
-        # Anthropic deletes a batch's results itself (29 days after creation).
-        return None
+        # No file was uploaded (the requests go in the create call), but the batch and its
+        # results stay in the workspace until deleted.
+        try:
+            await self.client.messages.batches.delete(batch_id)
+        except Exception as error:
+            raise self._error(error) from error
 
     async def results(self, batch_id: str) -> dict[str, Outcome]:
         outcomes: dict[str, Outcome] = {}
@@ -116,19 +129,36 @@ class AnthropicBatchBackend:
                 elif result.type == "errored":
                     detail = result.error.error
                     kind = getattr(detail, "type", "api_error")
+                    status = _SERVER_ERRORS.get(kind)
                     outcomes[entry.custom_id] = ProviderError(
                         f"{name}: batch request failed ({kind}): {getattr(detail, 'message', '')}",
                         decision=RetryDecision.NO
                         if kind in _FINAL_ERRORS
                         else RetryDecision.TRANSIENT,
-                        kind="batch",
+                        status=status,
+                        kind=f"HTTP {status}" if status else "batch",
                     )
                 else:  # canceled or expired: never reached the model
+                    expired = result.type == "expired"
                     outcomes[entry.custom_id] = ProviderError(
                         f"{name}: batch request {result.type}",
-                        decision=RetryDecision.TRANSIENT,
-                        kind="batch",
+                        decision=RetryDecision.TRANSIENT if expired else RetryDecision.NO,
+                        kind=EXPIRED if expired else "batch",
                     )
         except Exception as error:
             raise self._error(error) from error
         return outcomes
+
+
+def _status(batch: Any) -> BatchStatus:
+    counts = batch.request_counts
+    failed = counts.errored + counts.canceled + counts.expired
+    created = getattr(batch, "created_at", None)
+    return BatchStatus(
+        ended=batch.processing_status == "ended",
+        state=batch.processing_status,
+        total=counts.processing + counts.succeeded + failed,
+        done=counts.succeeded,
+        failed=failed,
+        created=created.isoformat(timespec="seconds") if created else None,
+    )

@@ -4,19 +4,28 @@ A batch is a JSONL file of ``/v1/chat/completions`` requests uploaded with
 ``files.create(purpose="batch")``, then ``batches.create``; ``batches.retrieve`` reports its
 status (and, for a batch that failed validation, why: ``errors.data``) and ``files.content``
 reads the output file (answers) and the error file (requests that failed or expired); once
-read, the three files are deleted (``files.delete``). Everything goes through the
-provider's own ``openai`` SDK client.
+read, the three files are deleted (``files.delete``); ``batches.cancel`` cancels one
+(``POST /v1/batches/{id}/cancel``). Everything goes through the provider's own ``openai``
+SDK client.
 """
 
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Final
 
 import openai
 
 from arcmemo.models.base import ProviderError, RetryDecision
-from arcmemo.models.batch import BatchRequest, BatchStatus, BatchUnsupportedError, Outcome
+from arcmemo.models.batch import (
+    EXPIRED,
+    N_REJECTED,
+    BatchRequest,
+    BatchStatus,
+    BatchUnsupportedError,
+    Outcome,
+)
 from arcmemo.models.redact import public_url
 from arcmemo.models.sdk_support import decision_for_status, map_sdk_error
 
@@ -87,15 +96,14 @@ class OpenAIBatchBackend:
             batch = await self.client.batches.retrieve(batch_id)
         except Exception as error:
             raise self._error(error) from error
-        counts = batch.request_counts
-        return BatchStatus(
-            ended=batch.status in _ENDED,
-            state=batch.status,
-            total=counts.total if counts else 0,
-            done=counts.completed if counts else 0,
-            failed=counts.failed if counts else 0,
-            rejected=_rejection(batch) if batch.status == "failed" else None,
-        )
+        return _status(batch)
+
+    async def cancel(self, batch_id: str) -> BatchStatus:
+        try:
+            batch = await self.client.batches.cancel(batch_id)
+        except Exception as error:
+            raise self._error(error) from error
+        return _status(batch)
 
     async def results(self, batch_id: str) -> dict[str, Outcome]:
         try:
@@ -134,22 +142,41 @@ class OpenAIBatchBackend:
             detail = error or body.get("error") or {}
             message = detail.get("message") if isinstance(detail, dict) else str(detail)
             code = detail.get("code") if isinstance(detail, dict) else None
-            # An expired request (or one without a status) never reached the model: retryable.
-            decision = decision_for_status(status) if status else RetryDecision.TRANSIENT
-            if status in _N_REJECTED_STATUSES:
+            kind = f"HTTP {status}" if status else "batch"
+            decision = decision_for_status(status) if status else RetryDecision.NO
+            if code == "batch_expired":
+                # Never reached the model before the completion window closed: retryable.
+                kind, decision = EXPIRED, RetryDecision.TRANSIENT
+            elif status in _N_REJECTED_STATUSES:
                 # The synchronous path answers a rejected n > 1 with single calls; only it
                 # can tell that from a bad request, so it gets the request again.
-                decision = RetryDecision.TRANSIENT
+                kind, decision = N_REJECTED, RetryDecision.TRANSIENT
             return ProviderError(
                 f"{name}: batch request failed ({code or f'HTTP {status}'}): {message}",
                 decision=decision,
                 status=status or None,
-                kind=f"HTTP {status}" if status else "batch",
+                kind=kind,
             )
         try:
             return self.provider.batch_completions(response.get("body") or {})
         except ProviderError as failure:
             return failure
+
+
+def _status(batch: Any) -> BatchStatus:
+    counts = batch.request_counts
+    created = getattr(batch, "created_at", None)
+    return BatchStatus(
+        ended=batch.status in _ENDED,
+        state=batch.status,
+        total=counts.total if counts else 0,
+        done=counts.completed if counts else 0,
+        failed=counts.failed if counts else 0,
+        rejected=_rejection(batch) if batch.status == "failed" else None,
+        created=datetime.fromtimestamp(created, timezone.utc).isoformat(timespec="seconds")
+        if created
+        else None,
+    )
 
 
 def _rejection(batch: Any) -> str:

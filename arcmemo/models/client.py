@@ -38,6 +38,7 @@ from arcmemo.models.base import (
     collect_requests,
 )
 from arcmemo.models.batch import (
+    LOG,
     Batcher,
     BatchSettings,
     BatchUnanswered,
@@ -435,8 +436,9 @@ class ModelClient:
     ) -> tuple[list[Completion], list[RequestReport], bool]:
         """One request's completions, the provider requests it took, and whether a batch
         answered it. In batch mode, what the batch does not answer takes the synchronous
-        path: an error that path would not retry fails the call at once (one attempt
-        spent); any other is sent again synchronously, with the usual retries."""
+        path (with the usual retries, and a warning naming its full price) only when it
+        expired or met a server error; any other fails the call at once (one attempt
+        spent)."""
         if self.batcher is None:
             completions, reports = await self._request_with_retries(
                 messages, params, stage=stage, task_id=task_id
@@ -453,7 +455,7 @@ class ModelClient:
                 status=failure.status,
                 error=redact(str(failure)),
             )
-            if failure.decision is RetryDecision.NO:
+            if unanswered.full_price is None:
                 error = ModelCallError(
                     redact(str(failure)),
                     stage=stage,
@@ -464,7 +466,9 @@ class ModelClient:
                 )
                 error.requests = [unanswered_report]
                 raise error from failure
-            return await self._after_batch(messages, params, unanswered_report, stage, task_id)
+            return await self._after_batch(
+                messages, params, unanswered_report, stage, task_id, unanswered.full_price
+            )
         if len(completions) != params.n:
             # Like a server that ignored n: the synchronous path asks for the rest.
             partial = RequestReport(
@@ -472,7 +476,9 @@ class ModelClient:
                 latency_s=self._clock() - started,
                 error=f"the batch answered {len(completions)} of {params.n} samples",
             )
-            return await self._after_batch(messages, params, partial, stage, task_id)
+            return await self._after_batch(
+                messages, params, partial, stage, task_id, "samples missing"
+            )
         for completion in completions:
             completion.latency_s = completion.latency_s or self._clock() - started
         report = _report_of(completions, range(params.n), seed=params.seed)
@@ -485,8 +491,10 @@ class ModelClient:
         batch_report: RequestReport,
         stage: str,
         task_id: str | None,
+        why: str,
     ) -> tuple[list[Completion], list[RequestReport], bool]:
-        """The synchronous path for what a batch left unanswered (its line comes first)."""
+        """The synchronous path for what a batch left unanswered (its line comes first),
+        with a warning naming what it cost at full price."""
         try:
             completions, reports = await self._request_with_retries(
                 messages, params, stage=stage, task_id=task_id
@@ -494,6 +502,22 @@ class ModelClient:
         except ModelCallError as error:
             error.requests.insert(0, batch_report)
             raise
+        usage = Usage()
+        for report in reports:
+            usage = usage + report.usage
+        full = self._cost(usage, completions)
+        batch = self.prices.batch_cost_usd(self.spec, usage)
+        LOG.warning(
+            "%s: a request of %s (%s) the batch did not answer (%s) was sent synchronously "
+            "at full price: %s",
+            self.spec,
+            task_id or "the run",
+            stage,
+            why,
+            f"${full:.6f} (${full - batch:.6f} more than in the batch)"
+            if full is not None and batch is not None
+            else f"cost unknown (no price for {self.spec})",
+        )
         return completions, [batch_report, *reports], False
 
     async def _request_with_retries(

@@ -7,8 +7,12 @@ it (the same handler code). A batch moves one state per status request: OpenAI
 Faults: :meth:`FakeBatchServer.fail_next_requests` gives the next batch lines an error
 result; :meth:`FakeBatchServer.expire_next_batch` ends the next batch as expired with only
 its first lines answered; :meth:`FakeBatchServer.fail_next_batch_validation` fails the next
-OpenAI batch's validation. Files can be deleted (``DELETE /v1/files/ID``).
-``batch_api=False`` plays a server without batch endpoints (404).
+OpenAI batch's validation; :meth:`FakeBatchServer.hold_batches` keeps batches in progress
+(until canceled). Files can be deleted (``DELETE /v1/files/ID``), an ended Anthropic batch
+too (``DELETE /v1/messages/batches/ID``; one in progress is refused, as Anthropic does), and
+batches canceled (``POST /v1/batches/ID/cancel``, ``POST /v1/messages/batches/ID/cancel``:
+the requests not yet run end canceled). ``batch_api=False`` plays a server without batch
+endpoints (404).
 """
 
 from __future__ import annotations
@@ -40,6 +44,8 @@ class FakeBatch:
     expired: bool = False
     answered: int | None = None  # with expired: how many lines were answered
     invalid: str | None = None  # a validation error: the batch fails with it, nothing runs
+    held: bool = False  # stays in progress until canceled
+    canceled: bool = False
 
 
 @dataclass
@@ -51,7 +57,9 @@ class BatchState:
     fail_next: list[int] = field(default_factory=list)  # statuses for the next batch lines
     expire_next: int | None = None  # answered lines of the next batch, which expires
     invalid_next: str | None = None  # the next batch fails validation with this message
-    deleted: list[str] = field(default_factory=list)  # file ids deleted, in order
+    deleted: list[str] = field(default_factory=list)  # file and batch ids deleted, in order
+    canceled: list[str] = field(default_factory=list)  # batch ids canceled, in order
+    hold: bool = False  # new batches stay in progress until canceled
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -82,6 +90,9 @@ class _BatchHandler(_Handler):
 
     def do_DELETE(self) -> None:
         parts = urlparse(self.path).path.rstrip("/").split("/")
+        if parts[2:4] == ["messages", "batches"] and len(parts) == 5:
+            self._delete_anthropic(parts[4])
+            return
         state = self.server.batch
         with state.lock:
             found = len(parts) == 4 and parts[2] == "files" and parts[3] in state.files
@@ -93,8 +104,42 @@ class _BatchHandler(_Handler):
         else:
             self._json(200, {"id": parts[3], "object": "file", "deleted": True})
 
+    def _delete_anthropic(self, batch_id: str) -> None:
+        state = self.server.batch
+        with state.lock:
+            batch = state.batches.get(batch_id)
+            ended = batch is not None and batch.kind == "anthropic" and batch.step >= 1
+            if ended:
+                del state.batches[batch_id]
+                state.deleted.append(batch_id)
+        if batch is None:
+            self._json(404, _error_payload("no such batch", True))
+        elif not ended:
+            message = "a batch in progress cannot be deleted; cancel it first"
+            self._json(400, _error_payload(message, True))
+        else:
+            self._json(200, {"id": batch_id, "type": "message_batch_deleted"})
+
+    def _cancel(self, batch_id: str) -> None:
+        state = self.server.batch
+        with state.lock:
+            batch = state.batches.get(batch_id)
+            if batch is not None:
+                batch.canceled, batch.held = True, False
+                state.canceled.append(batch_id)
+        if batch is None:
+            self._json(404, _error_payload("no such batch", "/messages" in self.path))
+        elif batch.kind == "openai":
+            self._json(200, self._openai_object(batch))
+        else:
+            self._json(200, self._anthropic_object(batch))
+
     def do_POST(self) -> None:
         path = urlparse(self.path).path.rstrip("/")
+        if path.endswith("/cancel") and path.startswith(("/v1/batches/", "/v1/messages/batches/")):
+            if self._batch_api():
+                self._cancel(path.split("/")[-2])
+            return
         if path not in ("/v1/files", "/v1/batches", "/v1/messages/batches"):
             super().do_POST()
             return
@@ -142,13 +187,19 @@ class _BatchHandler(_Handler):
                 batch.expired, batch.answered = True, state.expire_next
                 state.expire_next = None
             batch.invalid, state.invalid_next = state.invalid_next, None
+            batch.held = state.hold
             state.batches[batch.id] = batch
         return batch
 
     def _advance(self, batch: FakeBatch, last: int) -> None:
         with self.server.batch.lock:
             self.server.batch.retrieves += 1
-            batch.step = min(batch.step + 1, last)
+            if batch.canceled:
+                batch.step = last
+            elif not batch.held:
+                batch.step = min(batch.step + 1, last)
+            else:  # in progress until canceled
+                batch.step = min(batch.step + 1, 1, last - 1)
 
     # -- OpenAI ------------------------------------------------------------------------------
 
@@ -213,6 +264,16 @@ class _BatchHandler(_Handler):
         ended = batch.step == len(_OPENAI_STATES) - 1
         status = "expired" if ended and batch.expired else _OPENAI_STATES[batch.step]
         answered = batch.results[: batch.answered] if batch.expired else batch.results
+        if batch.canceled:
+            # Canceled before any request ran: nothing answered, no files.
+            status = "cancelled" if ended else "cancelling"
+            return {
+                "id": batch.id, "object": "batch", "endpoint": "/v1/chat/completions",
+                "input_file_id": batch.input_file_id, "completion_window": "24h",
+                "status": status, "created_at": int(time.time()),
+                "output_file_id": None, "error_file_id": None,
+                "request_counts": {"total": len(batch.results), "completed": 0, "failed": 0},
+            }  # fmt: skip
         good = [r for r in answered if r["response"]["status_code"] == 200]
         bad = [r for r in answered if r["response"]["status_code"] != 200]
         for result in batch.results[len(answered) :]:
@@ -259,7 +320,8 @@ class _BatchHandler(_Handler):
             custom_ids.append(request["custom_id"])
             fault = self._line_fault()
             if fault is not None:
-                kind = "invalid_request_error" if fault == 400 else "api_error"
+                kinds = {400: "invalid_request_error", 429: "rate_limit_error"}
+                kind = kinds.get(fault, "api_error")
                 result = {"type": "errored", "error": {"type": "error",
                           "error": {"type": kind, "message": "injected"}}}  # fmt: skip
             else:
@@ -278,6 +340,9 @@ class _BatchHandler(_Handler):
         self._json(200, self._anthropic_object(batch))
 
     def _anthropic_lines(self, batch: FakeBatch) -> list[dict[str, Any]]:
+        if batch.canceled:
+            return [{"custom_id": r["custom_id"], "result": {"type": "canceled"}}
+                    for r in batch.results]  # fmt: skip
         if not batch.expired:
             return batch.results
         cut = batch.answered or 0
@@ -295,13 +360,15 @@ class _BatchHandler(_Handler):
         return {
             "id": batch.id,
             "type": "message_batch",
-            "processing_status": "ended" if ended else "in_progress",
+            "processing_status": "ended"
+            if ended
+            else ("canceling" if batch.canceled else "in_progress"),
             "request_counts": count,
             "created_at": now,
             "expires_at": now,
             "ended_at": now if ended else None,
             "archived_at": None,
-            "cancel_initiated_at": None,
+            "cancel_initiated_at": now if batch.canceled else None,
             "results_url": f"{self.server.base_url}/v1/messages/batches/{batch.id}/results"
             if ended
             else None,
@@ -361,6 +428,11 @@ class FakeBatchServer(FakeLLMServer):
         """The ids of the files stored now (uploaded inputs, outputs, error files)."""
         with self.batch.lock:
             return sorted(self.batch.files)
+
+    def hold_batches(self) -> None:
+        """Batches created from now on stay in progress until canceled."""
+        with self.batch.lock:
+            self.batch.hold = True
 
     def expire_next_batch(self, answered: int) -> None:
         """The next batch expires with only its first ``answered`` lines answered."""

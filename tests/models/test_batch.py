@@ -398,3 +398,111 @@ def test_a_collected_batch_deletes_its_files(
     assert batch_server.batches_created == 1
     assert batch_server.files == []  # input, output and error file all deleted
     assert len(batch_server.batch.deleted) == 3
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_keep_files_leaves_what_the_batch_stored(
+    spec: str, batch_server: FakeBatchServer, api_keys: dict[str, str], tmp_path: Path
+) -> None:
+    async def run() -> None:
+        client = make_client(spec, batch_server, tmp_path, keep_files=True)
+        try:
+            await ask(client, ["a", "b"], n=1)
+        finally:
+            await client.aclose()
+
+    asyncio.run(run())
+    assert batch_server.batch.deleted == []
+    if spec.startswith("openai:"):
+        assert batch_server.files == ["batch_openai_1-out", "file-1"]
+    else:
+        assert list(batch_server.batch.batches) == ["batch_anthropic_1"]
+
+
+def test_a_collected_anthropic_batch_is_deleted_with_its_results(
+    batch_server: FakeBatchServer, api_keys: dict[str, str], tmp_path: Path
+) -> None:
+    """DELETE /v1/messages/batches/ID once its results are read (else kept 29 days)."""
+
+    async def run() -> list[list[str]]:
+        client = make_client(SPECS[1], batch_server, tmp_path)
+        try:
+            return await ask(client, ["a", "b"], n=1)
+        finally:
+            await client.aclose()
+
+    assert asyncio.run(run()) == [["reply to a #0"], ["reply to b #0"]]
+    assert batch_server.batch.deleted == ["batch_anthropic_1"]
+    assert batch_server.batch.batches == {}
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_only_server_errors_and_expiry_go_synchronous_with_a_warning_naming_the_cost(
+    spec: str,
+    batch_server: FakeBatchServer,
+    api_keys: dict[str, str],
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A 500 in the batch is paid again at full price, and the warning says how much; a 429
+    (or any other refusal) fails its call at once instead of paying full price for it."""
+    batch_server.fail_next_requests(500, 429)
+
+    async def run() -> list[Any]:
+        client = make_client(spec, batch_server, tmp_path)
+        try:
+            return await asyncio.gather(
+                *(client.generate(prompt(t), stage="solve", task_id=t) for t in ("five", "rate")),
+                return_exceptions=True,
+            )
+        finally:
+            await client.aclose()
+
+    with caplog.at_level("WARNING", logger="arcmemo.batch"):
+        five, rate = asyncio.run(run())
+    assert [c.text for c in five] == ["reply to five #0"]
+    assert isinstance(rate, ModelCallError)
+    synchronous = [
+        r for r in batch_server.requests if r.path.endswith(("/completions", "/messages"))
+    ]
+    assert [_last_user(r.body) for r in synchronous] == ["five"]
+    (record,) = [r for r in calls(tmp_path) if r.task_id == "five" and not r.error]
+    full = PRICES.cost_usd(spec, record.tokens)
+    assert full is not None and record.cost_usd == pytest.approx(full)
+    (warning,) = [r.getMessage() for r in caplog.records if "at full price: $" in r.getMessage()]
+    assert f"${full:.6f}" in warning and "five" in warning and "HTTP 500" in warning
+    assert any("left 1 of 2 requests unanswered" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_a_canceled_batch_fails_its_calls_instead_of_paying_full_price(
+    spec: str, batch_server: FakeBatchServer, api_keys: dict[str, str], tmp_path: Path
+) -> None:
+    batch_server.hold_batches()
+
+    async def run() -> list[Any]:
+        client = make_client(spec, batch_server, tmp_path)
+        backend = client.provider.batch_backend()  # type: ignore[attr-defined]
+
+        async def cancel_when_submitted() -> None:
+            while not batch_server.batches_created:
+                await asyncio.sleep(0.01)
+            status = await backend.cancel(f"batch_{spec.partition(':')[0]}_1")
+            assert status.state in {"cancelling", "canceling"} and not status.ended
+
+        try:
+            calls = [client.generate(prompt(t), stage="solve", task_id=t) for t in ("a", "b")]
+            *outcomes, _ = await asyncio.gather(
+                *calls, cancel_when_submitted(), return_exceptions=True
+            )
+            return outcomes
+        finally:
+            await client.aclose()
+
+    outcomes = asyncio.run(run())
+    assert all(isinstance(o, ModelCallError) for o in outcomes), outcomes
+    assert len(batch_server.batch.canceled) == 1
+    synchronous = [r for r in batch_server.requests if r.path.endswith(("s", "/messages"))]
+    assert [r.path for r in synchronous if "batches" not in r.path] == []
+    (collected,) = [r for r in read_batch_log(tmp_path / "batches.jsonl") if r.event == "collected"]
+    assert collected.state in {"cancelled", "ended"} and collected.answered == 0

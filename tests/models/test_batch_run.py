@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from arcmemo.cli.main import cli
 from arcmemo.config import RunConfig
 from arcmemo.models.accounting import CallRecord
-from arcmemo.models.batch import BatchProgress, BatchSettings, pending_batches, read_batch_log
+from arcmemo.models.batch import BatchProgress, pending_batches, read_batch_log
 from arcmemo.models.prices import BATCH_DISCOUNT, PriceTable
 from arcmemo.pipeline import run_benchmark
 from arcmemo.rundir import RunDirectory
@@ -25,7 +25,7 @@ from .fake_batch_server import FakeBatchServer
 ARC_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "arc" / "eval"
 MEMORY = ARC_DIR.parents[1] / "memory" / "published_v0.json"
 TASKS = ["66e6c45b", "00576224", "68b67ca3"]
-QUICK = {"quiet_s": 0.2, "poll_s": 0.01, "submit_retries": 0}
+QUICK = {"batch_window": 0.2, "batch_poll": 0.01}
 
 
 class Killed(Exception):
@@ -59,13 +59,13 @@ def config(
             "models": {"cache_dir": out / "cache"},
             "batch": batch,
         }
+        | QUICK
         | changes
     )
 
 
-def run(cfg: RunConfig, **settings: Any) -> dict[str, Any]:
-    batch = BatchSettings(**(QUICK | settings))
-    return asyncio.run(run_benchmark(cfg, batch_settings=batch))
+def run(cfg: RunConfig, **options: Any) -> dict[str, Any]:
+    return asyncio.run(run_benchmark(cfg, **options))
 
 
 def results(out: Path) -> list[dict[str, Any]]:
@@ -148,7 +148,7 @@ def test_a_batch_run_killed_after_submitting_resumes_without_resubmitting(
         run(config(server, tmp_path / "sync", model, batch=False))
         killed = config(server, tmp_path / "batch", model, batch=True)
         with pytest.raises(Killed):
-            run(killed, on_progress=die_once)
+            run(killed, batch_progress=die_once)
         assert server.batches_created == 1
         log = RunDirectory(killed.out).batches_path
         assert len(pending_batches(read_batch_log(log), model)) == 1
@@ -249,3 +249,64 @@ def test_a_batch_dry_run_prints_the_half_price(tmp_path: Path) -> None:
     )
     printed = " ".join(result.output[result.output.index("with --batch:") :].split())
     assert printed.startswith(f"with --batch: ${low:,.2f} - ${high:,.2f} (saves")
+
+
+@pytest.mark.parametrize("model", ["openai:gpt-4o-mini", "anthropic:claude-sonnet-4-5"])
+def test_cli_batches_lists_a_runs_batches_and_cancels_them(model: str, tmp_path: Path) -> None:
+    """`arcmemo batches RUN` asks the provider where each recorded batch stands; --cancel
+    cancels the running ones through the provider's cancel endpoint."""
+
+    def die(progress: BatchProgress) -> None:
+        raise Killed(progress.batch_id)
+
+    cli_runner = CliRunner()
+    with FakeBatchServer() as server:
+        server.hold_batches()
+        killed = config(server, tmp_path, model, batch=True)
+        with pytest.raises(Killed):
+            run(killed, batch_progress=die)
+        (batch_id,) = server.batch.batches
+        listed = cli_runner.invoke(cli, ["batches", str(killed.out), "--json"])
+        assert listed.exit_code == 0, listed.output
+        (row,) = [json.loads(line) for line in listed.output.splitlines()]
+        # Three tasks of two samples: one request each, or one per sample (Anthropic).
+        requests = 3 if model.startswith("openai:") else 6
+        assert (row["batch_id"], row["model"], row["requests"]) == (batch_id, model, requests)
+        assert row["state"] == "in_progress" and not row["collected"] and row["created"]
+        table = cli_runner.invoke(cli, ["batches", str(killed.out)])
+        assert batch_id in table.output and "in_progress" in table.output
+        canceled = cli_runner.invoke(cli, ["batches", str(killed.out), batch_id, "--cancel"])
+        assert canceled.exit_code == 0, canceled.output
+        assert server.batch.canceled == [batch_id]
+        assert "cancel sent" in canceled.output
+        again = cli_runner.invoke(cli, ["batches", str(killed.out), "--json"])
+        assert json.loads(again.output)["state"] in {"cancelled", "ended"}
+        # An ended batch is not canceled again; an unknown id is a one-line error.
+        cli_runner.invoke(cli, ["batches", str(killed.out), "--cancel"])
+        assert server.batch.canceled == [batch_id]
+        unknown = cli_runner.invoke(cli, ["batches", str(killed.out), "batch_nope", "--cancel"])
+        assert unknown.exit_code == 1 and "no batch batch_nope" in unknown.output
+        assert unknown.output.count("\n") == 1
+    nothing = cli_runner.invoke(cli, ["batches", str(tmp_path)])
+    assert nothing.exit_code == 1 and "not a run directory" in nothing.output
+
+
+def test_cli_batch_poll_window_and_keep_files_are_run_settings(tmp_path: Path) -> None:
+    with FakeBatchServer() as server:
+        result = CliRunner().invoke(
+            cli,
+            ["run", "arc-agi-1", "--data", str(ARC_DIR), "--tasks", TASKS[0], "--batch",
+             "--model", "openai:gpt-4o-mini", "--base-url", server.openai_base_url,
+             "--batch-poll", "0.01", "--batch-window", "0.1", "--batch-keep-files",
+             "--cache-dir", str(tmp_path / "cache"), "--out", str(tmp_path / "run")],
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        assert server.batches_created >= 1 and server.batch.deleted == []
+    saved = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert (saved["batch_poll"], saved["batch_window"], saved["batch_keep_files"]) == (
+        0.01,
+        0.1,
+        True,
+    )
+    help_text = CliRunner().invoke(cli, ["run", "--help"]).output
+    assert "--batch-poll SECONDS" in help_text and "--batch-keep-files" in help_text
