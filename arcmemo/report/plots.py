@@ -15,6 +15,15 @@ from markupsafe import Markup
 WIDTH, HEIGHT = 420, 240
 LEFT, RIGHT, TOP, BOTTOM = 56, 16, 30, 44
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2")
+# Bar labels (task ids) stand upright under their bars: one needs a column of the tick
+# font's height (11 px, the report's CSS) plus a gap, and as much height as its characters
+# are wide (at most CHAR_WIDTH each). A bar chart widens with its bars up to MAX_WIDTH (it
+# fits a 1,400 px page); beyond, every k-th label is drawn (each bar keeps its tooltip).
+LABEL_PITCH = 13.0
+CHAR_WIDTH = 7.0
+LABEL_CHARS = 14
+MAX_WIDTH = 1360
+MIN_SLOT = 18.0
 
 
 @dataclass
@@ -33,19 +42,39 @@ def _number(value: float) -> str:
     return f"{value:.3g}"
 
 
-def _frame(title: str, x_label: str, y_label: str, body: list[str], legend: list[str]) -> Markup:
+@dataclass(frozen=True)
+class _Box:
+    """A chart's size: the plot area is TOP..height - bottom by LEFT..width - RIGHT."""
+
+    width: float = WIDTH
+    height: float = HEIGHT
+    bottom: float = BOTTOM
+
+    @property
+    def axis_y(self) -> float:
+        return self.height - self.bottom
+
+
+def _frame(
+    title: str,
+    x_label: str,
+    y_label: str,
+    body: list[str],
+    legend: list[str],
+    box: _Box = _Box(),
+) -> Markup:
+    width, height, axis_y = box.width, box.height, box.axis_y
     parts = [
-        f'<svg class="chart" xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" '
-        f'height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" '
+        f'<svg class="chart" xmlns="http://www.w3.org/2000/svg" width="{width:g}" '
+        f'height="{height:g}" viewBox="0 0 {width:g} {height:g}" role="img" '
         f'aria-label="{escape(title)}">',
-        f'<text x="{WIDTH / 2}" y="16" text-anchor="middle" class="title">{escape(title)}</text>',
-        f'<line x1="{LEFT}" y1="{HEIGHT - BOTTOM}" x2="{WIDTH - RIGHT}" '
-        f'y2="{HEIGHT - BOTTOM}" class="axis"/>',
-        f'<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{HEIGHT - BOTTOM}" class="axis"/>',
-        f'<text x="{(LEFT + WIDTH - RIGHT) / 2}" y="{HEIGHT - 6}" text-anchor="middle" '
+        f'<text x="{width / 2}" y="16" text-anchor="middle" class="title">{escape(title)}</text>',
+        f'<line x1="{LEFT}" y1="{axis_y}" x2="{width - RIGHT}" y2="{axis_y}" class="axis"/>',
+        f'<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{axis_y}" class="axis"/>',
+        f'<text x="{(LEFT + width - RIGHT) / 2}" y="{height - 6}" text-anchor="middle" '
         f'class="label">{escape(x_label)}</text>',
-        f'<text x="12" y="{(TOP + HEIGHT - BOTTOM) / 2}" text-anchor="middle" class="label" '
-        f'transform="rotate(-90 12 {(TOP + HEIGHT - BOTTOM) / 2})">{escape(y_label)}</text>',
+        f'<text x="12" y="{(TOP + axis_y) / 2}" text-anchor="middle" class="label" '
+        f'transform="rotate(-90 12 {(TOP + axis_y) / 2})">{escape(y_label)}</text>',
         *body,
         *legend,
         "</svg>",
@@ -61,14 +90,15 @@ def nice_max(value: float) -> float:
     return next(step * power for step in (1, 2, 2.5, 5, 10) if step * power >= value)
 
 
-def _y_axis(y_max: float) -> tuple[list[str], float]:
+def _y_axis(y_max: float, box: _Box = _Box()) -> tuple[list[str], float]:
     y_max = nice_max(y_max)
     ticks = []
     for i in range(5):
         value = y_max * i / 4
-        y = HEIGHT - BOTTOM - (HEIGHT - TOP - BOTTOM) * i / 4
+        y = box.axis_y - (box.axis_y - TOP) * i / 4
         ticks.append(
-            f'<line x1="{LEFT - 4}" y1="{y:.1f}" x2="{WIDTH - RIGHT}" y2="{y:.1f}" class="grid"/>'
+            f'<line x1="{LEFT - 4}" y1="{y:.1f}" x2="{box.width - RIGHT}" y2="{y:.1f}" '
+            'class="grid"/>'
             f'<text x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end" class="tick">'
             f"{_number(value)}</text>"
         )
@@ -130,6 +160,10 @@ def line_chart(
     return _frame(title, x_label, y_label, body, _legend([s.name for s in series]))
 
 
+def _short(label: str) -> str:
+    return label if len(label) <= LABEL_CHARS else label[: LABEL_CHARS - 1] + "…"
+
+
 def bar_chart(
     labels: Sequence[str],
     values: Sequence[float],
@@ -139,24 +173,35 @@ def bar_chart(
     y_label: str,
     highlight: Sequence[bool] | None = None,
 ) -> Markup:
-    """One bar per label; ``highlight`` bars (e.g. solved tasks) are drawn in green."""
-    ticks, top = _y_axis(max(values, default=0))
-    inner_w = WIDTH - LEFT - RIGHT - 8
-    slot = inner_w / max(len(values), 1)
+    """One bar per label; ``highlight`` bars (e.g. solved tasks) are drawn in green.
+
+    Labels stand upright under their bars, LABEL_PITCH apart at least: the chart widens
+    with its bars up to MAX_WIDTH, then only every k-th label is drawn, so none overlaps.
+    """
+    count = max(len(values), 1)
+    width = min(max(WIDTH, LEFT + RIGHT + 8 + MIN_SLOT * count), MAX_WIDTH)
+    slot = (width - LEFT - RIGHT - 8) / count
+    stride = math.ceil(LABEL_PITCH / slot)
+    shown = [_short(label) for label in labels[::stride]]
+    depth = CHAR_WIDTH * max((len(label) for label in shown), default=0)
+    box = _Box(width=width, height=HEIGHT + depth, bottom=BOTTOM + depth)
+    ticks, top = _y_axis(max(values, default=0), box)
     body = list(ticks)
     for index, (label, value) in enumerate(zip(labels, values, strict=True)):
-        height = (HEIGHT - TOP - BOTTOM) * value / top
+        height = (box.axis_y - TOP) * value / top
         x = LEFT + 4 + slot * index
         good = highlight is not None and highlight[index]
         body.append(
-            f'<rect x="{x + slot * 0.1:.1f}" y="{HEIGHT - BOTTOM - height:.1f}" '
+            f'<rect x="{x + slot * 0.1:.1f}" y="{box.axis_y - height:.1f}" '
             f'width="{max(slot * 0.8, 1):.1f}" height="{height:.1f}" '
             f'class="{"bar good" if good else "bar"}"><title>{escape(label)}: '
             f"{_number(value)}</title></rect>"
         )
-        if len(labels) <= 12:
+        if index % stride == 0:
+            # Upright, its end under the bar: x is the column's centre plus half the font.
+            cx, cy = x + slot / 2 + 4, box.axis_y + 6
             body.append(
-                f'<text x="{x + slot / 2:.1f}" y="{HEIGHT - BOTTOM + 14}" text-anchor="middle" '
-                f'class="tick">{escape(label[:8])}</text>'
+                f'<text x="{cx:.1f}" y="{cy:.1f}" text-anchor="end" class="tick bar-label" '
+                f'transform="rotate(-90 {cx:.1f} {cy:.1f})">{escape(_short(label))}</text>'
             )
-    return _frame(title, x_label, y_label, body, [])
+    return _frame(title, x_label, y_label, body, [], box)

@@ -288,3 +288,14 @@ def test_the_written_page_is_the_page_rendered_whole(
 
     assert len(written) > 50_000 and timeless(written) == timeless(whole)
     assert list(html._batched(iter("abcde"), 2)) == ["ab", "cd", "e"]
+
+
+def test_each_benchmark_words_its_own_charts_and_details(arc_page: str, aime_page: str) -> None:
+    """AIME's chart is pass@k over samples, and its details promise answers, not grids."""
+    details = aime_page[aime_page.index('<section id="details">') :]
+    assert ">pass@k vs k</text>" in aime_page and ">k (samples)</text>" in aime_page
+    assert "oracle@k" not in aime_page and "grids" not in details.split("</p>")[0]
+    assert "the integer extracted from it" in details.split("</p>")[0]
+    assert ">oracle@k vs k</text>" in arc_page
+    arc_details = arc_page[arc_page.index('<section id="details">') :].split("</p>")[0]
+    assert "its grids, programs and feedback" in arc_details

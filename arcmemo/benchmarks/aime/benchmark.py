@@ -32,7 +32,7 @@ from arcmemo.benchmarks.base import (
     select_tasks,
     solve_messages,
 )
-from arcmemo.benchmarks.outputs import Convention, OrderRows, ScoredRun, Table
+from arcmemo.benchmarks.outputs import Convention, Curve, OrderRows, ScoredRun, Table
 from arcmemo.library.task import NO_LIBRARY, TaskLibrary
 from arcmemo.models.base import Message
 from arcmemo.records import Attempt, CheckResult, Step, TaskGrade, TaskResult
@@ -142,6 +142,14 @@ class AimeBenchmark(Benchmark[AimeProblem]):
     # -- the run report: answers (arcmemo.benchmarks.aime.report and its template) ------------
 
     report_metrics = (*headline_metrics, "no_answer_rate")
+
+    def report_curves(self, summary: dict[str, Any], results: list[TaskResult]) -> list[Curve]:
+        """pass@k for k = 1..n samples (the run's own metric; AIME has no oracle@k)."""
+        values = summary if "pass@1" in summary else self.summarize(results, 0)
+        n = int(values.get("n_samples") or 0)
+        points = [(float(k), float(values[f"pass@{k}"])) for k in range(1, n + 1)
+                  if values.get(f"pass@{k}") is not None]  # fmt: skip
+        return [Curve("pass@k vs k", "k (samples)", "pass@k", points, y_max=1.0)]
 
     def report_template(self) -> str | None:
         from arcmemo.benchmarks.aime import report
