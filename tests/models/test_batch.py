@@ -492,8 +492,9 @@ def test_a_canceled_batch_fails_its_calls_instead_of_paying_full_price(
 
         try:
             calls = [client.generate(prompt(t), stage="solve", task_id=t) for t in ("a", "b")]
-            *outcomes, _ = await asyncio.gather(
-                *calls, cancel_when_submitted(), return_exceptions=True
+            # Bounded: calls that wait on a batch nobody canceled would wait forever.
+            *outcomes, _ = await asyncio.wait_for(
+                asyncio.gather(*calls, cancel_when_submitted(), return_exceptions=True), 60
             )
             return outcomes
         finally:
