@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import gc
 import json
 import os
@@ -674,6 +675,85 @@ def versus(args: argparse.Namespace) -> int:
     return 1 if any("error" in r for r in rows) else 0
 
 
+# -- profile: where a plain decode's time goes as the context grows ---------------------------
+
+
+def profile(args: argparse.Namespace) -> int:
+    """JetSpec plain decoding per configuration x prompt length, timed, then once under
+    cProfile (host: Python functions by own time, waits on the GPU included) and once under
+    torch.profiler (device: kernels by total time): where a step's time goes as the context
+    grows."""
+    import cProfile
+    import io
+    import pstats
+
+    import torch
+    from torch.profiler import ProfilerActivity
+    from torch.profiler import profile as torch_profile
+
+    from arcmemo.models.base import GenerateParams
+    from arcmemo.models.jetspec import JetSpecProvider
+
+    target = build_target(args.models_dir, args.model)
+    lengths = [int(x) for x in args.lengths.split(",")]
+    generator = torch.Generator().manual_seed(0)
+    vocab = int(MODELS[args.model]["vocab"])
+    prompts = {n: torch.randint(len(SPECIALS), vocab, (1, n), generator=generator) for n in lengths}
+    report: list[str] = []
+    for name in args.configs.split(","):
+        backend, extra = PLAIN_CONFIGS[name]
+        options = _options(args, backend, "none", **extra)
+        options |= {"dtype": MODELS[args.model].get("dtype", args.dtype), "lean": str(args.lean)}
+        provider = JetSpecProvider.open(target, **options)
+        try:
+            for length, ids in prompts.items():
+
+                def job(
+                    loaded: Any,
+                    ids: Any = ids,
+                    new: int = args.max_tokens,
+                    label: str = f"{name} {length}",
+                    host: Any = None,
+                ) -> float:
+                    sampling = loaded.sampling_params(
+                        GenerateParams(max_tokens=new, temperature=0.0)
+                    )
+                    if host is not None:
+                        host.enable()
+                    _, seconds = loaded.decode(ids, sampling, False)
+                    if host is not None:
+                        host.disable()
+                        text = io.StringIO()
+                        pstats.Stats(host, stream=text).sort_stats("tottime").print_stats(14)
+                        report.append(f"== {label}, {new} tokens: cProfile\n{text.getvalue()}")
+                    return seconds
+
+                for _ in range(2):  # compile, capture, warm
+                    asyncio.run(provider.run_on_engine(job))
+                seconds = asyncio.run(provider.run_on_engine(job))
+                line = f"{name} {length}: {args.max_tokens} tokens in {seconds:.3f} s"
+                print(line, flush=True)
+                report.append(line)
+                for new in (1, args.max_tokens):  # the first token, the whole decode
+                    profiled = functools.partial(job, new=new, host=cProfile.Profile())
+                    asyncio.run(provider.run_on_engine(profiled))
+                with torch_profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as p:
+                    asyncio.run(provider.run_on_engine(job))
+                table = p.key_averages().table(sort_by="device_time_total", row_limit=18)
+                report.append(f"== {name} {length}: torch.profiler\n{table}")
+                print(table[-3000:], flush=True)
+        finally:
+            asyncio.run(provider.aclose())
+        _write_text(args.out / f"profile-{args.model}.txt", "\n".join(report))
+    return 0
+
+
+def _write_text(path: Path, text: str) -> None:
+    from arcmemo.files import atomic_write_text
+
+    atomic_write_text(path, text + "\n")
+
+
 # -- real weights: a small Qwen3 trained here on ARC/AIME prompt text --------------------------
 
 # Character-level: ARC prompts of 4,000-16,000 characters are then that many tokens.
@@ -1089,7 +1169,8 @@ def _args(args: argparse.Namespace) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "command", choices=("compare", "overhead", "memory", "versus", "train", "real", "summary")
+        "command",
+        choices=("compare", "overhead", "memory", "versus", "profile", "train", "real", "summary"),
     )
     parser.add_argument("--out", type=Path, required=True, help="folder for the JSON results")
     parser.add_argument("--models-dir", type=Path, default=Path("/tmp/jetspec_models"))
@@ -1128,6 +1209,7 @@ def main(argv: list[str] | None = None) -> int:
         "overhead": overhead,
         "memory": memory,
         "versus": versus,
+        "profile": profile,
         "train": train,
         "real": real,
         "summary": summary,
