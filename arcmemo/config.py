@@ -566,7 +566,14 @@ class RunConfig(BaseModel):
         "Compared by content on resume and in tables (fingerprints.prompts), not by path.",
     )
     attempts: Annotated[int, Setting("--attempts", group="Solving", results=True)] = Field(
-        default=2, ge=1, description="Independent samples per task."
+        default=2, ge=1, description="Independent samples per task (per prompt variant)."
+    )
+    variants: Annotated[int, Setting("--variants", group="Solving", results=True)] = Field(
+        default=1,
+        ge=1,
+        description="Prompt variants per task, each with its own selection (an independent "
+        "selector call) and its own --attempts; the ARC scores count attempt j of every "
+        "variant together as run j.",
     )
     retries: Annotated[
         int | None,

@@ -171,7 +171,7 @@ async def estimate_run(session: RunSession) -> RunEstimate:
         output_range(m, None, None) for m in (aux, select, abstract)
     )
     retries = config.retries
-    attempts = config.attempts
+    attempts, variants = config.attempts, config.variants
     # One request samples every first try where the API takes n (the client's own rule).
     per_request = attempts if _supports_n(config.solver.provider) else 1
     estimate = RunEstimate(n_tasks=len(session.tasks))
@@ -201,18 +201,22 @@ async def estimate_run(session: RunSession) -> RunEstimate:
                 f"task {task_id}, stage retry: the prompt may outgrow {solver}'s context "
                 f"window {solver_window:,} (about {prompt:,} tokens before the feedback)"
             )
-        requests = attempts // per_request
+        # Each prompt variant pays its own selection, first tries and retries (its prompt
+        # is rendered like variant 0's; only the chosen concepts differ).
+        requests = variants * (attempts // per_request)
         estimate.stage("solve", solver).add_calls(
             Span(low=requests, high=requests), prompt, solver_out, samples_per_call=per_request
         )
         if retries:
             estimate.stage("retry", solver).add_calls(
-                Span(high=attempts * retries), prompt + RETRY_EXTRA_TOKENS, solver_out
+                Span(high=variants * attempts * retries),
+                prompt + RETRY_EXTRA_TOKENS,
+                solver_out,
             )
         if prepared.selection_prompts:
             rundir.write_prompt(f"{task_id}.select", _joined(prepared.selection_prompts))
         # Retries select again with reselect; every structured answer may be re-asked.
-        selections = 1 + (attempts * retries if config.retries_reselect else 0)
+        selections = variants * (1 + (attempts * retries if config.retries_reselect else 0))
         for prompt_text in prepared.selection_prompts:
             selection_tokens = estimate_tokens(prompt_text)
             if select_window is not None and selection_tokens >= select_window:
@@ -222,7 +226,9 @@ async def estimate_run(session: RunSession) -> RunEstimate:
                     "its memory view to fit)"
                 )
             estimate.stage("select", select).add_calls(
-                Span(low=1, high=selections * ASKS), estimate_tokens(prompt_text), select_out
+                Span(low=variants, high=selections * ASKS),
+                estimate_tokens(prompt_text),
+                select_out,
             )
         if session.online:
             calls = ABSTRACTORS.get(config.memory_format.name).cls.model_calls
@@ -243,7 +249,8 @@ async def estimate_run(session: RunSession) -> RunEstimate:
             if per_request > 1
             else "one request per sample"
         )
-        + ", every retry, selection and abstraction its own",
+        + ", every retry, selection and abstraction its own"
+        + (f"; each of {variants} prompt variants pays its own" if variants > 1 else ""),
         f"output tokens per sample: {solver} {solver_out[0]:,}-{solver_out[1]:,}"
         + "".join(
             f", {model} {out[0]:,}-{out[1]:,}"

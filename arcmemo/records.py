@@ -85,7 +85,15 @@ class Step(CheckResult):
 class Attempt(BaseModel):
     """An independent sample: a chain of steps, each retry seeing the previous feedback."""
 
-    index: int
+    index: int = Field(
+        description="Its position among the task's attempts, which is also its sample index: "
+        "with --variants, variant v's attempts come after those of variants 0..v-1."
+    )
+    variant: int = Field(
+        default=0,
+        description="The prompt variant it answers (--variants; 0 without, and in runs from "
+        "before variants).",
+    )
     steps: list[Step] = Field(default_factory=list)
     correct: list[bool] = Field(
         default_factory=list,
@@ -135,7 +143,14 @@ class TaskResult(BaseModel):
         default=0.0, description="None: the task has no labels (inference mode), unscored."
     )
     attempts: list[Attempt] = Field(default_factory=list)
-    selection: Selection | None = None
+    selection: Selection | None = Field(
+        default=None, description="What the selector chose (for variant 0 with --variants)."
+    )
+    variant_selections: list[Selection | None] = Field(
+        default_factory=list,
+        description="With --variants N: the selections of variants 1..N-1, in order, each "
+        "its own selector call (empty without variants).",
+    )
     metrics: dict[str, Any] = Field(default_factory=dict)
     error: str | None = Field(default=None, description="The model-call failure that ended it.")
     error_kind: str | None = Field(
@@ -147,6 +162,11 @@ class TaskResult(BaseModel):
         "window (the task ends there, or its attempt stops retrying); not an error.",
     )
     tokens: Usage = Field(default_factory=Usage)
+
+    @property
+    def selections(self) -> list[Selection]:
+        """The selection of every prompt variant that has one, variant 0 first."""
+        return [s for s in (self.selection, *self.variant_selections) if s is not None]
 
 
 class SolvedItem(BaseModel):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from arcmemo.benchmarks.base import BENCHMARKS
 from arcmemo.config import RunConfig
 from arcmemo.runner import sandbox_isolation
+from arcmemo.selection.base import SELECTORS
 
 
 def run_warnings(config: RunConfig) -> list[str]:
@@ -14,6 +15,15 @@ def run_warnings(config: RunConfig) -> list[str]:
         warnings.append(
             f"--attempts {config.attempts} with --temperature 0: greedy decoding makes every "
             "attempt the same completion, so attempts beyond the first add no solves"
+        )
+    selector = config.selector
+    if config.variants > 1 and (
+        config.memory is None
+        or (selector is not None and not SELECTORS.get(selector.name).cls.uses_model)
+    ):
+        warnings.append(
+            f"--variants {config.variants} without a selector that calls a model: every "
+            "variant shows the same memory, so the variants only add attempts"
         )
     if config.leaks_test_labels:
         warnings.append("memory writes used test labels (--update-signal oracle)")

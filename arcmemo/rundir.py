@@ -202,7 +202,11 @@ class TaskProgress(BaseModel):
     concepts: str = Field(
         default="",
         description="The memory section of its first prompt (for retries that "
-        "do not select again).",
+        "do not select again; variant 0's with --variants).",
+    )
+    variant_concepts: list[str] = Field(
+        default_factory=list,
+        description="With --variants N: the memory sections of variants 1..N-1.",
     )
 
 

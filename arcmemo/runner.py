@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
@@ -116,13 +116,14 @@ class Answer:
 
 @dataclass
 class TaskState:
-    """A task between passes: its attempts so far and the memory section of its first
-    prompt (what retries that do not select again show)."""
+    """A task between passes: its attempts so far and, per prompt variant, the memory
+    section of its first prompt and its library (what retries that do not select again
+    show)."""
 
     task: Any
     result: TaskResult
-    concepts: str = ""
-    library: TaskLibrary = NO_LIBRARY
+    concepts: list[str] = field(default_factory=lambda: [""])
+    libraries: list[TaskLibrary] = field(default_factory=lambda: [NO_LIBRARY])
 
 
 class Runner:
@@ -214,38 +215,71 @@ class Runner:
             truncated=completion.finish_reason == "length",
         )
 
-    async def _prepare(self, task: Any, previous: Step | None = None) -> PreparedPrompt:
+    async def _prepare(
+        self, task: Any, previous: Step | None = None, variant: int = 0
+    ) -> PreparedPrompt:
         return await prepare_prompt(
             self.benchmark,
             task,
             memory=self.memory,
             selector=self.selector,
-            model=self.selector_model,
+            # Variant v's selector calls are sample v of their request: each variant gets
+            # its own selection, also from the response cache.
+            model=self.selector_model.with_samples(variant),
             previous=previous,
             library_scope=self.config.library,
         )
 
     async def _first_tries(self, task: Any) -> TaskState:
-        """Select, then sample ``attempts`` first tries and check them."""
-        attempts = [Attempt(index=i) for i in range(self.config.attempts)]
-        result = TaskResult(task_id=self.benchmark.task_id(task), attempts=attempts)
-        state = TaskState(task, result)
+        """Per prompt variant: select, then sample ``attempts`` first tries and check them."""
+        per_variant, variants = self.config.attempts, self.config.variants
+        attempts = [
+            Attempt(index=v * per_variant + i, variant=v)
+            for v in range(variants)
+            for i in range(per_variant)
+        ]
+        result = TaskResult(
+            task_id=self.benchmark.task_id(task),
+            attempts=attempts,
+            variant_selections=[None] * (variants - 1),
+        )
+        state = TaskState(task, result, [""] * variants, [NO_LIBRARY] * variants)
+        failures = await asyncio.gather(
+            *(self._variant_first_tries(state, v) for v in range(variants))
+        )
+        failure = next((f for f in failures if f is not None), None)
+        if isinstance(failure, PromptTooLongError):
+            result.prompt_too_long = too_long_record(failure)
+        elif failure is not None:
+            result.error, result.error_kind = str(failure), failure.kind
+        return state
+
+    async def _variant_first_tries(self, state: TaskState, variant: int) -> ModelCallError | None:
+        """Variant ``variant``'s selection and first tries (samples ``v * attempts`` on of
+        its prompt, so two variants with the same prompt still sample apart); the failure
+        that stopped it, if any."""
+        task, result = state.task, state.result
+        attempts = [a for a in result.attempts if a.variant == variant]
         try:
-            prepared = await self._prepare(task)
-            result.selection, state.concepts = prepared.selection, prepared.concepts
-            state.library = prepared.library
+            prepared = await self._prepare(task, variant=variant)
+            if variant == 0:
+                result.selection = prepared.selection
+            else:
+                result.variant_selections[variant - 1] = prepared.selection
+            state.concepts[variant] = prepared.concepts
+            state.libraries[variant] = prepared.library
             selected = prepared.selection.selected if prepared.selection else []
-            answers = await self._generate(task, prepared.messages, None, len(attempts))
+            answers = await self._generate(
+                task, prepared.messages, None, len(attempts), attempts[0].index
+            )
             first_steps = await asyncio.gather(
-                *(self._step(task, c, 0, selected, state.library) for c in answers)
+                *(self._step(task, c, 0, selected, prepared.library) for c in answers)
             )
             for attempt, step in zip(attempts, first_steps, strict=True):
                 attempt.steps.append(step)
-        except PromptTooLongError as too_long:
-            result.prompt_too_long = too_long_record(too_long)
-        except ModelCallError as failure:
-            result.error, result.error_kind = str(failure), failure.kind
-        return state
+        except ModelCallError as failure:  # PromptTooLongError included
+            return failure
+        return None
 
     def _wants_retry(self, attempt: Attempt) -> bool:
         """The attempt's last step earns feedback (it fails its visible examples) and retries
@@ -262,17 +296,17 @@ class Runner:
     async def _retry(self, state: TaskState, attempt: Attempt) -> None:
         """One retry of ``attempt`` with feedback on its last step; with reselection, from
         the memory as it stands now."""
-        task, previous = state.task, attempt.steps[-1]
-        selection = state.result.selection
+        task, previous, variant = state.task, attempt.steps[-1], attempt.variant
+        selection = ([state.result.selection, *state.result.variant_selections])[variant]
         selected = selection.selected if selection else []
-        library = state.library
+        library, concepts = state.libraries[variant], state.concepts[variant]
         try:
             if self.reselect:
-                prepared = await self._prepare(task, previous)
+                prepared = await self._prepare(task, previous, variant)
                 library = library.union(prepared.library)
                 messages = self.benchmark.retry_prompt(
                     task,
-                    concepts=state.concepts,
+                    concepts=concepts,
                     reselected=prepared.concepts,
                     previous=previous,
                     library=library,
@@ -280,7 +314,7 @@ class Runner:
                 selected = prepared.selection.selected if prepared.selection else []
             else:
                 messages = self.benchmark.prompt(
-                    task, concepts=state.concepts, previous=previous, library=library
+                    task, concepts=concepts, previous=previous, library=library
                 )
             # Attempt i's retries are sample i of their prompt: two attempts that failed the
             # same way (byte-identical retry prompts) still get independent answers.
@@ -327,8 +361,8 @@ class Runner:
         judge_attempts(self.benchmark, state.task, result.attempts)
         grade = self.benchmark.grade(state.task, result.attempts)
         tokens = sum((s.usage for a in result.attempts for s in a.steps), Usage())
-        if result.selection is not None:
-            tokens = tokens + result.selection.usage
+        for selection in result.selections:
+            tokens = tokens + selection.usage
         return result.model_copy(
             update={
                 "solved": grade.solved,
@@ -445,7 +479,12 @@ class Runner:
     def _restore(self, by_id: dict[str, Any]) -> dict[str, TaskState]:
         """The tasks waiting for retries after the last finished batch (passes schedule)."""
         return {
-            task_id: TaskState(by_id[task_id], record.result, record.concepts)
+            task_id: TaskState(
+                by_id[task_id],
+                record.result,
+                [record.concepts, *record.variant_concepts],
+                [NO_LIBRARY] * (1 + len(record.variant_concepts)),
+            )
             for task_id, record in self.rundir.task_progress().items()
             if not record.final and task_id in by_id
         }
@@ -572,7 +611,11 @@ class Runner:
             if self.schedule == "passes":
                 progress.append(
                     TaskProgress(
-                        batch=batch.index, final=final, result=result, concepts=state.concepts
+                        batch=batch.index,
+                        final=final,
+                        result=result,
+                        concepts=state.concepts[0],
+                        variant_concepts=state.concepts[1:],
                     )
                 )
         self.rundir.append_results(finals)

@@ -193,6 +193,8 @@ class ModelClient:
         # Sampling used where a call leaves a parameter unset (a role's settings).
         self.defaults = SamplingConfig()
         self._owner: ModelClient | None = None
+        # Added to every call's sample indices (a view for one prompt variant: with_samples).
+        self.sample_offset = 0
         # Where requests and accounted calls are reported (the run's progress display).
         self.progress: ProgressSink | None = None
         # Where each provider request in flight leaves a marker file (a run's in_flight/):
@@ -261,6 +263,18 @@ class ModelClient:
         view._owner = self
         return view
 
+    def with_samples(self, offset: int) -> ModelClient:
+        """A view of this client whose calls ask for sample ``offset + i`` where they ask for
+        sample ``i``: a second prompt variant's selector call, identical to the first's,
+        gets its own answer (and cache entry) instead of the first's. Offset 0 is the
+        client itself."""
+        if offset == 0:
+            return self
+        view = copy.copy(self)
+        view.sample_offset = self.sample_offset + offset
+        view._owner = self
+        return view
+
     @property
     def spec(self) -> str:
         """The ``provider:model`` name of the wrapped model."""
@@ -307,6 +321,7 @@ class ModelClient:
         identity = self.provider.cache_identity()
         if self.config.cache_namespace:
             identity = {**identity, "namespace": self.config.cache_namespace}
+        first_sample += self.sample_offset
         indices = range(first_sample, first_sample + n)
         keys = cache_keys(identity, messages, params, indices)
         # Reads stay on the event loop: under WAL a reader never waits for a writer, and a

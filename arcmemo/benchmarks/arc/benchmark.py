@@ -317,12 +317,13 @@ class ArcBenchmark(Benchmark[ArcTask]):
             return TaskGrade(solved=False, score=None, metrics={"n_tests": len(task.test_inputs)})
         # score: the task's oracle@min(2, n), so the run's score is the mean of these;
         # solved: every test input is right in some attempt.
-        matrix = [a.correct for a in attempts]
+        # Per run: attempt j of every prompt variant together (scoring.by_run).
+        matrix, strict = scoring.task_rows(attempts), scoring.task_rows(attempts, strict=True)
         return TaskGrade(
             solved=scoring.task_solved(matrix),
             score=scoring.task_score(matrix),
             metrics={
-                "strict_score": scoring.task_score(matrix, strict=True),
+                "strict_score": scoring.task_score(strict, strict=True),
                 "n_tests": len(task.test_outputs),
             },
         )

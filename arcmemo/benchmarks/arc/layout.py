@@ -135,11 +135,11 @@ def task_values(
 ) -> dict[str, tuple[float, bool]]:
     """Per task, its oracle@min(2, n) at the final retry depth and whether every test input is
     right in some attempt (strict: one attempt right on all), under ``convention``."""
-    n = max([attempts, *(len(r.attempts) for r in results)])
+    n = max([attempts, *(scoring.n_runs(r) for r in results)])
     matrices: dict[str, scoring.Matrix] = {}
     for result in results:
         if convention == "arcmemo":
-            matrices[result.task_id] = scoring.task_matrix(result, None, n)
+            matrices[result.task_id] = scoring.task_matrix(result, None, n, strict=strict)
             continue
         matrix = scoring.published_matrix(result, None, n, strict=strict)
         if matrix is None:

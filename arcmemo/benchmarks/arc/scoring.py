@@ -31,6 +31,13 @@ up to ``r`` is (not only the last), and under strict scoring its program at dept
 also be right on every train pair. oracle@k over the attempts is computed the same way. The
 convention needs per-step records (each step's test correctness and train verification);
 results without them have ``None`` there ("not recorded").
+
+**Prompt variants** (``--variants``): the published code scores a puzzle over every path
+of every prompt variant together (its ``score_trace`` ORs them). Here attempt ``j`` of each
+variant belongs to run ``j``, and a run's row is right on a test input when one of its
+attempts is (strict: when one of its attempts is right on every test input), so oracle@k
+is over runs, and with one attempt per variant every score is the published oracle over
+all variants.
 """
 
 from __future__ import annotations
@@ -124,16 +131,48 @@ def published_row(attempt: Attempt, depth: int | None, *, strict: bool) -> list[
     return [any(column) for column in zip(*rows, strict=True)]
 
 
+def by_run(attempts: list[Attempt], rows: Matrix, *, strict: bool) -> Matrix:
+    """``rows`` (one per attempt) as one row per run: attempt ``j`` of every prompt variant
+    together (the module docstring); unchanged without variants."""
+    if all(a.variant == 0 for a in attempts):
+        return rows
+    runs: list[Matrix] = []
+    seen: Counter[int] = Counter()
+    for attempt, row in zip(attempts, rows, strict=True):
+        j = seen[attempt.variant]
+        seen[attempt.variant] += 1
+        if j == len(runs):
+            runs.append([])
+        runs[j].append(row)
+    width = _width(rows)
+    if strict:
+        return [[any(all(row) for row in run)] * width for run in runs]
+    return [[any(column) for column in zip(*run, strict=True)] for run in runs]
+
+
+def n_runs(result: TaskResult) -> int:
+    """How many runs the task's attempts make (its attempts per prompt variant)."""
+    return max(Counter(a.variant for a in result.attempts).values(), default=0)
+
+
+def task_rows(attempts: list[Attempt], *, strict: bool = False) -> Matrix:
+    """Per run, whether its final programs are right on each test input (:func:`by_run`)."""
+    return by_run(attempts, [list(a.correct) for a in attempts], strict=strict)
+
+
 def _pad(rows: Matrix, attempts: int) -> Matrix:
     """``rows`` with missing attempts (fewer than ``attempts``) wrong everywhere."""
     width = _width(rows)
     return rows + [[False] * width for _ in range(attempts - len(rows))]
 
 
-def task_matrix(result: TaskResult, depth: int | None, attempts: int) -> Matrix:
-    """The task's correctness at retry ``depth`` (None: the final one), with missing
-    attempts (fewer than ``attempts``) counted as wrong everywhere."""
-    return _pad([attempt_row(a, depth) for a in result.attempts], attempts)
+def task_matrix(
+    result: TaskResult, depth: int | None, attempts: int, *, strict: bool = False
+) -> Matrix:
+    """The task's correctness per run at retry ``depth`` (None: the final one), with missing
+    runs (fewer than ``attempts``) counted as wrong everywhere."""
+    rows = [attempt_row(a, depth) for a in result.attempts]
+    return _pad(by_run(result.attempts, rows, strict=strict), attempts)
 
 
 def published_matrix(
@@ -143,7 +182,9 @@ def published_matrix(
     when the task's steps were not recorded."""
     rows = [published_row(a, depth, strict=strict) for a in result.attempts]
     known = [row for row in rows if row is not None]
-    return _pad(known, attempts) if len(known) == len(rows) else None
+    if len(known) < len(rows):
+        return None
+    return _pad(by_run(result.attempts, known, strict=strict), attempts)
 
 
 def _unit_weights(signatures: Counter[Signature], n_tasks: int) -> dict[int, float]:
@@ -292,15 +333,15 @@ def run_scores(results: list[TaskResult], attempts: int) -> dict[str, Any]:
         # Inference mode (no test outputs): no score at all rather than a score of 0.
         return {"labels": False, "n_unlabelled": unscored}
     results = [r for r in results if r.score is not None]
-    n = max([attempts, *(len(r.attempts) for r in results)])
+    n = max([attempts, *(n_runs(r) for r in results)])
     depths = max((len(a.steps) for r in results for a in r.attempts), default=1)
     by_retry: dict[str, dict[str, dict[str, Any]]] = {}
     strict_by_retry: dict[str, dict[str, dict[str, Any]]] = {}
     if results:
         for depth in range(depths):
-            matrices = [task_matrix(r, depth, n) for r in results]
-            by_retry[str(depth)] = oracle_cells(matrices, n, strict=False)
-            strict_by_retry[str(depth)] = oracle_cells(matrices, n, strict=True)
+            for strict, cells in ((False, by_retry), (True, strict_by_retry)):
+                matrices = [task_matrix(r, depth, n, strict=strict) for r in results]
+                cells[str(depth)] = oracle_cells(matrices, n, strict=strict)
     final, strict_final = by_retry.get(str(depths - 1), {}), strict_by_retry.get(str(depths - 1))
     metric = f"oracle@{min(SCORE_K, n)}"
     return {
