@@ -46,7 +46,15 @@ def _config(tmp_path: Path, out: str, **changes: Any) -> RunConfig:
     return RunConfig.model_validate(fields | changes)
 
 
-def _run(config: RunConfig, cache: Path) -> tuple[Any, list[TaskResult]]:
+class Crash(BaseException):
+    """A simulated kill: nothing in the program catches it."""
+
+
+def _run(
+    config: RunConfig, cache: Path, crash_at: int | None = None
+) -> tuple[Any, list[TaskResult]]:
+    """Run ``config`` with a scripted model (killed at its ``crash_at``-th call); the model
+    and the results written."""
     lm = loop_model()
     # The selector answers differently on each call: only a variant's own selector call
     # (not a copy of the first variant's) gets the second answer.
@@ -57,12 +65,25 @@ def _run(config: RunConfig, cache: Path) -> tuple[Any, list[TaskResult]]:
         },
         arc_ids=[TASK],
     )
+
+    def script(messages: list[Any]) -> str:
+        if crash_at is not None and len(model.calls) + 1 >= crash_at:
+            raise Crash(f"killed at model call {crash_at}")
+        return str(model(messages))
+
     solver = ModelClient(
-        ScriptedProvider.from_script(model, model="solver"), cache=ResponseCache(cache)
+        ScriptedProvider.from_script(script, model="solver"), cache=ResponseCache(cache)
     )
     asyncio.run(run_benchmark(config, solver=solver))
     lines = (config.out / "results.jsonl").read_text().splitlines()
     return model, [TaskResult.model_validate_json(line) for line in lines]
+
+
+def _steps(result: TaskResult) -> list[list[dict[str, Any]]]:
+    return [
+        [s.model_dump(exclude={"started_at", "finished_at"}) for s in a.steps]
+        for a in result.attempts
+    ]
 
 
 def test_each_variant_selects_on_its_own_and_a_replay_pays_nothing_twice(tmp_path: Path) -> None:
@@ -92,10 +113,16 @@ def test_each_variant_selects_on_its_own_and_a_replay_pays_nothing_twice(tmp_pat
     again, (replayed,) = _run(_config(tmp_path, "again"), tmp_path / "cache")
     assert again.calls == []
     assert [s.selected for s in replayed.selections] == selections
-    strip = {"started_at", "finished_at"}
-    assert [[s.model_dump(exclude=strip) for s in a.steps] for a in replayed.attempts] == [
-        [s.model_dump(exclude=strip) for s in a.steps] for a in result.attempts
-    ]
+    assert _steps(replayed) == _steps(result)
+
+    # Killed at its first retry (after pass 0 committed), then resumed: the retries run from
+    # each variant's recorded memory section, and only the calls never answered are made.
+    with pytest.raises(Crash):
+        _run(_config(tmp_path, "killed"), tmp_path / "fresh-cache", crash_at=7)
+    resumed, (finished,) = _run(_config(tmp_path, "killed"), tmp_path / "fresh-cache")
+    assert [c.stage for c in resumed.calls] == ["solve"] * 4  # the four retries
+    assert [s.selected for s in finished.selections] == selections
+    assert _steps(finished) == _steps(result)
 
     # Rerunning the finished run calls nothing.
     rerun, _ = _run(_config(tmp_path, "run"), tmp_path / "cache")
