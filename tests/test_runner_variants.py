@@ -182,3 +182,14 @@ def test_records_from_before_variants_load_as_variant_zero() -> None:
     result = TaskResult.model_validate(old)
     assert result.attempts[0].variant == 0 and result.variant_selections == []
     assert result.selections == []
+
+
+def test_variants_without_a_model_selector_are_warned(tmp_path: Path) -> None:
+    from arcmemo.run_warnings import run_warnings
+
+    def warned(**changes: Any) -> bool:
+        return any("--variants" in w for w in run_warnings(_config(tmp_path, "w", **changes)))
+
+    assert not warned()  # llm selection: each variant its own
+    assert warned(selector="all")  # every variant the same memory
+    assert not warned(selector="all", variants=1)
