@@ -157,20 +157,12 @@ def _removable(node: ast.stmt, used: set[str]) -> bool:
     return False
 
 
-def with_library(source: str, library: str) -> str:
-    """``source`` preceded by trusted code that makes ``library`` importable as
-    ``arcmemo_library`` (until the sandbox provides the module itself)."""
-    return (
-        "import sys as _arcmemo_sys, types as _arcmemo_types\n"
-        f"_arcmemo_library = _arcmemo_types.ModuleType({MODULE_NAME!r})\n"
-        f"exec({library!r}, _arcmemo_library.__dict__)\n"
-        f"_arcmemo_sys.modules[{MODULE_NAME!r}] = _arcmemo_library\n"
-        "del _arcmemo_sys, _arcmemo_types, _arcmemo_library\n" + source
-    )
-
-
-def _verify(sandbox: Sandbox, source: str, pairs: Sequence[Pair], entry: str) -> str | None:
-    program = Program(source=source, entry=entry, bindings={"np": "numpy"})
+def _verify(
+    sandbox: Sandbox, source: str, library: str, pairs: Sequence[Pair], entry: str
+) -> str | None:
+    """Why ``source`` fails its task's pairs, or None: run as ``arcmemo run`` runs a
+    program, with ``library`` as the ``arcmemo_library`` it imports (Program.library)."""
+    program = Program(source=source, entry=entry, bindings={"np": "numpy"}, library=library)
     results = sandbox.run(program, [[grid] for grid, _ in pairs], limits=REFACTOR_LIMITS)
     for index, (result, (_, expected)) in enumerate(zip(results, pairs, strict=True)):
         value = result.value
@@ -224,7 +216,7 @@ def refactor_program(
         for name in imports.values():
             needed += [n for n in closure(functions, name) if n not in needed]
         text = module_text(functions[name] for name in needed)
-        error = _verify(sandbox, with_library(rewritten, text), pairs, entry)
+        error = _verify(sandbox, rewritten, text, pairs, entry)
         if error is None:
             break
     kept = source if error else rewritten

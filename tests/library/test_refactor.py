@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import ast
+from typing import Any, cast
 
 from arcmemo.library import BuildReport
 from arcmemo.library.refactor import refactor_program, refactor_programs, rewrite
 from arcmemo.memory.ontology import Memory
-from arcmemo.sandbox import Sandbox
+from arcmemo.sandbox import CallResult, Program, Sandbox
 from tests.fixtures.library.load import ENTRY_POINTS, pairs, programs
 
 SOURCE = """import numpy as np
@@ -73,3 +74,39 @@ def test_a_program_the_library_breaks_is_kept_as_it_was(
     )
     assert not report.passed and report.error is not None
     assert kept == source and report.tokens_after == report.tokens_before
+
+
+class _Recording:
+    """A sandbox that records the programs it runs and runs them in bwrap."""
+
+    def __init__(self, inner: Sandbox) -> None:
+        self.inner = inner
+        self.programs: list[Program] = []
+
+    def run(self, program: Program, inputs: list[list[Any]], **kwargs: Any) -> list[CallResult]:
+        self.programs.append(program)
+        return self.inner.run(program, inputs, **kwargs)
+
+
+def test_a_refactored_program_is_verified_as_arcmemo_run_runs_it(
+    built: tuple[Memory, BuildReport], bwrap: Sandbox
+) -> None:
+    """The rewritten program is verified with its library as ``Program.library`` (the
+    module the sandbox builds in the program's child), the program's text unchanged: one
+    way to run a program with a library, no trusted code prefixed to it."""
+    memory, _ = built
+    recording = _Recording(bwrap)
+    report, kept = refactor_program(
+        cast(Sandbox, recording),
+        memory,
+        "aaaa0002",
+        programs()["aaaa0002"],
+        pairs(tests=True)["aaaa0002"],
+        entry_points=ENTRY_POINTS,
+    )
+    assert report.passed and report.imports
+    verified = [p for p in recording.programs if p.entry == "transform"]
+    assert len(verified) == 1
+    assert verified[0].source == kept
+    for name in set(report.imports.values()):
+        assert f"def {name}(" in verified[0].library
