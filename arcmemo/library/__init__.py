@@ -27,8 +27,8 @@ recorded while verified programs ran on real inputs as its tests. The API:
   helpers' behaviour and re-verifies them; :func:`library_stats` counts.
 """
 
-from arcmemo.library.build import BuildReport, build_library
-from arcmemo.library.calls import FunctionTestResult, run_calls, run_recorded_tests
+from arcmemo.library.build import BuildReport, build_from_traces, build_library, trace_programs
+from arcmemo.library.calls import CallCache, FunctionTestResult, run_calls, run_recorded_tests
 from arcmemo.library.modules import (
     MODULE_NAME,
     available_functions,
@@ -38,16 +38,20 @@ from arcmemo.library.modules import (
 )
 from arcmemo.library.refactor import RefactorReport, refactor_programs
 from arcmemo.library.stats import LibraryStats, library_stats
+from arcmemo.library.trace import Trace
 from arcmemo.library.values import Unrecordable, decode, encode, returned
 
 __all__ = [
     "MODULE_NAME",
     "BuildReport",
+    "CallCache",
     "FunctionTestResult",
     "LibraryStats",
     "RefactorReport",
+    "Trace",
     "Unrecordable",
     "available_functions",
+    "build_from_traces",
     "build_library",
     "decode",
     "encode",
@@ -59,4 +63,5 @@ __all__ = [
     "returned",
     "run_calls",
     "run_recorded_tests",
+    "trace_programs",
 ]

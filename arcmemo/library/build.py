@@ -32,7 +32,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from arcmemo.library.calls import passes, run_calls, run_recorded_tests
+from arcmemo.library.calls import CallCache, passes, run_calls, run_recorded_tests
 from arcmemo.library.modules import LibraryConflictError, memory_functions, module_text
 from arcmemo.library.split import (
     ProgramSyntaxError,
@@ -243,6 +243,7 @@ def _check_and_merge(
     candidates: list[_Candidate],
     report: BuildReport,
     workers: int,
+    cache: CallCache | None = None,
 ) -> list[_Candidate]:
     """Run every tested candidate standalone on its calls and its kind's probes; drop the
     ones whose own calls do not reproduce; merge those with equal outcomes."""
@@ -261,7 +262,7 @@ def _check_and_merge(
     def run(candidate: _Candidate) -> None:
         calls = candidate.tests + probes[_bucket(candidate)]
         module = _local_module(split, candidate)
-        candidate.outcomes = run_calls(sandbox, module, candidate.rep[1], calls)
+        candidate.outcomes = run_calls(sandbox, module, candidate.rep[1], calls, cache=cache)
 
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         list(pool.map(run, tested))
@@ -416,6 +417,23 @@ def _attach(memory: Memory, function: LibraryFunction, report: BuildReport) -> N
     report.proposed += 1
 
 
+def trace_programs(
+    programs: Mapping[str, str],
+    tasks: Mapping[str, Sequence[Pair]],
+    sandbox: Sandbox,
+    *,
+    entry: str = "transform",
+    entry_points: frozenset[str] = DEFAULT_ENTRY_POINTS,
+    workers: int = 2,
+) -> dict[str, Trace]:
+    """Step 1 alone: each program (task id -> source) run on its task's examples with its
+    helpers traced, by task id (a program that does not parse has none). A program's
+    trace does not depend on the other programs: traces kept once serve every build from
+    a subset (:func:`build_from_traces`)."""
+    split = _split_all(programs, entry_points | {entry}, BuildReport())
+    return _trace_all(sandbox, programs, split, tasks, entry, workers)
+
+
 def build_library(
     programs: Mapping[str, str],
     tasks: Mapping[str, Sequence[Pair]],
@@ -425,30 +443,62 @@ def build_library(
     entry: str = "transform",
     entry_points: frozenset[str] = DEFAULT_ENTRY_POINTS,
     workers: int = 2,
+    cache: CallCache | None = None,
 ) -> BuildReport:
     """Extract tested library functions from verified ``programs`` (task id -> source,
     run on ``tasks``' examples, task id -> (input, output) pairs) into ``memory`` (changed
-    in place; the caller saves it). The module docstring gives the steps."""
+    in place; the caller saves it). The module docstring gives the steps:
+    :func:`trace_programs` then :func:`build_from_traces`."""
+    traces = trace_programs(
+        programs, tasks, sandbox, entry=entry, entry_points=entry_points, workers=workers
+    )
+    return build_from_traces(
+        programs,
+        traces,
+        memory,
+        sandbox,
+        entry=entry,
+        entry_points=entry_points,
+        workers=workers,
+        cache=cache,
+    )
+
+
+def build_from_traces(
+    programs: Mapping[str, str],
+    traces: Mapping[str, Trace],
+    memory: Memory,
+    sandbox: Sandbox,
+    *,
+    entry: str = "transform",
+    entry_points: frozenset[str] = DEFAULT_ENTRY_POINTS,
+    workers: int = 2,
+    cache: CallCache | None = None,
+) -> BuildReport:
+    """Steps 2 to 6 over ``programs`` whose traces :func:`trace_programs` made (a program
+    without one gives no tests): the library of exactly these programs. The standalone
+    runs go to the sandbox; with a ``cache`` only the calls it does not hold already."""
     report = BuildReport(programs=len(programs))
     entry_points = entry_points | {entry}
     split = _split_all(programs, entry_points, report)
     report.helpers = sum(len(p.helpers) for p in split.values())
-    traces = _trace_all(sandbox, programs, split, tasks, entry, workers)
-    for task_id, trace in traces.items():
+    empty = Trace(task_id="")
+    for task_id, program in split.items():
+        trace = traces.get(task_id, empty)
         if trace.errors:
             report.errors[task_id] = trace.errors[0]
-        if not split[task_id].helpers:
+        if not program.helpers:
             report.without_helpers += 1
         elif trace.examples and trace.matched == trace.examples:
             report.traced += 1
     candidates = _candidates(split, traces)
     report.candidates = len(candidates)
     report.recorded = sum(1 for c in candidates if c.tests)
-    candidates = _check_and_merge(sandbox, split, candidates, report, workers)
-    known, candidates = _extend_existing(memory, sandbox, split, candidates, report, workers)
+    candidates = _check_and_merge(sandbox, split, candidates, report, workers, cache)
+    known, candidates = _extend_existing(memory, sandbox, split, candidates, report, workers, cache)
     names = {**known, **_name_candidates(candidates, set(memory_functions(memory)))}
     functions = _assemble(split, candidates, names, report)
-    functions = _keep_passing(memory, sandbox, functions, report, workers)
+    functions = _keep_passing(memory, sandbox, functions, report, workers, cache)
     # The most shared first: a concept is proposed for a function before its variants.
     for function in sorted(functions.values(), key=lambda f: -len(set(f.sources))):
         _attach(memory, function, report)
@@ -471,6 +521,7 @@ def _extend_existing(
     candidates: list[_Candidate],
     report: BuildReport,
     workers: int,
+    cache: CallCache | None = None,
 ) -> tuple[dict[tuple[str, str], str], list[_Candidate]]:
     """Candidates with the same code as a function the memory has already extend it (its
     sources, and its tests while they pass) instead of adding another: building twice from
@@ -497,7 +548,9 @@ def _extend_existing(
         function.tests[:] = _spread([*function.tests, *candidate.tests], MAX_TESTS)
         known.update(dict.fromkeys(candidate.members, name))
     if previous:
-        results = run_recorded_tests(memory, sandbox, names=sorted(previous), workers=workers)
+        results = run_recorded_tests(
+            memory, sandbox, names=sorted(previous), workers=workers, cache=cache
+        )
         for result in results:
             if not result.ok:  # the new calls do not reproduce from the memory's text
                 existing[result.name].tests[:] = previous[result.name]
@@ -548,6 +601,7 @@ def _keep_passing(
     functions: dict[str, LibraryFunction],
     report: BuildReport,
     workers: int,
+    cache: CallCache | None = None,
 ) -> dict[str, LibraryFunction]:
     """The functions whose recorded tests pass from their final texts, the untested ones
     only where a kept one calls them; counts the kept functions' tests."""
@@ -562,7 +616,9 @@ def _keep_passing(
     )
     results = {
         r.name: r
-        for r in run_recorded_tests(scratch, sandbox, names=list(functions), workers=workers)
+        for r in run_recorded_tests(
+            scratch, sandbox, names=list(functions), workers=workers, cache=cache
+        )
     }
     failed = {name for name, r in results.items() if not r.ok}
     for name in sorted(failed):

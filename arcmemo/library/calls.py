@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -17,14 +20,73 @@ from arcmemo.sandbox import Program, Sandbox, SandboxLimits
 CALL_LIMITS = SandboxLimits(timeout_s=5.0)
 
 
+class CallCache:
+    """Outcomes of standalone calls kept by (module text, function, arguments), for builds
+    that run the same calls again (a leave-one-out over many folds: a call's outcome does
+    not depend on which other programs are in the build). Only calls not yet kept go to
+    the sandbox. It assumes that a call's outcome does not depend on the calls run before
+    it in the same program, which holds for functions that keep no state of their own.
+    Safe to share between threads."""
+
+    def __init__(self) -> None:
+        self._outcomes: dict[str, str | None] = {}
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    @staticmethod
+    def key(module: str, name: str, call: RecordedCall) -> str:
+        text = json.dumps([module, name, canonical([call.args, call.kwargs])])
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    def get(self, key: str) -> tuple[bool, str | None]:
+        with self._lock:
+            if key in self._outcomes:
+                self.hits += 1
+                return True, self._outcomes[key]
+            self.misses += 1
+            return False, None
+
+    def put(self, key: str, outcome: str | None) -> None:
+        with self._lock:
+            self._outcomes[key] = outcome
+
+
 def run_calls(
-    sandbox: Sandbox, module: str, name: str, calls: Sequence[RecordedCall]
+    sandbox: Sandbox,
+    module: str,
+    name: str,
+    calls: Sequence[RecordedCall],
+    *,
+    cache: CallCache | None = None,
 ) -> list[str | None]:
     """Call ``name`` of the module text on each recorded call's arguments: per call, the
     outcome as canonical JSON text, ``raised:<Error>`` for an exception, or None when the
-    call could not be made (a crash, a timeout, a module that does not run)."""
+    call could not be made (a crash, a timeout, a module that does not run). With a
+    ``cache``, the outcomes it holds are taken from it and the others kept in it."""
     if not calls:
         return []
+    if cache is None:
+        return _run(sandbox, module, name, calls)
+    keys = [CallCache.key(module, name, call) for call in calls]
+    outcomes: list[str | None] = []
+    missing: dict[str, RecordedCall] = {}
+    for key, call in zip(keys, calls, strict=True):
+        found, outcome = cache.get(key)
+        outcomes.append(outcome)
+        if not found:
+            missing.setdefault(key, call)
+    if not missing:
+        return outcomes
+    fresh = dict(zip(missing, _run(sandbox, module, name, list(missing.values())), strict=True))
+    for key, outcome in fresh.items():
+        cache.put(key, outcome)
+    return [fresh.get(key, old) for key, old in zip(keys, outcomes, strict=True)]
+
+
+def _run(
+    sandbox: Sandbox, module: str, name: str, calls: Sequence[RecordedCall]
+) -> list[str | None]:
     program = Program(source=module, entry="_arcmemo_call", harness=call_harness())
     inputs = [[name, call.args, call.kwargs] for call in calls]
     outcomes: list[str | None] = []
@@ -64,7 +126,9 @@ class FunctionTestResult(BaseModel):
         return self.passed == self.tests and not self.failures
 
 
-def check_function(sandbox: Sandbox, memory: Memory, name: str) -> FunctionTestResult:
+def check_function(
+    sandbox: Sandbox, memory: Memory, name: str, *, cache: CallCache | None = None
+) -> FunctionTestResult:
     """Re-run function ``name``'s recorded tests in a module of it and what it calls."""
     functions = memory_functions(memory)
     function = functions[name]
@@ -74,7 +138,7 @@ def check_function(sandbox: Sandbox, memory: Memory, name: str) -> FunctionTestR
     except (KeyError, LibraryConflictError, SyntaxError) as error:
         reason = f"its module cannot be built: {type(error).__name__}: {error}"
         return FunctionTestResult(name=name, tests=len(calls), passed=0, failures=[reason])
-    outcomes = run_calls(sandbox, module, name, calls)
+    outcomes = run_calls(sandbox, module, name, calls, cache=cache)
     result = FunctionTestResult(name=name, tests=len(calls), passed=0)
     for index, (ok, outcome, call) in enumerate(
         zip(passes(outcomes, calls), outcomes, calls, strict=True)
@@ -88,10 +152,18 @@ def check_function(sandbox: Sandbox, memory: Memory, name: str) -> FunctionTestR
 
 
 def run_recorded_tests(
-    memory: Memory, sandbox: Sandbox, *, names: Sequence[str] | None = None, workers: int = 2
+    memory: Memory,
+    sandbox: Sandbox,
+    *,
+    names: Sequence[str] | None = None,
+    workers: int = 2,
+    cache: CallCache | None = None,
 ) -> list[FunctionTestResult]:
     """Re-run every library function's recorded tests (or those of ``names``) standalone in
-    the sandbox, one function per sandbox program, ``workers`` at a time."""
+    the sandbox, one function per sandbox program, ``workers`` at a time (with a ``cache``,
+    only the calls it does not hold)."""
     chosen = list(names) if names is not None else list(memory_functions(memory))
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        return list(pool.map(lambda name: check_function(sandbox, memory, name), chosen))
+        return list(
+            pool.map(lambda name: check_function(sandbox, memory, name, cache=cache), chosen)
+        )

@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NoReturn, cast
 
-from arcmemo.library import BuildReport, library_source, memory_functions, run_recorded_tests
+from arcmemo.library import (
+    BuildReport,
+    CallCache,
+    build_from_traces,
+    library_source,
+    memory_functions,
+    run_recorded_tests,
+    trace_programs,
+)
 from arcmemo.library.build import PROPOSED_AUTHOR, build_library
 from arcmemo.memory.ontology import Memory
 from arcmemo.memory.store import dump_memory, parse_memory
 from arcmemo.sandbox import Sandbox
-from tests.fixtures.library.load import ENTRY_POINTS, pairs, programs
+from tests.fixtures.library.load import ENTRY_POINTS, pairs, programs, seeded_memory
 
 
 def test_the_same_code_in_two_programs_is_one_function(built: tuple[Memory, BuildReport]) -> None:
@@ -133,3 +142,42 @@ def test_a_function_joins_the_concept_of_its_name_first() -> None:
     assert attach("grid") == "grid routine"  # the structure keeps its name
     assert attach("flood_fill") == "flood fill"
     assert report.attached == 2 and report.proposed == 2
+
+
+class _NoSandbox:
+    """A sandbox that must not be used."""
+
+    def run(self, *args: object, **kwargs: object) -> NoReturn:
+        raise AssertionError("the sandbox was asked to run a program")
+
+
+def test_a_build_from_cached_traces_of_a_subset_is_that_subset_s_build(bwrap: Sandbox) -> None:
+    """Leave-one-out builds trace every program once and build each fold from the traces
+    of the other programs: exactly the library a build of those programs gives; a call
+    cache shared by the folds runs each standalone call once."""
+    everything = programs()
+    traces = trace_programs(everything, pairs(), bwrap, entry_points=ENTRY_POINTS)
+    assert set(traces) == set(everything)
+    others = {task: source for task, source in everything.items() if task != "aaaa0001"}
+    direct = seeded_memory()
+    direct_report = build_library(others, pairs(), direct, bwrap, entry_points=ENTRY_POINTS)
+    cache = CallCache()
+    fold = seeded_memory()
+    fold_report = build_from_traces(
+        others, traces, fold, bwrap, entry_points=ENTRY_POINTS, cache=cache
+    )
+    assert memory_functions(fold) == memory_functions(direct)
+    assert fold_report.names == direct_report.names
+    assert fold_report.model_dump() == direct_report.model_dump()
+    # aaaa0001's traces do not leak into the fold: crop keeps aaaa0002's calls alone.
+    crop = memory_functions(fold)["crop"]
+    assert crop.sources == ["aaaa0002"]
+    assert {call.task_id for call in crop.tests} == {"aaaa0002"}
+    assert cache.misses > 0
+    misses = cache.misses
+    again = seeded_memory()
+    build_from_traces(
+        others, traces, again, cast(Sandbox, _NoSandbox()), entry_points=ENTRY_POINTS, cache=cache
+    )
+    assert cache.misses == misses
+    assert memory_functions(again) == memory_functions(direct)
