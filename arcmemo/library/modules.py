@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Collection, Iterable, Mapping
+from functools import lru_cache
 
 from arcmemo.memory.ontology import LibraryFunction, Memory
 
@@ -26,9 +27,14 @@ def memory_functions(memory: Memory) -> dict[str, LibraryFunction]:
     }
 
 
-def _statements(source: str) -> list[tuple[str, ast.stmt]]:
+@lru_cache(maxsize=4096)
+def _statements(source: str) -> tuple[tuple[str, ast.stmt], ...]:
+    # Kept per text (read, never changed): a build checks each new function's module with
+    # every function before it, which parsed all of them again each time (quadratic).
     tree = ast.parse(source)
-    return [(ast.get_source_segment(source, node) or ast.unparse(node), node) for node in tree.body]
+    return tuple(
+        (ast.get_source_segment(source, node) or ast.unparse(node), node) for node in tree.body
+    )
 
 
 def _decorated_text(source: str, node: ast.stmt, text: str) -> str:
