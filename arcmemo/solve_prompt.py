@@ -133,8 +133,13 @@ async def prepare_prompt(
             selection_prompts = await selector.preview(visible, problem, task_id=task_id)
             concepts = render_hint(visible, SELECTED_AT_RUN_TIME)
         else:
-            # Only a selector that runs code on them gets the visible examples.
-            extra = {"examples": benchmark.examples(task)} if selector.uses_examples else {}
+            # Only a selector that runs code on them gets the visible examples (and the
+            # run's sandbox to run it in).
+            extra = (
+                {"examples": benchmark.examples(task), "sandbox": benchmark.sandbox.get}
+                if selector.uses_examples
+                else {}
+            )
             selection = await selector.select(
                 visible,
                 problem,

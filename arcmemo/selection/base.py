@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import abc
 import re
-from collections.abc import Sequence
-from typing import Any, ClassVar
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, Field
 
@@ -25,10 +25,16 @@ from arcmemo.records import Selection
 from arcmemo.registry import Registry
 from arcmemo.resources import data_dir
 
+if TYPE_CHECKING:
+    from arcmemo.sandbox import Sandbox
+
 # The name of a memory format (a registered abstractor, arcmemo.abstraction.ABSTRACTORS).
 MemoryFormat = str
 # A task's visible input/output pairs (ARC's train pairs), for selectors that run code on them.
 Examples = Sequence[tuple[Any, Any]]
+# The run's sandbox (--sandbox), opened on the first call: a selector that runs code on the
+# examples runs it there unless its own options name another sandbox.
+RunSandbox = Callable[[], "Sandbox"]
 _DOMAIN = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 
 
@@ -106,8 +112,9 @@ class Selector(abc.ABC):
     name: ClassVar[str]  # set by the registry: the name it is registered under
     # True when select() calls a model (the run then needs the selector's model).
     uses_model: ClassVar[bool] = False
-    # True when select() takes the task's visible examples (``examples=``, an Examples); a
-    # selector's options may turn it on (the llm selector's behaviour pre-filter).
+    # True when select() takes the task's visible examples (``examples=``, an Examples) and
+    # the run's sandbox (``sandbox=``, a RunSandbox); a selector's options may turn it on
+    # (the llm selector's behaviour pre-filter).
     uses_examples: bool = False
     # Cap on the solve view (SolveViewOptions sets it from the selector's options).
     solve_budget_tokens: int | None = None

@@ -1,7 +1,8 @@
 """Retrieval by behaviour: run the library's grid functions on the task's train inputs.
 
 Every library function that takes one grid (:func:`grid_function`) runs on each train
-input inside the sandbox, the kernel-isolated one by default: one sandbox program per chunk
+input inside the sandbox (the run's ``--sandbox`` unless the ``sandbox`` option names one;
+bwrap, kernel-isolated, where there is no run): one sandbox program per chunk
 of functions (the chunk's module ``arcmemo_library``, a trusted harness), one call per
 function, each call bounded by ``call_timeout_s`` and the whole task by ``budget_s`` (a
 function still waiting when the budget is spent is not run). Outputs come back to this
@@ -39,7 +40,13 @@ from arcmemo.memory.ontology import Concept, LibraryFunction, Memory
 from arcmemo.models.client import ModelClient
 from arcmemo.records import Selection
 from arcmemo.sandbox import SANDBOXES, Program, Sandbox, SandboxLimits
-from arcmemo.selection.base import SELECTORS, Examples, Selector, SolveViewOptions
+from arcmemo.selection.base import (
+    SELECTORS,
+    Examples,
+    RunSandbox,
+    Selector,
+    SolveViewOptions,
+)
 
 _ENTRY = "_arcmemo_behaviour"
 # Trusted: calls one library function on every train input; what it returns is checked and
@@ -251,32 +258,45 @@ class BehaviourOptions(SolveViewOptions):
         description="Functions per sandbox program (chunks run in parallel on the "
         "sandbox's workers; each re-imports only its own functions).",
     )
-    sandbox: str = Field(
-        default="bwrap", description="Sandbox the functions run in (bwrap or process)."
+    sandbox: str | None = Field(
+        default=None,
+        description="Sandbox the functions run in (bwrap or process); unset: the run's "
+        "sandbox (--sandbox), or bwrap where there is no run.",
     )
 
 
 class BehaviourRunner:
-    """The sandbox behaviour ranking runs in, created on first use and shared."""
+    """Where behaviour ranking runs its functions: the sandbox its options name (created on
+    first use and kept), else the run's sandbox, else a bwrap sandbox of its own."""
 
     def __init__(self, options: BehaviourOptions) -> None:
         self.options = options
         self._sandbox: Sandbox | None = None
         self._lock = threading.Lock()
 
-    def sandbox(self) -> Sandbox:
+    def sandbox(self, run: RunSandbox | None = None) -> Sandbox:
+        if self.options.sandbox is None and run is not None:
+            return run()
         with self._lock:
             if self._sandbox is None:
                 limits = SandboxLimits(timeout_s=self.options.call_timeout_s)
-                spec = SANDBOXES.spec(self.options.sandbox, {"limits": limits.model_dump()})
+                name = self.options.sandbox or "bwrap"
+                spec = SANDBOXES.spec(name, {"limits": limits.model_dump()})
                 self._sandbox = SANDBOXES.create(spec)
             return self._sandbox
 
-    def rank(self, memory: Memory, examples: Examples, task_id: str) -> BehaviourRanking:
+    def rank(
+        self,
+        memory: Memory,
+        examples: Examples,
+        task_id: str,
+        sandbox: RunSandbox | None = None,
+    ) -> BehaviourRanking:
+        """``sandbox``: the run's (used unless the options name one)."""
         return rank_by_behaviour(
             memory,
             examples,
-            self.sandbox(),
+            self.sandbox(sandbox),
             task_id=task_id,
             budget_s=self.options.budget_s,
             call_timeout_s=self.options.call_timeout_s,
@@ -312,8 +332,9 @@ class BehaviourSelector(Selector):
         model: ModelClient | None,
         previous_attempt: str | None = None,
         examples: Examples = (),
+        sandbox: RunSandbox | None = None,
     ) -> Selection:
-        ranking = await asyncio.to_thread(self.runner.rank, memory, examples, task_id)
+        ranking = await asyncio.to_thread(self.runner.rank, memory, examples, task_id, sandbox)
         top = [cid for cid, score in ranking.scores[: self.options.top_k] if score > 0]
         names = [c.name for cid in top if (c := memory.find(cid)) is not None]
         trace = ranking.trace(self.options.top_k)

@@ -27,6 +27,7 @@ from arcmemo.records import Selection
 from arcmemo.selection.base import (
     SELECTORS,
     Examples,
+    RunSandbox,
     Selector,
     SolveViewOptions,
     memory_format,
@@ -322,6 +323,7 @@ class LLMSelector(Selector):
         model: ModelClient | None,
         previous_attempt: str | None = None,
         examples: Examples = (),
+        sandbox: RunSandbox | None = None,
     ) -> Selection:
         if model is None:
             raise ValueError("the llm selector needs a model")
@@ -329,7 +331,7 @@ class LLMSelector(Selector):
             return Selection(selector=self.name, trace="memory is empty")
         if self.behaviour is not None and examples:
             runner = self.behaviour
-            ranking = await asyncio.to_thread(runner.rank, memory, examples, task_id)
+            ranking = await asyncio.to_thread(runner.rank, memory, examples, task_id, sandbox)
             memory = prefilter(memory, ranking, runner.options.top_k)
         answer = await generate_structured(
             model,

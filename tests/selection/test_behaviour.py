@@ -9,7 +9,9 @@ import pytest
 
 from arcmemo.benchmarks.arc.benchmark import ArcBenchmark
 from arcmemo.benchmarks.arc.data import ArcPair, ArcTask
+from arcmemo.benchmarks.base import SharedSandbox
 from arcmemo.memory.ontology import Concept, LibraryFunction, Memory
+from arcmemo.registry import ComponentSpec
 from arcmemo.sandbox import Sandbox
 from arcmemo.selection.base import SELECTORS
 from arcmemo.selection.behaviour import (
@@ -160,3 +162,43 @@ def test_the_llm_selector_reads_only_the_behaviour_prefiltered_memory() -> None:
     # Without examples (a benchmark with none) the model reads the whole memory.
     asyncio.run(filtered.select(memory(), "p", task_id="t", model=recorder.client()))
     assert "spin forever" in recorder.received[1][-1].content
+
+
+class _RunSandbox(SharedSandbox):
+    """The run's sandbox (a process one here), counting the selector's uses of it."""
+
+    def __init__(self) -> None:
+        super().__init__(ComponentSpec(name="process"))
+        self.uses = 0
+
+    def get(self) -> Sandbox:
+        self.uses += 1
+        return super().get()
+
+
+def test_behaviour_runs_in_the_run_s_sandbox_unless_its_option_names_one() -> None:
+    """--select behaviour (and the llm pre-filter) follow the run's --sandbox: the solve
+    prompt hands a code-running selector the benchmark's sandbox with the examples."""
+    assert BehaviourOptions().sandbox is None
+    run_sandbox = _RunSandbox()
+    benchmark = ArcBenchmark(sandbox=run_sandbox)
+    named: BehaviourSelector | None = None
+    try:
+        follows = SELECTORS.create(SELECTORS.spec("behaviour", {"top_k": 1}))
+        assert isinstance(follows, BehaviourSelector)
+        prepared = asyncio.run(
+            prepare_prompt(benchmark, TASK, memory=memory(), selector=follows, model=None)
+        )
+        assert prepared.selection is not None and prepared.selection.selected == ["flip rows"]
+        assert run_sandbox.uses == 1
+        assert follows.runner._sandbox is None  # no sandbox of its own
+        created = SELECTORS.create(SELECTORS.spec("behaviour", {"top_k": 1, "sandbox": "process"}))
+        assert isinstance(created, BehaviourSelector)
+        named = created
+        asyncio.run(prepare_prompt(benchmark, TASK, memory=memory(), selector=named, model=None))
+        assert run_sandbox.uses == 1
+        assert named.runner._sandbox is not None and named.runner._sandbox.isolation == "process"
+    finally:
+        benchmark.close()
+        if named is not None and named.runner._sandbox is not None:
+            named.runner._sandbox.close()
