@@ -17,17 +17,17 @@ rank is that of the best-scored concept owning one of them, ties counted against
 number of concepts scored at least as high); a score of 0 (a behaviour nowhere near the
 outputs, a function that takes more than a grid, no shared word) is a miss at every k.
 
-The library is built once from all seeds (:func:`arcmemo.library.build_library`, as
-``arcmemo library build`` does) and T's leave-one-out memory is derived from it: T leaves
-every function's ``sources``, the functions only T contributed go (and those calling them,
-the leakage guard of ``available_functions``), and so do the concepts only T wrote
-(``hide_own_concepts``). This equals building from the other seeds up to the build's
-dedupe choices (a function two seeds shared keeps T's copy of the code and T's recorded
-tests), and costs one build instead of one per seed.
+Exact: T's library is built from the other seeds' programs alone
+(:func:`arcmemo.library.build_from_traces`, as ``arcmemo library build`` builds). Every
+seed is traced once (:func:`arcmemo.library.trace_programs`; a trace does not depend on
+the other programs) and the folds share a :class:`arcmemo.library.CallCache`, so each
+standalone call runs once over all folds. The functions T uses are named by one build from
+all seeds (``BuildReport.names``: T's helpers and the other seeds' helpers with the same
+code or behaviour); in T's fold they are the functions those other seeds' helpers became.
 
 Usage: ``python experiments/library_loo.py --seeds DIR --work DIR [--limit N]
 [--budget-s 20]`` where DIR holds ``arcmemo seeds import-barc`` output (``<task id>.py``);
-``--work`` keeps the built memory and its report (reused when present) and writes
+``--work`` keeps the traces and the all-seeds build (reused when present) and writes
 ``loo.jsonl`` (one line per task) and ``loo-summary.json``.
 """
 
@@ -40,51 +40,64 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pydantic import TypeAdapter
+
 from arcmemo.benchmarks.arc.benchmark import ArcBenchmark
-from arcmemo.library import BuildReport, available_functions, build_library
-from arcmemo.memory.edits import TrackedList
+from arcmemo.library import BuildReport, CallCache, Trace, build_from_traces, trace_programs
 from arcmemo.memory.ontology import Memory
 from arcmemo.models.embedding import TfidfEmbedder
 from arcmemo.sandbox import SANDBOXES, Sandbox
 from arcmemo.selection.behaviour import rank_by_behaviour
 from arcmemo.selection.embedding import entry_texts
-from arcmemo.solve_prompt import hide_own_concepts
 
 KS = (1, 5, 20)
 METHODS = ("behaviour", "embedding", "usage")
+TRACES = TypeAdapter(dict[str, Trace])
 
 
-def built(seeds: Path, work: Path, benchmark: ArcBenchmark, sandbox: Sandbox) -> BuildReport:
-    """The library of every seed in ``work/library.json`` (built once) and its report."""
-    memory_path, report_path = work / "library.json", work / "library-build.json"
-    if memory_path.exists() and report_path.exists():
-        return BuildReport.model_validate_json(report_path.read_text())
-    programs = {path.stem: path.read_text() for path in sorted(seeds.glob("*.py"))}
+def traced(
+    programs: dict[str, str], work: Path, benchmark: ArcBenchmark, sandbox: Sandbox
+) -> dict[str, Trace]:
+    """Every seed traced once on its task's examples, kept in ``work/traces.json``."""
+    path = work / "traces.json"
+    if path.exists():
+        return TRACES.validate_json(path.read_bytes())
     tasks = benchmark.find_tasks(list(programs))
     pairs = {task.id: benchmark.examples(task) for task in tasks}
-    memory = Memory(domain="arc")
     started = time.perf_counter()
-    report = build_library(
-        programs, pairs, memory, sandbox, entry_points=type(benchmark).entry_points
+    traces = trace_programs(programs, pairs, sandbox, entry_points=type(benchmark).entry_points)
+    print(f"traced {len(traces)} programs in {time.perf_counter() - started:.0f} s")
+    path.write_bytes(TRACES.dump_json(traces))
+    return traces
+
+
+def build(
+    programs: dict[str, str],
+    traces: dict[str, Trace],
+    sandbox: Sandbox,
+    cache: CallCache,
+    entry_points: frozenset[str],
+) -> tuple[Memory, BuildReport]:
+    """The library of ``programs`` alone, from their cached traces."""
+    memory = Memory(domain="arc")
+    report = build_from_traces(
+        programs, traces, memory, sandbox, entry_points=entry_points, cache=cache
     )
-    print(f"built {report.functions} functions in {time.perf_counter() - started:.0f} s")
-    memory.save(memory_path)
-    report_path.write_text(report.model_dump_json(indent=2))
-    return report
+    return memory, report
 
 
-def leave_out(memory: Memory, task_id: str) -> Memory:
-    """``memory`` as if built without ``task_id``'s program (see the module docstring)."""
-    loo = memory.model_copy(deep=True)
-    for concept in loo.concepts:
-        for function in concept.functions:
-            others = [s for s in function.sources if s != task_id]
-            if others:
-                function.sources = TrackedList(others)
-    allowed = set(available_functions(loo, [task_id]))
-    for concept in loo.concepts:
-        concept.functions = TrackedList(f for f in concept.functions if f.name in allowed)
-    return hide_own_concepts(loo, task_id)
+def used_in_fold(task_id: str, whole: BuildReport, fold: BuildReport) -> set[str]:
+    """The functions of ``task_id``'s fold with the behaviour of a function its program
+    uses: what the other seeds' helpers that shared a function with its helpers (in the
+    build from all seeds) became in the fold."""
+    wanted = set(whole.names.get(task_id, {}).values())
+    return {
+        fold.names[other][helper]
+        for other, helpers in whole.names.items()
+        if other != task_id
+        for helper, name in helpers.items()
+        if name in wanted and helper in fold.names.get(other, {})
+    }
 
 
 def rank_of(scores: dict[str, float], wanted: set[str]) -> int | None:
@@ -109,15 +122,26 @@ def main() -> None:
     sandbox = SANDBOXES.create(SANDBOXES.spec(args.sandbox, {"max_workers": 2}))
     embedder = TfidfEmbedder()
     rows: list[dict[str, Any]] = []
+    cache = CallCache()
+    entry_points = type(benchmark).entry_points
     try:
-        report = built(args.seeds, args.work, benchmark, sandbox)
-        memory = Memory.load(args.work / "library.json")
-        task_ids = sorted(report.names)[: args.limit]
+        programs = {path.stem: path.read_text() for path in sorted(args.seeds.glob("*.py"))}
+        traces = traced(programs, args.work, benchmark, sandbox)
+        started = time.perf_counter()
+        _, whole = build(programs, traces, sandbox, cache, entry_points)
+        print(
+            f"built {whole.functions} functions from all seeds in "
+            f"{time.perf_counter() - started:.0f} s"
+        )
+        task_ids = sorted(whole.names)[: args.limit]
         tasks = {t.id: t for t in benchmark.find_tasks(task_ids)}
         for task_id in task_ids:
-            loo = leave_out(memory, task_id)
+            started = time.perf_counter()
+            others = {task: source for task, source in programs.items() if task != task_id}
+            loo, fold = build(others, traces, sandbox, cache, entry_points)
+            build_seconds = time.perf_counter() - started
             owner = {f.name: c.id for c in loo.concepts for f in c.functions}
-            targets = {owner[n] for n in report.names[task_id].values() if n in owner}
+            targets = {owner[n] for n in used_in_fold(task_id, whole, fold) if n in owner}
             if not targets:
                 continue
             task = tasks[task_id]
@@ -146,6 +170,8 @@ def main() -> None:
                 "embedding_rank": rank_of({by_name.get(n, n): v for n, v in nearest}, targets),
                 "usage_rank": rank_of(usage, targets),
                 "behaviour_seconds": round(ranking.seconds, 2),
+                "functions": fold.functions,
+                "build_seconds": round(build_seconds, 2),
             }
             rows.append(row)
             print(json.dumps(row), flush=True)
@@ -164,6 +190,10 @@ def main() -> None:
         summary[method]["ranked"] = sum(r is not None for r in ranks)
     seconds = [r["behaviour_seconds"] for r in rows]
     summary["behaviour_seconds_mean"] = round(sum(seconds) / len(seconds), 2) if seconds else None
+    builds = [r["build_seconds"] for r in rows]
+    summary["build_seconds_mean"] = round(sum(builds) / len(builds), 2) if builds else None
+    summary["fold_functions"] = sorted({r["functions"] for r in rows})
+    summary["standalone_calls"] = {"run": cache.misses, "from_cache": cache.hits}
     (args.work / "loo.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     (args.work / "loo-summary.json").write_text(json.dumps(summary, indent=2))
     print(f"\n{'method':<10} " + " ".join(f"{'top-' + str(k):>7}" for k in KS) + "  ranked")
