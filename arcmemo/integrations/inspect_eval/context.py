@@ -6,12 +6,14 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from arcmemo.config import DataProvenance, ResolvedRunConfig, RunConfig
 from arcmemo.continual import ContinualUpdater
 from arcmemo.memory.ontology import Memory
+from arcmemo.model_roles import ABSTRACT, AUX
 from arcmemo.models.client import ModelClient
 from arcmemo.records import TaskResult
 from arcmemo.resolve import resolve_config
@@ -40,15 +42,23 @@ class EvalContext:
     _updater: ContinualUpdater | None = None
     _batches: int = 0
 
-    async def remember(self, task: Any, result: TaskResult, aux: ModelClient) -> None:
+    async def remember(
+        self, task: Any, result: TaskResult, clients: Mapping[str, ModelClient]
+    ) -> None:
         """With ``update=online``, write ``result`` to the memory as a one-task batch of
-        arcmemo's online loop (abstraction, statistics, snapshot, saved file)."""
+        arcmemo's online loop (abstraction, statistics, snapshot, saved file), abstracting
+        with the ``abstract`` role's client of ``clients`` and judging with ``aux``'s."""
         if self.config.update != "online" or self.memory is None:
             return
         async with self.updater_lock:
             if self._updater is None:
                 self._updater = ContinualUpdater(
-                    self.config, self.benchmark, self.memory, self.rundir, aux
+                    self.config,
+                    self.benchmark,
+                    self.memory,
+                    self.rundir,
+                    clients[ABSTRACT],
+                    judge=clients[AUX],
                 )
             batch = Batch(index=self._batches, pass_number=0, task_ids=[result.task_id])
             commit = await self._updater.after_batch(batch, [(task, result, True)])

@@ -2,11 +2,12 @@
 ``arcmemo/aime``: each builds arcmemo's run config from its task arguments (``-T``), one
 sample per benchmark task, arcmemo's solver and scorer.
 
-What maps to what: inspect's ``--model`` is arcmemo's solver, the ``aux`` model role
-(``--model-role aux=openai/NAME``) arcmemo's aux model (selection, descriptions,
-abstraction); ``attempts`` are arcmemo's samples per task inside one inspect sample (what
-oracle@k and pass@k are over), while inspect's ``--epochs`` repeats the whole sample and
-averages its scores.
+What maps to what: inspect's ``--model`` is arcmemo's solver, the model roles ``aux``,
+``select`` and ``abstract`` (``--model-role select=openai/NAME``) arcmemo's roles of those
+names, falling back as arcmemo's do (select and abstract to aux, aux to the solver);
+``attempts`` are arcmemo's samples per task inside one inspect sample (what oracle@k and
+pass@k are over), while inspect's ``--epochs`` repeats the whole sample and averages its
+scores.
 """
 
 from __future__ import annotations

@@ -135,15 +135,17 @@ def test_aime_task_logs_pass_at_k(tmp_path: Path) -> None:
     assert means["maj@3"] == pytest.approx(2 / 3)
 
 
-def test_aux_role_writes_the_memory_online(tmp_path: Path) -> None:
-    """update=online abstracts the solved task with the ``aux`` model role (a second
-    server) and saves the grown memory; the evaluated model only solves."""
+@pytest.mark.parametrize("role", ["aux", "abstract"])
+def test_role_writes_the_memory_online(tmp_path: Path, role: str) -> None:
+    """update=online abstracts the solved task with the ``abstract`` model role, or with
+    ``aux`` where abstract is not given (a second server), and saves the grown memory; the
+    evaluated model only solves."""
     memory = tmp_path / "memory.json"
     shutil.copy(FIXTURES / "memory" / "valid_small.json", memory)
     grown = tmp_path / "grown.json"
     with (
         scripted_server(SCRIPTS / "arc_plan.py") as solver,
-        scripted_server(FIXTURES / "loop" / "run_abstraction.yaml") as aux,
+        scripted_server(FIXTURES / "loop" / "run_abstraction.yaml") as writer,
     ):
         task = arc_agi_1(
             data=str(ARC_DIR),
@@ -156,18 +158,72 @@ def test_aux_role_writes_the_memory_online(tmp_path: Path) -> None:
             retries=0,
             out=str(tmp_path / "run"),
         )
-        aux_model = get_model(
-            "openai/aux-model", base_url=aux.openai_base_url, memoize=False, responses_api=False
+        writer_model = get_model(
+            f"openai/{role}-model",
+            base_url=writer.openai_base_url,
+            memoize=False,
+            responses_api=False,
         )
-        _eval(task, solver.openai_base_url, tmp_path / "logs", model_roles={"aux": aux_model})
+        _eval(task, solver.openai_base_url, tmp_path / "logs", model_roles={role: writer_model})
         solver_texts = [json.dumps(r.body) for r in solver.requests]
-        aux_texts = [json.dumps(r.body) for r in aux.requests]
+        writer_texts = [json.dumps(r.body) for r in writer.requests]
     assert len(solver_texts) == 1 and "pseudocode" not in solver_texts[0]
-    assert any("Abstract the reusable concepts" in t for t in aux_texts)
+    assert any("Abstract the reusable concepts" in t for t in writer_texts)
     names = {c.name for c in Memory.load(grown).concepts}
     assert "move center to corners" in names
     assert "move center to corners" not in {c.name for c in Memory.load(memory).concepts}
     assert (tmp_path / "run" / "memory").is_dir()  # arcmemo's online snapshots
+
+
+# The llm selector's prompt (the paper's selection prompt, the default view) and an answer.
+SELECT_PROMPT = "decide which of them are relevant to this puzzle"
+SELECT_ANSWER = "```yaml\n- Reflect Grids\n```\n"
+
+
+@pytest.mark.parametrize(
+    ("roles", "selecting"),
+    [
+        (("select", "aux"), "select-model"),
+        (("aux",), "aux-model"),  # select falls back to aux
+        ((), "local-model"),  # and aux to the evaluated model
+    ],
+)
+def test_select_role_selects(tmp_path: Path, roles: tuple[str, ...], selecting: str) -> None:
+    """The llm selector calls the ``select`` model role, else ``aux``, else the evaluated
+    model; solving always calls the evaluated model. One server answers every model name
+    and records the one each request asked for."""
+    with scripted_server(SCRIPTS / "arc_plan.py") as server:
+        solve = server.state.respond
+        assert solve is not None
+
+        def respond(messages: list[dict[str, Any]], index: int) -> str:
+            if SELECT_PROMPT in json.dumps(messages):
+                return SELECT_ANSWER
+            return solve(messages, index)
+
+        server.state.respond = respond
+        task = arc_agi_1(
+            data=str(ARC_DIR),
+            tasks="66e6c45b",
+            memory=str(FIXTURES / "memory" / "valid_small.json"),
+            select="llm",
+            attempts=1,
+            retries=0,
+        )
+        model_roles = {
+            role: get_model(
+                f"openai/{role}-model",
+                base_url=server.openai_base_url,
+                memoize=False,
+                responses_api=False,
+            )
+            for role in roles
+        }
+        log = _eval(task, server.openai_base_url, tmp_path / "logs", model_roles=model_roles)
+        asked = [(r.body["model"], SELECT_PROMPT in json.dumps(r.body)) for r in server.requests]
+    assert asked == [(selecting, True), ("local-model", False)]
+    per_sample, _ = _scores_from_file(log)
+    assert per_sample["66e6c45b"]["score"] == 1.0
 
 
 def _entry_point_installed() -> bool:
