@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 from arcmemo.config import RunConfig
 from arcmemo.memory.ontology import Concept, LibraryFunction, Memory
@@ -42,17 +43,24 @@ def transform(grid):
 """
 
 
-def test_an_online_run_imports_library_functions_and_credits_them(tmp_path: Path) -> None:
-    memory_path = tmp_path / "memory.json"
+TASKS = ["00576224", "68b67ca3"]
+
+
+def library_memory(path: Path) -> Path:
+    """A memory whose two concepts carry the imported function and the decoy."""
     Memory(
         domain="arc",
         concepts=[
             Concept(name="mirrored tiles", kind="routine", functions=[TILE]),
             Concept(name="tile transform", kind="routine", functions=[DECOY]),
         ],
-    ).save(memory_path)
-    tasks = ["00576224", "68b67ca3"]
-    model = lm.LoopModel(
+    ).save(path)
+    return path
+
+
+def importing_model() -> Any:
+    """The scripted model: the first task's program imports ``tile_mirrored``."""
+    return lm.LoopModel(
         answers={
             ("solve", "00576224"): lm.program_answer(IMPORTING),
             ("solve", "68b67ca3"): lm.program_answer(lm.IDENTITY),
@@ -60,12 +68,17 @@ def test_an_online_run_imports_library_functions_and_credits_them(tmp_path: Path
                 "- name: mirrored tiles\n  kind: routine\n  description: tile and mirror"
             ),
         },
-        arc_ids=tasks,
+        arc_ids=TASKS,
     )
+
+
+def test_an_online_run_imports_library_functions_and_credits_them(tmp_path: Path) -> None:
+    memory_path = library_memory(tmp_path / "memory.json")
+    model = importing_model()
     config = RunConfig(
         benchmark="arc-agi-1",
         split="evaluation",
-        tasks=tasks,
+        tasks=TASKS,
         model="scripted:solver",
         attempts=1,
         retries=0,

@@ -18,27 +18,15 @@ import pytest
 from click.testing import CliRunner
 
 from arcmemo.cli.main import cli
-from arcmemo.memory.ontology import Concept, Memory
+from arcmemo.memory.ontology import Memory
 from arcmemo.models.base import Completion, GenerateParams, Message, ProviderError
 from arcmemo.models.local_server import LocalServerProvider, gguf_path, missing_server_package
 from tests.fixtures.loop.load import loop_model
-from tests.library.test_library_in_a_run import DECOY, IMPORTING, TILE
+from tests.library.test_library_in_a_run import TASKS, importing_model, library_memory
 from tests.models.fake_server import FakeLLMServer, _text_of
 
 lm = loop_model()
-TASKS = ["00576224", "68b67ca3"]
 LIBRARY_LINE = "from arcmemo_library import tile_mirrored"
-
-
-def _memory(path: Path) -> Path:
-    Memory(
-        domain="arc",
-        concepts=[
-            Concept(name="mirrored tiles", kind="routine", functions=[TILE]),
-            Concept(name="tile transform", kind="routine", functions=[DECOY]),
-        ],
-    ).save(path)
-    return path
 
 
 def _results(out: Path) -> dict[str, Any]:
@@ -47,17 +35,8 @@ def _results(out: Path) -> dict[str, Any]:
 
 
 def test_a_run_over_an_openai_compatible_server_imports_and_credits(tmp_path: Path) -> None:
-    memory_path = _memory(tmp_path / "memory.json")
-    model = lm.LoopModel(
-        answers={
-            ("solve", "00576224"): lm.program_answer(IMPORTING),
-            ("solve", "68b67ca3"): lm.program_answer(lm.IDENTITY),
-            ("concepts", "00576224"): lm.yaml_block(
-                "- name: mirrored tiles\n  kind: routine\n  description: tile and mirror"
-            ),
-        },
-        arc_ids=TASKS,
-    )
+    memory_path = library_memory(tmp_path / "memory.json")
+    model = importing_model()
     server = FakeLLMServer()
 
     def respond(messages: list[dict[str, Any]], index: int) -> str:
@@ -116,7 +95,7 @@ def test_the_real_local_model_runs_with_the_whole_library(
     missing = _real_model_missing()
     if missing is not None:
         pytest.skip(f"no local model: {missing}")
-    memory_path = _memory(tmp_path / "memory.json")
+    memory_path = library_memory(tmp_path / "memory.json")
     prompts: list[list[Message]] = []
     generate = LocalServerProvider.generate
 
