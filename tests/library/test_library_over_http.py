@@ -19,11 +19,12 @@ from click.testing import CliRunner
 
 from arcmemo.cli.main import cli
 from arcmemo.memory.ontology import Memory
-from arcmemo.models.base import Completion, GenerateParams, Message, ProviderError
-from arcmemo.models.local_server import LocalServerProvider, gguf_path, missing_server_package
+from arcmemo.models.base import Completion, GenerateParams, Message
+from arcmemo.models.local_server import LocalServerProvider
 from tests.fixtures.loop.load import loop_model
 from tests.library.test_library_in_a_run import TASKS, importing_model, library_memory
 from tests.models.fake_server import FakeLLMServer, _text_of
+from tests.models.local_model import real_model_missing
 
 lm = loop_model()
 LIBRARY_LINE = "from arcmemo_library import tile_mirrored"
@@ -74,17 +75,6 @@ def test_a_run_over_an_openai_compatible_server_imports_and_credits(tmp_path: Pa
     assert decoy.functions[0].imported_by == [] and "00576224" in decoy.stats.unused
 
 
-def _real_model_missing() -> str | None:
-    missing = missing_server_package()
-    if missing is not None:
-        return f"{missing} is not installed (pip install 'arcmemo[local]')"
-    try:
-        gguf_path("smollm2")
-    except ProviderError as error:
-        return str(error)
-    return None
-
-
 @pytest.mark.slow
 def test_the_real_local_model_runs_with_the_whole_library(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -92,7 +82,7 @@ def test_the_real_local_model_runs_with_the_whole_library(
     """SmolLM2 writes no imports, but a run with --library all completes without an error,
     its solve prompt shows the library block, and the summary and memory say what
     happened: no function imported, nothing credited to one."""
-    missing = _real_model_missing()
+    missing = real_model_missing()
     if missing is not None:
         pytest.skip(f"no local model: {missing}")
     memory_path = library_memory(tmp_path / "memory.json")

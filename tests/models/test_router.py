@@ -29,14 +29,13 @@ from pathlib import Path
 
 import pytest
 
-from arcmemo.models.base import ProviderError
 from arcmemo.models.local_server import (
     LlamaServer,
     LocalOptions,
     free_port,
     gguf_path,
-    missing_server_package,
 )
+from tests.models.local_model import real_model_missing
 
 PROBLEMS = 12
 KEY = "sk-arcmemo-router-test"
@@ -62,16 +61,10 @@ general_settings:
 
 
 def _skip_without_llama() -> None:
-    package = missing_server_package()
-    missing = f"llama-cpp-python's server is not installed ({package} missing)"
-    if package is None:
-        try:
-            gguf_path("smollm2")
-            return
-        except ProviderError as error:
-            missing = str(error)
-    print(f"scale-out test skipped: {missing}")
-    pytest.skip(missing)
+    missing = real_model_missing()
+    if missing is not None:
+        print(f"scale-out test skipped: {missing}")
+        pytest.skip(missing)
 
 
 def _litellm() -> str | None:
