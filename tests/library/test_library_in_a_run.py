@@ -72,6 +72,16 @@ def importing_model() -> Any:
     )
 
 
+def assert_import_credited(memory_path: Path) -> None:
+    """The grown memory credits the imported function's concept, not the decoy's."""
+    memory = Memory.load(memory_path)
+    mirrored, decoy = memory.find("mirrored tiles"), memory.find("tile transform")
+    assert mirrored is not None and decoy is not None
+    assert mirrored.functions[0].imported_by == ["00576224"]
+    assert "00576224" in mirrored.stats.helpful
+    assert decoy.functions[0].imported_by == [] and "00576224" in decoy.stats.unused
+
+
 def test_an_online_run_imports_library_functions_and_credits_them(tmp_path: Path) -> None:
     memory_path = library_memory(tmp_path / "memory.json")
     model = importing_model()
@@ -102,9 +112,4 @@ def test_an_online_run_imports_library_functions_and_credits_them(tmp_path: Path
     step = results["00576224"]["attempts"][0]["steps"][0]
     assert step["verified"] is True, step
     assert results["00576224"]["solved"] is True
-    memory = Memory.load(memory_path)
-    mirrored, decoy = memory.find("mirrored tiles"), memory.find("tile transform")
-    assert mirrored is not None and decoy is not None
-    assert mirrored.functions[0].imported_by == ["00576224"]
-    assert "00576224" in mirrored.stats.helpful
-    assert decoy.functions[0].imported_by == [] and "00576224" in decoy.stats.unused
+    assert_import_credited(memory_path)

@@ -22,7 +22,12 @@ from arcmemo.memory.ontology import Memory
 from arcmemo.models.base import Completion, GenerateParams, Message
 from arcmemo.models.local_server import LocalServerProvider
 from tests.fixtures.loop.load import loop_model
-from tests.library.test_library_in_a_run import TASKS, importing_model, library_memory
+from tests.library.test_library_in_a_run import (
+    TASKS,
+    assert_import_credited,
+    importing_model,
+    library_memory,
+)
 from tests.models.fake_server import FakeLLMServer, _text_of
 from tests.models.local_model import real_model_missing
 
@@ -67,12 +72,7 @@ def test_a_run_over_an_openai_compatible_server_imports_and_credits(tmp_path: Pa
     results = _results(out)
     step = results["00576224"]["attempts"][0]["steps"][0]
     assert step["verified"] is True and results["00576224"]["solved"] is True, step
-    memory = Memory.load(memory_path)
-    mirrored, decoy = memory.find("mirrored tiles"), memory.find("tile transform")
-    assert mirrored is not None and decoy is not None
-    assert mirrored.functions[0].imported_by == ["00576224"]
-    assert "00576224" in mirrored.stats.helpful
-    assert decoy.functions[0].imported_by == [] and "00576224" in decoy.stats.unused
+    assert_import_credited(memory_path)
 
 
 @pytest.mark.slow
