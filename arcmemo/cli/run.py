@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import time
 from collections.abc import Callable
 from datetime import datetime, timezone
@@ -338,6 +339,8 @@ def execute(config: RunConfig, options: dict[str, Any], console: Console) -> Non
     for warning in run_warnings(resolved):
         console.print(f"[yellow]warning: {warning}", highlight=False)
     progress = progress_display(console, options["progress_every"])
+    terminated: list[int] = []
+    previous_handler = _stop_on_sigterm_as_on_ctrl_c(terminated)
     try:
         summary = asyncio.run(
             run_benchmark(
@@ -357,7 +360,10 @@ def execute(config: RunConfig, options: dict[str, Any], console: Console) -> Non
             f"{summary_path}).",
             highlight=False,
         )
-        raise SystemExit(EXIT_INTERRUPTED) from None
+        raise SystemExit(EXIT_TERMINATED if terminated else EXIT_INTERRUPTED) from None
+    finally:
+        if previous_handler is not None:
+            signal.signal(signal.SIGTERM, previous_handler)
     benchmark = BENCHMARKS.get(resolved.benchmark.name).cls
     print_summary(console, summary, benchmark.headline_metrics)
     console.print(f"run directory: {resolved.out}")
@@ -407,8 +413,25 @@ def batch_progress_printer(console: Console) -> Callable[[BatchProgress], None]:
 # Exit status of a run that finished with tasks in error, or was stopped because its model
 # could not be reached (1 is a user error, 2 a usage error).
 EXIT_INCOMPLETE = 3
-# Exit status of a run stopped by Ctrl-C (the shell's 128 + SIGINT).
+# Exit status of a run stopped by Ctrl-C (the shell's 128 + SIGINT), and by SIGTERM (128 +
+# SIGTERM: what `timeout`, `kill` and a batch scheduler's time limit send).
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
+
+
+def _stop_on_sigterm_as_on_ctrl_c(terminated: list[int]) -> Any:
+    """Make SIGTERM stop a run the way Ctrl-C does (asyncio cancels the run, the partial
+    summary is written), noting it in ``terminated``; returns the handler it replaced, or
+    None where no handler can be set (not the main thread)."""
+
+    def on_sigterm(signum: int, frame: object) -> None:
+        terminated.append(signum)
+        signal.raise_signal(signal.SIGINT)
+
+    try:
+        return signal.signal(signal.SIGTERM, on_sigterm)
+    except ValueError:  # signal handlers are only set from the main thread
+        return None
 
 
 class RunIncomplete(click.ClickException):

@@ -484,13 +484,17 @@ async def respond(messages):
     text = "\\n".join(m.content for m in messages)
     at = os.environ.get("INTERRUPT_AT")
     if at and any(key in text for key in plan.task_keys()[at]):
-        os.kill(os.getpid(), signal.SIGINT)
+        os.kill(os.getpid(), getattr(signal, os.environ.get("INTERRUPT_SIGNAL", "SIGINT")))
         await asyncio.sleep(5)
     return plan.respond(messages)
 """
 
 
-def test_ctrl_c_writes_a_partial_summary_and_says_how_to_resume(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("signal_name", "exit_code"), [("SIGINT", 130), ("SIGTERM", 143)])
+def test_ctrl_c_writes_a_partial_summary_and_says_how_to_resume(
+    tmp_path: Path, signal_name: str, exit_code: int
+) -> None:
+    """Ctrl-C, and SIGTERM as `timeout`, `kill` or a scheduler's time limit send it."""
     script = tmp_path / "interrupting.py"
     script.write_text(INTERRUPTING_SCRIPT)
     out = tmp_path / "run"
@@ -499,8 +503,8 @@ def test_ctrl_c_writes_a_partial_summary_and_says_how_to_resume(tmp_path: Path) 
         "--model", f"scripted:{script}", "--attempts", "1", "--feedback-rounds", "0",
         "--concurrency", "1", "--out", str(out),
     )  # fmt: skip
-    result = invoke(*args, INTERRUPT_AT="ca8de6ea")
-    assert result.exit_code == 130, result.output
+    result = invoke(*args, INTERRUPT_AT="ca8de6ea", INTERRUPT_SIGNAL=signal_name)
+    assert result.exit_code == exit_code, result.output
     assert "Aborted!" not in result.output
     assert "Run the same command again to resume" in result.output
     summary = json.loads((out / "summary.json").read_text())
