@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from arcmemo.config import RunConfig
@@ -40,8 +40,16 @@ from arcmemo.session import (
 )
 from arcmemo.summary import build_summary, unwritten_steps, written_steps
 
-# summary.json's `aborted` of a run stopped by Ctrl-C (a partial summary, incomplete).
-INTERRUPTED = "interrupted (Ctrl-C); run the same command again to resume"
+# What cancelled a run, when its caller does not say: asyncio.run cancels the run on Ctrl-C,
+# and a caller may cancel its task. `arcmemo run` names the signal.
+CANCELLED = "a cancellation (Ctrl-C or the caller)"
+
+
+def interrupted(cause: str) -> str:
+    """summary.json's `aborted` of a run that ``cause`` stopped (a partial summary, marked
+    incomplete): ``SIGTERM``, ``SIGINT (Ctrl-C)``, ..."""
+    return f"interrupted by {cause}; run the same command again to resume"
+
 
 # The names callers have imported from here since it held every step.
 __all__ = [
@@ -66,13 +74,15 @@ async def run_benchmark(
     models: Mapping[str, ModelClient] | None = None,
     force_resume: bool = False,
     batch_progress: ProgressCallback = log_progress,
+    stop_cause: Callable[[], str] = lambda: CANCELLED,
 ) -> dict[str, Any]:
     """Run (or resume) the configured run; returns and writes ``summary.json``.
 
     ``solver``/``aux`` (and any role's client in ``models``) override the models built
     from the config (tests pass scripted ones);
     ``force_resume`` continues a run whose settings differ (recorded in ``config.json``);
-    ``batch_progress`` shows ``--batch`` progress (the config sets window and polling).
+    ``batch_progress`` shows ``--batch`` progress (the config sets window and polling);
+    ``stop_cause`` names what cancelled the run, for the summary's ``aborted``.
     """
     started = time.perf_counter()
     resolved = resolve_config(config)
@@ -132,16 +142,17 @@ async def run_benchmark(
                     already_unscored=sum(r.score is None for r in completed),
                 )
             )
-            aborted: ModelUnreachableError | None = None
-            interrupted = False
+            unreachable: ModelUnreachableError | None = None
+            stopped: str | None = None
             try:
                 await runner.run(session.tasks)
             except ModelUnreachableError as error:
-                aborted = error
+                unreachable = error
+                stopped = str(error)
             except asyncio.CancelledError:
-                # Ctrl-C (asyncio.run cancels the run): the summary of what is done so far,
-                # marked incomplete, is written before the interrupt goes on.
-                interrupted = True
+                # Ctrl-C or SIGTERM (asyncio.run cancels the run): the summary of what is
+                # done so far, marked incomplete, is written before the interrupt goes on.
+                stopped = interrupted(stop_cause())
             finally:
                 progress.emit(RunStopped())
             by_id = rundir.finished()
@@ -154,7 +165,7 @@ async def run_benchmark(
                 rundir.usage(),
                 time.perf_counter() - started,
                 n_planned=len(session.tasks),
-                aborted=INTERRUPTED if interrupted else str(aborted) if aborted else None,
+                aborted=stopped,
                 warnings=run_warnings(resolved),
                 written=written_steps(rundir, resolved),
                 unwritten=unwritten_steps(rundir),
@@ -162,10 +173,10 @@ async def run_benchmark(
             )
             rundir.write_summary(summary)
         compact_results(rundir)
-        if interrupted:
+        if unreachable is not None:
+            raise unreachable
+        if stopped is not None:
             raise asyncio.CancelledError
-        if aborted is not None:
-            raise aborted
         return summary.file_dict()
 
 

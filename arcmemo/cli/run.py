@@ -28,7 +28,7 @@ from arcmemo.estimate import RunEstimate, Span
 from arcmemo.models.batch import BatchProgress
 from arcmemo.models.prices import BATCH_DISCOUNT
 from arcmemo.models.retry import ModelUnreachableError
-from arcmemo.pipeline import INTERRUPTED, dry_run, resolve_config, run_benchmark, run_warnings
+from arcmemo.pipeline import dry_run, interrupted, resolve_config, run_benchmark, run_warnings
 from arcmemo.progress import (
     PeriodicLines,
     ProgressEvent,
@@ -308,18 +308,20 @@ def build_config(
         raise click.UsageError(validation_message(error)) from None
 
 
-def write_interrupted_summary(config: ResolvedRunConfig) -> Path:
-    """The summary of a run stopped by Ctrl-C: the pipeline's, or (where the interrupt did
-    not reach it as a cancellation, as on Python 3.10) one built from the run directory."""
+def write_interrupted_summary(config: ResolvedRunConfig, cause: str) -> Path:
+    """The summary of a run that ``cause`` (a signal) stopped: the pipeline's, or (where the
+    interrupt did not reach it as a cancellation, as on Python 3.10) one built from the run
+    directory."""
     rundir = RunWriter(config.out)
     saved = rundir.read_summary()
-    if saved is None or saved.get("aborted") != INTERRUPTED:
+    aborted = interrupted(cause)
+    if saved is None or saved.get("aborted") != aborted:
         benchmark = BENCHMARKS.create(config.benchmark)
         try:
             summary = summarize_directory(rundir, config, benchmark)
         finally:
             benchmark.close()
-        rundir.write_summary(summary.model_copy(update={"aborted": INTERRUPTED, "complete": False}))
+        rundir.write_summary(summary.model_copy(update={"aborted": aborted, "complete": False}))
     return rundir.summary_path
 
 
@@ -341,6 +343,11 @@ def execute(config: RunConfig, options: dict[str, Any], console: Console) -> Non
     progress = progress_display(console, options["progress_every"])
     terminated: list[int] = []
     previous_handler = _stop_on_sigterm_as_on_ctrl_c(terminated)
+
+    def stop_cause() -> str:
+        """The signal that stopped the run: SIGTERM's handler raises SIGINT."""
+        return signal.Signals(terminated[0]).name if terminated else "SIGINT (Ctrl-C)"
+
     try:
         summary = asyncio.run(
             run_benchmark(
@@ -348,16 +355,17 @@ def execute(config: RunConfig, options: dict[str, Any], console: Console) -> Non
                 progress=progress,
                 force_resume=options["force_resume"],
                 batch_progress=batch_progress_printer(console),
+                stop_cause=stop_cause,
             )
         )
     except ModelUnreachableError as error:
         raise RunIncomplete(f"{error} (partial summary: {resolved.out / 'summary.json'})") from None
     except KeyboardInterrupt:
-        summary_path = write_interrupted_summary(resolved)
+        summary_path = write_interrupted_summary(resolved, stop_cause())
         console.print(
-            "[red]Interrupted. Run the same command again to resume: finished tasks are kept "
-            f"and answered calls come from the cache (partial summary, marked incomplete: "
-            f"{summary_path}).",
+            f"[red]Interrupted by {stop_cause()}. Run the same command again to resume: "
+            "finished tasks are kept and answered calls come from the cache (partial summary, "
+            f"marked incomplete: {summary_path}).",
             highlight=False,
         )
         raise SystemExit(EXIT_TERMINATED if terminated else EXIT_INTERRUPTED) from None

@@ -164,6 +164,8 @@ def _summary(run: RunData, rundir: RunDirectory) -> dict[str, Any]:
         except (KeyError, ValueError):
             # Results the benchmark cannot summarize still have their counts and scores.
             summary = summarize_directory(rundir, config, None)
+    if summary.aborted:
+        run.notes.append(f"the run stopped before its end: {summary.aborted}")
     return summary.file_dict()
 
 

@@ -506,9 +506,12 @@ def test_ctrl_c_writes_a_partial_summary_and_says_how_to_resume(
     result = invoke(*args, INTERRUPT_AT="ca8de6ea", INTERRUPT_SIGNAL=signal_name)
     assert result.exit_code == exit_code, result.output
     assert "Aborted!" not in result.output
+    assert f"Interrupted by {signal_name}" in result.output
     assert "Run the same command again to resume" in result.output
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["complete"] is False and summary["aborted"].startswith("interrupted")
+    # The summary names the signal: a scheduler's SIGTERM is not the user's Ctrl-C.
+    assert summary["complete"] is False
+    assert summary["aborted"].startswith(f"interrupted by {signal_name}")
     assert summary["n_tasks"] < 3
     again = invoke(*args)
     assert again.exit_code == 0, again.output

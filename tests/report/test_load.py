@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from arcmemo.pipeline import interrupted
 from arcmemo.report.load import ReportError, load_run
 from tests.report.conftest import ARC_TASKS
 
@@ -77,6 +78,16 @@ def test_unfinished_run_gets_computed_numbers(arc_memory_run: Path, tmp_path: Pa
     assert run.summary["score"] == pytest.approx(0.75)
     assert {"by_retry", "strict_by_retry", "oracle@1", "oracle@2"} <= set(run.summary)
     assert any("no summary.json" in note for note in run.notes)
+
+
+def test_a_stopped_run_says_what_stopped_it(arc_memory_run: Path, tmp_path: Path) -> None:
+    run_dir = _copy(arc_memory_run, tmp_path)
+    summary = json.loads((run_dir / "summary.json").read_text())
+    aborted = interrupted("SIGTERM")
+    summary |= {"aborted": aborted, "complete": False}
+    (run_dir / "summary.json").write_text(json.dumps(summary))
+    assert load_run(run_dir).notes == [f"the run stopped before its end: {aborted}"]
+    assert aborted.startswith("interrupted by SIGTERM;")
 
 
 def test_not_a_run_directory(tmp_path: Path) -> None:
