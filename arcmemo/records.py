@@ -166,7 +166,13 @@ class TaskResult(BaseModel):
     @property
     def selections(self) -> list[Selection]:
         """The selection of every prompt variant that has one, variant 0 first."""
-        return [s for s in (self.selection, *self.variant_selections) if s is not None]
+        return [s for _, s in self.variant_selection_pairs]
+
+    @property
+    def variant_selection_pairs(self) -> list[tuple[int, Selection]]:
+        """(variant, its selection) for every prompt variant that has one, variant 0 first."""
+        every = (self.selection, *self.variant_selections)
+        return [(variant, s) for variant, s in enumerate(every) if s is not None]
 
 
 class SolvedItem(BaseModel):

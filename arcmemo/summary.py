@@ -267,16 +267,31 @@ def error_summary(results: list[TaskResult]) -> dict[str, ErrorKind]:
 
 
 def selection_warnings(results: list[TaskResult]) -> list[str]:
-    """One line for the tasks whose selection chose nothing from a non-empty memory (each
-    task's own reason is in its selection record), naming the first."""
-    warned = [r for r in results if r.selection is not None and r.selection.warning]
+    """One line for the selections that chose nothing from a non-empty memory (each one's
+    reason is in its selection record), naming the first. With prompt variants
+    (``--variants``) each variant's selection counts apart and the first is named with its
+    variant."""
+    warned = [
+        (result, variant, selection)
+        for result in results
+        for variant, selection in result.variant_selection_pairs
+        if selection.warning
+    ]
     if not warned:
         return []
-    first = warned[0]
-    assert first.selection is not None and first.selection.warning is not None
+    first, variant, selection = warned[0]
+    if not any(r.variant_selections for r in results):
+        return [
+            f"{len(warned)} of {len(results)} tasks got no memory entry from the selector "
+            f"(first, {first.task_id}: {selection.warning})"
+        ]
+    # Every variant slot counts, those a failed task never filled too, as tasks do above.
+    slots = sum(1 + len(r.variant_selections) for r in results)
+    tasks = len({result.task_id for result, _, _ in warned})
     return [
-        f"{len(warned)} of {len(results)} tasks got no memory entry from the selector "
-        f"(first, {first.task_id}: {first.selection.warning})"
+        f"{len(warned)} of {slots} selections ({tasks} of {len(results)} tasks; each prompt "
+        f"variant selects on its own) got no memory entry from the selector (first, "
+        f"{first.task_id} variant {variant}: {selection.warning})"
     ]
 
 

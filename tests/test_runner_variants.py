@@ -11,14 +11,17 @@ from typing import Any
 
 import pytest
 
+from arcmemo.benchmarks.arc.benchmark import ArcBenchmark
 from arcmemo.benchmarks.arc.scoring import run_scores
 from arcmemo.config import RunConfig
 from arcmemo.memory.seeds import load_seed
+from arcmemo.models.accounting import UsageSummary
 from arcmemo.models.cache import ResponseCache
 from arcmemo.models.client import ModelClient
 from arcmemo.models.scripted import ScriptedProvider
 from arcmemo.pipeline import dry_run, run_benchmark
-from arcmemo.records import Attempt, Step, TaskResult
+from arcmemo.records import Attempt, Selection, Step, TaskResult
+from arcmemo.summary import build_summary
 from tests.fixtures.loop.load import loop_model
 
 TASK = "66e6c45b"
@@ -193,3 +196,25 @@ def test_variants_without_a_model_selector_are_warned(tmp_path: Path) -> None:
     assert not warned()  # llm selection: each variant its own
     assert warned(selector="all")  # every variant the same memory
     assert not warned(selector="all", variants=1)
+
+
+def test_a_selection_warning_counts_and_names_every_variant(tmp_path: Path) -> None:
+    """A variant's selection that chose nothing is warned like variant 0's, named with its
+    variant: one that only variant 1 got is not hidden by variant 0's good one."""
+    nothing = "the llm selection chose nothing: no name resolved ({'name': 'scale grid'})"
+    chose = Selection(selector="llm", selected=["tile grid"])
+    empty = Selection(selector="llm", warning=nothing)
+    results = [
+        TaskResult(task_id="a", selection=chose, variant_selections=[empty, chose]),
+        TaskResult(task_id="b", selection=empty, variant_selections=[empty, chose]),
+        TaskResult(task_id="c", selection=chose, variant_selections=[chose, chose]),
+        TaskResult(task_id="d", variant_selections=[None, None]),  # failed before selecting
+    ]
+    config = _config(tmp_path, "w", variants=3)
+    summary = build_summary(config, ArcBenchmark(), results, UsageSummary(), wall_seconds=0.5)
+    assert summary.warnings == [
+        "3 of 12 selections (2 of 4 tasks; each prompt variant selects on its own) got no "
+        f"memory entry from the selector (first, a variant 1: {nothing})"
+    ]
+    quiet = build_summary(config, ArcBenchmark(), results[2:], UsageSummary(), wall_seconds=0.5)
+    assert quiet.warnings == []
