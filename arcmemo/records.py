@@ -168,6 +168,11 @@ class TaskResult(BaseModel):
         """The selection of every prompt variant that has one, variant 0 first."""
         return [s for _, s in self.variant_selection_pairs]
 
+    def selection_of(self, variant: int) -> Selection | None:
+        """Prompt variant ``variant``'s selection (None: it has none)."""
+        every = (self.selection, *self.variant_selections)
+        return every[variant] if variant < len(every) else None
+
     @property
     def variant_selection_pairs(self) -> list[tuple[int, Selection]]:
         """(variant, its selection) for every prompt variant that has one, variant 0 first."""

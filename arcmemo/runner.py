@@ -297,7 +297,7 @@ class Runner:
         """One retry of ``attempt`` with feedback on its last step; with reselection, from
         the memory as it stands now."""
         task, previous, variant = state.task, attempt.steps[-1], attempt.variant
-        selection = ([state.result.selection, *state.result.variant_selections])[variant]
+        selection = state.result.selection_of(variant)
         selected = selection.selected if selection else []
         library, concepts = state.libraries[variant], state.concepts[variant]
         try:

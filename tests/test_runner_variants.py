@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +22,10 @@ from arcmemo.models.client import ModelClient
 from arcmemo.models.scripted import ScriptedProvider
 from arcmemo.pipeline import dry_run, run_benchmark
 from arcmemo.records import Attempt, Selection, Step, TaskResult
+from arcmemo.report import load_run, render_report
 from arcmemo.summary import build_summary
 from tests.fixtures.loop.load import loop_model
+from tests.report.pages import task_section
 
 TASK = "66e6c45b"
 REFLECT = "```yaml\n- name: reflect grid\n  reason: the corners mirror each other\n```"
@@ -218,3 +221,32 @@ def test_a_selection_warning_counts_and_names_every_variant(tmp_path: Path) -> N
     ]
     quiet = build_summary(config, ArcBenchmark(), results[2:], UsageSummary(), wall_seconds=0.5)
     assert quiet.warnings == []
+
+
+def test_the_report_shows_and_counts_every_variants_selection(tmp_path: Path) -> None:
+    """Each variant's selection in the task's details, each attempt named with its variant,
+    and every selection counted in the memory's usage table (with its definition)."""
+    _, (result,) = _run(_config(tmp_path, "run", retries=0), tmp_path / "cache")
+    chosen = {v: s.selected for v, s in result.variant_selection_pairs}
+    assert sorted(chosen.values()) == [["reflect grid"], ["tile grid"]]
+    page = render_report(load_run(tmp_path / "run"))
+    section = task_section(page, TASK)
+    shown = re.findall(r"prompt variant (\d): concepts selected \(llm\): (.*)", section)
+    assert [int(v) for v, _ in shown] == [0, 1]
+    for variant, names in shown:
+        (name,) = chosen[int(variant)]
+        assert f">{name}</a>" in names and len(re.findall("</a>", names)) == 1
+    attempts = re.findall(r"attempt (\d) \(prompt variant (\d)\)", section)
+    assert attempts == [("1", "0"), ("2", "0"), ("3", "1"), ("4", "1")]
+    usage = page[page.index("<h3>Usage in this run</h3>") :]
+    assert "Each of a task's 2 prompt variants selects on its own" in usage
+    rows = re.findall(
+        r'>([a-z ]+)</a></td><td class="num">(\d+)</td><td class="num">(\d+)</td>'
+        r'<td class="num">(\d+)</td>',
+        usage[: usage.index("</table>")],
+    )
+    solved = int(result.solved)
+    assert sorted(rows) == [
+        ("reflect grid", "1", str(solved), "1"),
+        ("tile grid", "1", str(solved), "1"),
+    ]

@@ -31,7 +31,10 @@ class MemoryView:
     changed: list[Change]
     removed: list[str]
     basis: str
-    usage: list[tuple[str, str | None, int, int]]
+    # (name, link, selections, selections in solved tasks, tasks) per selected name
+    usage: list[tuple[str, str | None, int, int, int]]
+    # Prompt variants per task (--variants): each selects on its own.
+    variants: int
     memory: Memory
     groups: list[tuple[str, list[Concept]]]
     marks: dict[str, str]
@@ -96,18 +99,21 @@ def _changes_from_history(
     return added, changed
 
 
-def _usage(run: RunData, index: MemoryIndex) -> list[tuple[str, str | None, int, int]]:
-    """Per selected name: its link, how often it was selected and how often in solved tasks."""
+def _usage(run: RunData, index: MemoryIndex) -> list[tuple[str, str | None, int, int, int]]:
+    """Per selected name: its link, how many selections chose it and how many of those were
+    in solved tasks (with ``--variants`` each prompt variant's selection counts), and in how
+    many tasks some selection chose it."""
     selected: Counter[str] = Counter()
     selected_solved: Counter[str] = Counter()
+    tasks: Counter[str] = Counter()
     for result in run.results:
-        if result.selection is None:
-            continue
-        for name in result.selection.selected:
-            selected[name] += 1
-            selected_solved[name] += result.solved
+        for selection in result.selections:
+            for name in selection.selected:
+                selected[name] += 1
+                selected_solved[name] += result.solved
+        tasks.update({name for s in result.selections for name in s.selected})
     return [
-        (name, index.link(name), count, selected_solved[name])
+        (name, index.link(name), count, selected_solved[name], tasks[name])
         for name, count in sorted(selected.items(), key=lambda item: (-item[1], item[0]))
     ]
 
@@ -154,6 +160,7 @@ def memory_view(run: RunData, index: MemoryIndex) -> MemoryView | None:
         removed=removed,
         basis=basis,
         usage=_usage(run, index),
+        variants=max((1 + len(r.variant_selections) for r in run.results), default=1),
         memory=final,
         groups=concept_groups(final.concepts),
         marks=marks,

@@ -18,7 +18,7 @@ from functools import cached_property
 from typing import Any
 
 from arcmemo.benchmarks.base import Benchmark
-from arcmemo.records import Step, TaskResult
+from arcmemo.records import Selection, Step, TaskResult
 from arcmemo.report.links import MemoryIndex, anchor
 from arcmemo.report.load import RunData
 
@@ -57,6 +57,18 @@ class AttemptView:
     index: int
     correct: list[bool]
     steps: list[StepView]
+    variant: int = 0
+    # What its prompt variant's selector chose (its first prompt's concepts).
+    selection: Selection | None = None
+
+
+@dataclass
+class SelectionView:
+    """One prompt variant's selection for a task (the only one without ``--variants``)."""
+
+    variant: int
+    selection: Selection
+    selected: list[tuple[str, str | None]]
 
 
 @dataclass
@@ -73,7 +85,10 @@ class TaskView:
     cost: float | None
     view: Mapping[str, Any] = field(default_factory=dict)
     attempts: list[AttemptView] = field(default_factory=list)
+    # Every entry some prompt variant's selector chose, once; each variant's own choice.
     selected: list[tuple[str, str | None]] = field(default_factory=list)
+    selections: list[SelectionView] = field(default_factory=list)
+    variants: int = 1
     written: list[tuple[str, str | None]] = field(default_factory=list)
     abstraction_notes: list[str] = field(default_factory=list)
     compare_scores: list[float | None] = field(default_factory=list)
@@ -131,7 +146,14 @@ def task_views(run: RunData, index: MemoryIndex) -> list[TaskView]:
             max_round=max((s.round for s in steps), default=0),
             tokens=result.tokens.prompt_tokens + result.tokens.completion_tokens,
             cost=run.cost_by_task.get(result.task_id),
-            selected=index.links(result.selection.selected) if result.selection else [],
+            selected=index.links(
+                list(dict.fromkeys(n for s in result.selections for n in s.selected))
+            ),
+            selections=[
+                SelectionView(variant, selection, index.links(selection.selected))
+                for variant, selection in result.variant_selection_pairs
+            ],
+            variants=1 + len(result.variant_selections),
             written=index.titled_links(written.get(result.task_id, [])),
             abstraction_notes=notes.get(result.task_id, []),
         )
@@ -144,6 +166,8 @@ def task_views(run: RunData, index: MemoryIndex) -> list[TaskView]:
                 AttemptView(
                     index=attempt.index,
                     correct=attempt.correct,
+                    variant=attempt.variant,
+                    selection=result.selection_of(attempt.variant),
                     steps=[
                         StepView(
                             round=step.round,
