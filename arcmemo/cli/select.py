@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
@@ -17,6 +18,14 @@ from arcmemo.cli.options import ComponentChoice, RegistryHelpCommand, model_opti
 from arcmemo.config import RunConfig
 from arcmemo.registry import ComponentSpec
 from arcmemo.selection.base import SELECTORS
+
+if TYPE_CHECKING:
+    from arcmemo.solve_prompt import PreparedPrompt
+
+
+# The settings of arcmemo run this command takes: the selector, and the prompt variants
+# (each variant's selection is shown, asked for as a run asks for it).
+SELECT_SETTINGS: dict[str, Iterable[str] | None] = {"selector": None, "variants": None}
 
 
 @click.command("select", cls=RegistryHelpCommand, registries=(SELECTORS,))
@@ -34,7 +43,7 @@ from arcmemo.selection.base import SELECTORS
     "--split", cls=BenchmarkHelpOption, help_from=lambda: "Where the task is: " + split_help()
 )
 @click.option("--data", help="Task file or folder.")
-@config_options(RunConfig, {"selector": None})
+@config_options(RunConfig, SELECT_SETTINGS)
 @model_options
 def select(
     task_id: str,
@@ -44,7 +53,9 @@ def select(
     data: str | None,
     **options: Any,
 ) -> None:
-    """Print the entries selected for TASK_ID, the selector's reasoning and the solve view."""
+    """Print the entries selected for TASK_ID, the selector's reasoning and the solve view;
+    with --variants N, those of each of the N prompt variants a run would select (variant v's
+    selector call is sample v of the same request, as in arcmemo run)."""
     from arcmemo.memory.ontology import Memory
     from arcmemo.solve_prompt import prepare_prompt
 
@@ -57,35 +68,49 @@ def select(
             bench.close()
         memory = Memory.load(memory_path)
         # The run's --select options; without --select this command shows the llm selector.
-        chosen = config_values(RunConfig, options, only={"selector": None}).get("selector", {})
+        given = config_values(RunConfig, options, only=SELECT_SETTINGS)
+        chosen = given.get("selector", {})
+        variants = given.get("variants", 1)
         selector_name = chosen.get("name", "llm")
         spec = ComponentSpec(name=selector_name, options=chosen.get("options", {}))
         selector = SELECTORS.create(spec)
         model = open_cli_model(options) if selector.uses_model else None
 
-        async def go() -> Any:
+        async def go() -> list[PreparedPrompt]:
             try:
-                return await prepare_prompt(
-                    bench, task, memory=memory, selector=selector, model=model
-                )
+                return [
+                    await prepare_prompt(
+                        bench,
+                        task,
+                        memory=memory,
+                        selector=selector,
+                        model=model.with_samples(variant) if model is not None else None,
+                    )
+                    for variant in range(variants)
+                ]
             finally:
                 if model is not None:
                     await model.aclose()
 
-        prepared = asyncio.run(go())
-        selection = prepared.selection
-        assert selection is not None
-        console.rule(f"selected for {task_id} ({selector_name})")
-        for name in selection.selected:
-            console.print(f"- {name}")
-        if selection.unknown:
-            console.print(
-                f"[yellow]names matching nothing in memory: {', '.join(selection.unknown)}"
-            )
-        if selection.warning:
-            console.print(f"[yellow]warning: {selection.warning}", highlight=False)
-        if selection.trace:
-            console.rule("why")
-            console.print(selection.trace, markup=False)
-        console.rule("solve-prompt concepts section")
-        console.print(prepared.concepts, markup=False)
+        for variant, prepared in enumerate(asyncio.run(go())):
+            which = f", prompt variant {variant} of {variants}" if variants > 1 else ""
+            show_selection(console, prepared, f"selected for {task_id} ({selector_name}{which})")
+
+
+def show_selection(console: Console, prepared: PreparedPrompt, title: str) -> None:
+    """One selection: the names chosen, those that matched nothing, its warning, the
+    selector's reasoning and the solve prompt's memory section."""
+    selection = prepared.selection
+    assert selection is not None
+    console.rule(title)
+    for name in selection.selected:
+        console.print(f"- {name}")
+    if selection.unknown:
+        console.print(f"[yellow]names matching nothing in memory: {', '.join(selection.unknown)}")
+    if selection.warning:
+        console.print(f"[yellow]warning: {selection.warning}", highlight=False)
+    if selection.trace:
+        console.rule("why")
+        console.print(selection.trace, markup=False)
+    console.rule("solve-prompt concepts section")
+    console.print(prepared.concepts, markup=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -120,3 +121,34 @@ def test_a_selection_that_resolves_to_nothing_is_a_printed_warning(
     )
     named = select("68b16354", memory_path, "--model", SELECT_MODEL)
     assert "warning:" not in named.output
+
+
+# A selection model whose answer changes with each request it gets (not with a cache hit).
+EACH_CALL_ANEW = """
+ANSWERS = iter(["```yaml\\n- reflect grid\\n```", "```yaml\\n- tile grid\\n```"])
+
+def respond(messages):
+    return next(ANSWERS)
+"""
+
+
+def test_variants_shows_each_prompt_variants_own_selection(
+    memory_path: Path, tmp_path: Path
+) -> None:
+    """Variant v asks for sample v of the request, as arcmemo run does: with the response
+    cache on, the second variant still gets an answer of its own, not the first's again."""
+    script = tmp_path / "each_call.py"
+    script.write_text(EACH_CALL_ANEW)
+    result = select("68b16354", memory_path, "--model", f"scripted:{script}", "--variants", "2")
+    assert result.exit_code == 0, result.output
+    parts = result.output.split("selected for 68b16354 (llm, prompt variant ")[1:]
+    assert [part.split(")", 1)[0] for part in parts] == ["0 of 2", "1 of 2"]
+    chosen = [re.findall(r"^- (.+)$", part.split(" why ")[0], re.M) for part in parts]
+    assert chosen == [["reflect grid"], ["tile grid"]]
+    # each variant's solve view shows its own choice in full
+    views = [part.split("solve-prompt concepts section")[1] for part in parts]
+    assert "- concept: reflect grid" in views[0] and "- concept: tile grid" not in views[0]
+    assert "- concept: tile grid" in views[1] and "- concept: reflect grid" not in views[1]
+    # One variant (the default) is the command as it was: one selection, no variant named.
+    single = select("68b16354", memory_path, "--model", SELECT_MODEL)
+    assert "prompt variant" not in single.output
