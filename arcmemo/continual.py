@@ -39,16 +39,13 @@ def run_write_signal(config: RunConfig, benchmark: Benchmark[Any]) -> ComponentS
 
 
 def record_selection_stats(memory: Memory, result: TaskResult, confirmed: bool) -> None:
-    """Count each entry shown in full for the task (first selection and reselections on
-    retries), and whether the task's solution was confirmed by the write signal."""
-    names = list(result.selection.selected) if result.selection else []
-    for attempt in result.attempts:
-        for step in attempt.steps:
-            names += [n for n in step.concepts if n not in names]
+    """Count each entry shown in full for the task (every prompt variant's selection and
+    reselections on retries), and whether the task's solution was confirmed by the write
+    signal."""
     lessons = {concept_id(lesson_name(i)): les for i, les in enumerate(memory.lessons)}
     # Every name is looked up before any count changes: a count is an edit, and an edit
     # drops the memory's id index (one lookup after each would rebuild it).
-    entries = [memory.find(name) or lessons.get(concept_id(name)) for name in names]
+    entries = [memory.find(name) or lessons.get(concept_id(name)) for name in result.shown]
     for entry in entries:
         if entry is None:
             continue

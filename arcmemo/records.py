@@ -168,6 +168,15 @@ class TaskResult(BaseModel):
         """The selection of every prompt variant that has one, variant 0 first."""
         return [s for _, s in self.variant_selection_pairs]
 
+    @property
+    def shown(self) -> list[str]:
+        """The memory entries selected for the task's prompts, once each in the order first
+        chosen: every prompt variant's selection (a variant whose prompt was too long
+        included, as variant 0's always was), then each step's (reselections on retries)."""
+        names = [name for selection in self.selections for name in selection.selected]
+        names += [name for a in self.attempts for step in a.steps for name in step.concepts]
+        return list(dict.fromkeys(names))
+
     def selection_of(self, variant: int) -> Selection | None:
         """Prompt variant ``variant``'s selection (None: it has none)."""
         every = (self.selection, *self.variant_selections)

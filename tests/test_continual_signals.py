@@ -190,3 +190,26 @@ def test_statistics_look_every_name_up_in_one_index(monkeypatch: pytest.MonkeyPa
     record_selection_stats(memory, result, confirmed=True)
     assert [c.stats.selected for c in memory.concepts] == [1, 1, 1]
     assert built == [3]  # one index for every count (a count edits a concept, not the list)
+
+
+def test_statistics_count_every_prompt_variants_selection() -> None:
+    """With --variants each variant's selection counts, also one whose prompt got no answer
+    (too long for the window), as variant 0's always did; an entry two variants chose
+    counts once for the task."""
+    memory = Memory(concepts=[Concept(name=n, kind="routine") for n in ("a", "b", "c", "d")])
+    result = TaskResult(
+        task_id="t",
+        selection=Selection(selector="llm", selected=["a"]),
+        variant_selections=[
+            Selection(selector="llm", selected=["a", "b"]),
+            Selection(selector="llm", selected=["c"]),
+        ],
+        attempts=[
+            Attempt(index=0, variant=0, steps=[_step(["a"], True)]),
+            Attempt(index=1, variant=1, steps=[_step(["a", "b"], False)]),
+            Attempt(index=2, variant=2),  # its prompt was too long: no step
+        ],
+    )
+    record_selection_stats(memory, result, confirmed=True)
+    counts = {c.name: (c.stats.selected, c.stats.selected_solved) for c in memory.concepts}
+    assert counts == {"a": (1, 1), "b": (1, 1), "c": (1, 1), "d": (0, 0)}

@@ -229,14 +229,6 @@ class TaskAttribution(BaseModel):
     verdicts: list[ConceptVerdict] = Field(default_factory=list)
 
 
-def _shown(result: TaskResult) -> list[str]:
-    names = list(result.selection.selected) if result.selection else []
-    for attempt in result.attempts:
-        for step in attempt.steps:
-            names += [n for n in step.concepts if n not in names]
-    return names
-
-
 def _importers(memory: Memory, imports: dict[int, set[str]]) -> dict[str, list[int]]:
     """Concept id -> the steps (by identity) that imported one of its functions."""
     wanted = set().union(*imports.values()) if imports else set()
@@ -279,7 +271,7 @@ def attribute_task(
     imports = {id(s): _imports(s) for s in steps}
     importers = _importers(memory, imports)
     # Shown concepts, then those only imported (a library wider than the selection).
-    names = [*_shown(result), *importers]
+    names = [*result.shown, *importers]
     seen: set[str] = set()
     for name in names:
         concept = memory.find(name)

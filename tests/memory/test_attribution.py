@@ -127,6 +127,18 @@ def test_only_the_confirmed_step_decides_helpful() -> None:
     assert verdicts == {"rotate grid": "helpful", "split grid": "unused"}
 
 
+def test_every_prompt_variants_selection_gets_a_verdict() -> None:
+    """With --variants a concept only variant 1 chose is judged like one of variant 0's,
+    also when variant 1's prompt got no answer (too long for the window)."""
+    mem = memory()
+    solved = step(SPLIT_PROGRAM, ["split grid"], verified=True)
+    task = result("t5", ["split grid"], solved)
+    task.variant_selections = [Selection(selector="llm", selected=["rotate grid"])]
+    task.attempts.append(Attempt(index=1, variant=1))
+    verdicts = {v.name: v.verdict for v in attribute_task(mem, task, solved).verdicts}
+    assert verdicts == {"split grid": "helpful", "rotate grid": "unused"}
+
+
 def test_recording_adds_task_ids_once_per_concept() -> None:
     mem = memory()
     shown = ["split grid", "recolor object"]
