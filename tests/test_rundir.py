@@ -71,14 +71,18 @@ def test_a_component_option_added_since_the_run_was_saved_reads_as_its_default(
     [
         ("benchmark", BENCHMARKS, "arc-agi-1", "layout"),
         ("selector", SELECTORS, "llm", "view"),
+        ("selector", SELECTORS, "all", "view"),
+        ("selector", SELECTORS, "embedding", "view"),
+        ("selector", SELECTORS, "behaviour", "view"),
     ],
 )
 def test_a_run_saved_before_the_paper_default_resumes_as_arcmemo(
     tmp_path: Path, setting: str, registry: Any, name: str, option: str
 ) -> None:
-    # The layout and the view came with the paper's structure as an alternative and became
-    # the paper's by default later: a run that saved neither did what arcmemo now names
-    # "arcmemo", so it resumes with that and not with today's default.
+    # The layout and the llm selector's view came with the paper's structure as an
+    # alternative and became the paper's by default later, the other selectors' view later
+    # still: a run that saved neither did what arcmemo now names "arcmemo", so it resumes
+    # with that and not with today's default.
     rundir = RunWriter(tmp_path / "run")
     arcmemo = registry.spec(name, {option: "arcmemo"})
     assert registry.spec(name).options[option] == "paper"  # today's default

@@ -19,7 +19,8 @@ from pydantic import BaseModel, Field
 
 from arcmemo import prompting
 from arcmemo.memory.ontology import Memory
-from arcmemo.memory.render import SOLVE_BUDGET_TOKENS
+from arcmemo.memory.paper_view import render_paper
+from arcmemo.memory.render import SOLVE_BUDGET_TOKENS, lesson_name
 from arcmemo.models.client import ModelClient
 from arcmemo.records import Selection
 from arcmemo.registry import Registry
@@ -73,7 +74,31 @@ def render_hint(
     )
 
 
-class SolveViewOptions(BaseModel):
+def every_name(memory: Memory) -> list[str]:
+    """The name of every entry of ``memory``: its concepts', then its lessons'."""
+    names = [c.name for c in memory.concepts]
+    return names + [lesson_name(i) for i in range(len(memory.lessons))]
+
+
+class MemoryViewOptions(BaseModel):
+    """Options of selectors that show a concept memory: which view of it they show."""
+
+    view: prompting.PromptStructure = prompting.structure_option(
+        "How an ARC concept memory is shown. paper (the default): the published code's "
+        "view, arcmemo.memory.paper_view (its sections and typed lines, no relation lines or "
+        "types arcmemo declared), in the solve hint prompts/arc/hints/paper.j2 (the selected "
+        "concepts in full, every other by title; with all, every concept in full) and, for "
+        "the llm selector, the selection prompt prompts/selection/paper.j2 (introduction, the "
+        "field guide and its advice, the memory, instructions, the puzzle last). arcmemo: "
+        "arcmemo's views (types first, relation lines, parameter descriptions) in "
+        "prompts/<domain>/hints/ps.j2 and prompts/selection/select.j2. Over a budget the "
+        "paper's view raises the usage threshold and cuts other titles, most used kept. "
+        "Other domains' concept memories (the published code has no prompts for them), "
+        "lesson and cheatsheet memories are shown the arcmemo way either way.",
+    )
+
+
+class SolveViewOptions(MemoryViewOptions):
     """Options of selectors whose solve prompt shows the memory's solve view."""
 
     solve_budget_tokens: int | None = Field(
@@ -118,6 +143,9 @@ class Selector(abc.ABC):
     uses_examples: bool = False
     # Cap on the solve view (SolveViewOptions sets it from the selector's options).
     solve_budget_tokens: int | None = None
+    # The view of a concept memory it shows (MemoryViewOptions sets it from the selector's
+    # options); a selector without that option shows arcmemo's, as before the option existed.
+    view: prompting.PromptStructure = "arcmemo"
 
     @abc.abstractmethod
     async def select(
@@ -144,12 +172,33 @@ class Selector(abc.ABC):
         (which :meth:`preview` stands in for)."""
         return self
 
+    def shows_paper_view(self, memory: Memory) -> bool:
+        """Whether ``memory`` is shown in the paper's view: the selector's ``view`` is paper
+        and the memory holds ARC concepts, the only memories the paper's prompts were
+        written for."""
+        return self.view == "paper" and memory.domain == "arc" and memory_format(memory) == "ps"
+
     def render(self, memory: Memory, selection: Selection) -> str:
         """The memory section of the solve prompt for ``selection`` (its hint block)."""
+        if self.shows_paper_view(memory):
+            return render_paper_hint(memory, selection.selected, self.solve_budget_tokens)
         body = memory.render(
             "solve", selected=selection.selected, budget_tokens=self.solve_budget_tokens
         )
         return render_hint(memory, body)
+
+
+def render_paper_hint(
+    memory: Memory,
+    selected: Sequence[str],
+    budget_tokens: int | None = None,
+    *,
+    everything: bool = False,
+) -> str:
+    """The paper's solve hint (``prompts/arc/hints/paper.j2``) over the paper's solve view
+    of ``memory`` with ``selected`` in full (``everything``: every entry is)."""
+    body = render_paper(memory, selected, budget_tokens=budget_tokens)
+    return prompting.render("arc/hints/paper", memory=body, everything=everything)
 
 
 SELECTORS: Registry[Selector] = Registry(

@@ -321,6 +321,7 @@ class BehaviourSelector(Selector):
     def __init__(self, options: BehaviourOptions | None = None) -> None:
         self.options = options or BehaviourOptions()
         self.solve_budget_tokens = self.options.solve_budget_tokens
+        self.view = self.options.view
         self.runner = BehaviourRunner(self.options)
 
     async def select(

@@ -68,6 +68,7 @@ class EmbeddingSelector(RetrievingSelector):
         options = options or EmbeddingSelectorOptions()
         self.top_k = options.top_k
         self.solve_budget_tokens = options.solve_budget_tokens
+        self.view = options.view
         self.embedder = create_embedder(options.embedder)
 
     async def select(

@@ -203,19 +203,6 @@ class LLMSelectorOptions(SolveViewOptions):
         ge=0,
         description="Concepts used at least this often are shown in full, the rest by name.",
     )
-    view: prompting.PromptStructure = prompting.structure_option(
-        "How an ARC concept memory is shown. paper (the default): the published "
-        "code's: prompts/selection/paper.j2 (introduction, the field guide and its advice, "
-        "the memory, instructions, the puzzle last) over arcmemo.memory.paper_view (its "
-        "sections and typed lines, no relations or extra types; over a budget, the usage "
-        "threshold rises and other titles are cut, most used kept), and the solve "
-        "hint prompts/arc/hints/paper.j2. arcmemo: the selection prompt of "
-        "prompts/selection/select.j2 over the selection view (types first, relation lines, "
-        "parameter descriptions; budgets apply) and the solve view in "
-        "prompts/<domain>/hints/ps.j2. Other domains' concept memories (the paper has no "
-        "prompts for them), lesson and cheatsheet memories are shown the arcmemo way either "
-        "way.",
-    )
     behaviour_top_k: int | None = Field(
         default=None,
         ge=1,
@@ -248,22 +235,12 @@ class LLMSelector(Selector):
                 BehaviourOptions(top_k=options.behaviour_top_k, budget_s=options.behaviour_budget_s)
             )
 
-    def _paper(self, memory: Memory) -> bool:
-        # The paper's view and its prompts are written for ARC's concept memories only.
-        return self.view == "paper" and memory.domain == "arc" and memory_format(memory) == "ps"
-
-    def render(self, memory: Memory, selection: Selection) -> str:
-        if not self._paper(memory):
-            return super().render(memory, selection)
-        body = render_paper(memory, selection.selected, budget_tokens=self.solve_budget_tokens)
-        return prompting.render("arc/hints/paper", memory=body)
-
-    def _view(self, memory: Memory, budget_tokens: int | None = None) -> str:
+    def selection_view(self, memory: Memory, budget_tokens: int | None = None) -> str:
         """The memory as the selection prompt shows it, within ``budget_tokens`` (default:
         the selector's own budget)."""
         budget = budget_tokens or self.budget_tokens
         threshold = self.usage_threshold
-        if self._paper(memory):
+        if self.shows_paper_view(memory):
             return render_paper(memory, usage_threshold=threshold, budget_tokens=budget)
         return memory.render("selection", budget_tokens=budget, usage_threshold=threshold)
 
@@ -274,10 +251,10 @@ class LLMSelector(Selector):
         previous: str | None,
         budget_tokens: int | None = None,
     ) -> str:
-        if self._paper(memory):
+        if self.shows_paper_view(memory):
             return prompting.render(
                 "selection/paper",
-                memory=self._view(memory, budget_tokens),
+                memory=self.selection_view(memory, budget_tokens),
                 problem=problem,
                 previous=previous or "",
             )
@@ -285,7 +262,7 @@ class LLMSelector(Selector):
             "selection/select",
             domain=memory.domain,
             format=memory_format(memory),
-            memory=self._view(memory, budget_tokens),
+            memory=self.selection_view(memory, budget_tokens),
             problem=problem,
             previous=previous or "",
         )
@@ -303,7 +280,7 @@ class LLMSelector(Selector):
         if estimate_tokens(prompt) <= room:
             return prompt
         # What the prompt costs besides the memory view: the view gets what is left.
-        frame = estimate_tokens(prompt) - estimate_tokens(self._view(memory))
+        frame = estimate_tokens(prompt) - estimate_tokens(self.selection_view(memory))
         budget = max(1, room - frame)
         if self.budget_tokens is not None:
             budget = min(budget, self.budget_tokens)

@@ -2,20 +2,35 @@
 
 from __future__ import annotations
 
+from pydantic import ConfigDict
+
 from arcmemo.memory.ontology import Memory
-from arcmemo.memory.render import lesson_name
 from arcmemo.models.client import ModelClient
 from arcmemo.records import Selection
 from arcmemo.registry import NoOptions
-from arcmemo.selection.base import SELECTORS, Selector, render_hint
+from arcmemo.selection.base import (
+    SELECTORS,
+    MemoryViewOptions,
+    Selector,
+    every_name,
+    render_hint,
+    render_paper_hint,
+)
 
 
-@SELECTORS.register("all")
+class AllSelectorOptions(MemoryViewOptions):
+    """Options of the ``all`` selector."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+@SELECTORS.register("all", options=AllSelectorOptions)
 class AllSelector(Selector):
     """Every entry in full: the paper's "no selection" ablation."""
 
-    def __init__(self, options: NoOptions | None = None) -> None:
-        self.options = options or NoOptions()
+    def __init__(self, options: AllSelectorOptions | None = None) -> None:
+        self.options = options or AllSelectorOptions()
+        self.view = self.options.view
 
     async def select(
         self,
@@ -26,11 +41,12 @@ class AllSelector(Selector):
         model: ModelClient | None,
         previous_attempt: str | None = None,
     ) -> Selection:
-        names = [c.name for c in memory.concepts]
-        names += [lesson_name(i) for i in range(len(memory.lessons))]
-        return Selection(selector=self.name, selected=names)
+        return Selection(selector=self.name, selected=every_name(memory))
 
     def render(self, memory: Memory, selection: Selection) -> str:
+        # Every entry of the memory shown, whatever a selection made earlier recorded.
+        if self.shows_paper_view(memory):
+            return render_paper_hint(memory, every_name(memory), everything=True)
         return render_hint(memory, memory.render("full"), everything=True)
 
 

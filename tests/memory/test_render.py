@@ -228,8 +228,8 @@ def test_selectors_cap_the_solve_view_by_default() -> None:
 
     memory = synthetic_memory(3000, seed=2)
     chosen = Selection(selector="llm", selected=[memory.concepts[0].name])
-    for name, view in (("llm", "paper"), ("embedding", "arcmemo")):  # llm: the paper's view
-        selector = SELECTORS.create(name)
+    for name, view in (("llm", "paper"), ("embedding", "paper"), ("embedding", "arcmemo")):
+        selector = SELECTORS.create(SELECTORS.spec(name, {"view": view}))
         text = selector.render(memory, chosen)
         assert "not listed: memory budget of 8,000 tokens" in text
         if view == "paper":

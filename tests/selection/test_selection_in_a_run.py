@@ -1,5 +1,7 @@
 """Selection answers in a scripted run: mappings with a `name` resolve, and a task whose
-selection resolves to nothing is a warning in its record and in the run's summary."""
+selection resolves to nothing is a warning in its record and in the run's summary; every
+selector's solve prompt shows the memory in the view the run names (the paper's by
+default)."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from arcmemo.memory.seeds import load_seed
 from arcmemo.models.client import ModelClient
 from arcmemo.models.scripted import ScriptedProvider
 from arcmemo.pipeline import run_benchmark
+from arcmemo.registry import ComponentSpec
 from tests.fixtures.loop.load import loop_model
 
 NAMED, NOTHING = "66e6c45b", "bbb1b8b6"
@@ -70,3 +73,57 @@ def test_mapping_answers_resolve_and_an_empty_selection_is_a_warning(tmp_path: P
         f"1 of 2 tasks got no memory entry from the selector (first, {NOTHING}: {warning})"
         in (summary["warnings"])
     )
+
+
+# The paper's solve hint and view (prompts/arc/hints/paper.j2, arcmemo.memory.paper_view)
+# and arcmemo's (prompts/arc/hints/ps.j2, Memory.render).
+PAPER_MARKERS = ("### Concepts from Previously Solved Puzzles", "## structure concepts")
+ARCMEMO_MARKERS = ("### Concepts from previously solved puzzles", "## Structures")
+
+
+@pytest.mark.parametrize("name", ["all", "embedding", "behaviour", "llm"])
+@pytest.mark.parametrize("view", [None, "paper", "arcmemo"])
+def test_every_selector_s_solve_prompt_shows_the_view_of_the_run(
+    tmp_path: Path, name: str, view: str | None
+) -> None:
+    # --select NAME with no view is the default, the paper's: a run of the paper's structure
+    # shows no memory in arcmemo's view, whichever selector picks (the paper's "no selection"
+    # ablation, --select all, included).
+    lm = loop_model()
+    memory_path = tmp_path / "memory.json"
+    load_seed("arc").save(memory_path)
+    model = lm.LoopModel(
+        answers={
+            ("select", None): "```yaml\n- reflect grid\n```",
+            ("solve", None): lm.program_answer(lm.IDENTITY),
+        },
+        arc_ids=[NAMED],
+    )
+    options = {} if view is None else {"view": view}
+    if name == "behaviour":
+        options["sandbox"] = "process"  # the seed's concepts carry no code: nothing runs
+    config = RunConfig(
+        benchmark="arc-agi-1",
+        split="evaluation",
+        tasks=[NAMED],
+        model="scripted:solver",
+        attempts=1,
+        retries=0,
+        out=tmp_path / "run",
+        memory=memory_path,
+        selector=ComponentSpec(name=name, options=options),
+    )
+    solver = ModelClient(ScriptedProvider.from_script(model, model="solver"))
+    asyncio.run(run_benchmark(config, solver=solver))
+    (solve,) = model.of("solve")
+    prompt = solve.prompt
+    shown, hidden = (
+        (ARCMEMO_MARKERS, PAPER_MARKERS) if view == "arcmemo" else (PAPER_MARKERS, ARCMEMO_MARKERS)
+    )
+    assert all(marker in prompt for marker in shown), name
+    assert not any(marker in prompt for marker in hidden), name
+    if name == "all":  # every concept in full, no title left to list
+        assert prompt.count("- concept: ") == len(load_seed("arc").concepts)
+        assert "- other concepts:" not in prompt
+    saved = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert saved["selector"]["options"]["view"] == (view or "paper")

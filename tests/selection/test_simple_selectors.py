@@ -6,6 +6,8 @@ import asyncio
 
 import pytest
 
+from arcmemo.memory.paper_view import render_paper
+from arcmemo.records import Selection
 from arcmemo.registry import RegistryError
 from arcmemo.selection import SELECTORS
 from tests.selection.selection_helpers import selection_memory
@@ -19,11 +21,26 @@ def test_registry_lists_every_selector() -> None:
         SELECTORS.create("best")
 
 
-def test_all_selects_every_entry_and_renders_the_full_memory() -> None:
+def test_all_selects_every_entry_and_shows_each_in_full_in_the_paper_s_view() -> None:
     memory = selection_memory()
-    selector = SELECTORS.create("all")
+    selector = SELECTORS.create("all")  # the default view, the paper's
     selection = asyncio.run(selector.select(memory, "p", task_id="t", model=None))
     assert selection.selected == [c.name for c in memory.concepts] + ["lesson 1"]
+    text = selector.render(memory, Selection(selector="all"))  # every entry, whatever chosen
+    assert text.rstrip().endswith(render_paper(memory, selection.selected))
+    assert text.startswith("### Concepts from Previously Solved Puzzles\n")
+    assert "The list holds every concept seen in puzzles solved before, each in full" in text
+    assert "The list is not complete" not in text and "- other concepts:" not in text
+    assert text.count("- concept: ") == len(memory.concepts)
+    assert "np.rot90(grid, k)" in text and "- lesson 1\n" in text
+    assert "related:" not in text and "## Types" not in text  # arcmemo's view's own lines
+    assert asyncio.run(selector.preview(memory, "p", task_id="t")) == []
+
+
+def test_all_with_arcmemo_s_view_renders_the_full_memory() -> None:
+    memory = selection_memory()
+    selector = SELECTORS.create(SELECTORS.spec("all", {"view": "arcmemo"}))
+    selection = asyncio.run(selector.select(memory, "p", task_id="t", model=None))
     text = selector.render(memory, selection)
     assert text.endswith(memory.render("full"))
     assert text.startswith("### Concepts from previously solved puzzles\n")
