@@ -16,7 +16,8 @@ paper's published memory shows:
   attribution can find the family concept in it (and calls it harmful on a failed task).
 
 The final memory is then measured four ways: as the run left it, after ``prune
---min-evidence N``, after ``consolidate``, and after both. Numbers are what this script
+--min-evidence N``, after ``consolidate``, and after both, each in both memory views (the
+paper's, the default, and arcmemo's: the llm selector's ``view``). Numbers are what this script
 prints; nothing is assumed. The concept/attribution design itself is documented in
 arcmemo/memory/attribution.py, evidence.py and consolidate.py.
 
@@ -45,6 +46,7 @@ from arcmemo.models import ModelClient, ScriptedProvider
 from arcmemo.pipeline import run_benchmark
 from arcmemo.rundir import RunDirectory
 from arcmemo.selection.base import SELECTORS
+from arcmemo.selection.llm import LLMSelector
 from arcmemo.signals import WRITE_SIGNALS
 from arcmemo.tokens import estimate_tokens
 
@@ -136,16 +138,24 @@ class ScriptedLearner:
         return f"The rule is clear.\n```python\n{self.program(task_id)}```\n"
 
 
+# The memory views measured: the llm selector's default (the paper's), then arcmemo's.
+VIEWS = ("paper", "arcmemo")
+
+
 def measure(memory: Memory, problem: str) -> dict[str, int]:
-    """Active concepts, retired ones, and the tokens of the selection view and prompt."""
-    selector = SELECTORS.create("llm")
-    prompt = "".join(asyncio.run(selector.preview(memory, problem, task_id="bench")))
-    return {
+    """Active concepts, retired ones, and per view the tokens of the selection view and of
+    the selection prompt, as the llm selector shows them with that view."""
+    measured = {
         "concepts": len(active(memory).concepts),
         "retired": sum(bool(c.retired) for c in memory.concepts),
-        "view": estimate_tokens(memory.render("selection")),
-        "prompt": estimate_tokens(prompt),
     }
+    for view in VIEWS:
+        selector = SELECTORS.create(SELECTORS.spec("llm", {"view": view}))
+        assert isinstance(selector, LLMSelector)
+        prompt = "".join(asyncio.run(selector.preview(memory, problem, task_id="bench")))
+        measured[f"{view} view"] = estimate_tokens(selector.selection_view(memory))
+        measured[f"{view} prompt"] = estimate_tokens(prompt)
+    return measured
 
 
 async def maintained(memory: Memory, *, prune_at: int | None, consolidate: bool) -> Memory:
@@ -212,15 +222,22 @@ def main() -> None:
     )
     print(f"attribution: {summary.line()}")
     print()
-    print("| memory | active concepts | retired | selection view | selection prompt |")
-    print("|---|---:|---:|---:|---:|")
-    base = measure(rows[1][1], problem)["prompt"]
+    columns = [f"{view} selection {what}" for view in VIEWS for what in ("view", "prompt")]
+    print("| memory | active concepts | retired | " + " | ".join(columns) + " |")
+    print("|---|---:|---:|" + "---:|" * len(columns))
+    base = measure(rows[1][1], problem)
     for label, memory in rows:
         m = measure(memory, problem)
-        ratio = f" ({m['prompt'] / base:.2f}x)" if base else ""
-        cells = [label, m["concepts"], m["retired"], m["view"], f"{m['prompt']}{ratio}"]
+        cells: list[object] = [label, m["concepts"], m["retired"]]
+        for view in VIEWS:
+            prompt, unmaintained = m[f"{view} prompt"], base[f"{view} prompt"]
+            ratio = f" ({prompt / unmaintained:.2f}x)" if unmaintained else ""
+            cells += [m[f"{view} view"], f"{prompt}{ratio}"]
         print("| " + " | ".join(str(c) for c in cells) + " |")
-    print("\n(tokens: arcmemo's estimate; ratios against the unmaintained memory)")
+    print(
+        "\n(tokens: arcmemo's estimate; ratios against the unmaintained memory in the same "
+        "view; the run itself selects in the paper's view, the llm selector's default)"
+    )
     both = rows[-1][1]
     merges = [h for h in both.history if h.op == "consolidate"]
     print(f"merges: {'; '.join(str(h.changes[0]) + ' into ' + h.target for h in merges)}")
