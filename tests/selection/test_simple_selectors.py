@@ -56,3 +56,19 @@ def test_none_selects_and_renders_nothing() -> None:
     selection = asyncio.run(selector.select(memory, "p", task_id="t", model=None))
     assert selection.selected == [] and selection.selector == "none"
     assert selector.render(memory, selection) == ""
+
+
+@pytest.mark.parametrize("name", ["all", "embedding", "behaviour", "llm"])
+def test_every_selector_shows_the_paper_s_view_of_arc_concepts_only(name: str) -> None:
+    # The published code has prompts for ARC alone: an AIME concept memory and a memory of
+    # lessons alone keep arcmemo's solve hint under every selector's default view.
+    selector = SELECTORS.create(name)
+    chosen = Selection(selector=name, selected=["rotate grid", "lesson 1"])
+    arc = selection_memory()
+    assert selector.render(arc, chosen).startswith("### Concepts from Previously Solved Puzzles")
+    aime = arc.model_copy(update={"domain": "aime"})
+    # prompts/aime/hints/ps.j2 over arcmemo's solve (or full) view
+    assert selector.render(aime, chosen).startswith("### Techniques from previously solved")
+    lessons = arc.model_copy(update={"concepts": []})
+    shown = selector.render(lessons, chosen)
+    assert "Previously Solved Puzzles" not in shown and "the grid is mostly empty" in shown
