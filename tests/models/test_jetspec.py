@@ -902,8 +902,8 @@ def test_generation_benchmark_on_gpu(tmp_path: Path, monkeypatch: pytest.MonkeyP
 def test_lean_paths_decode_as_jetspecs_own(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, backend: str
 ) -> None:
-    """Last-position logits and SDPA at prefill, and attention over the pool as matrix
-    products, give JetSpec's own tokens (fp32)."""
+    """Last-position logits and SDPA at prefill, chunked attention over the pool and the
+    lean slot reservation give JetSpec's own tokens (fp32)."""
     _cuda_or_skip()
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     helper = _real_runtime_or_skip()
@@ -963,3 +963,101 @@ def test_engines_of_different_backends_reopen_in_one_process(
     reference = texts[-1][2]
     for backend, tree_text, plain_text in texts:
         assert tree_text == plain_text == reference, backend
+
+
+def test_merging_chunks_gives_attention_over_all_keys() -> None:
+    """Chunks (one without a visible key) merged by their log-sum-exps equal one softmax."""
+    torch = pytest.importorskip("torch")
+    from arcmemo.models.jetspec.hooks import merge_chunks
+
+    generator = torch.Generator().manual_seed(0)
+    scores = torch.randn(3, 5, 40, generator=generator, dtype=torch.float64)  # heads, rows, keys
+    scores[..., 30:] = float("-inf")  # the last chunk of 10 keys is all masked
+    values = torch.randn(3, 40, 8, generator=generator, dtype=torch.float64)
+    whole = torch.softmax(scores, dim=-1) @ values
+    outs, lses = [], []
+    for chunk in scores.split(10, dim=-1):
+        lse = torch.logsumexp(chunk, dim=-1)
+        outs.append(torch.softmax(chunk, dim=-1) @ values[:, : chunk.shape[-1]])
+        values = values[:, chunk.shape[-1] :]
+        lses.append(lse)
+    out, lse = torch.stack(outs), torch.stack(lses)
+    assert torch.isnan(out[-1]).all()  # softmax over all -inf: the kernel may give NaN too
+    assert torch.allclose(merge_chunks(out, lse).double(), whole, atol=1e-5)
+    # a kernel may report a finite log-sum-exp and zeros for a chunk with no visible key
+    out[-1], lse[-1] = 0.0, 0.0
+    seen = torch.tensor([True, True, True, False])[:, None, None]
+    assert torch.allclose(merge_chunks(out, lse, seen).double(), whole, atol=1e-5)
+    assert not torch.allclose(merge_chunks(out, lse).double(), whole, atol=1e-3)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("rows", [1, 33])
+@pytest.mark.parametrize("context", [12, 7900])
+def test_lean_pool_attention_equals_dense_attention(dtype: str, rows: int, context: int) -> None:
+    """The chunked pool attention over a scattered block table (a plain step: one row; a
+    tree verify: 33 rows under an ancestor mask) against dense attention in fp64; a short
+    context in a wide table leaves most chunks without a visible key."""
+    _cuda_or_skip()
+    import torch
+
+    from arcmemo.models.jetspec import hooks
+
+    hooks.configure_thread(kv_pool="shared", lean=True)
+    attend = hooks._pool_attention(lambda *args: pytest.fail("the kernel was called"))
+    torch.manual_seed(0)
+    kind = getattr(torch, dtype)
+    block, kv_heads, group, dim, blocks = 16, 8, 2, 128, 700
+    k_pool = torch.randn(blocks, block, kv_heads, dim, device="cuda", dtype=kind)
+    v_pool = torch.randn(blocks, block, kv_heads, dim, device="cuda", dtype=kind)
+    table = torch.randperm(blocks, device="cuda")[:520].to(torch.int32).view(1, -1)
+    # small scores: a chunk counted in by mistake then takes a large share of the mass
+    q = 0.01 * torch.randn(rows, kv_heads * group, dim, device="cuda", dtype=kind)
+    parents = torch.randint(0, 2, (rows, rows), device="cuda").tril().bool()
+    parents |= torch.eye(rows, dtype=torch.bool, device="cuda")
+    qq_bias = torch.zeros(rows, rows, device="cuda").masked_fill(~parents, float("-inf"))
+    seq_lens_k = torch.tensor([context + rows], device="cuda", dtype=torch.int32)
+    cu = torch.tensor([0, rows], device="cuda", dtype=torch.int32)
+    scale = dim**-0.5
+    out = attend(q, k_pool, v_pool, table, cu, seq_lens_k, qq_bias, scale, group, block)
+
+    slots = (table[0].long()[:, None] * block + torch.arange(block, device="cuda")).flatten()
+    keys = k_pool.reshape(-1, kv_heads, dim)[slots[: context + rows]].double()
+    values = v_pool.reshape(-1, kv_heads, dim)[slots[: context + rows]].double()
+    bias = torch.zeros(rows, context + rows, device="cuda", dtype=torch.float64)
+    bias[:, context:] = qq_bias.double()
+    keys, values = keys.repeat_interleave(group, 1), values.repeat_interleave(group, 1)
+    scores = torch.einsum("nhd,whd->hnw", q.double(), keys) * scale + bias
+    reference = torch.einsum("hnw,whd->nhd", torch.softmax(scores, dim=-1), values)
+    error = (out.double() - reference).norm() / reference.norm()
+    assert error < (1e-4 if dtype == "float32" else 1e-2), error
+
+
+def test_lean_decode_slots_are_jetspecs_own() -> None:
+    """The lean reservation of a plain step's slot hands out the same blocks, tables,
+    slots and lengths as JetSpec's own, step after step across block boundaries."""
+    _real_runtime_or_skip()
+    import torch
+    from jetspec.inference_engine.paged_kv_cache import PagedKVCache
+
+    from arcmemo.models.jetspec import hooks
+
+    caches = []
+    for lean in (True, False):
+        hooks.configure_thread(kv_pool="shared", layers=3, lean=lean)
+        hooks.expect_tokens(60)
+        cache = hooks.shared_pool_class(PagedKVCache)(block_size=4)
+        for layer in range(3):
+            cache.update(torch.randn(1, 2, 13, 8), torch.randn(1, 2, 13, 8), layer)
+        cache.reserve_capacity(40)
+        caches.append(cache)
+    for past in range(13, 30):
+        lean, own = (c.reserve_tree_slots(0, 1, past, block_table_width=12) for c in caches)
+        for mine, theirs in zip(lean, own, strict=True):
+            pairs = zip(mine, theirs, strict=True) if isinstance(mine, list) else [(mine, theirs)]
+            for a, b in pairs:
+                assert a.dtype == b.dtype and torch.equal(a, b), past
+    assert caches[0]._seq_block_tables == caches[1]._seq_block_tables
+    assert caches[0]._seq_filled == caches[1]._seq_filled
+    assert caches[0]._free_blocks == caches[1]._free_blocks
