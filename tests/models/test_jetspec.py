@@ -991,47 +991,180 @@ def test_merging_chunks_gives_attention_over_all_keys() -> None:
     assert not torch.allclose(merge_chunks(out, lse).double(), whole, atol=1e-3)
 
 
-@pytest.mark.gpu
-@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
-@pytest.mark.parametrize("rows", [1, 33])
-@pytest.mark.parametrize("context", [12, 7900])
-def test_lean_pool_attention_equals_dense_attention(dtype: str, rows: int, context: int) -> None:
+def _pool_attention_case(
+    device: str, dtype: str, rows: int, context: int, remapped: int = 0
+) -> tuple[Any, Any]:
     """The chunked pool attention over a scattered block table (a plain step: one row; a
-    tree verify: 33 rows under an ancestor mask) against dense attention in fp64; a short
-    context in a wide table leaves most chunks without a visible key."""
-    _cuda_or_skip()
+    tree verify: 33 rows under an ancestor mask; ``remapped``: the nogather backends'
+    logical slots for the last keys) and dense attention over the same keys in fp64.
+    Scores are small, so a chunk counted in by mistake takes a large share of the mass."""
     import torch
 
     from arcmemo.models.jetspec import hooks
 
     hooks.configure_thread(kv_pool="shared", lean=True)
     attend = hooks._pool_attention(lambda *args: pytest.fail("the kernel was called"))
-    torch.manual_seed(0)
-    kind = getattr(torch, dtype)
-    block, kv_heads, group, dim, blocks = 16, 8, 2, 128, 700
-    k_pool = torch.randn(blocks, block, kv_heads, dim, device="cuda", dtype=kind)
-    v_pool = torch.randn(blocks, block, kv_heads, dim, device="cuda", dtype=kind)
-    table = torch.randperm(blocks, device="cuda")[:520].to(torch.int32).view(1, -1)
-    # small scores: a chunk counted in by mistake then takes a large share of the mass
-    q = 0.01 * torch.randn(rows, kv_heads * group, dim, device="cuda", dtype=kind)
-    parents = torch.randint(0, 2, (rows, rows), device="cuda").tril().bool()
-    parents |= torch.eye(rows, dtype=torch.bool, device="cuda")
-    qq_bias = torch.zeros(rows, rows, device="cuda").masked_fill(~parents, float("-inf"))
-    seq_lens_k = torch.tensor([context + rows], device="cuda", dtype=torch.int32)
-    cu = torch.tensor([0, rows], device="cuda", dtype=torch.int32)
-    scale = dim**-0.5
-    out = attend(q, k_pool, v_pool, table, cu, seq_lens_k, qq_bias, scale, group, block)
+    generator = torch.Generator().manual_seed(0)
 
-    slots = (table[0].long()[:, None] * block + torch.arange(block, device="cuda")).flatten()
-    keys = k_pool.reshape(-1, kv_heads, dim)[slots[: context + rows]].double()
-    values = v_pool.reshape(-1, kv_heads, dim)[slots[: context + rows]].double()
-    bias = torch.zeros(rows, context + rows, device="cuda", dtype=torch.float64)
+    def normal(*shape: int) -> Any:
+        drawn = torch.randn(*shape, generator=generator)
+        return drawn.to(device=device, dtype=getattr(torch, dtype))
+
+    block, kv_heads, group, dim, blocks = 16, 8, 2, 128, 700
+    k_pool, v_pool = normal(blocks, block, kv_heads, dim), normal(blocks, block, kv_heads, dim)
+    table = torch.randperm(blocks, generator=generator)[:520].to(torch.int32).view(1, -1)
+    q = 0.01 * normal(rows, kv_heads * group, dim)
+    parents = torch.randint(0, 2, (rows, rows), generator=generator).tril().bool()
+    parents |= torch.eye(rows, dtype=torch.bool)
+    qq_bias = torch.zeros(rows, rows).masked_fill(~parents, float("-inf"))
+    total = context + rows
+    slots = (table[0].long()[:, None] * block + torch.arange(block)).flatten()[:total]
+    logical: tuple[Any, ...] = (None, None, None)
+    if remapped:  # the last keys read from other slots (free ones: past the table's use)
+        start = total - remapped
+        other = torch.randperm(blocks * block, generator=generator)[:remapped]
+        slots = torch.cat([slots[:start], other])
+        logical = (
+            other.view(1, -1).to(device),
+            torch.tensor([start], device=device),
+            torch.tensor([remapped], device=device),
+        )
+    on = {"device": device}
+    out = attend(
+        q, k_pool, v_pool, table.to(device), torch.tensor([0, rows], dtype=torch.int32, **on),
+        torch.tensor([total], dtype=torch.int32, **on), qq_bias.to(device), dim**-0.5, group,
+        block, *logical,
+    )  # fmt: skip
+    keys = k_pool.reshape(-1, kv_heads, dim)[slots.to(device)].double().cpu()
+    values = v_pool.reshape(-1, kv_heads, dim)[slots.to(device)].double().cpu()
+    bias = torch.zeros(rows, total, dtype=torch.float64)
     bias[:, context:] = qq_bias.double()
     keys, values = keys.repeat_interleave(group, 1), values.repeat_interleave(group, 1)
-    scores = torch.einsum("nhd,whd->hnw", q.double(), keys) * scale + bias
+    scores = torch.einsum("nhd,whd->hnw", q.double().cpu(), keys) * dim**-0.5 + bias
     reference = torch.einsum("hnw,whd->nhd", torch.softmax(scores, dim=-1), values)
-    error = (out.double() - reference).norm() / reference.norm()
-    assert error < (1e-4 if dtype == "float32" else 1e-2), error
+    return out.double().cpu(), reference
+
+
+def _relative_error(out: Any, reference: Any) -> float:
+    return float((out - reference).norm() / reference.norm())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize(("rows", "remapped"), [(1, 0), (33, 0), (33, 40)])
+@pytest.mark.parametrize("context", [12, 7900])
+def test_lean_pool_attention_equals_dense_attention_on_cpu(
+    dtype: str, rows: int, remapped: int, context: int
+) -> None:
+    """Everything around the CUDA kernel (gathering the table, the masks, the tree bias, the
+    nogather remap, grouped queries, chunking and merging) on CPU, where :func:`attend_chunks`
+    keeps the kernel's contract, an empty chunk's finite log-sum-exp included; a short
+    context in a wide table leaves most chunks without a visible key."""
+    pytest.importorskip("torch")
+    out, reference = _pool_attention_case("cpu", dtype, rows, context, remapped)
+    assert _relative_error(out, reference) < (1e-5 if dtype == "float32" else 1e-2)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize(("rows", "remapped"), [(1, 0), (33, 0), (33, 40)])
+@pytest.mark.parametrize("context", [12, 7900])
+def test_lean_pool_attention_equals_dense_attention(
+    dtype: str, rows: int, remapped: int, context: int
+) -> None:
+    """The same on CUDA, through torch's memory-efficient kernel."""
+    _cuda_or_skip()
+    out, reference = _pool_attention_case("cuda", dtype, rows, context, remapped)
+    assert _relative_error(out, reference) < (1e-4 if dtype == "float32" else 1e-2)
+
+
+@pytest.mark.gpu
+def test_the_cuda_kernel_keeps_the_contract_the_cpu_stand_in_copies() -> None:
+    """attend_chunks on CUDA (torch's kernel) and on CPU (the stand-in) agree, rows with no
+    visible key included: what the kernel reports there (a log-sum-exp of 0 in current
+    PyTorch, -inf in older releases) is recorded in the assertion message."""
+    _cuda_or_skip()
+    import torch
+
+    from arcmemo.models.jetspec.hooks import attend_chunks
+
+    generator = torch.Generator().manual_seed(1)
+    query = torch.randn(3, 4, 6, 64, generator=generator)
+    keys, values = torch.randn(2, 3, 4, 256, 64, generator=generator)
+    bias = torch.zeros(3, 4, 6, 256)
+    bias[1] = float("-inf")  # a chunk with no visible key
+    bias[2, :, :, 100:] = float("-inf")
+    cpu_out, cpu_lse = attend_chunks(query, keys, values, bias, 0.125)
+    gpu_out, gpu_lse = attend_chunks(query.cuda(), keys.cuda(), values.cuda(), bias.cuda(), 0.125)
+    gpu_out, gpu_lse = gpu_out.cpu(), gpu_lse.cpu()
+    assert torch.allclose(gpu_out[[0, 2]], cpu_out[[0, 2]], atol=1e-4)
+    assert torch.allclose(gpu_lse[[0, 2]], cpu_lse[[0, 2]], atol=1e-4)
+    empty = gpu_lse[1].unique().tolist()
+    assert empty in ([0.0], [float("-inf")]), f"the kernel's log-sum-exp of an empty row: {empty}"
+    assert not torch.isfinite(gpu_out[1]).all() or torch.equal(gpu_out[1], cpu_out[1])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["triton_paged_tree", "triton_paged_tree_compiled"])
+def test_lean_pool_attention_decodes_as_hugging_face_on_cpu(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, backend: str
+) -> None:
+    """JetSpec's kernel backends on CPU, where its triton kernel cannot run, so every paged
+    attention is the lean pool attention: greedy plain and speculative (echo drafter, trees of
+    several rows) tokens equal Hugging Face ``generate``'s, for a prompt of 12 tokens and 300
+    new ones (a block table of three chunks, the later two without a visible key at first)
+    and one of 700 tokens and 24 new ones."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    helper = _real_runtime_or_skip()
+    if importlib.util.find_spec("triton") is None:
+        pytest.skip("triton is not importable: the lean attention replaces a name in its module")
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from arcmemo.models.jetspec import hooks
+
+    model_dir = helper.write_tiny_qwen3(tmp_path / "target", layers=2, hidden=64, vocab=128)
+    generator = torch.Generator().manual_seed(3)
+    lengths = [(12, 300), (700, 24)]  # prompt tokens, new tokens
+    prompts = [torch.randint(10, 128, (1, n), generator=generator) for n, _ in lengths]
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
+    with torch.no_grad():
+        expected = [
+            model.generate(ids, max_new_tokens=new, do_sample=False)[0, ids.shape[1] :].tolist()
+            for ids, (_, new) in zip(prompts, lengths, strict=True)
+        ]
+    chunked: list[int] = []
+    attend_chunks = hooks.attend_chunks
+    monkeypatch.setattr(
+        hooks, "attend_chunks", lambda *a: chunked.append(a[0].shape[0]) or attend_chunks(*a)
+    )
+    options = {"draft": "echo", "dtype": "fp32", "device": "cpu", "attn_backend": backend}
+    provider = JetSpecProvider.open(model_dir, **options, budget="16", width="3", tree_depth="4")
+
+    async def decode_all() -> list[tuple[list[int], dict]]:
+        decoded = []
+        try:
+            for ids, (_, new) in zip(prompts, lengths, strict=True):
+                params = GenerateParams(max_tokens=new, temperature=0.0)
+                for speculative in (False, True):
+
+                    def job(
+                        loaded: Any, ids: Any = ids, speculative: bool = speculative,
+                        params: GenerateParams = params,
+                    ) -> Any:  # fmt: skip
+                        return loaded.decode(ids, loaded.sampling_params(params), speculative)
+
+                    result, _ = await provider.run_on_engine(job)
+                    decoded.append(([int(t) for t in result["token_ids"]], result))
+        finally:
+            await provider.aclose()
+        return decoded
+
+    decoded = asyncio.run(decode_all())
+    for index, (tokens, result) in enumerate(decoded):
+        assert tokens == expected[index // 2], (index, result.get("rounds"))
+    assert all(len(tokens) > 20 for tokens, _ in decoded)
+    assert decoded[3][1]["rounds"] < len(decoded[3][0])  # the echo drafter's trees were accepted
+    assert chunked and max(chunked) >= 3  # the pool attention served, over several chunks
 
 
 def test_lean_decode_slots_are_jetspecs_own() -> None:

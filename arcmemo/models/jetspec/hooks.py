@@ -233,15 +233,14 @@ def _pool_attention(kernel: Callable[..., Any]) -> Callable[..., Any]:
         bias = bias.view(group * rows, chunks, POOL_ATTENTION_CHUNK).transpose(0, 1)
         seen = torch.isfinite(bias).any(dim=-1).unsqueeze(1)  # (chunks, 1, group * rows)
         shape = (chunks, POOL_ATTENTION_CHUNK, kv_heads, dim)
-        out, lse = torch.ops.aten._scaled_dot_product_efficient_attention(
+        out, lse = attend_chunks(
             query.contiguous(),
             keys.view(shape).transpose(1, 2),
             values.view(shape).transpose(1, 2),
             bias.unsqueeze(1).expand(-1, kv_heads, -1, -1),
-            True,
-            scale=scale,
-        )[:2]
-        merged = merge_chunks(out, lse[..., : group * rows], seen)  # (kv_heads, L, dim)
+            scale,
+        )
+        merged = merge_chunks(out, lse, seen)  # (kv_heads, L, dim)
         merged = merged.view(kv_heads, group, rows, dim).permute(2, 0, 1, 3)
         # contiguous, as the custom op's fake (empty_like(q)) promises the compiled stack
         return merged.reshape(rows, query_heads, dim).to(q.dtype).contiguous()
@@ -250,18 +249,47 @@ def _pool_attention(kernel: Callable[..., Any]) -> Callable[..., Any]:
     return pool_attention
 
 
+def attend_chunks(query: Any, keys: Any, values: Any, bias: Any, scale: float) -> Any:
+    """Attention of each chunk on its own, with its log-sum-exp: ``query`` (chunks, heads,
+    rows, dim), ``keys``/``values`` (chunks, heads, keys, dim), ``bias`` (chunks, heads,
+    rows, keys) added to the scaled scores. Returns ``out`` (chunks, heads, rows, dim) in
+    ``query``'s dtype and ``lse`` (chunks, heads, rows) in fp32.
+
+    On CUDA: torch's memory-efficient attention kernel. Elsewhere (it has no CPU kernel): the
+    same contract in plain fp32 torch, so the CPU tests exercise everything around the
+    kernel. That includes the kernel's answer for a row with no visible key in the chunk:
+    PyTorch's ``mem_eff_attention/kernel_forward.h`` sets such a row's running maximum to
+    0 and its sum of exponentials to 1, so it reports a log-sum-exp of 0 (finite) and an
+    output of 0 (older releases report -inf); :func:`merge_chunks` must not trust either.
+    """
+    import torch
+
+    if query.is_cuda:
+        out, lse = torch.ops.aten._scaled_dot_product_efficient_attention(
+            query, keys, values, bias, True, scale=scale
+        )[:2]
+        return out, lse[..., : query.shape[-2]]  # the kernel pads rows to a multiple of 32
+    scores = torch.einsum("chrd,chkd->chrk", query.float(), keys.float()) * scale
+    scores = scores + bias.float()
+    empty = ~torch.isfinite(scores).any(dim=-1)  # (chunks, heads, rows)
+    scores = scores.masked_fill(empty[..., None], 0.0)
+    lse = torch.logsumexp(scores, dim=-1).masked_fill(empty, 0.0)
+    weights = torch.exp(scores - lse[..., None]).masked_fill(empty[..., None], 0.0)
+    out = torch.einsum("chrk,chkd->chrd", weights, values.float())
+    return out.to(query.dtype), lse
+
+
 def merge_chunks(out: Any, lse: Any, seen: Any = None) -> Any:
     """Attention over all keys from attention over chunks of them.
 
     ``out`` (chunks, heads, rows, dim): each chunk's softmax-weighted values; ``lse``
     (chunks, heads, rows): each chunk's log-sum-exp of scores; ``seen`` (broadcast to
     ``lse``): whether the chunk has a visible key for that row. A chunk without one is left
-    out whatever the kernel reports for it (a finite log-sum-exp there would take a share
-    of the softmax mass and pull attention over a short context towards zero: the likely
-    cause of compiled-backend GPU tests whose 12-token prompt decoded differently when the
-    block table was much wider than the context; the kernel's value was not read). Each
-    other chunk counts by its share of the total softmax mass, in fp32. Returns
-    (heads, rows, dim) in fp32.
+    out whatever the kernel reports for it: the kernel reports a log-sum-exp of 0 there
+    (:func:`attend_chunks`), which would take a share of the softmax mass and pull
+    attention over a short context towards zero, the more so the wider the block table
+    (a CUDA-graphed step attends over the whole table). Each other chunk counts by its
+    share of the total softmax mass, in fp32. Returns (heads, rows, dim) in fp32.
     """
     import torch
 
