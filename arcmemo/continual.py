@@ -40,8 +40,8 @@ def run_write_signal(config: RunConfig, benchmark: Benchmark[Any]) -> ComponentS
 
 def record_selection_stats(memory: Memory, result: TaskResult, confirmed: bool) -> None:
     """Count each entry shown in full for the task (every prompt variant's selection and
-    reselections on retries), and whether the task's solution was confirmed by the write
-    signal."""
+    reselections on retries, in prompts the solver answered: :attr:`TaskResult.shown`), and
+    whether the task's solution was confirmed by the write signal."""
     lessons = {concept_id(lesson_name(i)): les for i, les in enumerate(memory.lessons)}
     # Every name is looked up before any count changes: a count is an edit, and an edit
     # drops the memory's id index (one lookup after each would rebuild it).

@@ -81,6 +81,18 @@ class Step(CheckResult):
         description="The answer was cut at max_tokens (the provider's finish_reason 'length').",
     )
 
+    @property
+    def answered(self) -> bool:
+        """Whether the model answered this step's prompt, so that its concepts were seen.
+
+        Any completion is an answer: an empty one (a refusal), one cut at max_tokens or one
+        that does not parse is what the model made of a prompt it read, and is evidence
+        about the concepts in it. A step without one is not: a prompt too long for the
+        window never reached the model (or the server refused it unread), and a provider
+        error, a dropped connection or a timeout left no answer to judge the concepts by,
+        whatever the server read before it failed."""
+        return self.error is None
+
 
 class Attempt(BaseModel):
     """An independent sample: a chain of steps, each retry seeing the previous feedback."""
@@ -170,12 +182,35 @@ class TaskResult(BaseModel):
 
     @property
     def shown(self) -> list[str]:
-        """The memory entries selected for the task's prompts, once each in the order first
-        chosen: every prompt variant's selection (a variant whose prompt was too long
-        included, as variant 0's always was), then each step's (reselections on retries)."""
-        names = [name for selection in self.selections for name in selection.selected]
-        names += [name for a in self.attempts for step in a.steps for name in step.concepts]
+        """The memory entries shown in the task's answered prompts (:attr:`Step.answered`),
+        once each in the order first chosen: each prompt variant's selection whose prompt
+        the solver answered, then each answered step's (reselections on retries).
+
+        Selection statistics and attribution count these. An entry selected only for
+        prompts that got no answer (too long for the window, a failed call) was never seen
+        by the solver, so counting it would be evidence against a concept from a failure."""
+        answered = self.answered_variants
+        names = [
+            name
+            for variant, selection in self.variant_selection_pairs
+            if variant in answered
+            for name in selection.selected
+        ]
+        names += [
+            name
+            for a in self.attempts
+            for step in a.steps
+            if step.answered
+            for name in step.concepts
+        ]
         return list(dict.fromkeys(names))
+
+    @property
+    def answered_variants(self) -> set[int]:
+        """The prompt variants whose first prompt the solver answered (0 without variants):
+        the variants whose selection it saw. A variant's first tries are one call, so its
+        attempts' first steps are answered together or not at all."""
+        return {a.variant for a in self.attempts if a.steps and a.steps[0].answered}
 
     def selection_of(self, variant: int) -> Selection | None:
         """Prompt variant ``variant``'s selection (None: it has none)."""

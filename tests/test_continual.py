@@ -24,10 +24,10 @@ import pytest
 from arcmemo.bootstrap import abstract_into, items_from_run
 from arcmemo.cli.run import summary_table_rows
 from arcmemo.config import RunConfig
-from arcmemo.memory.ontology import Memory
+from arcmemo.memory.ontology import Concept, Memory
 from arcmemo.memory.seeds import load_seed
 from arcmemo.memory.store import dump_memory
-from arcmemo.models.base import ProviderError
+from arcmemo.models.base import ProviderError, RetryDecision
 from arcmemo.models.client import ModelClient
 from arcmemo.models.scripted import ScriptedProvider
 from arcmemo.pipeline import run_benchmark
@@ -826,3 +826,100 @@ def test_run_cli_online_aime_with_the_consistency_signal(
     assert config["write_signal"]["name"] == "consistency"
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["leaks_test_labels"] is False
+
+
+# -- what counts as shown ----------------------------------------------------------------------
+
+# 66e6c45b's solve prompt with the two concepts below is about 1,060 estimated tokens,
+# 00576224's 1,070 and 0c786b71's 1,430: under this window the last is prompt_too_long.
+SMALL_WINDOW = 1200
+UNSEEN_TASKS = ["66e6c45b", "0c786b71", "00576224"]
+
+
+def _unseen_setup(tmp_path: Path) -> tuple[Path, Any]:
+    """A memory of two concepts and a solver, under :data:`SMALL_WINDOW`, that solves
+    66e6c45b and whose call for 00576224 fails (HTTP 400, not retried)."""
+    memory_path = tmp_path / "memory.json"
+    Memory(
+        concepts=[
+            Concept(name="corner cells", kind="routine", description="the four corner cells"),
+            Concept(name="mirror tiling", kind="routine", description="tile mirrored copies"),
+        ]
+    ).save(memory_path)
+    model = lm.LoopModel(
+        answers={
+            ("solve", "66e6c45b"): lm.program_answer(CORNERS),
+            ("concepts", "66e6c45b"): CORNERS_CONCEPT,
+        },
+        arc_ids=UNSEEN_TASKS,
+    )
+
+    def solver(messages: list[Any]) -> str:
+        if lm.stage_of(messages) == "solve" and model.task_of("solve", messages[-1].content) == (
+            "00576224"
+        ):
+            raise ProviderError("HTTP 400: bad request", status=400, decision=RetryDecision.NO)
+        return str(model(messages))
+
+    client = scripted(solver, "solver")
+    client.provider.context_window = SMALL_WINDOW
+    return memory_path, client
+
+
+def _unseen_outcomes(run_dir: Path) -> None:
+    """The run ended as the setup means: one answered task, one too long, one failed."""
+    done = results(run_dir)
+    assert done["66e6c45b"].solved and done["66e6c45b"].error is None
+    assert done["0c786b71"].prompt_too_long is not None and done["0c786b71"].error is None
+    assert done["00576224"].error is not None and "HTTP 400" in done["00576224"].error
+    for task_id in ("0c786b71", "00576224"):  # selected, never answered
+        selection = done[task_id].selection
+        assert selection is not None and len(selection.selected) == 2
+
+
+def test_only_answered_prompts_count_as_shown_in_an_online_run(tmp_path: Path) -> None:
+    """Selection statistics and attribution verdicts come from the task whose prompt the
+    solver answered; the concepts of the task whose prompt was too long for the window and
+    of the task whose call failed were never seen, so they get neither."""
+    memory_path, solver = _unseen_setup(tmp_path)
+    config = arc_config(
+        tmp_path / "run",
+        UNSEEN_TASKS,
+        memory=memory_path,
+        memory_out=tmp_path / "grown.json",
+        selector="all",
+        update="online",
+        update_every=3,
+    )
+    asyncio.run(run_benchmark(config, solver=solver))
+    _unseen_outcomes(tmp_path / "run")
+    grown = Memory.load(tmp_path / "grown.json")
+    for name in ("corner cells", "mirror tiling"):
+        stats = grown.find(name).stats  # type: ignore[union-attr]
+        assert (stats.selected, stats.selected_solved) == (1, 1), name
+        assert (stats.helpful, stats.unused, stats.harmful) == ([], ["66e6c45b"], []), name
+    done = results(tmp_path / "run")
+    assert [done[t].shown for t in UNSEEN_TASKS] == [["corner cells", "mirror tiling"], [], []]
+
+
+def test_only_answered_prompts_count_when_a_fixed_run_is_folded(
+    tmp_path: Path,
+) -> None:
+    """``arcmemo memory attribute`` on a fixed-memory run counts the answered task alone."""
+    from click.testing import CliRunner
+
+    from arcmemo.cli.main import cli
+
+    memory_path, solver = _unseen_setup(tmp_path)
+    config = arc_config(tmp_path / "run", UNSEEN_TASKS, memory=memory_path, selector="all")
+    asyncio.run(run_benchmark(config, solver=solver))
+    _unseen_outcomes(tmp_path / "run")
+    args = ["memory", "attribute", str(tmp_path / "run"), "--memory", str(memory_path)]
+    folded = CliRunner().invoke(cli, args)
+    assert folded.exit_code == 0, folded.output
+    assert "0c786b71" not in folded.output and "00576224" not in folded.output
+    memory = Memory.load(memory_path)
+    for name in ("corner cells", "mirror tiling"):
+        stats = memory.find(name).stats  # type: ignore[union-attr]
+        assert (stats.selected, stats.selected_solved) == (1, 1), name
+        assert (stats.helpful, stats.unused, stats.harmful) == ([], ["66e6c45b"], []), name

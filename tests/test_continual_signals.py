@@ -192,11 +192,13 @@ def test_statistics_look_every_name_up_in_one_index(monkeypatch: pytest.MonkeyPa
     assert built == [3]  # one index for every count (a count edits a concept, not the list)
 
 
-def test_statistics_count_every_prompt_variants_selection() -> None:
-    """With --variants each variant's selection counts, also one whose prompt got no answer
-    (too long for the window), as variant 0's always did; an entry two variants chose
-    counts once for the task."""
+def test_statistics_count_the_entries_of_prompts_the_solver_answered() -> None:
+    """With --variants each variant's selection counts once the solver answered its prompt
+    (an empty answer is an answer); an entry two variants chose counts once for the task. A
+    variant whose prompt was too long for the window, and a retry whose call timed out,
+    showed the solver nothing: their entries are not counted."""
     memory = Memory(concepts=[Concept(name=n, kind="routine") for n in ("a", "b", "c", "d")])
+    timed_out = Step(round=1, completion="", error="timed out", error_kind="timeout")
     result = TaskResult(
         task_id="t",
         selection=Selection(selector="llm", selected=["a"]),
@@ -205,11 +207,16 @@ def test_statistics_count_every_prompt_variants_selection() -> None:
             Selection(selector="llm", selected=["c"]),
         ],
         attempts=[
-            Attempt(index=0, variant=0, steps=[_step(["a"], True)]),
+            Attempt(
+                index=0,
+                variant=0,
+                steps=[_step(["a"], False), timed_out.model_copy(update={"concepts": ["d"]})],
+            ),
             Attempt(index=1, variant=1, steps=[_step(["a", "b"], False)]),
             Attempt(index=2, variant=2),  # its prompt was too long: no step
         ],
     )
+    assert result.shown == ["a", "b"]
     record_selection_stats(memory, result, confirmed=True)
     counts = {c.name: (c.stats.selected, c.stats.selected_solved) for c in memory.concepts}
-    assert counts == {"a": (1, 1), "b": (1, 1), "c": (1, 1), "d": (0, 0)}
+    assert counts == {"a": (1, 1), "b": (1, 1), "c": (0, 0), "d": (0, 0)}

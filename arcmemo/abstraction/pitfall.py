@@ -48,7 +48,7 @@ def feedback_text(step: Step) -> str:
 def failed_step(result: TaskResult) -> Step | None:
     """The last failed final step with train feedback (None when no attempt has one)."""
     finals = [a.steps[-1] for a in result.attempts if a.steps]
-    failed = [s for s in finals if s.verified is False and not s.error]
+    failed = [s for s in finals if s.verified is False and s.answered]
     return failed[-1] if failed else None
 
 

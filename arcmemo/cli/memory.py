@@ -472,10 +472,11 @@ _OUT = click.option(
 def attribute(run: Path, file: Path, dry_run: bool, out: Path | None) -> None:
     """Fold a fixed-memory run's selections and attribution into a memory file.
 
-    For every final task of RUN (results.jsonl), each concept its prompts showed gets a
-    verdict (helpful / unused / harmful, see arcmemo.memory.attribution) against the step
-    the run's write signal confirms; the selection counts are added too. An online run
-    already wrote both into its memory; a run folded once is refused the second time.
+    For every final task of RUN (results.jsonl), each concept shown in a prompt the solver
+    answered gets a verdict (helpful / unused / harmful, see arcmemo.memory.attribution)
+    against the step the run's write signal confirms; the selection counts are added too.
+    An online run already wrote both into its memory; a run folded once is refused the
+    second time.
     """
     from arcmemo.rundir import RunDirectory, RunDirError
 

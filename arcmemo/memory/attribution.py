@@ -1,7 +1,8 @@
 """Attribution: did a task's solution use the concepts its prompt showed?
 
 After a task is final, every concept shown to it (first selection and reselections on
-retries) gets one verdict, stored as the task id in the concept's stats:
+retries, in prompts the solver answered: :attr:`~arcmemo.records.TaskResult.shown`) gets one
+verdict, stored as the task id in the concept's stats:
 
 * ``helpful``: the write signal confirmed a solution, that step's prompt showed the concept
   and the solution uses it;
@@ -266,7 +267,7 @@ def attribute_task(
     check for the concepts they name; ``ignore`` the benchmark's entry points
     (:attr:`~arcmemo.benchmarks.base.Benchmark.entry_points`), never evidence."""
     attribution = TaskAttribution(task_id=result.task_id, confirmed=confirmed is not None)
-    steps = [s for a in result.attempts for s in a.steps if not s.error]
+    steps = [s for a in result.attempts for s in a.steps if s.answered]
     texts = {id(s): solution_text(s, ignore) for s in steps}
     imports = {id(s): _imports(s) for s in steps}
     importers = _importers(memory, imports)

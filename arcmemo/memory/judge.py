@@ -25,7 +25,7 @@ def judged_step(result: TaskResult, confirmed: Step | None) -> Step | None:
     """The step whose use of the concepts decides the task's verdicts."""
     if confirmed is not None:
         return confirmed
-    finals = [a.steps[-1] for a in result.attempts if a.steps and not a.steps[-1].error]
+    finals = [a.steps[-1] for a in result.attempts if a.steps and a.steps[-1].answered]
     shown = [s for s in finals if s.concepts]
     return shown[-1] if shown else None
 

@@ -128,12 +128,17 @@ class ConceptStats(Tracked):
 
     model_config = ConfigDict(extra="forbid")
 
-    selected: int = Field(default=0, ge=0, description="Times a selector picked it for a task.")
+    selected: int = Field(
+        default=0,
+        ge=0,
+        description="Tasks a selector picked it for whose prompt showing it the solver "
+        "answered (a prompt too long for the window, or whose call failed, does not count).",
+    )
     selected_solved: int = Field(
         default=0,
         ge=0,
-        description="Times it was picked for a task whose solution the write signal then "
-        "confirmed (train pairs by default: never test labels unless the run says it leaks).",
+        description="Of those, the tasks whose solution the write signal then confirmed "
+        "(train pairs by default: never test labels unless the run says it leaks).",
     )
     # Attribution (arcmemo.memory.attribution documents the three verdicts); one task id per
     # attributed selection, so the counts are the lengths of these lists.

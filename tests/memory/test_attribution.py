@@ -127,14 +127,23 @@ def test_only_the_confirmed_step_decides_helpful() -> None:
     assert verdicts == {"rotate grid": "helpful", "split grid": "unused"}
 
 
-def test_every_prompt_variants_selection_gets_a_verdict() -> None:
-    """With --variants a concept only variant 1 chose is judged like one of variant 0's,
-    also when variant 1's prompt got no answer (too long for the window)."""
+def test_every_answered_prompt_variants_selection_gets_a_verdict() -> None:
+    """With --variants a concept only variant 1 chose is judged like one of variant 0's. A
+    concept only in prompts that got no answer (variant 2's, too long for the window; a
+    retry whose call failed) was never seen: it gets no verdict, not "unused"."""
     mem = memory()
     solved = step(SPLIT_PROGRAM, ["split grid"], verified=True)
+    failed = Step(round=1, completion="", error="HTTP 500", concepts=["recolor object"])
     task = result("t5", ["split grid"], solved)
-    task.variant_selections = [Selection(selector="llm", selected=["rotate grid"])]
-    task.attempts.append(Attempt(index=1, variant=1))
+    task.variant_selections = [
+        Selection(selector="llm", selected=["rotate grid"]),
+        Selection(selector="llm", selected=["reflect grid"]),
+    ]
+    tried = step(SPLIT_PROGRAM, ["rotate grid"], verified=False)
+    task.attempts += [
+        Attempt(index=1, variant=1, steps=[tried, failed]),
+        Attempt(index=2, variant=2),
+    ]
     verdicts = {v.name: v.verdict for v in attribute_task(mem, task, solved).verdicts}
     assert verdicts == {"split grid": "helpful", "rotate grid": "unused"}
 
