@@ -12,6 +12,7 @@ import asyncio
 import importlib.util
 import json
 import os
+import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -902,13 +903,15 @@ def test_only_answered_prompts_count_as_shown_in_an_online_run(tmp_path: Path) -
     assert [done[t].shown for t in UNSEEN_TASKS] == [["corner cells", "mirror tiling"], [], []]
 
 
-def test_only_answered_prompts_count_when_a_fixed_run_is_folded(
+def test_only_answered_prompts_count_when_a_fixed_run_is_folded_and_reported(
     tmp_path: Path,
 ) -> None:
-    """``arcmemo memory attribute`` on a fixed-memory run counts the answered task alone."""
+    """``arcmemo memory attribute`` on a fixed-memory run and the report's usage table count
+    the answered task alone; the report says how many selections got no answer."""
     from click.testing import CliRunner
 
     from arcmemo.cli.main import cli
+    from arcmemo.report import load_run, render_report
 
     memory_path, solver = _unseen_setup(tmp_path)
     config = arc_config(tmp_path / "run", UNSEEN_TASKS, memory=memory_path, selector="all")
@@ -923,3 +926,9 @@ def test_only_answered_prompts_count_when_a_fixed_run_is_folded(
         stats = memory.find(name).stats  # type: ignore[union-attr]
         assert (stats.selected, stats.selected_solved) == (1, 1), name
         assert (stats.helpful, stats.unused, stats.harmful) == ([], ["66e6c45b"], []), name
+    page = render_report(load_run(tmp_path / "run"))
+    usage = page[page.index("<h3>Usage in this run</h3>") :]
+    usage = usage[: usage.index("</table>") + 200]
+    rows = re.findall(r'>([a-z ]+)</a></td><td class="num">(\d+)</td>', usage)
+    assert sorted(rows) == [("corner cells", "1"), ("mirror tiling", "1")]
+    assert "Not counted: 2 selection(s) whose prompt got no answer" in usage

@@ -33,6 +33,8 @@ class MemoryView:
     basis: str
     # (name, link, selections, selections in solved tasks, tasks) per selected name
     usage: list[tuple[str, str | None, int, int, int]]
+    # Selections of some entry whose prompt got no answer (left out of usage).
+    unanswered: int
     # Prompt variants per task (--variants): each selects on its own.
     variants: int
     memory: Memory
@@ -99,23 +101,37 @@ def _changes_from_history(
     return added, changed
 
 
-def _usage(run: RunData, index: MemoryIndex) -> list[tuple[str, str | None, int, int, int]]:
+def _usage(
+    run: RunData, index: MemoryIndex
+) -> tuple[list[tuple[str, str | None, int, int, int]], int]:
     """Per selected name: its link, how many selections chose it and how many of those were
     in solved tasks (with ``--variants`` each prompt variant's selection counts), and in how
-    many tasks some selection chose it."""
+    many tasks some selection chose it; and how many selections were left out.
+
+    A selection counts only when the solver answered its prompt, as in the memory's own
+    statistics (:attr:`~arcmemo.records.TaskResult.shown`): one whose prompt was too long
+    for the window or whose call failed was never seen, so it is counted apart."""
     selected: Counter[str] = Counter()
     selected_solved: Counter[str] = Counter()
     tasks: Counter[str] = Counter()
+    unanswered = 0
     for result in run.results:
-        for selection in result.selections:
+        answered = result.answered_variants
+        seen = []
+        for variant, selection in result.variant_selection_pairs:
+            if variant not in answered:
+                unanswered += bool(selection.selected)
+                continue
+            seen.append(selection)
             for name in selection.selected:
                 selected[name] += 1
                 selected_solved[name] += result.solved
-        tasks.update({name for s in result.selections for name in s.selected})
-    return [
+        tasks.update({name for s in seen for name in s.selected})
+    rows = [
         (name, index.link(name), count, selected_solved[name], tasks[name])
         for name, count in sorted(selected.items(), key=lambda item: (-item[1], item[0]))
     ]
+    return rows, unanswered
 
 
 def _attribution(
@@ -152,6 +168,7 @@ def memory_view(run: RunData, index: MemoryIndex) -> MemoryView | None:
     marks = {a[1][1:]: "added" for a in added if a[1]} | {
         c[1][1:]: "changed" for c in changed if c[1]
     }
+    usage, unanswered = _usage(run, index)
     return MemoryView(
         before=_size(before) if before is not None else None,
         after=_size(final),
@@ -159,7 +176,8 @@ def memory_view(run: RunData, index: MemoryIndex) -> MemoryView | None:
         changed=changed,
         removed=removed,
         basis=basis,
-        usage=_usage(run, index),
+        usage=usage,
+        unanswered=unanswered,
         variants=max((1 + len(r.variant_selections) for r in run.results), default=1),
         memory=final,
         groups=concept_groups(final.concepts),
