@@ -262,6 +262,9 @@ class Runner:
         attempts = [a for a in result.attempts if a.variant == variant]
         try:
             prepared = await self._prepare(task, variant=variant)
+            # Recorded before the call, so that the report shows what was chosen also when
+            # the prompt gets no answer; TaskResult.shown leaves such a selection out of the
+            # memory's evidence (the solver never saw it).
             if variant == 0:
                 result.selection = prepared.selection
             else:
