@@ -78,18 +78,20 @@ class Library:
     definitions: tuple[_Definition, ...]
 
     def closure(self, names: set[str]) -> list[_Definition]:
-        """The definitions that ``names`` need, directly or through each other, in file order."""
-        needed: set[str] = set()
-        pending = set(names)
-        by_name = {name: d for d in self.definitions for name in d.defines}
-        while pending:
-            name = pending.pop()
-            definition = by_name.get(name)
-            if definition is None or name in needed:
-                continue
-            needed |= definition.defines
-            pending |= definition.uses - needed
-        return [d for d in self.definitions if d.defines & needed]
+        """The definitions that ``names`` need, directly or through each other, in file
+        order: every definition of a needed name (``TABLE = [0]`` and ``TABLE[A] = 1``
+        both), whatever order the names are reached in."""
+        wanted = set(names)
+        chosen: set[int] = set()
+        changed = True
+        while changed:
+            changed = False
+            for index, definition in enumerate(self.definitions):
+                if index not in chosen and definition.defines & wanted:
+                    chosen.add(index)
+                    wanted |= definition.uses
+                    changed = True
+        return [d for i, d in enumerate(self.definitions) if i in chosen]
 
 
 def _used_names(node: ast.AST) -> set[str]:

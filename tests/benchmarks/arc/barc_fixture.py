@@ -121,3 +121,87 @@ def write_checkout(root: Path) -> Path:
     (seeds / "ConceptARC").mkdir()
     (seeds / "notes.txt").write_text("a note beside the seeds\n")
     return root
+
+
+# The edge cases of working out which names a top-level statement binds and which it uses
+# (imports, decorators, globals, nested defs, comprehensions, star imports, attribute and
+# subscript targets, a top-level loop), in a common.py and a seed that needs most of it.
+EDGE_COMMON = '''"""Common library with the edge cases of name analysis"""
+
+import numpy as np
+import os.path
+from functools import lru_cache as cached
+from typing import *
+
+
+class Color:
+    BLACK = 0
+    BLUE = 1
+
+
+A, B = 1, 2
+Color.EXTRA = 10
+TABLE = [0, 0, 0]
+TABLE[A] = Color.BLUE
+SQUARES = [k * k for k in range(4)]
+for _i in range(2):
+    TABLE.append(_i)
+COUNTER = 0
+LIMIT: int = 3
+
+
+@cached(maxsize=None)
+def squares_up_to(n):
+    return tuple(SQUARES[:n])
+
+
+def count():
+    global COUNTER
+    COUNTER += 1
+    return COUNTER
+
+
+def shifted(grid):
+    def inner(g):
+        return g + LIMIT
+
+    return inner(grid)
+
+
+def inner(grid):
+    return os.path.basename(str(grid))
+
+
+def padded(grid):
+    return np.pad(grid, [(c, c) for c in (B,)])
+
+
+def unused(grid):
+    return [n for n in TABLE if n]
+'''
+
+# 00000e0e: a seed whose main and helper reach into every edge of EDGE_COMMON above.
+EDGE_SEED = (
+    """from common import *
+
+import numpy as np
+
+# concepts:
+# edges
+
+# description:
+# Exercise every edge of the name analysis.
+
+@cached(maxsize=None)
+def weight(n):
+    return sum(k for k in range(n)) + count() * Color.EXTRA
+
+def pick(grid):
+    return shifted(grid) if count() else inner(grid)
+
+def main(input_grid):
+    total = squares_up_to(LIMIT)[-1]
+    return padded(pick(input_grid)) + weight(A) + total
+"""
+    + GENERATOR
+)

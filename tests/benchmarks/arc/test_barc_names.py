@@ -1,0 +1,110 @@
+"""BARC seed conversion on the edge cases of name analysis, pinned as it converts today:
+which top-level statements of common.py are definitions, the names each defines and uses,
+and what a seed that reaches into every edge gets inlined (tests/library/test_split_names.py
+pins the helper splitting of the same converted seed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from arcmemo.benchmarks.arc.barc import Library, convert_seed, load_library
+from arcmemo.inlined_library import LIBRARY_BEGIN, LIBRARY_END
+from tests.benchmarks.arc.barc_fixture import EDGE_COMMON, EDGE_SEED
+
+
+def edge_library(tmp_path: Path) -> Library:
+    (tmp_path / "common.py").write_text(EDGE_COMMON)
+    return load_library(tmp_path / "common.py")
+
+
+def test_imports_stand_apart_and_only_definitions_are_kept(tmp_path: Path) -> None:
+    library = edge_library(tmp_path)
+    # Every import, verbatim and in file order, whatever it binds (star imports too).
+    assert library.imports == (
+        "import numpy as np\n",
+        "import os.path\n",
+        "from functools import lru_cache as cached\n",
+        "from typing import *\n",
+    )
+    found = [
+        (d.text.splitlines()[0], sorted(d.defines), sorted(d.uses)) for d in library.definitions
+    ]
+    assert found == [
+        # A class defines its name; its body's names are uses, not definitions.
+        ("class Color:", ["Color"], ["BLACK", "BLUE"]),
+        ("A, B = 1, 2", ["A", "B"], ["A", "B"]),
+        # An attribute or subscript target defines every name in it (the object changed,
+        # and the index as well).
+        ("Color.EXTRA = 10", ["Color"], ["Color"]),
+        ("TABLE = [0, 0, 0]", ["TABLE"], ["TABLE"]),
+        ("TABLE[A] = Color.BLUE", ["A", "TABLE"], ["A", "Color", "TABLE"]),
+        # A comprehension's variable is a use, not a definition.
+        ("SQUARES = [k * k for k in range(4)]", ["SQUARES"], ["SQUARES", "k", "range"]),
+        # (the top-level for loop defines nothing: it is left out; so is the docstring)
+        ("COUNTER = 0", ["COUNTER"], ["COUNTER"]),
+        ("LIMIT: int = 3", ["LIMIT"], ["LIMIT", "int"]),
+        # A decorated def starts at its decorator, whose names are uses.
+        ("@cached(maxsize=None)", ["squares_up_to"], ["SQUARES", "cached", "n", "tuple"]),
+        # `global COUNTER` names no use; COUNTER's own mentions do.
+        ("def count():", ["count"], ["COUNTER"]),
+        # A nested def's name is no use, but calling it is (and names the top-level inner).
+        ("def shifted(grid):", ["shifted"], ["LIMIT", "g", "grid", "inner"]),
+        ("def inner(grid):", ["inner"], ["grid", "os", "str"]),
+        ("def padded(grid):", ["padded"], ["B", "c", "grid", "np"]),
+        ("def unused(grid):", ["unused"], ["TABLE", "n"]),
+    ]
+
+
+def test_a_seed_gets_what_its_names_reach_in_file_order(tmp_path: Path) -> None:
+    seed = convert_seed(EDGE_SEED, edge_library(tmp_path), task_id="00000e0e")
+    # Sorted names of every inlined definition, a name twice where two definitions
+    # define it.
+    assert seed.library_names == (
+        "A",
+        "A",
+        "B",
+        "COUNTER",
+        "Color",
+        "Color",
+        "LIMIT",
+        "SQUARES",
+        "TABLE",
+        "TABLE",
+        "count",
+        "inner",
+        "padded",
+        "shifted",
+        "squares_up_to",
+    )
+    section = seed.source.split(LIBRARY_BEGIN, 1)[1].split(LIBRARY_END, 1)[0]
+    assert section == (
+        " BARC common.py\n"
+        "# (only what this program uses, and what that uses in turn)\n"
+        "import numpy as np\n"
+        "import os.path\n"
+        "from functools import lru_cache as cached\n"
+        "from typing import *\n"
+        "\n"  # (the blank lines the section puts here collapse as a label block's do)
+        "class Color:\n    BLACK = 0\n    BLUE = 1\n\n"
+        "A, B = 1, 2\n\n"
+        "Color.EXTRA = 10\n\n"
+        "TABLE = [0, 0, 0]\n\n"
+        "TABLE[A] = Color.BLUE\n\n"
+        "SQUARES = [k * k for k in range(4)]\n\n"
+        "COUNTER = 0\n\n"
+        "LIMIT: int = 3\n\n"
+        "@cached(maxsize=None)\ndef squares_up_to(n):\n    return tuple(SQUARES[:n])\n\n"
+        "def count():\n    global COUNTER\n    COUNTER += 1\n    return COUNTER\n\n"
+        "def shifted(grid):\n    def inner(g):\n        return g + LIMIT\n\n"
+        "    return inner(grid)\n\n"
+        "def inner(grid):\n    return os.path.basename(str(grid))\n\n"
+        "def padded(grid):\n    return np.pad(grid, [(c, c) for c in (B,)])\n\n"
+    )
+    after = seed.source.split(LIBRARY_END, 1)[1]
+    assert "def transform_xy(input_grid):" in after and "def pick(grid):" in after
+    namespace: dict[str, object] = {}
+    exec(compile(seed.source, "<seed>", "exec"), namespace)
+    result = namespace["transform"](np.array([[1]]))  # type: ignore[operator]
+    assert np.asarray(result).tolist()[2] == [24, 24, 28, 24, 24]

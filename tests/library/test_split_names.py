@@ -1,0 +1,127 @@
+"""Helper splitting of a converted BARC seed on the edge cases of name analysis, pinned as
+it splits today: what each top-level statement binds, the order helpers call each other in
+and the statements each closure carries (tests/benchmarks/arc/test_barc_names.py pins the
+conversion of the same seed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from arcmemo.benchmarks.arc.barc import convert_seed, load_library
+from arcmemo.library.split import SplitProgram, split_program
+from tests.benchmarks.arc.barc_fixture import EDGE_COMMON, EDGE_SEED
+from tests.fixtures.library.load import ENTRY_POINTS
+
+
+def edge_program(tmp_path: Path) -> SplitProgram:
+    (tmp_path / "common.py").write_text(EDGE_COMMON)
+    seed = convert_seed(EDGE_SEED, load_library(tmp_path / "common.py"), task_id="00000e0e")
+    return split_program("00000e0e", seed.source, ENTRY_POINTS)
+
+
+def test_what_each_statement_binds(tmp_path: Path) -> None:
+    program = edge_program(tmp_path)
+    found = [(s.text.splitlines()[0], sorted(s.binds)) for s in program.statements]
+    assert found == [
+        # An import binds its alias, else the first part of a dotted name; a star import "*".
+        ("import numpy as np", ["np"]),
+        ("import os.path", ["os"]),
+        ("from functools import lru_cache as cached", ["cached"]),
+        ("from typing import *", ["*"]),
+        ("class Color:", ["Color"]),
+        ("A, B = 1, 2", ["A", "B"]),
+        # Attribute and subscript targets bind nothing.
+        ("Color.EXTRA = 10", []),
+        ("TABLE = [0, 0, 0]", ["TABLE"]),
+        ("TABLE[A] = Color.BLUE", []),
+        # Every name stored to binds, a comprehension's variable too.
+        ("SQUARES = [k * k for k in range(4)]", ["SQUARES", "k"]),
+        ("COUNTER = 0", ["COUNTER"]),
+        ("LIMIT: int = 3", ["LIMIT"]),
+        # the seed's own import after the library section (docstrings, the top-level loop
+        # are not in the converted seed; defs are helpers or entry points)
+        ("import numpy as np", ["np"]),
+    ]
+    assert sorted(program.statements[9].uses) == ["SQUARES", "k", "range"]
+    assert sorted(program.entry_uses) == [
+        "A",
+        "LIMIT",
+        "grid",
+        "input_grid",
+        "np",
+        "padded",
+        "pick",
+        "squares_up_to",
+        "total",
+        "transform_xy",
+        "weight",
+    ]
+
+
+def test_helpers_their_calls_and_the_statements_they_carry(tmp_path: Path) -> None:
+    program = edge_program(tmp_path)
+    assert list(program.helpers) == [
+        "squares_up_to",
+        "count",
+        "shifted",
+        "inner",
+        "padded",
+        "weight",
+        "pick",
+    ]
+    # A decorated helper's text starts at its decorator.
+    assert program.helpers["weight"].text == (
+        "@cached(maxsize=None)\ndef weight(n):\n"
+        "    return sum(k for k in range(n)) + count() * Color.EXTRA"
+    )
+    assert sorted(program.helpers["weight"].uses) == [
+        "Color",
+        "cached",
+        "count",
+        "k",
+        "n",
+        "range",
+        "sum",
+    ]
+    # Calls in the order of the AST's breadth-first walk: pick's conditional test first.
+    assert program.helper_calls("pick") == ["count", "shifted", "inner"]
+    assert program.helper_closure("pick") == ["pick", "count", "shifted", "inner"]
+    # A nested def's call names the top-level helper of that name.
+    assert program.helper_calls("shifted") == ["inner"]
+    preambles = {
+        name: [s.text.splitlines()[0] for s in program.preamble(program.helper_closure(name))]
+        for name in program.helpers
+    }
+    assert preambles == {
+        "squares_up_to": [
+            "from functools import lru_cache as cached",
+            "from typing import *",
+            "SQUARES = [k * k for k in range(4)]",
+        ],
+        # `global COUNTER` is no use; COUNTER's mentions are.
+        "count": ["from typing import *", "COUNTER = 0"],
+        "shifted": ["import os.path", "from typing import *", "LIMIT: int = 3"],
+        "inner": ["import os.path", "from typing import *"],
+        # Both imports of np, the comprehension's c binding nothing here.
+        "padded": [
+            "import numpy as np",
+            "from typing import *",
+            "A, B = 1, 2",
+            "import numpy as np",
+        ],
+        # Color's class without Color.EXTRA = 10 (binding nothing), and SQUARES's statement
+        # carried only for the k weight's generator stores to.
+        "weight": [
+            "from functools import lru_cache as cached",
+            "from typing import *",
+            "class Color:",
+            "SQUARES = [k * k for k in range(4)]",
+            "COUNTER = 0",
+        ],
+        "pick": [
+            "import os.path",
+            "from typing import *",
+            "COUNTER = 0",
+            "LIMIT: int = 3",
+        ],
+    }
