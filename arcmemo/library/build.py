@@ -34,12 +34,12 @@ from pydantic import BaseModel, Field
 
 from arcmemo.library.calls import CallCache, passes, run_calls, run_recorded_tests
 from arcmemo.library.modules import LibraryConflictError, memory_functions, module_text
+from arcmemo.library.names import rename_references
 from arcmemo.library.split import (
     ProgramSyntaxError,
     SplitProgram,
     normalised_closure,
     positional_arity,
-    rename_references,
     signature_of,
     split_program,
 )

@@ -9,25 +9,15 @@ names those functions use: enough to run the helper without the rest of the prog
 from __future__ import annotations
 
 import ast
-import io
-import keyword
-import tokenize
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from arcmemo.library.names import Statement, bound, mentioned, needed
+
 
 class ProgramSyntaxError(ValueError):
     """A program that does not parse (the message names the task and the line)."""
-
-
-@dataclass(frozen=True)
-class Statement:
-    """A top-level statement that is not a helper: its text and the names it binds/uses."""
-
-    text: str
-    binds: frozenset[str]
-    uses: frozenset[str]
 
 
 @dataclass(frozen=True)
@@ -46,15 +36,14 @@ class SplitProgram:
 
     task_id: str
     helpers: dict[str, Helper] = field(default_factory=dict)
+    # The top-level statements that are not helpers.
     statements: list[Statement] = field(default_factory=list)
     entry_uses: frozenset[str] = frozenset()
 
     def helper_calls(self, name: str) -> list[str]:
         """Helpers ``name`` refers to directly, in order of first mention."""
         helper = self.helpers[name]
-        return [
-            used for used in _ordered_names(helper.node) if used in self.helpers and used != name
-        ]
+        return [used for used in mentioned(helper.node) if used in self.helpers and used != name]
 
     def helper_closure(self, name: str) -> list[str]:
         """``name`` and every helper it reaches, depth first in order of mention."""
@@ -77,41 +66,7 @@ class SplitProgram:
         wanted: set[str] = set(extra)
         for name in names:
             wanted |= self.helpers[name].uses
-        chosen: set[int] = set()
-        changed = True
-        while changed:
-            changed = False
-            for index, statement in enumerate(self.statements):
-                if index in chosen:
-                    continue
-                if "*" in statement.binds or statement.binds & wanted:
-                    chosen.add(index)
-                    wanted |= statement.uses
-                    changed = True
-        return [s for i, s in enumerate(self.statements) if i in chosen]
-
-
-def _ordered_names(node: ast.AST) -> list[str]:
-    names: list[str] = []
-    for sub in ast.walk(node):
-        if isinstance(sub, ast.Name) and sub.id not in names:
-            names.append(sub.id)
-    return names
-
-
-def _bound_names(node: ast.stmt) -> set[str]:
-    if isinstance(node, (ast.Import, ast.ImportFrom)):
-        return {
-            (alias.asname or alias.name.split(".")[0]) if alias.name != "*" else "*"
-            for alias in node.names
-        }
-    if isinstance(node, ast.ClassDef):
-        return {node.name}
-    bound: set[str] = set()
-    for sub in ast.walk(node):
-        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
-            bound.add(sub.id)
-    return bound
+        return needed(self.statements, wanted)
 
 
 def split_program(task_id: str, source: str, entry_points: frozenset[str]) -> SplitProgram:
@@ -136,18 +91,16 @@ def split_program(task_id: str, source: str, entry_points: frozenset[str]) -> Sp
             )
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if node.name in entry_points:
-                entry_uses |= set(_ordered_names(node))
+                entry_uses |= set(mentioned(node))
                 continue
-            uses = frozenset(_ordered_names(node))
+            uses = frozenset(mentioned(node))
             program.helpers[node.name] = Helper(node.name, text, node, uses)
             continue
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
             continue  # a docstring or a bare constant: nothing a helper needs
         if isinstance(node, ast.If) and _is_main_guard(node):
             continue
-        program.statements.append(
-            Statement(text, frozenset(_bound_names(node)), frozenset(_ordered_names(node)))
-        )
+        program.statements.append(Statement(text, bound(node), frozenset(mentioned(node))))
     program.entry_uses = frozenset(entry_uses)
     return program
 
@@ -235,48 +188,6 @@ def normalised_closure(program: SplitProgram, name: str, *, preamble: bool = Tru
     for statement in program.preamble(closure) if preamble else []:
         parts.append(ast.dump(ast.parse(statement.text), annotate_fields=False))
     return "\n".join(parts)
-
-
-def rename_references(text: str, renames: dict[str, str]) -> str:
-    """``text`` with every name token in ``renames`` replaced (attributes such as
-    ``x.name`` are left alone), comments and layout kept."""
-    if not renames or not any(old != new for old, new in renames.items()):
-        return text
-    tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
-    out: list[tokenize.TokenInfo] = []
-    previous = ""
-    for token in tokens:
-        if (
-            token.type == tokenize.NAME
-            and token.string in renames
-            and previous != "."
-            and not keyword.iskeyword(token.string)
-        ):
-            token = token._replace(string=renames[token.string])
-        if token.type not in (
-            tokenize.NL,
-            tokenize.COMMENT,
-            tokenize.INDENT,
-            tokenize.DEDENT,
-            tokenize.NEWLINE,
-        ):
-            previous = token.string
-        out.append(token)
-    return _untokenize(text, tokens, out)
-
-
-def _untokenize(
-    text: str, before: list[tokenize.TokenInfo], after: list[tokenize.TokenInfo]
-) -> str:
-    # Replace token by token from the end, so that earlier positions stay valid.
-    lines = text.splitlines(keepends=True)
-    for old, new in reversed(list(zip(before, after, strict=True))):
-        if old.string == new.string:
-            continue
-        (row, col), (_, end_col) = old.start, old.end
-        line = lines[row - 1]
-        lines[row - 1] = line[:col] + new.string + line[end_col:]
-    return "".join(lines)
 
 
 def signature_of(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:

@@ -21,10 +21,8 @@ pass all of them are written, and every file that is not used is reported with t
 from __future__ import annotations
 
 import ast
-import io
 import re
-import tokenize
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +30,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from arcmemo.inlined_library import LIBRARY_BEGIN, LIBRARY_END
+from arcmemo.library.names import Statement, defined, mentioned, needed, rename_references
 
 GENERATOR_MARKER = "remove below this point for prompting"
 LIBRARY_FILE = "common.py"
@@ -61,50 +60,19 @@ class BarcSeedError(ValueError):
 
 
 @dataclass(frozen=True)
-class _Definition:
-    """A top-level statement of the library: the names it defines and the ones it uses."""
-
-    text: str
-    defines: frozenset[str]
-    uses: frozenset[str]
-
-
-@dataclass(frozen=True)
 class Library:
-    """BARC's ``common.py``, split into its imports and its top-level definitions."""
+    """BARC's ``common.py``, split into its imports and its top-level definitions (each
+    binding the names it defines)."""
 
     origin: str
     imports: tuple[str, ...]
-    definitions: tuple[_Definition, ...]
+    definitions: tuple[Statement, ...]
 
-    def closure(self, names: set[str]) -> list[_Definition]:
+    def closure(self, names: Iterable[str]) -> list[Statement]:
         """The definitions that ``names`` need, directly or through each other, in file
         order: every definition of a needed name (``TABLE = [0]`` and ``TABLE[A] = 1``
-        both), whatever order the names are reached in."""
-        wanted = set(names)
-        chosen: set[int] = set()
-        changed = True
-        while changed:
-            changed = False
-            for index, definition in enumerate(self.definitions):
-                if index not in chosen and definition.defines & wanted:
-                    chosen.add(index)
-                    wanted |= definition.uses
-                    changed = True
-        return [d for i, d in enumerate(self.definitions) if i in chosen]
-
-
-def _used_names(node: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-
-
-def _defined_names(node: ast.stmt) -> set[str]:
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return {node.name}
-    if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
-    return set()
+        both)."""
+        return needed(self.definitions, names)
 
 
 def _statement_lines(lines: list[str], node: ast.stmt) -> str:
@@ -125,18 +93,13 @@ def load_library(path: Path) -> Library:
         ) from None
     lines = text.splitlines(keepends=True)
     imports: list[str] = []
-    definitions: list[_Definition] = []
+    definitions: list[Statement] = []
     for node in tree.body:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             imports.append(_statement_lines(lines, node))
-        elif _defined_names(node):
-            definitions.append(
-                _Definition(
-                    text=_statement_lines(lines, node),
-                    defines=frozenset(_defined_names(node)),
-                    uses=frozenset(_used_names(node)),
-                )
-            )
+        elif defines := defined(node):
+            uses = frozenset(mentioned(node))
+            definitions.append(Statement(_statement_lines(lines, node), defines, uses))
     return Library(
         origin=f"BARC {path.name}", imports=tuple(imports), definitions=tuple(definitions)
     )
@@ -172,22 +135,6 @@ def description_of(text: str) -> str:
                 words.append(follow.strip().lstrip("#").strip())
             return " ".join(w for w in words if w)
     return ""
-
-
-def _rename(text: str, old: str, new: str) -> str:
-    """Rename the identifier ``old`` (never inside strings or comments, never ``x.old``)."""
-    lines = text.splitlines(keepends=True)
-    places: list[tuple[int, int]] = []
-    previous = ""
-    for token in tokenize.generate_tokens(io.StringIO(text).readline):
-        if token.type == tokenize.NAME and token.string == old and previous != ".":
-            places.append(token.start)
-        if token.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT):
-            previous = token.string
-    for row, col in reversed(places):
-        line = lines[row - 1]
-        lines[row - 1] = line[:col] + new + line[col + len(old) :]
-    return "".join(lines)
 
 
 @dataclass(frozen=True)
@@ -235,7 +182,7 @@ def convert_seed(text: str, library: Library, *, task_id: str) -> ConvertedSeed:
         ],
         type_ignores=[],
     )
-    needed = library.closure(_used_names(kept_tree)) if common_at is not None else []
+    inlined = library.closure(mentioned(kept_tree)) if common_at is not None else []
     section = ""
     if common_at is not None:
         section = (
@@ -243,7 +190,7 @@ def convert_seed(text: str, library: Library, *, task_id: str) -> ConvertedSeed:
             "# (only what this program uses, and what that uses in turn)\n"
             + "".join(library.imports)
             + "\n\n"
-            + "\n\n".join(d.text for d in needed)
+            + "\n\n".join(d.text for d in inlined)
             + f"\n{LIBRARY_END}\n\n"
         )
     # The library goes where `from common import *` stood.
@@ -254,9 +201,9 @@ def convert_seed(text: str, library: Library, *, task_id: str) -> ConvertedSeed:
         + section
         + "".join(line for number, line in kept if number >= split)
     )
-    program = _rename(strip_concept_labels(program), ENTRY, RENAMED_ENTRY)
+    program = rename_references(strip_concept_labels(program), {ENTRY: RENAMED_ENTRY})
     program = program.rstrip() + "\n" + WRAPPER
-    names = tuple(sorted(name for d in needed for name in d.defines))
+    names = tuple(sorted(name for d in inlined for name in d.binds))
     return ConvertedSeed(
         task_id=task_id, source=program, description=description_of(text), library_names=names
     )

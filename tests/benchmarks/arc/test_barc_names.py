@@ -28,9 +28,7 @@ def test_imports_stand_apart_and_only_definitions_are_kept(tmp_path: Path) -> No
         "from functools import lru_cache as cached\n",
         "from typing import *\n",
     )
-    found = [
-        (d.text.splitlines()[0], sorted(d.defines), sorted(d.uses)) for d in library.definitions
-    ]
+    found = [(d.text.splitlines()[0], sorted(d.binds), sorted(d.uses)) for d in library.definitions]
     assert found == [
         # A class defines its name; its body's names are uses, not definitions.
         ("class Color:", ["Color"], ["BLACK", "BLUE"]),
