@@ -25,6 +25,7 @@ from arcmemo.memory.ontology import Memory
 from arcmemo.models.client import ModelClient, open_model
 from arcmemo.pipeline import run_benchmark
 from tests.integrations.inspect_eval.scripted_server import SCRIPTS, scripted_server
+from tests.models.fake_server import FakeLLMServer
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 ARC_DIR = FIXTURES / "arc" / "eval"
@@ -41,6 +42,14 @@ CHAT_ONLY = {"responses_api": False}
 def _offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")  # the local server ignores it
     monkeypatch.setenv("ARCMEMO_CACHE_DIR", str(tmp_path / "cache"))
+
+
+@pytest.fixture
+def memory(tmp_path: Path) -> Path:
+    """A copy of a small ARC memory, for an online run to grow."""
+    path = tmp_path / "memory.json"
+    shutil.copy(FIXTURES / "memory" / "valid_small.json", path)
+    return path
 
 
 def _eval(task: Any, url: str, log_dir: Path, **kwargs: Any) -> EvalLog:
@@ -136,12 +145,10 @@ def test_aime_task_logs_pass_at_k(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("role", ["aux", "abstract"])
-def test_role_writes_the_memory_online(tmp_path: Path, role: str) -> None:
+def test_role_writes_the_memory_online(tmp_path: Path, memory: Path, role: str) -> None:
     """update=online abstracts the solved task with the ``abstract`` model role, or with
     ``aux`` where abstract is not given (a second server), and saves the grown memory; the
     evaluated model only solves."""
-    memory = tmp_path / "memory.json"
-    shutil.copy(FIXTURES / "memory" / "valid_small.json", memory)
     grown = tmp_path / "grown.json"
     with (
         scripted_server(SCRIPTS / "arc_plan.py") as solver,
@@ -180,6 +187,20 @@ SELECT_PROMPT = "decide which of them are relevant to this puzzle"
 SELECT_ANSWER = "```yaml\n- Reflect Grids\n```\n"
 
 
+def _answers_selection(server: FakeLLMServer) -> None:
+    """``server`` answers the llm selector's prompt with SELECT_ANSWER, the rest from its
+    script."""
+    solve = server.state.respond
+    assert solve is not None
+
+    def respond(messages: list[dict[str, Any]], index: int) -> str:
+        if SELECT_PROMPT in json.dumps(messages):
+            return SELECT_ANSWER
+        return solve(messages, index)
+
+    server.state.respond = respond
+
+
 @pytest.mark.parametrize(
     ("roles", "selecting"),
     [
@@ -193,15 +214,7 @@ def test_select_role_selects(tmp_path: Path, roles: tuple[str, ...], selecting: 
     model; solving always calls the evaluated model. One server answers every model name
     and records the one each request asked for."""
     with scripted_server(SCRIPTS / "arc_plan.py") as server:
-        solve = server.state.respond
-        assert solve is not None
-
-        def respond(messages: list[dict[str, Any]], index: int) -> str:
-            if SELECT_PROMPT in json.dumps(messages):
-                return SELECT_ANSWER
-            return solve(messages, index)
-
-        server.state.respond = respond
+        _answers_selection(server)
         task = arc_agi_1(
             data=str(ARC_DIR),
             tasks="66e6c45b",
@@ -230,16 +243,71 @@ def _entry_point_installed() -> bool:
     return any(ep.name == "arcmemo" for ep in importlib.metadata.entry_points(group="inspect_ai"))
 
 
-@pytest.mark.skipif(
-    not _entry_point_installed() or shutil.which("inspect") is None,
-    reason="the inspect_ai entry point of arcmemo is not installed (pip install '.[inspect]')",
+def _declare_entry_point(folder: Path) -> None:
+    """A distribution under ``folder`` declaring pyproject.toml's inspect_ai entry point, for
+    a checkout whose arcmemo is installed without it (an editable install older than the
+    entry point): inspect then finds arcmemo/... through it, as it would installed."""
+    text = (FIXTURES.parents[1] / "pyproject.toml").read_text()
+    section = text.split("[project.entry-points.inspect_ai]\n", 1)[1].split("\n[", 1)[0]
+    lines = [line for line in section.splitlines() if "=" in line and not line.startswith("#")]
+    info = folder / "arcmemo_inspect_entry_point-0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: arcmemo-inspect-entry-point\nVersion: 0\n"
+    )
+    # entry_points.txt reads as TOML's `name = "target"` lines with the quotes taken off.
+    (info / "entry_points.txt").write_text(
+        "[inspect_ai]\n" + "".join(line.replace('"', "") + "\n" for line in lines)
+    )
+
+
+def _inspect_cli(
+    tmp_path: Path, args: list[str], server: FakeLLMServer
+) -> subprocess.CompletedProcess[str]:
+    """``inspect eval ARGS`` evaluating ``openai/local-model`` on ``server``, in a process
+    importing what this one imports (this checkout's arcmemo), its log under
+    tmp_path/logs."""
+    path = list(sys.path)
+    if not _entry_point_installed():
+        _declare_entry_point(tmp_path / "entry_point")
+        path.insert(0, str(tmp_path / "entry_point"))
+    return subprocess.run(
+        [
+            "inspect",
+            "eval",
+            *args,
+            "--model",
+            "openai/local-model",
+            "--model-base-url",
+            server.openai_base_url,
+            "-M",
+            "responses_api=false",
+            "--log-dir",
+            str(tmp_path / "logs"),
+            "--display",
+            "plain",
+            # click 8.4 turns these optional-value options on when they are not given.
+            "--batch=false",
+            "--cache=false",
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(path)},
+        timeout=300,
+    )
+
+
+needs_inspect_cli = pytest.mark.skipif(
+    shutil.which("inspect") is None, reason="inspect_ai's inspect command is not on PATH"
 )
+
+
+@needs_inspect_cli
 def test_inspect_cli_finds_the_registered_task(tmp_path: Path) -> None:
     with scripted_server(SCRIPTS / "aime_answers.yaml") as server:
-        done = subprocess.run(
+        done = _inspect_cli(
+            tmp_path,
             [
-                "inspect",
-                "eval",
                 "arcmemo/aime",
                 "-T",
                 f"data={AIME_FILE}",
@@ -247,24 +315,8 @@ def test_inspect_cli_finds_the_registered_task(tmp_path: Path) -> None:
                 "tasks=toy-1",
                 "-T",
                 "attempts=3",
-                "--model",
-                "openai/local-model",
-                "--model-base-url",
-                server.openai_base_url,
-                "-M",
-                "responses_api=false",
-                "--log-dir",
-                str(tmp_path / "logs"),
-                "--display",
-                "plain",
-                # click 8.4 turns these optional-value options on when they are not given.
-                "--batch=false",
-                "--cache=false",
             ],
-            capture_output=True,
-            text=True,
-            env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
-            timeout=300,
+            server,
         )
     assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
     (path,) = (tmp_path / "logs").glob("*.eval")
@@ -272,3 +324,63 @@ def test_inspect_cli_finds_the_registered_task(tmp_path: Path) -> None:
     assert saved.eval.task == "arcmemo/aime"
     assert saved.samples is not None
     assert _values(saved.samples[0])["pass@3"] == 1.0
+
+
+def _role_model(name: str, server: FakeLLMServer) -> str:
+    """A ``--model-role`` value naming an inspect model on a local test server (YAML: a
+    model name inspect does not know would otherwise go to the Responses API)."""
+    args = f"{{base_url: {server.openai_base_url}, responses_api: false}}"
+    return f"{{model: openai/{name}, model_args: {args}}}"
+
+
+@needs_inspect_cli
+def test_inspect_cli_model_roles_select_and_abstract(tmp_path: Path, memory: Path) -> None:
+    """``--model-role select=...`` and ``--model-role abstract=...`` on inspect's command
+    line: the llm selector's request goes to the select role's model, the online memory
+    write to the abstract role's (a second server), solving to ``--model``."""
+    grown = tmp_path / "grown.json"
+    with (
+        scripted_server(SCRIPTS / "arc_plan.py") as server,
+        scripted_server(FIXTURES / "loop" / "run_abstraction.yaml") as writer,
+    ):
+        _answers_selection(server)
+        done = _inspect_cli(
+            tmp_path,
+            [
+                "arcmemo/arc_agi_1",
+                "-T",
+                f"data={ARC_DIR}",
+                "-T",
+                "tasks=66e6c45b",
+                "-T",
+                f"memory={memory}",
+                "-T",
+                f"memory_out={grown}",
+                "-T",
+                "update=online",
+                "-T",
+                "select=llm",
+                "-T",
+                "attempts=1",
+                "-T",
+                "retries=0",
+                "-T",
+                f"out={tmp_path / 'run'}",
+                "--model-role",
+                f"select={_role_model('select-model', server)}",
+                "--model-role",
+                f"abstract={_role_model('abstract-model', writer)}",
+            ],
+            server,
+        )
+        asked = [(r.body["model"], SELECT_PROMPT in json.dumps(r.body)) for r in server.requests]
+        written = [(r.body["model"], json.dumps(r.body)) for r in writer.requests]
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    assert asked == [("select-model", True), ("local-model", False)]
+    assert written and {model for model, _ in written} == {"abstract-model"}
+    assert any("Abstract the reusable concepts" in body for _, body in written)
+    assert "move center to corners" in {c.name for c in Memory.load(grown).concepts}
+    (path,) = (tmp_path / "logs").glob("*.eval")
+    saved = read_eval_log(str(path))
+    assert saved.samples is not None
+    assert _values(saved.samples[0])["score"] == 1.0
