@@ -485,7 +485,9 @@ async def respond(messages):
     at = os.environ.get("INTERRUPT_AT")
     if at and any(key in text for key in plan.task_keys()[at]):
         os.kill(os.getpid(), getattr(signal, os.environ.get("INTERRUPT_SIGNAL", "SIGINT")))
-        await asyncio.sleep(5)
+        # the handler cancels this wait at once; only a broken one lets it end (a loaded
+        # machine took over 5 s to deliver the cancellation)
+        await asyncio.sleep(60)
     return plan.respond(messages)
 """
 
