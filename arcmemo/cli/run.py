@@ -343,6 +343,7 @@ def execute(config: RunConfig, options: dict[str, Any], console: Console) -> Non
     progress = progress_display(console, options["progress_every"])
     terminated: list[int] = []
     previous_handler = _stop_on_sigterm_as_on_ctrl_c(terminated)
+    ignored_sigint = _listen_to_sigint()
 
     def stop_cause() -> str:
         """The signal that stopped the run: SIGTERM's handler raises SIGINT."""
@@ -372,6 +373,8 @@ def execute(config: RunConfig, options: dict[str, Any], console: Console) -> Non
     finally:
         if previous_handler is not None:
             signal.signal(signal.SIGTERM, previous_handler)
+        if ignored_sigint:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
     benchmark = BENCHMARKS.get(resolved.benchmark.name).cls
     print_summary(console, summary, benchmark.headline_metrics)
     console.print(f"run directory: {resolved.out}")
@@ -440,6 +443,24 @@ def _stop_on_sigterm_as_on_ctrl_c(terminated: list[int]) -> Any:
         return signal.signal(signal.SIGTERM, on_sigterm)
     except ValueError:  # signal handlers are only set from the main thread
         return None
+
+
+def _listen_to_sigint() -> bool:
+    """Stop on SIGINT even where it was inherited ignored; returns whether it was.
+
+    A command started in the background by a non-interactive shell (a script's ``&``,
+    many batch systems) starts with SIGINT ignored, and then neither SIGINT nor SIGTERM,
+    whose handler raises SIGINT, would stop the run: ``timeout`` or a scheduler's time
+    limit would end it by SIGKILL later, with no partial summary. asyncio's graceful
+    cancel on SIGINT is only set up over Python's default handler, so that is restored
+    for the run (a terminal's Ctrl-C never reaches a background job anyway)."""
+    try:
+        if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            return True
+    except ValueError:  # signal handlers are only set from the main thread
+        pass
+    return False
 
 
 class RunIncomplete(click.ClickException):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import shutil
+import signal
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -492,11 +493,26 @@ async def respond(messages):
 """
 
 
+@pytest.mark.parametrize("sigint", ["default", "inherited ignored"])
 @pytest.mark.parametrize(("signal_name", "exit_code"), [("SIGINT", 130), ("SIGTERM", 143)])
 def test_ctrl_c_writes_a_partial_summary_and_says_how_to_resume(
-    tmp_path: Path, signal_name: str, exit_code: int
+    tmp_path: Path, signal_name: str, exit_code: int, sigint: str
 ) -> None:
-    """Ctrl-C, and SIGTERM as `timeout`, `kill` or a scheduler's time limit send it."""
+    """Ctrl-C, and SIGTERM as `timeout`, `kill` or a scheduler's time limit send it; also in
+    a process that started with SIGINT ignored (launched with `&` by a script or a batch
+    system), where SIGTERM used to be ignored too."""
+    if sigint != "default":
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            _interrupted_run_resumes(tmp_path, signal_name, exit_code)
+        finally:
+            assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN  # given back as found
+            signal.signal(signal.SIGINT, previous)
+        return
+    _interrupted_run_resumes(tmp_path, signal_name, exit_code)
+
+
+def _interrupted_run_resumes(tmp_path: Path, signal_name: str, exit_code: int) -> None:
     script = tmp_path / "interrupting.py"
     script.write_text(INTERRUPTING_SCRIPT)
     out = tmp_path / "run"
