@@ -193,13 +193,15 @@ async def estimate_run(session: RunSession) -> RunEstimate:
         if solver_window is not None and prompt >= solver_window:
             estimate.too_long.append(
                 f"task {task_id}, stage solve: the prompt is about {prompt:,} tokens; "
-                f"{solver}'s context window is {solver_window:,} (the run records the task "
-                "prompt_too_long)"
+                f"{solver}'s context window is {solver_window:,} (the run cuts its memory "
+                "block and library listing to fit, and records the task prompt_too_long if "
+                "the rest cannot fit)"
             )
         elif solver_window is not None and retries and prompt + RETRY_EXTRA_TOKENS >= solver_window:
             estimate.too_long.append(
                 f"task {task_id}, stage retry: the prompt may outgrow {solver}'s context "
-                f"window {solver_window:,} (about {prompt:,} tokens before the feedback)"
+                f"window {solver_window:,} (about {prompt:,} tokens before the feedback; the run "
+                "cuts the retry to fit, produced grids first)"
             )
         # Each prompt variant pays its own selection, first tries and retries (its prompt
         # is rendered like variant 0's; only the chosen concepts differ).

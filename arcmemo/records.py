@@ -8,7 +8,7 @@ benchmark's :meth:`~arcmemo.benchmarks.base.Benchmark.check` made of it
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -47,6 +47,40 @@ class CheckResult(BaseModel):
     )
 
 
+# The parts of a prompt that can be cut to fit a model's context window, named in the order
+# they are cut (arcmemo.prompt_fit says why that order).
+CutPart = Literal[
+    "produced grids",
+    "answer prose",
+    "library docstrings",
+    "reselected concepts",
+    "library functions",
+    "memory block",
+    "previous program",
+]
+
+
+class PromptCut(BaseModel):
+    """One part of a prompt cut to fit the model's context window."""
+
+    part: CutPart = Field(description="What was cut (arcmemo.prompt_fit.CUT_ORDER).")
+    detail: str = Field(default="", description="Which pieces, where the part has several.")
+    tokens_saved: int = Field(description="Estimated prompt tokens the cut saved.")
+
+
+class PromptFit(BaseModel):
+    """How a prompt was shrunk to fit the model's context window (recorded only when
+    something was cut)."""
+
+    context_window: int = Field(description="The model's window.")
+    budget: int = Field(
+        description="The prompt tokens aimed at: the window less the room kept for the answer."
+    )
+    full_tokens: int = Field(description="Estimated tokens of the prompt with nothing cut.")
+    tokens: int = Field(description="Estimated tokens of the prompt sent.")
+    cuts: list[PromptCut] = Field(description="The cuts made, in order.")
+
+
 class Step(CheckResult):
     """One model call of an attempt (the first try or a retry) and what came of it."""
 
@@ -74,11 +108,16 @@ class Step(CheckResult):
     error_kind: str | None = Field(
         default=None,
         description="Its class (see TaskResult); prompt_too_long: the retry prompt could not "
-        "fit the model's context window (an outcome, not an error).",
+        "fit the model's context window even with every cut (an outcome, not an error).",
     )
     truncated: bool = Field(
         default=False,
         description="The answer was cut at max_tokens (the provider's finish_reason 'length').",
+    )
+    prompt_fit: PromptFit | None = Field(
+        default=None,
+        description="What was cut from the prompt of this call to fit the model's context "
+        "window (None: it was sent whole).",
     )
 
     @property
@@ -144,6 +183,11 @@ class PromptTooLong(BaseModel):
     message: str = Field(description="The estimate against the window, or the server's refusal.")
     prompt_tokens: int | None = Field(default=None, description="Estimated prompt tokens.")
     context_window: int | None = Field(default=None, description="The model's window, if known.")
+    cuts: list[PromptCut] = Field(
+        default_factory=list,
+        description="What had been cut from the prompt before it still did not fit (the "
+        "smallest prompt of its kind: arcmemo.prompt_fit).",
+    )
 
 
 class TaskResult(BaseModel):

@@ -73,8 +73,10 @@ from arcmemo.registry import ComponentSpec, RegistryError
 from arcmemo.settings import settings_of
 from arcmemo.snapshots import MemoryParts, SnapshotDelta, apply_delta, make_delta
 
-# 1: no format_version in config.json, memory snapshots whole; 2: snapshots as deltas.
-RUNDIR_FORMAT = 2
+# 1: no format_version in config.json, memory snapshots whole; 2: snapshots as deltas;
+# 3: a step of results.jsonl records what was cut from its prompt to fit the model's window
+# (Step.prompt_fit, PromptTooLong.cuts; both absent, read as nothing cut, from earlier runs).
+RUNDIR_FORMAT = 3
 
 RecordT = TypeVar("RecordT", bound=BaseModel)
 # The config a run starts with, of whatever RunConfig type it has (the resolved one).

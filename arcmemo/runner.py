@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from arcmemo.benchmarks.base import Benchmark
+from arcmemo.benchmarks.base import Benchmark, PromptRequest
 from arcmemo.config import ResolvedRunConfig
 from arcmemo.library.task import NO_LIBRARY, TaskLibrary
 from arcmemo.memory.ontology import Memory
@@ -39,7 +39,8 @@ from arcmemo.models.client import ModelClient
 from arcmemo.models.context import PROMPT_TOO_LONG, PromptTooLongError
 from arcmemo.models.retry import ModelCallError
 from arcmemo.progress import ProgressSink, StageStarted
-from arcmemo.records import Attempt, PromptTooLong, Step, TaskResult
+from arcmemo.prompt_fit import FittedPrompt, fit_prompt
+from arcmemo.records import Attempt, PromptCut, PromptTooLong, Step, TaskResult
 from arcmemo.rundir import Batch, BatchCommit, RunDirError, RunWriter, Schedule, TaskProgress
 from arcmemo.sandbox import SANDBOXES
 from arcmemo.selection.base import Selector
@@ -90,13 +91,17 @@ def cut_batches(
     ]
 
 
-def too_long_record(error: PromptTooLongError) -> PromptTooLong:
-    """The task's record of a prompt that could not fit the model's window."""
+def too_long_record(
+    error: PromptTooLongError, cuts: list[PromptCut] | None = None
+) -> PromptTooLong:
+    """The task's record of a prompt that could not fit the model's window (with ``cuts``
+    made before it still did not)."""
     return PromptTooLong(
         stage=error.stage,
         message=error.cause,
         prompt_tokens=error.prompt_tokens,
         context_window=error.context_window,
+        cuts=cuts or [],
     )
 
 
@@ -199,6 +204,7 @@ class Runner:
         round_: int,
         selected: list[str],
         library: TaskLibrary = NO_LIBRARY,
+        fitted: FittedPrompt | None = None,
     ) -> Step:
         completion = answer.completion
         check = await asyncio.to_thread(self.benchmark.check, task, completion.text, library)
@@ -213,6 +219,7 @@ class Runner:
             finished_at=answer.finished_at,
             concepts=selected,
             truncated=completion.finish_reason == "length",
+            prompt_fit=fitted.fit if fitted is not None else None,
         )
 
     async def _prepare(
@@ -247,19 +254,34 @@ class Runner:
         failures = await asyncio.gather(
             *(self._variant_first_tries(state, v) for v in range(variants))
         )
-        failure = next((f for f in failures if f is not None), None)
+        failure, cuts = next(((f, c) for f, c in failures if f is not None), (None, []))
         if isinstance(failure, PromptTooLongError):
-            result.prompt_too_long = too_long_record(failure)
+            result.prompt_too_long = too_long_record(failure, cuts)
         elif failure is not None:
             result.error, result.error_kind = str(failure), failure.kind
         return state
 
-    async def _variant_first_tries(self, state: TaskState, variant: int) -> ModelCallError | None:
+    async def _fit(self, task: Any, request: PromptRequest) -> FittedPrompt:
+        """The prompt of ``request`` fitted to the solver's context window
+        (:mod:`arcmemo.prompt_fit`), with room for an answer of the solver's max_tokens."""
+        window = await self.model.context_window()
+        answer = self.config.solver.sampling.max_tokens
+        return fit_prompt(
+            lambda cuts: self.benchmark.fitted_prompt(task, request, cuts),
+            request.library,
+            window=window,
+            answer_tokens=answer if answer is not None else self.model.defaults.max_tokens,
+        )
+
+    async def _variant_first_tries(
+        self, state: TaskState, variant: int
+    ) -> tuple[ModelCallError | None, list[PromptCut]]:
         """Variant ``variant``'s selection and first tries (samples ``v * attempts`` on of
         its prompt, so two variants with the same prompt still sample apart); the failure
-        that stopped it, if any."""
+        that stopped it, if any, with what had been cut from its prompt."""
         task, result = state.task, state.result
         attempts = [a for a in result.attempts if a.variant == variant]
+        fitted = FittedPrompt([])
         try:
             prepared = await self._prepare(task, variant=variant)
             # Recorded before the call, so that the report shows what was chosen also when
@@ -272,17 +294,19 @@ class Runner:
             state.concepts[variant] = prepared.concepts
             state.libraries[variant] = prepared.library
             selected = prepared.selection.selected if prepared.selection else []
+            request = PromptRequest(prepared.concepts, library=prepared.library)
+            fitted = await self._fit(task, request)
             answers = await self._generate(
-                task, prepared.messages, None, len(attempts), attempts[0].index
+                task, fitted.messages, None, len(attempts), attempts[0].index
             )
             first_steps = await asyncio.gather(
-                *(self._step(task, c, 0, selected, prepared.library) for c in answers)
+                *(self._step(task, c, 0, selected, prepared.library, fitted) for c in answers)
             )
             for attempt, step in zip(attempts, first_steps, strict=True):
                 attempt.steps.append(step)
         except ModelCallError as failure:  # PromptTooLongError included
-            return failure
-        return None
+            return failure, fitted.cuts
+        return None, []
 
     def _wants_retry(self, attempt: Attempt) -> bool:
         """The attempt's last step earns feedback (it fails its visible examples) and retries
@@ -303,35 +327,34 @@ class Runner:
         selection = state.result.selection_of(variant)
         selected = selection.selected if selection else []
         library, concepts = state.libraries[variant], state.concepts[variant]
+        fitted = FittedPrompt([])
         try:
+            request = PromptRequest(concepts, previous, library)
             if self.reselect:
                 prepared = await self._prepare(task, previous, variant)
                 library = library.union(prepared.library)
-                messages = self.benchmark.retry_prompt(
-                    task,
-                    concepts=concepts,
-                    reselected=prepared.concepts,
-                    previous=previous,
-                    library=library,
-                )
+                request = PromptRequest(concepts, previous, library, reselected=prepared.concepts)
                 selected = prepared.selection.selected if prepared.selection else []
-            else:
-                messages = self.benchmark.prompt(
-                    task, concepts=concepts, previous=previous, library=library
-                )
+            fitted = await self._fit(task, request)
             # Attempt i's retries are sample i of their prompt: two attempts that failed the
             # same way (byte-identical retry prompts) still get independent answers.
-            (answer,) = await self._generate(task, messages, previous, 1, attempt.index)
+            (answer,) = await self._generate(task, fitted.messages, previous, 1, attempt.index)
         except ModelCallError as error:
             attempt.steps.append(
                 Step(
-                    round=len(attempt.steps), completion="", error=str(error), error_kind=error.kind
+                    round=len(attempt.steps),
+                    completion="",
+                    error=str(error),
+                    error_kind=error.kind,
+                    prompt_fit=fitted.fit,
                 )
             )
             if isinstance(error, PromptTooLongError) and state.result.prompt_too_long is None:
-                state.result.prompt_too_long = too_long_record(error)
+                state.result.prompt_too_long = too_long_record(error, fitted.cuts)
             return
-        attempt.steps.append(await self._step(task, answer, len(attempt.steps), selected, library))
+        attempt.steps.append(
+            await self._step(task, answer, len(attempt.steps), selected, library, fitted)
+        )
 
     async def _retry_all_waiting(self, state: TaskState) -> None:
         """One retry of every attempt of the task that wants one (a pass of retries)."""

@@ -100,6 +100,51 @@ class SharedSandbox:
             sandbox.close()
 
 
+@dataclass(frozen=True)
+class PromptCuts:
+    """Parts of a prompt left out to fit the model's context window. Which, and in what
+    order, :mod:`arcmemo.prompt_fit` decides; a benchmark makes those its prompts hold."""
+
+    produced_grids: bool = False
+    answer_prose: bool = False
+    library_docstrings: bool = False
+    reselected: bool = False
+    library_functions: tuple[str, ...] = ()
+    memory_block: bool = False
+    previous_program: bool = False
+
+
+NO_CUTS = PromptCuts()
+
+
+@dataclass(frozen=True)
+class PromptRequest:
+    """What one solve or retry prompt shows before anything is cut: the memory block, the
+    failed step a retry answers, the library, and a retry's newly selected block (None:
+    the prompt does not select again, as :meth:`Benchmark.prompt`)."""
+
+    concepts: str
+    previous: Step | None = None
+    library: TaskLibrary = NO_LIBRARY
+    reselected: str | None = None
+
+    def cut(self, cuts: PromptCuts) -> PromptRequest:
+        """The request less the parts every benchmark's prompt holds that ``cuts`` name:
+        the memory block, the reselected block and the library listing (its functions
+        stay importable: only the prompt stops naming them)."""
+        reselected = self.reselected
+        if reselected is not None and cuts.reselected:
+            reselected = ""
+        return PromptRequest(
+            concepts="" if cuts.memory_block else self.concepts,
+            previous=self.previous,
+            library=self.library.trimmed(
+                cuts.library_functions, docstrings=not cuts.library_docstrings
+            ),
+            reselected=reselected,
+        )
+
+
 TaskT = TypeVar("TaskT")
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -253,6 +298,25 @@ class Benchmark(abc.ABC, Generic[TaskT]):
         first try's memory block, ``reselected`` the new one (default: the new block in place
         of the first, as :meth:`prompt` shows it)."""
         return self.prompt(task, concepts=reselected, previous=previous, library=library)
+
+    def fitted_prompt(self, task: TaskT, request: PromptRequest, cuts: PromptCuts) -> list[Message]:
+        """``request``'s prompt (:meth:`prompt`, or :meth:`retry_prompt` when it selected
+        again) with ``cuts`` made. Default: the cuts of :meth:`PromptRequest.cut`; a
+        benchmark whose prompts hold more (ARC's grids and previous answer) overrides it."""
+        request = request.cut(cuts)
+        if request.reselected is None:
+            return self.prompt(
+                task, concepts=request.concepts, previous=request.previous, library=request.library
+            )
+        if request.previous is None:
+            raise ValueError("a prompt that selected again answers a previous step")
+        return self.retry_prompt(
+            task,
+            concepts=request.concepts,
+            reselected=request.reselected,
+            previous=request.previous,
+            library=request.library,
+        )
 
     @abc.abstractmethod
     def check(self, task: TaskT, completion: str, library: TaskLibrary = NO_LIBRARY) -> CheckResult:

@@ -12,8 +12,8 @@ program imports it (:attr:`arcmemo.sandbox.Program.library`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from arcmemo.library.modules import (
@@ -36,6 +36,9 @@ class TaskLibrary:
     importable: tuple[LibraryFunction, ...] = ()
     source: str = field(default="", repr=False)
     """The text of the module the task's programs import ('' for none)."""
+    docstrings: bool = True
+    """Whether the prompt shows the functions' docstrings (a prompt cut to fit the model's
+    window shows signatures alone)."""
 
     def union(self, other: TaskLibrary) -> TaskLibrary:
         """Both libraries (a retry that selected again keeps what the first try had)."""
@@ -48,9 +51,32 @@ class TaskLibrary:
     def view(self) -> list[dict[str, str]]:
         """The shown functions as the prompt template ``arc/library.j2`` reads them."""
         return [
-            {"name": f.name, "signature": f.signature, "docstring": f.docstring.strip()}
+            {
+                "name": f.name,
+                "signature": f.signature,
+                "docstring": f.docstring.strip() if self.docstrings else "",
+            }
             for f in self.shown
         ]
+
+    def trimmed(self, without: Collection[str], *, docstrings: bool) -> TaskLibrary:
+        """The library with a shorter listing: the functions ``without`` not shown, and no
+        docstrings unless ``docstrings``. What the programs may import is unchanged."""
+        if not without and docstrings == self.docstrings:
+            return self
+        shown = tuple(f for f in self.shown if f.name not in without)
+        return replace(self, shown=shown, docstrings=docstrings)
+
+    def least_used_first(self) -> list[str]:
+        """The shown functions' names, the one a prompt can best spare first: fewest tasks
+        whose verified programs imported it (credit by import), then fewest recorded calls
+        (how often verified programs ran it), then the later in the listing (the selector's
+        order)."""
+        ranked = sorted(
+            enumerate(self.shown),
+            key=lambda item: (len(item[1].imported_by), len(item[1].tests), -item[0]),
+        )
+        return [function.name for _, function in ranked]
 
 
 NO_LIBRARY = TaskLibrary()

@@ -29,8 +29,11 @@ from arcmemo.benchmarks.arc.prompt import (
 )
 from arcmemo.benchmarks.base import (
     BENCHMARKS,
+    NO_CUTS,
     Benchmark,
     DataOrigin,
+    PromptCuts,
+    PromptRequest,
     RunDefaults,
     attempts_oracle_curve,
     oracle_curve,
@@ -204,26 +207,44 @@ class ArcBenchmark(Benchmark[ArcTask]):
         return options.layout if isinstance(options, ArcOptions) else "paper"
 
     def _paper_prompt(
-        self,
-        task: ArcTask,
-        concepts: str,
-        previous: Step | None,
-        library: TaskLibrary,
-        reselected: str = "",
+        self, task: ArcTask, request: PromptRequest, cuts: PromptCuts
     ) -> list[Message]:
-        fmt = self.grid_format
+        fmt, previous = self.grid_format, request.previous
         text = prompting.render(
             "arc/paper/solve",
             **solve_view(task, fmt),
-            library=library.view(),
-            hint=concepts.strip(),
-            reselected=reselected.strip(),
-            previous=previous_view(task, previous, fmt, with_completion=True) if previous else None,
+            library=request.library.view(),
+            hint=request.concepts.strip(),
+            reselected=(request.reselected or "").strip(),
+            previous=previous_view(task, previous, fmt, with_completion=True, cuts=cuts)
+            if previous
+            else None,
         )
         return [
             Message(role="system", content=prompting.render("arc/paper/system")),
             Message(role="user", content=text),
         ]
+
+    def fitted_prompt(
+        self, task: ArcTask, request: PromptRequest, cuts: PromptCuts
+    ) -> list[Message]:
+        request = request.cut(cuts)
+        if self.layout == "paper":  # the first hint stays; a new choice comes after it all
+            return self._paper_prompt(task, request, cuts)
+        fmt, previous = self.grid_format, request.previous
+        task_text = prompting.render(
+            "arc/solve",
+            **solve_view(task, fmt),
+            library=request.library.view(),
+            previous=previous_view(
+                task, previous, fmt, with_completion=self._feedback_text, cuts=cuts
+            )
+            if previous
+            else None,
+        )
+        # arcmemo's layout shows a new choice in place of the first (Benchmark.retry_prompt).
+        concepts = request.concepts if request.reselected is None else request.reselected
+        return solve_messages("arc", concepts, task_text)
 
     def retry_prompt(
         self,
@@ -234,11 +255,8 @@ class ArcBenchmark(Benchmark[ArcTask]):
         previous: Step,
         library: TaskLibrary = NO_LIBRARY,
     ) -> list[Message]:
-        if self.layout == "paper":  # the first hint stays; the new choice comes after it all
-            return self._paper_prompt(task, concepts, previous, library, reselected)
-        return super().retry_prompt(
-            task, concepts=concepts, reselected=reselected, previous=previous, library=library
-        )
+        request = PromptRequest(concepts, previous, library, reselected=reselected)
+        return self.fitted_prompt(task, request, NO_CUTS)
 
     def prompt(
         self,
@@ -248,18 +266,7 @@ class ArcBenchmark(Benchmark[ArcTask]):
         previous: Step | None,
         library: TaskLibrary = NO_LIBRARY,
     ) -> list[Message]:
-        if self.layout == "paper":
-            return self._paper_prompt(task, concepts, previous, library)
-        fmt = self.grid_format
-        task_text = prompting.render(
-            "arc/solve",
-            **solve_view(task, fmt),
-            library=library.view(),
-            previous=previous_view(task, previous, fmt, with_completion=self._feedback_text)
-            if previous
-            else None,
-        )
-        return solve_messages("arc", concepts, task_text)
+        return self.fitted_prompt(task, PromptRequest(concepts, previous, library), NO_CUTS)
 
     def run_program(self, source: str, grids: list[Any], library: str = "") -> list[CallResult]:
         """``transform`` of ``source`` on each grid, in the sandbox, outputs checked as grids;

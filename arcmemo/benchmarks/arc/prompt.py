@@ -21,6 +21,7 @@ from typing import Any, Literal, NamedTuple
 
 from arcmemo.benchmarks.arc.data import ArcTask
 from arcmemo.benchmarks.arc.grids import Grid
+from arcmemo.benchmarks.base import NO_CUTS, PromptCuts
 from arcmemo.records import Step
 from arcmemo.structured import PYTHON_LANGUAGES, fenced_blocks
 
@@ -173,13 +174,39 @@ def solve_view(task: ArcTask, fmt: GridFormat = DEFAULT_GRID_FORMAT) -> dict[str
     }
 
 
+def mismatch_summary(output: Grid, expected: Grid) -> str:
+    """One line in place of a produced grid that a prompt cut to fit the model's window
+    leaves out: its shape against the expected one's and, when they agree, how many cells
+    differ (the expected grid itself is among the examples above)."""
+    if not output:
+        return "an empty grid"
+    if shape(output) != shape(expected):
+        return f"a {shape(output)} grid, where the expected output is {shape(expected)}"
+    cells = [
+        (a, b)
+        for row, want in zip(output, expected, strict=True)
+        for a, b in zip(row, want, strict=True)
+    ]
+    wrong = sum(a != b for a, b in cells)
+    return f"a {shape(output)} grid with {wrong} of {len(cells)} cells unlike the expected output"
+
+
+# What a cut prompt says in place of the previous answer's prose, or of the whole answer.
+PROSE_CUT = "(the reasoning around this program is left out to fit the context window)"
+ANSWER_CUT = "(your previous answer is left out to fit the context window)"
+
+
 def previous_view(
     task: ArcTask,
     step: Step,
     fmt: GridFormat = DEFAULT_GRID_FORMAT,
     *,
     with_completion: bool = False,
+    cuts: PromptCuts = NO_CUTS,
 ) -> dict[str, Any]:
+    """The variables ``previous`` of the solve templates for the failed ``step``, less
+    what ``cuts`` name: the produced (and expected) grids of the mismatches, each then one
+    line (``summary``); the answer's prose, the program alone then shown; the program."""
     failures = []
     not_run = []
     for check in step.checks:
@@ -189,20 +216,28 @@ def previous_view(
             not_run.append(check.index + 1)
             continue
         expected = task.train[check.index].output
+        grids = not cuts.produced_grids
         failures.append(
             {
                 "index": check.index + 1,
                 "error": check.error,
-                "output": format_grid(check.output, fmt) if check.output else "",
-                "output_shape": shape(check.output) if check.output else "",
-                "expected": format_grid(expected, fmt),
+                "output": format_grid(check.output, fmt) if grids and check.output else "",
+                "output_shape": shape(check.output) if grids and check.output else "",
+                "expected": format_grid(expected, fmt) if grids else "",
                 "expected_shape": shape(expected),
+                "summary": "" if grids else mismatch_summary(check.output or [], expected),
             }
         )
+    program = step.candidate or "(no program found in your answer)"
+    completion = getattr(step, "completion", "") if with_completion else ""
+    if cuts.previous_program or (completion and cuts.answer_prose and not step.candidate):
+        program = completion = ANSWER_CUT  # an answer without a program is all prose
+    elif completion and cuts.answer_prose:
+        completion = f"{PROSE_CUT}\n```python\n{program.rstrip()}\n```"
     return {
         "number": getattr(step, "round", 0) + 1,  # a bare CheckResult is a first try
-        "program": step.candidate or "(no program found in your answer)",
-        "completion": getattr(step, "completion", "") if with_completion else "",
+        "program": program,
+        "completion": completion,
         "parse_error": step.parse_error,
         "failures": failures,
         "not_run": not_run,

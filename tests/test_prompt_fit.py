@@ -1,0 +1,361 @@
+"""Solve and retry prompts fitted to the solver's context window (arcmemo.prompt_fit): the
+parts are cut in the stated order, each only as far as needed, tokens counted as the llm
+selector's fitting counts them, and what was cut is said."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from arcmemo.benchmarks.arc.benchmark import ArcBenchmark, ArcOptions
+from arcmemo.benchmarks.arc.data import ArcPair, ArcTask
+from arcmemo.benchmarks.arc.prompt import ANSWER_CUT, PROSE_CUT
+from arcmemo.benchmarks.base import NO_CUTS, PromptCuts, PromptRequest
+from arcmemo.cli.main import cli
+from arcmemo.library.task import TaskLibrary
+from arcmemo.memory.ontology import LibraryFunction
+from arcmemo.models.base import Message
+from arcmemo.models.client import prompt_tokens
+from arcmemo.models.context import answer_room
+from arcmemo.prompt_fit import CUT_ORDER, fit_prompt
+from arcmemo.records import PairCheck, Step
+from arcmemo.tokens import estimate_tokens
+from tests.library.test_library_in_a_run import TILE, library_memory
+from tests.models.fake_server import FakeLLMServer, _text_of
+
+GRID = [[(r * 3 + c) % 10 for c in range(12)] for r in range(12)]
+WRONG = [[0] * 12 for _ in range(12)]
+TASK = ArcTask(
+    id="fade0001",
+    train=[ArcPair(input=GRID, output=GRID), ArcPair(input=WRONG, output=GRID)],
+    test_inputs=[GRID],
+)
+PROGRAM = "def transform(grid):\n    return grid * 0\n"
+PROSE = "I think the rule keeps every cell but paints it black. " * 60
+ANSWER = f"{PROSE}\n```python\n{PROGRAM}```\nThat should do it. {PROSE}"
+PREVIOUS = Step(
+    round=0,
+    completion=ANSWER,
+    candidate=PROGRAM,
+    verified=False,
+    checks=[PairCheck(index=i, correct=False, output=WRONG) for i in range(2)],
+)
+HINT = "### Concepts\n" + "- recolor: paint an object another color\n" * 40
+
+
+def _function(name: str, imported_by: int, tests: int = 0) -> LibraryFunction:
+    return LibraryFunction(
+        name=name,
+        source=f"def {name}(grid):\n    return grid\n",
+        signature="(grid: Grid) -> Grid",
+        docstring=f"What {name} does, told at length for the listing. " * 4,
+        imported_by=[f"task-{i}" for i in range(imported_by)],
+        tests=[],
+        sources=["earlier"],
+    )
+
+
+LIBRARY = TaskLibrary(
+    shown=(_function("used_twice", 2), _function("never_used", 0), _function("used_once", 1))
+)
+
+
+def _text(messages: list[Message]) -> str:
+    return "\n".join(m.content for m in messages)
+
+
+@pytest.fixture(params=["paper", "arcmemo"])
+def arc(request: pytest.FixtureRequest) -> ArcBenchmark:
+    return ArcBenchmark(ArcOptions(layout=request.param, feedback="completion"))
+
+
+def _levels(benchmark: ArcBenchmark, request: PromptRequest) -> list[tuple[str, int, str]]:
+    """Per cut of CUT_ORDER in turn (the library's functions one by one): its part, the
+    estimated tokens of the prompt with it and every cut before, and that prompt."""
+    cuts = NO_CUTS
+    levels: list[tuple[str, int, str]] = []
+    for part in CUT_ORDER:
+        if part == "library functions":
+            for name in request.library.least_used_first():
+                cuts = PromptCuts(
+                    **{**cuts.__dict__, "library_functions": (*cuts.library_functions, name)}
+                )
+                prompt = benchmark.fitted_prompt(TASK, request, cuts)
+                levels.append((part, prompt_tokens(prompt), _text(prompt)))
+            continue
+        field = {"reselected concepts": "reselected", "memory block": "memory_block"}.get(
+            part, part.replace(" ", "_")
+        )
+        cuts = PromptCuts(**{**cuts.__dict__, field: True})
+        prompt = benchmark.fitted_prompt(TASK, request, cuts)
+        levels.append((part, prompt_tokens(prompt), _text(prompt)))
+    return levels
+
+
+def _window_for(budget: int, answer: int = 100) -> int:
+    """The window whose budget (the window less the answer's room) is ``budget``."""
+    window = budget + answer
+    assert window - answer_room(window, answer) == budget
+    return window
+
+
+def _fit(benchmark: ArcBenchmark, request: PromptRequest, window: int) -> tuple[list[str], str]:
+    fitted = fit_prompt(
+        lambda cuts: benchmark.fitted_prompt(TASK, request, cuts),
+        request.library,
+        window=window,
+        answer_tokens=100,
+    )
+    return [c.part for c in fitted.cuts], _text(fitted.messages)
+
+
+def test_a_retry_that_fits_goes_whole(arc: ArcBenchmark) -> None:
+    benchmark = arc
+    request = PromptRequest(HINT, PREVIOUS, LIBRARY, reselected="")
+    full = benchmark.fitted_prompt(TASK, request, NO_CUTS)
+    fitted = fit_prompt(
+        lambda cuts: benchmark.fitted_prompt(TASK, request, cuts),
+        LIBRARY,
+        window=_window_for(prompt_tokens(full)),
+        answer_tokens=100,
+    )
+    assert fitted.fit is None and fitted.messages == full
+    # Byte for byte what prompt/retry_prompt render: the fitting path is their path.
+    assert full == benchmark.retry_prompt(
+        TASK, concepts=HINT, reselected="", previous=PREVIOUS, library=LIBRARY
+    )
+
+
+def test_a_retry_is_cut_in_the_stated_order_just_far_enough(arc: ArcBenchmark) -> None:
+    benchmark = arc
+    request = PromptRequest(HINT, PREVIOUS, LIBRARY, reselected="- newly chosen concept\n" * 30)
+    levels = _levels(benchmark, request)
+    sizes = [prompt_tokens(benchmark.fitted_prompt(TASK, request, NO_CUTS))]
+    sizes += [size for _, size, _ in levels]
+    shrinks = [size < before for size, before in zip(sizes[1:], sizes, strict=False)]
+    # Every part is in this prompt but arcmemo's layout's memory block: that layout shows
+    # the new choice in place of the first block.
+    expected = [p for p in CUT_ORDER if benchmark.layout == "paper" or p != "memory block"]
+    assert (
+        list(dict.fromkeys(p for (p, _, _), s in zip(levels, shrinks, strict=True) if s))
+        == expected
+    )
+    for k, (_, size, text) in enumerate(levels):
+        if not shrinks[k]:
+            continue
+        parts, sent = _fit(benchmark, request, _window_for(size))
+        assert sent == text  # exactly this level: nothing cut beyond what fits
+        made = (p for (p, _, _), s in zip(levels[: k + 1], shrinks, strict=False) if s)
+        assert parts == list(dict.fromkeys(made))
+
+
+def test_what_each_cut_leaves_in_its_place() -> None:
+    benchmark = ArcBenchmark(ArcOptions(layout="paper"))
+    request = PromptRequest(HINT, PREVIOUS, LIBRARY)
+    grids_cut = _text(benchmark.fitted_prompt(TASK, request, PromptCuts(produced_grids=True)))
+    assert "Example 1: a 12x12 grid with 129 of 144 cells unlike the expected output" in grids_cut
+    assert PROSE in grids_cut  # the answer itself is still whole
+    prose_cut = _text(
+        benchmark.fitted_prompt(TASK, request, PromptCuts(produced_grids=True, answer_prose=True))
+    )
+    assert PROSE not in prose_cut and PROSE_CUT in prose_cut and PROGRAM in prose_cut
+    last = PromptCuts(
+        produced_grids=True,
+        answer_prose=True,
+        library_docstrings=True,
+        library_functions=("never_used", "used_once", "used_twice"),
+        memory_block=True,
+        previous_program=True,
+    )
+    minimal = _text(benchmark.fitted_prompt(TASK, request, last))
+    assert PROGRAM not in minimal and ANSWER_CUT in minimal and HINT.strip() not in minimal
+    assert "arcmemo_library" not in minimal
+    # Never cut: the puzzle and the instructions of a retry.
+    assert "[[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 1]" in minimal and "### New Instructions" in minimal
+
+
+def test_library_docstrings_go_before_signatures_and_the_least_used_function_first() -> None:
+    assert LIBRARY.least_used_first() == ["never_used", "used_once", "used_twice"]
+    benchmark = ArcBenchmark(ArcOptions(layout="paper"))
+    request = PromptRequest("", None, LIBRARY)
+    whole = benchmark.fitted_prompt(TASK, request, NO_CUTS)
+    bare = benchmark.fitted_prompt(TASK, request, PromptCuts(library_docstrings=True))
+    one_less = benchmark.fitted_prompt(
+        TASK, request, PromptCuts(library_docstrings=True, library_functions=("never_used",))
+    )
+    parts, sent = _fit(benchmark, request, _window_for(prompt_tokens(one_less)))
+    assert sent == _text(one_less)
+    assert "never_used" not in sent and "`used_once(grid: Grid) -> Grid`" in sent
+    assert "told at length" not in sent and "told at length" in _text(whole)
+    assert parts == ["library docstrings", "library functions"]
+    fitted = fit_prompt(
+        lambda cuts: benchmark.fitted_prompt(TASK, request, cuts),
+        LIBRARY,
+        window=_window_for(prompt_tokens(one_less)),
+        answer_tokens=100,
+    )
+    assert fitted.fit is not None
+    assert fitted.fit.cuts[1].detail == "never_used"
+    assert fitted.fit.full_tokens == prompt_tokens(whole) > fitted.fit.tokens
+    assert fitted.fit.cuts[0].tokens_saved == prompt_tokens(whole) - prompt_tokens(bare)
+    # What the programs may import is untouched by the listing's cuts.
+    assert (
+        request.cut(PromptCuts(library_functions=("never_used",))).library.source == LIBRARY.source
+    )
+
+
+def test_no_cut_reaching_the_budget_sends_the_least_cut_prompt_that_fits_the_window() -> None:
+    benchmark = ArcBenchmark(ArcOptions(layout="paper"))
+    request = PromptRequest("", PREVIOUS, TaskLibrary())
+    levels = _levels(benchmark, request)
+    minimal = levels[-1][1]
+    after_grids = next(size for part, size, _ in levels if part == "produced grids")
+    # The window holds the prompt without the produced grids, the budget not even the
+    # minimal one: the grids go, the answer's prose and program stay.
+    window = after_grids + 1
+    assert window - window // 2 < minimal < after_grids < window  # the case in question
+    fitted = fit_prompt(
+        lambda cuts: benchmark.fitted_prompt(TASK, request, cuts),
+        request.library,
+        window=window,
+        answer_tokens=window // 2,
+    )
+    assert [c.part for c in fitted.cuts] == ["produced grids"]
+    assert PROSE in _text(fitted.messages)
+    # A window that not even the minimal prompt fits: the minimal one goes (the client
+    # then records prompt_too_long), every cut said.
+    tiny = fit_prompt(
+        lambda cuts: benchmark.fitted_prompt(TASK, request, cuts),
+        request.library,
+        window=minimal - 10,
+        answer_tokens=None,
+    )
+    assert _text(tiny.messages) == levels[-1][2]
+    assert [c.part for c in tiny.cuts] == ["produced grids", "answer prose", "previous program"]
+    assert estimate_tokens(_text(tiny.messages)) > 0
+
+
+def test_a_prompt_is_sent_whole_when_the_window_is_unknown() -> None:
+    benchmark = ArcBenchmark(ArcOptions())
+    request = PromptRequest(HINT, PREVIOUS, LIBRARY)
+    fitted = fit_prompt(
+        lambda cuts: benchmark.fitted_prompt(TASK, request, cuts),
+        LIBRARY,
+        window=None,
+        answer_tokens=None,
+    )
+    assert fitted.fit is None and fitted.messages == benchmark.fitted_prompt(TASK, request, NO_CUTS)
+
+
+# -- in a run: an OpenAI-compatible server on 127.0.0.1, the window declared ---------------
+
+ARC_DIR = Path(__file__).resolve().parent / "fixtures" / "arc" / "eval"
+REASONING = "My reasoning about the rule goes on at length here. "
+# Long prose around a program whose outputs (30x30 grids) are wrong on every example.
+WORDY_ANSWER = (
+    REASONING * 80
+    + "```python\nimport numpy as np\n\ndef transform(grid):\n"
+    + "    return np.ones((30, 30), dtype=int)\n```\n"
+    + REASONING * 20
+)
+
+
+def _run(server: FakeLLMServer, out: Path, *extra: str) -> dict[str, Any]:
+    args = ["run", "arc-agi-1", "--data", str(ARC_DIR), "--model", "openai:m"]
+    args += ["--base-url", server.openai_base_url, "--out", str(out), "--no-cache"]
+    args += ["--attempts", "1", "--max-tokens", "100", *extra]
+    result = CliRunner().invoke(cli, args, env={"COLUMNS": "300"})
+    assert result.exit_code == 0, result.output
+    summary: dict[str, Any] = json.loads((out / "summary.json").read_text())
+    return summary
+
+
+def _sent(server: FakeLLMServer) -> list[str]:
+    """The text of each chat request the server got, in order."""
+    chats = [r for r in server.requests if "messages" in r.body]
+    return ["\n".join(_text_of(m["content"]) for m in r.body["messages"]) for r in chats]
+
+
+def _steps(out: Path) -> list[dict[str, Any]]:
+    (row,) = [json.loads(line) for line in (out / "results.jsonl").open()]
+    steps: list[dict[str, Any]] = row["attempts"][0]["steps"]
+    return steps
+
+
+def _first_prompt_tokens(server: FakeLLMServer, out: Path, *extra: str) -> int:
+    """The estimated tokens of a run's first solve prompt, from a run without a window."""
+    _run(server, out, "--feedback-rounds", "0", *extra)
+    return sum(estimate_tokens(_text_of(m["content"])) for m in _chat_messages(server)[-1])
+
+
+def _chat_messages(server: FakeLLMServer) -> list[list[dict[str, Any]]]:
+    return [r.body["messages"] for r in server.requests if "messages" in r.body]
+
+
+@pytest.fixture
+def api_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-prompt-fit")
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+
+
+@pytest.mark.usefixtures("api_key")
+def test_a_retry_too_long_for_the_window_is_cut_and_sent(tmp_path: Path) -> None:
+    with FakeLLMServer() as server:
+        server.state.respond = lambda messages, index: WORDY_ANSWER
+        first = _first_prompt_tokens(server, tmp_path / "probe", "--tasks", "66e6c45b")
+        # Room for the first prompt and a few hundred tokens of feedback: the whole retry
+        # (the first prompt, the answer's 1,100 tokens, two 30x30 grids) is far beyond.
+        window = first + 500
+        summary = _run(
+            server,
+            tmp_path / "run",
+            "--tasks",
+            "66e6c45b",
+            "--feedback-rounds",
+            "1",
+            "--model-arg",
+            f"context_window={window}",
+        )
+        retry = _sent(server)[-1]
+    assert summary["prompt_too_long"] == {} and summary["complete"] is True
+    first_try, second = _steps(tmp_path / "run")
+    assert first_try["prompt_fit"] is None and second["error"] is None
+    fit = second["prompt_fit"]
+    assert [c["part"] for c in fit["cuts"]] == ["produced grids", "answer prose"]
+    assert fit["tokens"] <= fit["budget"] == window - 100 < fit["full_tokens"]
+    assert fit["tokens"] == sum(
+        estimate_tokens(_text_of(m["content"])) for m in _chat_messages(server)[-1]
+    )
+    assert "a 30x30 grid, where the expected output is 4x4" in retry
+    assert REASONING not in retry and "return np.ones((30, 30), dtype=int)" in retry
+
+
+@pytest.mark.usefixtures("api_key")
+def test_the_library_block_of_a_solve_prompt_is_fitted_to_the_window(tmp_path: Path) -> None:
+    memory = library_memory(tmp_path / "memory.json")
+    with_library = ["--tasks", "66e6c45b", "--memory", str(memory), "--select", "all"]
+    with_library += ["--library", "all"]
+    with FakeLLMServer() as server:
+        server.state.respond = lambda messages, index: WORDY_ANSWER
+        full = _first_prompt_tokens(server, tmp_path / "probe", *with_library)
+        whole = _sent(server)[-1]
+        # Just too small for the docstring of tile_mirrored (about 14 tokens).
+        window = full - 5 + 100
+        _run(
+            server,
+            tmp_path / "run",
+            "--feedback-rounds",
+            "0",
+            *with_library,
+            "--model-arg",
+            f"context_window={window}",
+        )
+        sent = _sent(server)[-1]
+    (step,) = _steps(tmp_path / "run")
+    assert [c["part"] for c in step["prompt_fit"]["cuts"]] == ["library docstrings"]
+    assert TILE.docstring in whole and TILE.docstring not in sent
+    assert "`tile_mirrored(grid: Grid) -> Grid`" in sent and "`tile_plain" in sent
