@@ -40,8 +40,11 @@ from arcmemo.records import CutPart, PromptCut, PromptFit
 #    (TaskLibrary.least_used_first): they stay importable, only the prompt stops naming
 #    them; the listing goes before the memory block, which describes the same concepts;
 # 6. the memory block: advice, where the puzzle is the task;
-# 7. the previous program: last, since without it a retry is a fresh try told its errors.
-# Never cut: the puzzle's grids, the instructions, the errors the previous program raised.
+# 7. the errors' tracebacks: each error keeps its last line (the exception and its
+#    message), and one that repeats an earlier example's names that example; the frames
+#    only say where in the program it failed;
+# 8. the previous program: last, since without it a retry is a fresh try told its errors.
+# Never cut: the puzzle's grids, the instructions, what each error was.
 CUT_ORDER: tuple[CutPart, ...] = get_args(CutPart)  # the Literal names them in this order
 
 
@@ -83,6 +86,8 @@ def _cut(cuts: PromptCuts, part: CutPart) -> PromptCuts:
         return replace(cuts, reselected=True)
     if part == "memory block":
         return replace(cuts, memory_block=True)
+    if part == "error tracebacks":
+        return replace(cuts, error_tracebacks=True)
     return replace(cuts, previous_program=True)
 
 

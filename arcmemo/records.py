@@ -56,6 +56,7 @@ CutPart = Literal[
     "reselected concepts",
     "library functions",
     "memory block",
+    "error tracebacks",
     "previous program",
 ]
 

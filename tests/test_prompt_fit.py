@@ -31,10 +31,19 @@ GRID = [[(r * 3 + c) % 10 for c in range(12)] for r in range(12)]
 WRONG = [[0] * 12 for _ in range(12)]
 TASK = ArcTask(
     id="fade0001",
-    train=[ArcPair(input=GRID, output=GRID), ArcPair(input=WRONG, output=GRID)],
+    train=[
+        ArcPair(input=GRID, output=GRID),
+        ArcPair(input=WRONG, output=GRID),
+        ArcPair(input=GRID, output=WRONG),
+        ArcPair(input=WRONG, output=WRONG),
+    ],
     test_inputs=[GRID],
 )
 PROGRAM = "def transform(grid):\n    return grid * 0\n"
+TRACEBACK = (
+    'Traceback (most recent call last):\n  File "<program>", line 2, in transform\n'
+    "    return grid * 0\nValueError: operands could not be broadcast together\n"
+)
 PROSE = "I think the rule keeps every cell but paints it black. " * 60
 ANSWER = f"{PROSE}\n```python\n{PROGRAM}```\nThat should do it. {PROSE}"
 PREVIOUS = Step(
@@ -42,7 +51,13 @@ PREVIOUS = Step(
     completion=ANSWER,
     candidate=PROGRAM,
     verified=False,
-    checks=[PairCheck(index=i, correct=False, output=WRONG) for i in range(2)],
+    checks=[
+        *(PairCheck(index=i, correct=False, output=WRONG) for i in range(2)),
+        *(
+            PairCheck(index=i, correct=False, error=TRACEBACK, error_kind="exception")
+            for i in (2, 3)
+        ),
+    ],
 )
 HINT = "### Concepts\n" + "- recolor: paint an object another color\n" * 40
 
@@ -169,9 +184,12 @@ def test_what_each_cut_leaves_in_its_place() -> None:
         library_docstrings=True,
         library_functions=("never_used", "used_once", "used_twice"),
         memory_block=True,
+        error_tracebacks=True,
         previous_program=True,
     )
     minimal = _text(benchmark.fitted_prompt(TASK, request, last))
+    assert "- Example 3: ValueError: operands could not be broadcast together\n" in minimal
+    assert "- Example 4: the same error as example 3\n" in minimal and "Traceback" not in minimal
     assert PROGRAM not in minimal and ANSWER_CUT in minimal and HINT.strip() not in minimal
     assert "arcmemo_library" not in minimal
     # Never cut: the puzzle and the instructions of a retry.
@@ -235,7 +253,12 @@ def test_no_cut_reaching_the_budget_sends_the_least_cut_prompt_that_fits_the_win
         answer_tokens=None,
     )
     assert _text(tiny.messages) == levels[-1][2]
-    assert [c.part for c in tiny.cuts] == ["produced grids", "answer prose", "previous program"]
+    assert [c.part for c in tiny.cuts] == [
+        "produced grids",
+        "answer prose",
+        "error tracebacks",
+        "previous program",
+    ]
     assert estimate_tokens(_text(tiny.messages)) > 0
 
 

@@ -111,6 +111,7 @@ class PromptCuts:
     reselected: bool = False
     library_functions: tuple[str, ...] = ()
     memory_block: bool = False
+    error_tracebacks: bool = False
     previous_program: bool = False
 
 

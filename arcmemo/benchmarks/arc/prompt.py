@@ -191,6 +191,19 @@ def mismatch_summary(output: Grid, expected: Grid) -> str:
     return f"a {shape(output)} grid with {wrong} of {len(cells)} cells unlike the expected output"
 
 
+def _short_error(error: str | None, earlier: list[dict[str, Any]]) -> str | None:
+    """``error`` as a prompt cut to fit the model's window shows it: its last line (the
+    exception and its message), or the earlier example it repeats."""
+    if not error:
+        return error
+    lines = [line for line in error.strip().splitlines() if line.strip()]
+    last = lines[-1].strip() if lines else error.strip()
+    for failure in earlier:
+        if failure["error"] == last:
+            return f"the same error as example {failure['index']}"
+    return last
+
+
 # What a cut prompt says in place of the previous answer's prose, or of the whole answer.
 PROSE_CUT = "(the reasoning around this program is left out to fit the context window)"
 ANSWER_CUT = "(your previous answer is left out to fit the context window)"
@@ -206,8 +219,9 @@ def previous_view(
 ) -> dict[str, Any]:
     """The variables ``previous`` of the solve templates for the failed ``step``, less
     what ``cuts`` name: the produced (and expected) grids of the mismatches, each then one
-    line (``summary``); the answer's prose, the program alone then shown; the program."""
-    failures = []
+    line (``summary``); the answer's prose, the program alone then shown; the errors'
+    tracebacks (:func:`_short_error`); the program."""
+    failures: list[dict[str, Any]] = []
     not_run = []
     for check in step.checks:
         if check.correct:
@@ -220,7 +234,9 @@ def previous_view(
         failures.append(
             {
                 "index": check.index + 1,
-                "error": check.error,
+                "error": _short_error(check.error, failures)
+                if cuts.error_tracebacks
+                else check.error,
                 "output": format_grid(check.output, fmt) if grids and check.output else "",
                 "output_shape": shape(check.output) if grids and check.output else "",
                 "expected": format_grid(expected, fmt) if grids else "",
