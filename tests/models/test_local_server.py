@@ -225,3 +225,28 @@ def test_a_real_model_runs_arc_and_aime_end_to_end(tmp_path: Path) -> None:
         first, second = (attempt["steps"][0]["completion"] for attempt in result["attempts"])
         assert first != second, result["task_id"]
     assert os.environ.get("ARCMEMO_CACHE_DIR")  # the test's own cache, not the user's
+
+
+@pytest.mark.slow
+def test_a_real_models_retry_is_cut_to_fit_a_small_window(tmp_path: Path) -> None:
+    missing = real_model_missing()
+    if missing is not None:
+        pytest.skip(f"no local model: {missing}")
+    # 642248e4's first prompt is 3,755 SmolLM2 tokens: it fits a 4,096-token window, its
+    # retry (that prompt, the answer and its feedback) does not until parts are cut.
+    arc = _arcmemo(
+        tmp_path,
+        "arc",
+        *("arc-agi-1", "--split", "val100", "--tasks", "642248e4"),
+        *("--attempts", "1", "--feedback-rounds", "1", "--model-arg", "n_ctx=4096"),
+    )
+    assert arc["complete"] and arc["n_errors"] == 0
+    (row,) = [json.loads(line) for line in (tmp_path / "arc" / "results.jsonl").open()]
+    first, retry = row["attempts"][0]["steps"]
+    assert first["prompt_fit"] is None and first["usage"]["prompt_tokens"] == 3755
+    fit = retry["prompt_fit"]
+    assert fit["context_window"] == 4096 and fit["cuts"] and fit["tokens"] < fit["full_tokens"]
+    if retry["error_kind"] is None:  # sent: the server counted fewer tokens than the window
+        assert retry["usage"]["prompt_tokens"] < 4096 and arc["prompt_too_long"] == {}
+    else:  # even every cut left it too long: said so, with the cuts
+        assert row["prompt_too_long"]["cuts"] == fit["cuts"] and fit["tokens"] >= 4096
