@@ -7,11 +7,12 @@ window less the room kept for the answer (:func:`~arcmemo.models.context.answer_
 the llm selector's own prompt does) and counts tokens the same way
 (:func:`~arcmemo.tokens.estimate_tokens`). A prompt within that budget goes whole; else the
 parts of :data:`CUT_ORDER` are cut one after another, each only where the prompt holds it,
-until it fits. Where no cut brings it within the budget, the least cut prompt that still
-fits the window goes (an answer with less room beats a retry without its program); where
-none fits the window, the smallest: the model client then records the task
-``prompt_too_long``, which now means that even the minimal prompt (the puzzle, the
-instructions and, on a retry, the errors of the previous program) could not fit. What was
+until it fits; those of :data:`WINDOW_ONLY` only while the prompt does not fit the window
+itself (an answer with less room beats a prompt without its memory or its program). Where
+not even every cut brings it within the window, the smallest prompt goes and the model
+client records the task ``prompt_too_long``, which now means that the minimal prompt (the
+puzzle, the instructions and, on a retry, the errors of the previous program) could not
+fit. What was
 cut is recorded on the step (:class:`~arcmemo.records.PromptFit`).
 """
 
@@ -46,6 +47,12 @@ from arcmemo.records import CutPart, PromptCut, PromptFit
 # 8. the previous program: last, since without it a retry is a fresh try told its errors.
 # Never cut: the puzzle's grids, the instructions, what each error was.
 CUT_ORDER: tuple[CutPart, ...] = get_args(CutPart)  # the Literal names them in this order
+# Cut only while the prompt does not fit the window at all, never for the answer's room:
+# these change what the solver is told (the memory it is shown, what its program was),
+# where the cuts before them drop repetition or detail.
+WINDOW_ONLY: frozenset[CutPart] = frozenset(
+    {"memory block", "error tracebacks", "previous program"}
+)
 
 
 @dataclass(frozen=True)
@@ -58,6 +65,11 @@ class FittedPrompt:
     @property
     def cuts(self) -> list[PromptCut]:
         return self.fit.cuts if self.fit is not None else []
+
+    def shown(self, selected: list[str], block: CutPart) -> list[str]:
+        """The ``selected`` entries as the prompt shows them: none where ``block``, the part
+        that lists them, was cut (then the solver never saw them: no evidence about them)."""
+        return [] if any(cut.part == block for cut in self.cuts) else selected
 
 
 def _cut_steps(library: TaskLibrary) -> Iterator[tuple[CutPart, PromptCuts, str]]:
@@ -120,8 +132,9 @@ def fit_prompt(
         return FittedPrompt(full)
     current, tokens = full, full_tokens
     made: list[PromptCut] = []
-    within_window = (full, full_tokens, made) if full_tokens < window else None
     for part, cuts, detail in _cut_steps(library):
+        if part in WINDOW_ONLY and tokens < window:
+            break  # it fits the window: what is left is worth more than the answer's room
         candidate = render(cuts)
         size = prompt_tokens(candidate)
         if size >= tokens:
@@ -129,14 +142,10 @@ def fit_prompt(
         current, made = candidate, _with_cut(made, part, detail, tokens - size)
         tokens = size
         if tokens <= budget:
-            within_window = (current, tokens, made)
             break
-        if within_window is None and tokens < window:
-            within_window = (current, tokens, made)
-    messages, tokens, made = within_window or (current, tokens, made)
     if not made:
-        return FittedPrompt(messages)
+        return FittedPrompt(full)
     fit = PromptFit(
         context_window=window, budget=budget, full_tokens=full_tokens, tokens=tokens, cuts=made
     )
-    return FittedPrompt(messages, fit)
+    return FittedPrompt(current, fit)

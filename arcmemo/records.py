@@ -122,6 +122,14 @@ class Step(CheckResult):
     )
 
     @property
+    def memory_cut(self) -> bool:
+        """Whether the memory block was cut from this step's prompt to fit the model's
+        window (the selection it answers was then never seen)."""
+        return self.prompt_fit is not None and any(
+            cut.part == "memory block" for cut in self.prompt_fit.cuts
+        )
+
+    @property
     def answered(self) -> bool:
         """Whether the model answered this step's prompt, so that its concepts were seen.
 
@@ -253,9 +261,14 @@ class TaskResult(BaseModel):
     @property
     def answered_variants(self) -> set[int]:
         """The prompt variants whose first prompt the solver answered (0 without variants):
-        the variants whose selection it saw. A variant's first tries are one call, so its
-        attempts' first steps are answered together or not at all."""
-        return {a.variant for a in self.attempts if a.steps and a.steps[0].answered}
+        the variants whose selection it saw (not where the prompt's memory block was cut to
+        fit the window). A variant's first tries are one call, so its attempts' first steps
+        are answered together or not at all."""
+        return {
+            a.variant
+            for a in self.attempts
+            if a.steps and a.steps[0].answered and not a.steps[0].memory_cut
+        }
 
     def selection_of(self, variant: int) -> Selection | None:
         """Prompt variant ``variant``'s selection (None: it has none)."""

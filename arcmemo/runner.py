@@ -299,8 +299,9 @@ class Runner:
             answers = await self._generate(
                 task, fitted.messages, None, len(attempts), attempts[0].index
             )
+            shown = fitted.shown(selected, "memory block")
             first_steps = await asyncio.gather(
-                *(self._step(task, c, 0, selected, prepared.library, fitted) for c in answers)
+                *(self._step(task, c, 0, shown, prepared.library, fitted) for c in answers)
             )
             for attempt, step in zip(attempts, first_steps, strict=True):
                 attempt.steps.append(step)
@@ -352,8 +353,11 @@ class Runner:
             if isinstance(error, PromptTooLongError) and state.result.prompt_too_long is None:
                 state.result.prompt_too_long = too_long_record(error, fitted.cuts)
             return
+        # The step's concepts are its block's: a retry that selected again lists the new
+        # choice (the reselected block), one that did not the first try's (the memory block).
+        shown = fitted.shown(selected, "reselected concepts" if self.reselect else "memory block")
         attempt.steps.append(
-            await self._step(task, answer, len(attempt.steps), selected, library, fitted)
+            await self._step(task, answer, len(attempt.steps), shown, library, fitted)
         )
 
     async def _retry_all_waiting(self, state: TaskState) -> None:

@@ -21,8 +21,8 @@ from arcmemo.memory.ontology import LibraryFunction
 from arcmemo.models.base import Message
 from arcmemo.models.client import prompt_tokens
 from arcmemo.models.context import answer_room
-from arcmemo.prompt_fit import CUT_ORDER, fit_prompt
-from arcmemo.records import PairCheck, Step
+from arcmemo.prompt_fit import CUT_ORDER, FittedPrompt, fit_prompt
+from arcmemo.records import Attempt, PairCheck, PromptCut, PromptFit, Selection, Step, TaskResult
 from arcmemo.tokens import estimate_tokens
 from tests.library.test_library_in_a_run import TILE, library_memory
 from tests.models.fake_server import FakeLLMServer, _text_of
@@ -111,11 +111,11 @@ def _levels(benchmark: ArcBenchmark, request: PromptRequest) -> list[tuple[str, 
     return levels
 
 
-def _window_for(budget: int, answer: int = 100) -> int:
-    """The window whose budget (the window less the answer's room) is ``budget``."""
-    window = budget + answer
-    assert window - answer_room(window, answer) == budget
-    return window
+def _window_for(budget: int) -> int:
+    """The window whose budget is ``budget`` with one token of room for the answer (so
+    that every prompt above the budget is also beyond the window)."""
+    assert budget + 1 - answer_room(budget + 1, 1) == budget
+    return budget + 1
 
 
 def _fit(benchmark: ArcBenchmark, request: PromptRequest, window: int) -> tuple[list[str], str]:
@@ -123,7 +123,7 @@ def _fit(benchmark: ArcBenchmark, request: PromptRequest, window: int) -> tuple[
         lambda cuts: benchmark.fitted_prompt(TASK, request, cuts),
         request.library,
         window=window,
-        answer_tokens=100,
+        answer_tokens=1,
     )
     return [c.part for c in fitted.cuts], _text(fitted.messages)
 
@@ -136,7 +136,7 @@ def test_a_retry_that_fits_goes_whole(arc: ArcBenchmark) -> None:
         lambda cuts: benchmark.fitted_prompt(TASK, request, cuts),
         LIBRARY,
         window=_window_for(prompt_tokens(full)),
-        answer_tokens=100,
+        answer_tokens=1,
     )
     assert fitted.fit is None and fitted.messages == full
     # Byte for byte what prompt/retry_prompt render: the fitting path is their path.
@@ -214,7 +214,7 @@ def test_library_docstrings_go_before_signatures_and_the_least_used_function_fir
         lambda cuts: benchmark.fitted_prompt(TASK, request, cuts),
         LIBRARY,
         window=_window_for(prompt_tokens(one_less)),
-        answer_tokens=100,
+        answer_tokens=1,
     )
     assert fitted.fit is not None
     assert fitted.fit.cuts[1].detail == "never_used"
@@ -226,40 +226,37 @@ def test_library_docstrings_go_before_signatures_and_the_least_used_function_fir
     )
 
 
-def test_no_cut_reaching_the_budget_sends_the_least_cut_prompt_that_fits_the_window() -> None:
+def test_the_memory_block_and_the_program_are_cut_only_to_fit_the_window_itself() -> None:
     benchmark = ArcBenchmark(ArcOptions(layout="paper"))
-    request = PromptRequest("", PREVIOUS, TaskLibrary())
+    request = PromptRequest(HINT, PREVIOUS, TaskLibrary())
+
+    def fit(window: int, answer: int | None) -> FittedPrompt:
+        return fit_prompt(
+            lambda cuts: benchmark.fitted_prompt(TASK, request, cuts),
+            request.library,
+            window=window,
+            answer_tokens=answer,
+        )
+
+    full = prompt_tokens(benchmark.fitted_prompt(TASK, request, NO_CUTS))
+    # The whole retry fits the window, not the half of it left beside the answer's room:
+    # the grids and the prose go for that room, the memory block and the program stay.
+    roomy = fit(full + 1, (full + 1) // 2)
+    assert [c.part for c in roomy.cuts] == ["produced grids", "answer prose"]
+    assert roomy.fit is not None and roomy.fit.tokens > roomy.fit.budget
+    assert HINT.strip() in _text(roomy.messages) and PROGRAM in _text(roomy.messages)
+    # A window that not even the minimal retry fits: the minimal one goes (the client then
+    # records prompt_too_long), every cut said.
     levels = _levels(benchmark, request)
-    minimal = levels[-1][1]
-    after_grids = next(size for part, size, _ in levels if part == "produced grids")
-    # The window holds the prompt without the produced grids, the budget not even the
-    # minimal one: the grids go, the answer's prose and program stay.
-    window = after_grids + 1
-    assert window - window // 2 < minimal < after_grids < window  # the case in question
-    fitted = fit_prompt(
-        lambda cuts: benchmark.fitted_prompt(TASK, request, cuts),
-        request.library,
-        window=window,
-        answer_tokens=window // 2,
-    )
-    assert [c.part for c in fitted.cuts] == ["produced grids"]
-    assert PROSE in _text(fitted.messages)
-    # A window that not even the minimal prompt fits: the minimal one goes (the client
-    # then records prompt_too_long), every cut said.
-    tiny = fit_prompt(
-        lambda cuts: benchmark.fitted_prompt(TASK, request, cuts),
-        request.library,
-        window=minimal - 10,
-        answer_tokens=None,
-    )
+    tiny = fit(levels[-1][1] - 10, None)
     assert _text(tiny.messages) == levels[-1][2]
     assert [c.part for c in tiny.cuts] == [
         "produced grids",
         "answer prose",
+        "memory block",
         "error tracebacks",
         "previous program",
     ]
-    assert estimate_tokens(_text(tiny.messages)) > 0
 
 
 def test_a_prompt_is_sent_whole_when_the_window_is_unknown() -> None:
@@ -382,3 +379,28 @@ def test_the_library_block_of_a_solve_prompt_is_fitted_to_the_window(tmp_path: P
     assert [c["part"] for c in step["prompt_fit"]["cuts"]] == ["library docstrings"]
     assert TILE.docstring in whole and TILE.docstring not in sent
     assert "`tile_mirrored(grid: Grid) -> Grid`" in sent and "`tile_plain" in sent
+
+
+def test_a_selection_whose_memory_block_was_cut_was_never_shown() -> None:
+    cut = PromptFit(
+        context_window=100,
+        budget=90,
+        full_tokens=150,
+        tokens=80,
+        cuts=[PromptCut(part="memory block", tokens_saved=70)],
+    )
+    kept = cut.model_copy(update={"cuts": [PromptCut(part="produced grids", tokens_saved=70)]})
+
+    def result(fit: PromptFit) -> TaskResult:
+        step = Step(round=0, completion="an answer", prompt_fit=fit)
+        return TaskResult(
+            task_id="t",
+            attempts=[Attempt(index=0, steps=[step])],
+            selection=Selection(selector="all", selected=["corner cells"]),
+        )
+
+    assert result(cut).shown == [] and result(cut).answered_variants == set()
+    assert result(kept).shown == ["corner cells"] and result(kept).answered_variants == {0}
+    fitted = FittedPrompt([], cut)
+    assert fitted.shown(["corner cells"], "memory block") == []
+    assert fitted.shown(["corner cells"], "reselected concepts") == ["corner cells"]
