@@ -12,8 +12,7 @@ itself (an answer with less room beats a prompt without its memory or its progra
 not even every cut brings it within the window, the smallest prompt goes and the model
 client records the task ``prompt_too_long``, which now means that the minimal prompt (the
 puzzle, the instructions and, on a retry, the errors of the previous program) could not
-fit. What was
-cut is recorded on the step (:class:`~arcmemo.records.PromptFit`).
+fit. What was cut is recorded on the step (:class:`~arcmemo.records.PromptFit`).
 """
 
 from __future__ import annotations
