@@ -1,6 +1,6 @@
-"""The names a program's top-level statements bind and use, and the statements a set of
-names needs: the one analysis behind splitting a program into self-contained helpers
-(``library/split.py``) and inlining what a BARC seed uses of BARC's ``common.py``
+"""The names a program's top-level statements bind, mutate and use, and the statements a
+set of names needs: the one analysis behind splitting a program into self-contained
+helpers (``library/split.py``) and inlining what a BARC seed uses of BARC's ``common.py``
 (``benchmarks/arc/barc.py``); and renaming a name throughout a text.
 """
 
@@ -16,11 +16,20 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Statement:
-    """A top-level statement: its text and the names it binds and uses."""
+    """A top-level statement: its text, the names it binds at module scope, those it
+    uses, and those it mutates (an attribute or item of the name assigned or deleted:
+    the statement belongs with that name's definition, after it)."""
 
     text: str
     binds: frozenset[str]
     uses: frozenset[str]
+    mutates: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, node: ast.stmt, text: str) -> Statement:
+        """``node``'s names (``text`` is its source)."""
+        binds, mutates = bindings(node)
+        return cls(text, binds, frozenset(mentioned(node)), mutates)
 
 
 def mentioned(node: ast.AST) -> list[str]:
@@ -33,41 +42,118 @@ def mentioned(node: ast.AST) -> list[str]:
     return list(names)
 
 
-def bound(node: ast.stmt) -> frozenset[str]:
-    """The names a top-level statement binds, for a helper's closure: an import's alias,
-    else the first part of its dotted name (``"*"`` for a star import); a def's or
-    class's name; for any other statement each name stored to anywhere in it, a
-    comprehension's variable too (``TABLE[i] = x`` and ``Color.X = x`` bind none)."""
-    if isinstance(node, (ast.Import, ast.ImportFrom)):
-        return frozenset(
-            (alias.asname or alias.name.split(".")[0]) if alias.name != "*" else "*"
-            for alias in node.names
-        )
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return frozenset({node.name})
-    return frozenset(
-        sub.id
-        for sub in ast.walk(node)
-        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store)
-    )
+def bindings(node: ast.stmt) -> tuple[frozenset[str], frozenset[str]]:
+    """What a top-level statement binds at module scope and what it mutates.
+
+    Binds: an import's alias, else the first part of its dotted name (``"*"`` for a star
+    import); a def's or class's name; every name an assignment, annotated assignment with
+    a value, augmented assignment, ``for``, ``with ... as``, ``except ... as``, walrus,
+    ``match`` pattern or import stores to, at any depth of a compound statement (``if``,
+    ``try``, loops). Not a comprehension's variable (local to the comprehension; a walrus
+    inside one binds in the module, though), nor any name inside a def's, class's or
+    lambda's body (their scope, not the module's), nor a ``global`` declaration (at module
+    level it changes nothing; in a function the name is bound only when it runs).
+
+    Mutates: the name under an attribute or subscript target or deletion
+    (``Color.X = 1``, ``TABLE[A] += 1``, ``del TABLE[0]``) and a deleted name
+    (``del X``); a method call that mutates (``TABLE.append(1)``) is not seen.
+    """
+    walker = _Bindings()
+    walker.visit(node)
+    return frozenset(walker.binds), frozenset(walker.mutates)
 
 
-def defined(node: ast.stmt) -> frozenset[str]:
-    """The names a top-level definition of a helper library defines: a def's or class's
-    name; every name in an assignment's targets (``TABLE[i] = x`` defines TABLE and i,
-    ``Color.X = x`` defines Color); none for any other statement (imports, loops)."""
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return frozenset({node.name})
-    if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        return frozenset(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
-    return frozenset()
+class _Bindings(ast.NodeVisitor):
+    def __init__(self) -> None:
+        self.binds: set[str] = set()
+        self.mutates: set[str] = set()
+        self.in_comprehension = False
+
+    def visit_Import(self, node: ast.Import | ast.ImportFrom) -> None:
+        for alias in node.names:
+            name = "*" if alias.name == "*" else alias.asname or alias.name.split(".")[0]
+            self.binds.add(name)
+
+    visit_ImportFrom = visit_Import
+
+    def _signature(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> None:
+        # Decorators and defaults run in the enclosing scope (a walrus there binds in it);
+        # the body runs in its own.
+        for expression in [*node.args.defaults, *node.args.kw_defaults]:
+            if expression is not None:
+                self.visit(expression)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self.binds.add(node.name)
+        for decorator in node.decorator_list:
+            self.visit(decorator)
+        self._signature(node)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        self._signature(node)
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self.binds.add(node.name)
+        for expression in [*node.decorator_list, *node.bases, *node.keywords]:
+            self.visit(expression)
+
+    def _comprehension(
+        self, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp
+    ) -> None:
+        was, self.in_comprehension = self.in_comprehension, True
+        self.generic_visit(node)
+        self.in_comprehension = was
+
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _comprehension
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
+        # A walrus binds in the enclosing function or module, even inside a comprehension.
+        self.binds.add(node.target.id)
+        self.visit(node.value)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is None:
+            return  # `X: int` binds and changes nothing, it only annotates
+        self.generic_visit(node)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if isinstance(node.ctx, ast.Store) and not self.in_comprehension:
+            self.binds.add(node.id)
+        elif isinstance(node.ctx, ast.Del):
+            self.mutates.add(node.id)
+
+    def _target(self, node: ast.Attribute | ast.Subscript) -> None:
+        if isinstance(node.ctx, (ast.Store, ast.Del)):
+            base: ast.expr = node
+            while isinstance(base, (ast.Attribute, ast.Subscript)):
+                base = base.value
+            if isinstance(base, ast.Name):
+                self.mutates.add(base.id)
+        self.generic_visit(node)
+
+    visit_Attribute = visit_Subscript = _target
+
+    def _named(self, node: ast.ExceptHandler | ast.MatchAs | ast.MatchStar) -> None:
+        # `except E as name`, a pattern's capture `case [x, *rest]` or `case P() as name`
+        if node.name:
+            self.binds.add(node.name)
+        self.generic_visit(node)
+
+    visit_ExceptHandler = visit_MatchAs = visit_MatchStar = _named
+
+    def visit_MatchMapping(self, node: ast.MatchMapping) -> None:
+        if node.rest:
+            self.binds.add(node.rest)
+        self.generic_visit(node)
 
 
 def needed(statements: Sequence[Statement], names: Iterable[str]) -> list[Statement]:
-    """The statements binding ``names`` (star imports always), with every statement
-    binding a name those use in turn, in their order: all statements binding a name
-    (``TABLE = [0]`` and ``TABLE[A] = 1``), whatever order the names are reached in."""
+    """The statements binding or mutating ``names`` (star imports always), with every
+    statement binding or mutating a name those use in turn, in their order: all
+    statements binding a name and those mutating it after (``TABLE = [0]`` and
+    ``TABLE[A] = 1``), whatever order the names are reached in."""
     wanted = set(names)
     chosen: set[int] = set()
     changed = True
@@ -76,7 +162,7 @@ def needed(statements: Sequence[Statement], names: Iterable[str]) -> list[Statem
         for index, statement in enumerate(statements):
             if index in chosen:
                 continue
-            if "*" in statement.binds or statement.binds & wanted:
+            if "*" in statement.binds or (statement.binds | statement.mutates) & wanted:
                 chosen.add(index)
                 wanted |= statement.uses
                 changed = True

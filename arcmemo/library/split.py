@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from arcmemo.library.names import Statement, bound, mentioned, needed
+from arcmemo.library.names import Statement, mentioned, needed
 
 
 class ProgramSyntaxError(ValueError):
@@ -100,7 +100,7 @@ def split_program(task_id: str, source: str, entry_points: frozenset[str]) -> Sp
             continue  # a docstring or a bare constant: nothing a helper needs
         if isinstance(node, ast.If) and _is_main_guard(node):
             continue
-        program.statements.append(Statement(text, bound(node), frozenset(mentioned(node))))
+        program.statements.append(Statement.of(node, text))
     program.entry_uses = frozenset(entry_uses)
     return program
 

@@ -1,14 +1,17 @@
-"""Helper splitting of a converted BARC seed on the edge cases of name analysis, pinned as
-it splits today: what each top-level statement binds, the order helpers call each other in
-and the statements each closure carries (tests/benchmarks/arc/test_barc_names.py pins the
-conversion of the same seed)."""
+"""Helper splitting of a converted BARC seed on the edge cases of name analysis, pinned:
+what each top-level statement binds and mutates, the order helpers call each other in and
+the statements each closure carries (tests/benchmarks/arc/test_barc_names.py pins the
+conversion of the same seed); and a helper run alone with the mutations it needs."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from arcmemo.benchmarks.arc.barc import convert_seed, load_library
+from arcmemo.library import build_library, memory_functions, run_recorded_tests
 from arcmemo.library.split import SplitProgram, split_program
+from arcmemo.memory.ontology import Memory
+from arcmemo.sandbox import Sandbox
 from tests.benchmarks.arc.barc_fixture import EDGE_COMMON, EDGE_SEED
 from tests.fixtures.library.load import ENTRY_POINTS
 
@@ -21,28 +24,31 @@ def edge_program(tmp_path: Path) -> SplitProgram:
 
 def test_what_each_statement_binds(tmp_path: Path) -> None:
     program = edge_program(tmp_path)
-    found = [(s.text.splitlines()[0], sorted(s.binds)) for s in program.statements]
+    found = [
+        (s.text.splitlines()[0], sorted(s.binds), sorted(s.mutates)) for s in program.statements
+    ]
     assert found == [
         # An import binds its alias, else the first part of a dotted name; a star import "*".
-        ("import numpy as np", ["np"]),
-        ("import os.path", ["os"]),
-        ("from functools import lru_cache as cached", ["cached"]),
-        ("from typing import *", ["*"]),
-        ("class Color:", ["Color"]),
-        ("A, B = 1, 2", ["A", "B"]),
-        # Attribute and subscript targets bind nothing.
-        ("Color.EXTRA = 10", []),
-        ("TABLE = [0, 0, 0]", ["TABLE"]),
-        ("TABLE[A] = Color.BLUE", []),
-        # Every name stored to binds, a comprehension's variable too.
-        ("SQUARES = [k * k for k in range(4)]", ["SQUARES", "k"]),
-        ("COUNTER = 0", ["COUNTER"]),
-        ("LIMIT: int = 3", ["LIMIT"]),
+        ("import numpy as np", ["np"], []),
+        ("import os.path", ["os"], []),
+        ("from functools import lru_cache as cached", ["cached"], []),
+        ("from typing import *", ["*"], []),
+        ("class Color:", ["Color"], []),
+        ("A, B = 1, 2", ["A", "B"], []),
+        # An attribute target binds nothing and mutates the name it hangs on (now inlined:
+        # weight uses Color.EXTRA).
+        ("Color.EXTRA = 10", [], ["Color"]),
+        # (TABLE = [0, 0, 0] and TABLE[A] = ... are no longer inlined: the seed uses no TABLE,
+        # the A in TABLE[A] was read as defined)
+        # A comprehension's variable binds nothing at module level (it was bound before).
+        ("SQUARES = [k * k for k in range(4)]", ["SQUARES"], []),
+        ("COUNTER = 0", ["COUNTER"], []),
+        ("LIMIT: int = 3", ["LIMIT"], []),
         # the seed's own import after the library section (docstrings, the top-level loop
         # are not in the converted seed; defs are helpers or entry points)
-        ("import numpy as np", ["np"]),
+        ("import numpy as np", ["np"], []),
     ]
-    assert sorted(program.statements[9].uses) == ["SQUARES", "k", "range"]
+    assert sorted(program.statements[7].uses) == ["SQUARES", "k", "range"]
     assert sorted(program.entry_uses) == [
         "A",
         "LIMIT",
@@ -109,13 +115,13 @@ def test_helpers_their_calls_and_the_statements_they_carry(tmp_path: Path) -> No
             "A, B = 1, 2",
             "import numpy as np",
         ],
-        # Color's class without Color.EXTRA = 10 (binding nothing), and SQUARES's statement
-        # carried only for the k weight's generator stores to.
+        # Color's class with Color.EXTRA = 10 (mutating Color; left out before, so weight
+        # alone failed), and no SQUARES (carried before only for the k of weight's generator).
         "weight": [
             "from functools import lru_cache as cached",
             "from typing import *",
             "class Color:",
-            "SQUARES = [k * k for k in range(4)]",
+            "Color.EXTRA = 10",
             "COUNTER = 0",
         ],
         "pick": [
@@ -125,3 +131,40 @@ def test_helpers_their_calls_and_the_statements_they_carry(tmp_path: Path) -> No
             "LIMIT: int = 3",
         ],
     }
+
+
+# A program whose helper needs a mutation of a class (Color.EXTRA = 10) and whose other
+# helper has a local named like a comprehension's variable of a constant (k).
+MUTATED = """import numpy as np
+
+class Color:
+    BLACK = 0
+
+Color.EXTRA = 10
+SQUARES = [k * k for k in range(4)]
+
+def brighten(grid):
+    return [[cell + Color.EXTRA for cell in row] for row in grid]
+
+def widest(grid):
+    k = max(len(row) for row in grid)
+    return k
+
+def transform(grid):
+    return [row + [widest(grid)] for row in brighten(grid)]
+"""
+
+
+def test_a_helper_run_alone_gets_the_mutations_of_the_names_it_uses(bwrap: Sandbox) -> None:
+    # Without Color.EXTRA = 10 in brighten's module its recorded calls raise AttributeError
+    # standalone and it is dropped; widest's local k carried SQUARES = [...] along.
+    grid = [[1, 2], [3, 4]]
+    pairs = {"00000e0f": [(grid, [[11, 12, 2], [13, 14, 2]])]}
+    memory = Memory()
+    report = build_library({"00000e0f": MUTATED}, pairs, memory, bwrap, entry_points=ENTRY_POINTS)
+    functions = memory_functions(memory)
+    assert sorted(functions) == ["brighten", "widest"], report.dropped
+    assert "Color.EXTRA = 10" in functions["brighten"].source
+    assert "SQUARES" not in functions["widest"].source
+    assert report.tests == report.tests_passed == 2
+    assert all(result.ok for result in run_recorded_tests(memory, bwrap))

@@ -30,7 +30,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from arcmemo.inlined_library import LIBRARY_BEGIN, LIBRARY_END
-from arcmemo.library.names import Statement, defined, mentioned, needed, rename_references
+from arcmemo.library.names import Statement, mentioned, needed, rename_references
 
 GENERATOR_MARKER = "remove below this point for prompting"
 LIBRARY_FILE = "common.py"
@@ -59,20 +59,44 @@ class BarcSeedError(ValueError):
     """A seed file that cannot be converted; the message says why."""
 
 
+# Top-level statements of common.py that define something by what they are; any other
+# (a loop, a condition, try, with, a call) runs for its effect and is reported when no
+# written program carries it.
+_DEFINITIONS = (
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.Assign,
+    ast.AnnAssign,
+    ast.AugAssign,
+)
+
+
+@dataclass(frozen=True)
+class Effect:
+    """A top-level statement of the library run for its effect, and where it stands."""
+
+    line: int
+    kind: str
+    statement: Statement
+
+
 @dataclass(frozen=True)
 class Library:
-    """BARC's ``common.py``, split into its imports and its top-level definitions (each
-    binding the names it defines)."""
+    """BARC's ``common.py``, split into its imports (every seed gets them all) and its other
+    top-level statements (each binding and mutating names as ``library.names`` says), of
+    which ``effects`` are those that are no def, class or assignment."""
 
     origin: str
     imports: tuple[str, ...]
-    definitions: tuple[Statement, ...]
+    statements: tuple[Statement, ...]
+    effects: tuple[Effect, ...] = ()
 
     def closure(self, names: Iterable[str]) -> list[Statement]:
-        """The definitions that ``names`` need, directly or through each other, in file
-        order: every definition of a needed name (``TABLE = [0]`` and ``TABLE[A] = 1``
-        both)."""
-        return needed(self.definitions, names)
+        """The statements that ``names`` need, directly or through each other, in file
+        order: every statement binding a needed name and every one mutating it
+        (``TABLE = [0]`` and ``TABLE[A] = 1`` both)."""
+        return needed(self.statements, names)
 
 
 def _statement_lines(lines: list[str], node: ast.stmt) -> str:
@@ -93,16 +117,30 @@ def load_library(path: Path) -> Library:
         ) from None
     lines = text.splitlines(keepends=True)
     imports: list[str] = []
-    definitions: list[Statement] = []
+    statements: list[Statement] = []
+    effects: list[Effect] = []
     for node in tree.body:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             imports.append(_statement_lines(lines, node))
-        elif defines := defined(node):
-            uses = frozenset(mentioned(node))
-            definitions.append(Statement(_statement_lines(lines, node), defines, uses))
+            continue
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            continue  # the docstring, or a bare constant: nothing runs
+        statement = Statement.of(node, _statement_lines(lines, node))
+        statements.append(statement)
+        if not isinstance(node, _DEFINITIONS):
+            effects.append(Effect(node.lineno, _kind(node), statement))
     return Library(
-        origin=f"BARC {path.name}", imports=tuple(imports), definitions=tuple(definitions)
+        origin=f"BARC {path.name}",
+        imports=tuple(imports),
+        statements=tuple(statements),
+        effects=tuple(effects),
     )
+
+
+def _kind(node: ast.stmt) -> str:
+    if isinstance(node, ast.Expr):
+        return "expression"
+    return type(node).__name__.lower().removeprefix("async")
 
 
 def strip_concept_labels(text: str) -> str:
@@ -145,6 +183,8 @@ class ConvertedSeed:
     source: str
     description: str
     library_names: tuple[str, ...]
+    # The library's statements inlined, in file order.
+    inlined: tuple[Statement, ...] = ()
 
 
 def convert_seed(text: str, library: Library, *, task_id: str) -> ConvertedSeed:
@@ -205,7 +245,11 @@ def convert_seed(text: str, library: Library, *, task_id: str) -> ConvertedSeed:
     program = program.rstrip() + "\n" + WRAPPER
     names = tuple(sorted(name for d in inlined for name in d.binds))
     return ConvertedSeed(
-        task_id=task_id, source=program, description=description_of(text), library_names=names
+        task_id=task_id,
+        source=program,
+        description=description_of(text),
+        library_names=names,
+        inlined=tuple(inlined),
     )
 
 

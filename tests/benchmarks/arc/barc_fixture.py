@@ -205,3 +205,47 @@ def main(input_grid):
 """
     + GENERATOR
 )
+
+# Top-level compound statements binding names a seed needs (try, if, with, for) and one
+# binding none (a loop run for its effect on TRACE).
+COMPOUND_COMMON = '''"""Common library whose compound statements bind names"""
+
+import numpy as np
+from contextlib import nullcontext
+
+try:
+    from math import gcd
+except ImportError:
+    gcd = None
+
+if np.__name__ == "numpy":
+    OFFSET = 2
+else:
+    OFFSET = 0
+
+with nullcontext(3) as SCALE:
+    pass
+
+for _i in range(3):
+    LAST = _i
+
+TRACE = []
+for _j in range(2):
+    TRACE.append(_j)
+
+
+def shift(grid):
+    return grid + OFFSET * SCALE + LAST + gcd(4, 6)
+'''
+
+# 00000c0c: adds 10 to every cell through the library's shift.
+COMPOUND_SEED = """from common import *
+
+import numpy as np
+
+# description:
+# Add ten.
+
+def main(input_grid):
+    return shift(input_grid)
+"""
