@@ -41,7 +41,12 @@ def import_barc_command(barc_dir: Path, out: Path, no_verify: bool, **options: A
     is written only if it passes its task's train pairs in the sandbox. Every file not used
     is listed with the reason (also in OUT/import-report.json).
     """
-    from arcmemo.benchmarks.arc.barc import BarcSeedError, import_barc, verify_with_benchmark
+    from arcmemo.benchmarks.arc.barc import (
+        LIBRARY_FILE,
+        BarcSeedError,
+        import_barc,
+        verify_with_benchmark,
+    )
     from arcmemo.benchmarks.base import BENCHMARKS, SharedSandbox
     from arcmemo.files import atomic_write_text
 
@@ -64,4 +69,7 @@ def import_barc_command(barc_dir: Path, out: Path, no_verify: bool, **options: A
     click.echo(f"imported {len(report.imported)} seed programs into {out} ({checked})")
     for item in report.not_used:
         click.echo(clean_text(f"not used: {item.file}: {item.reason}"))
+    for left in report.library_left_out:
+        place = f"{LIBRARY_FILE} line {left.line} ({left.statement!r})"
+        click.echo(clean_text(f"not inlined: {place}: {left.reason}"))
     click.echo(f"report: {out / REPORT_NAME}")

@@ -5,7 +5,8 @@ hand-written solutions of ARC-AGI-1 training tasks, the seed data the paper's me
 from. As shipped they cannot be run or abstracted as they are:
 
 * they ``from common import *`` (BARC's helper library): the helpers a program uses are
-  inlined into a library section (only those, with what they use in turn);
+  inlined into a library section (only those, with what they use in turn: every top-level
+  statement binding or mutating a name they use, ``library/names.py``'s rule; all imports);
 * the entry point is ``main``: it is renamed ``transform_xy``, and ``transform`` calls it;
 * they index grids ``[x, y]`` (x = column): BARC's own evaluator calls ``main(grid.T)`` and
   compares the transposed result, so ``transform`` does the same for ARC's rows-first grids;
@@ -15,7 +16,9 @@ from. As shipped they cannot be run or abstracted as they are:
   puzzle generator, not the solution: they are left out.
 
 Each converted program is run on its task's train pairs in the sandbox; only programs that
-pass all of them are written, and every file that is not used is reported with the reason.
+pass all of them are written, and every file that is not used is reported with the reason,
+and so is every top-level statement of ``common.py`` run for its effect (no def, class or
+assignment) that no written program carries.
 """
 
 from __future__ import annotations
@@ -263,6 +266,14 @@ class NotUsed(BaseModel):
     reason: str
 
 
+class LibraryLeftOut(BaseModel):
+    """A top-level statement of the library run for its effect that no program carries."""
+
+    line: int = Field(description="Its first line in the library file.")
+    statement: str = Field(description="That line's text.")
+    reason: str
+
+
 class BarcImportReport(BaseModel):
     """What ``arcmemo seeds import-barc`` did."""
 
@@ -270,6 +281,14 @@ class BarcImportReport(BaseModel):
     out: str = Field(description="Where the programs were written (<task id>.py).")
     imported: list[str] = Field(default_factory=list, description="Task ids written, verified.")
     not_used: list[NotUsed] = Field(default_factory=list, description="Every file left out.")
+    library_left_out: list[LibraryLeftOut] = Field(
+        default_factory=list,
+        description=(
+            "Every top-level statement of the library that is no def, class or assignment "
+            "(a loop, a condition, try, with, a call) and that no written program carries, "
+            "since it binds and mutates no name one uses."
+        ),
+    )
     verified: bool = Field(description="Whether programs were run on their train pairs.")
 
 
@@ -369,4 +388,21 @@ def import_barc(barc_dir: Path, out: Path, *, verify: Verifier | None) -> BarcIm
         (out / f"{task_id}.py").write_text(seed.source, encoding="utf-8")
         report.imported.append(task_id)
     report.not_used.sort(key=lambda item: item.file)
+    carried = {s for task_id in report.imported for s in converted[task_id].inlined}
+    report.library_left_out = [
+        _left_out(effect) for effect in library.effects if effect.statement not in carried
+    ]
     return report
+
+
+def _left_out(effect: Effect) -> LibraryLeftOut:
+    statement = effect.statement
+    names = sorted(statement.binds | statement.mutates)
+    if names:
+        reason = (
+            f"a top-level {effect.kind} binding or mutating {', '.join(names)}, "
+            "which no written program uses"
+        )
+    else:
+        reason = f"a top-level {effect.kind} binding and mutating no name a program could use"
+    return LibraryLeftOut(line=effect.line, statement=statement.text.splitlines()[0], reason=reason)

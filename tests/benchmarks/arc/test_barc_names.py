@@ -2,19 +2,23 @@
 which top-level statements of common.py are kept, the names each binds, mutates and uses,
 and what a seed that reaches into every edge gets inlined (tests/library/test_split_names.py
 pins the helper splitting of the same converted seed); top-level compound statements
-inlined when a seed needs them."""
+inlined or reported."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import numpy as np
+from click.testing import CliRunner
 
 from arcmemo.benchmarks.arc.barc import (
     Library,
+    LibraryLeftOut,
     convert_seed,
+    import_barc,
     load_library,
 )
+from arcmemo.cli.main import cli
 from arcmemo.inlined_library import LIBRARY_BEGIN, LIBRARY_END
 from tests.benchmarks.arc.barc_fixture import (
     COMPOUND_COMMON,
@@ -122,11 +126,14 @@ def test_a_seed_gets_what_its_names_reach_in_file_order(tmp_path: Path) -> None:
     assert np.asarray(result).tolist()[2] == [24, 24, 28, 24, 24]
 
 
-def test_compound_statements_are_inlined_when_needed(
+def test_compound_statements_are_inlined_when_needed_and_reported_when_not(
     tmp_path: Path,
 ) -> None:
-    (tmp_path / "common.py").write_text(COMPOUND_COMMON)
-    seed = convert_seed(COMPOUND_SEED, load_library(tmp_path / "common.py"), task_id="00000c0c")
+    seeds = tmp_path / "seeds"
+    seeds.mkdir()
+    (seeds / "common.py").write_text(COMPOUND_COMMON)
+    (seeds / "00000c0c.py").write_text(COMPOUND_SEED)
+    seed = convert_seed(COMPOUND_SEED, load_library(seeds / "common.py"), task_id="00000c0c")
     # They were dropped before, silently: the program failed with a NameError (OFFSET).
     section = seed.source.split(LIBRARY_BEGIN, 1)[1].split(LIBRARY_END, 1)[0]
     firsts = [block.splitlines()[0] for block in section.split("\n\n")[1:] if block.strip()]
@@ -141,3 +148,21 @@ def test_compound_statements_are_inlined_when_needed(
     exec(compile(seed.source, "<seed>", "exec"), namespace)
     result = namespace["transform"](np.array([[1, 2]]))  # type: ignore[operator]
     assert np.asarray(result).tolist() == [[11, 12]]
+    # The loop binding only _j goes into no program: the import report says so.
+    report = import_barc(tmp_path, tmp_path / "out", verify=None)
+    assert report.imported == ["00000c0c"]
+    assert report.library_left_out == [
+        LibraryLeftOut(
+            line=23,
+            statement="for _j in range(2):",
+            reason="a top-level for binding or mutating _j, which no written program uses",
+        )
+    ]
+    result = CliRunner().invoke(
+        cli, ["seeds", "import-barc", str(tmp_path), "--out", str(tmp_path / "cli"), "--no-verify"]
+    )
+    assert result.exit_code == 0, result.output
+    assert (
+        "not inlined: common.py line 23 ('for _j in range(2):'): a top-level for binding or "
+        "mutating _j, which no written program uses" in result.output
+    )
