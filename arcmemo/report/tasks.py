@@ -18,6 +18,7 @@ from functools import cached_property
 from typing import Any
 
 from arcmemo.benchmarks.base import Benchmark
+from arcmemo.models.context import PROMPT_TOO_LONG
 from arcmemo.records import Selection, Step, TaskResult
 from arcmemo.report.links import MemoryIndex, anchor
 from arcmemo.report.load import RunData
@@ -104,7 +105,14 @@ class TaskView:
         return benchmark.describe(task)
 
 
-def _step_verdict(step: Step) -> str:
+def step_verdict(step: Step) -> str:
+    """What came of a step, and what was cut from its prompt to fit the model's window."""
+    return _outcome(step) + _fit_note(step)
+
+
+def _outcome(step: Step) -> str:
+    if step.error_kind == PROMPT_TOO_LONG:
+        return "not sent: the prompt is too long for the model's window even with every cut"
     if step.error:
         return "model call failed"
     if step.parse_error:
@@ -114,6 +122,15 @@ def _step_verdict(step: Step) -> str:
     if step.verified is False:
         return f"passes {sum(c.correct for c in step.checks)}/{len(step.checks)} train pairs"
     return "answer extracted"
+
+
+def _fit_note(step: Step) -> str:
+    """What was cut from the step's prompt to fit the model's window, if anything."""
+    fit = step.prompt_fit
+    if fit is None or not fit.cuts:
+        return ""
+    cuts = ", ".join(f"{cut.part} ({cut.tokens_saved:,} tokens)" for cut in fit.cuts)
+    return f" · cut to fit the {fit.context_window:,}-token window: {cuts}"
 
 
 def _written(run: RunData) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
@@ -175,7 +192,7 @@ def task_views(run: RunData, index: MemoryIndex) -> list[TaskView]:
                             step=step,
                             passed=sum(c.correct for c in step.checks),
                             concepts=index.links(step.concepts),
-                            verdict=_step_verdict(step),
+                            verdict=step_verdict(step),
                             view=benchmark.report_step(task, step) if benchmark else {},
                         )
                         for number, step in enumerate(attempt.steps)

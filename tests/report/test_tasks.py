@@ -22,9 +22,17 @@ from arcmemo.config import RunConfig
 from arcmemo.library.task import NO_LIBRARY, TaskLibrary
 from arcmemo.models.base import Message
 from arcmemo.pipeline import run_benchmark
-from arcmemo.records import Attempt, CheckResult, Step, TaskGrade, TaskResult
+from arcmemo.records import (
+    Attempt,
+    CheckResult,
+    PromptCut,
+    PromptFit,
+    Step,
+    TaskGrade,
+    TaskResult,
+)
 from arcmemo.report import build_report, load_run
-from arcmemo.report.tasks import task_status
+from arcmemo.report.tasks import step_verdict, task_status
 from tests.report.conftest import XSS, _client
 from tests.report.pages import task_section
 
@@ -36,6 +44,30 @@ def test_task_status() -> None:
     assert task_status(TaskResult(task_id="a", score=0.5)) == "partial"
     assert task_status(TaskResult(task_id="a")) == "unsolved"
     assert task_status(TaskResult(task_id="a", solved=True, error="rate limited")) == "error"
+
+
+def test_a_steps_verdict_says_what_its_prompt_lost_to_the_window() -> None:
+    """A prompt cut to fit is named with its cuts; one that no cut could fit says it was never
+    sent, not that the model call failed."""
+    fit = PromptFit(
+        context_window=8192, budget=6144, full_tokens=9300, tokens=6000,
+        cuts=[
+            PromptCut(part="produced grids", tokens_saved=2100),
+            PromptCut(part="answer prose", tokens_saved=1200),
+        ],
+    )  # fmt: skip
+    cut = Step(round=1, completion="x", verified=False, checks=[], prompt_fit=fit)
+    assert step_verdict(cut) == (
+        "passes 0/0 train pairs · cut to fit the 8,192-token window: "
+        "produced grids (2,100 tokens), answer prose (1,200 tokens)"
+    )
+    too_long = Step(
+        round=1, completion="", error="prompt too long", error_kind="prompt_too_long",
+        prompt_fit=fit,
+    )  # fmt: skip
+    assert step_verdict(too_long).startswith("not sent: the prompt is too long")
+    failed = Step(round=1, completion="", error="HTTP 500", error_kind="server")
+    assert step_verdict(failed) == "model call failed"
 
 
 class Word(BaseModel):
