@@ -11,8 +11,8 @@ benchmark's own model (:attr:`arcmemo.benchmarks.base.Benchmark.metrics_model`);
 :func:`parse_summary` splits a file's keys between the two.
 
 Versions (``format_version``): 1 is a file without one (arcmemo before it was recorded);
-2 adds ``format_version`` and ``roles`` (usage per model role). :func:`load_summary` reads
-both.
+2 adds ``format_version`` and ``roles`` (usage per model role); 3 adds ``prompts_cut`` (model
+calls whose prompt was cut to fit the model's window). :func:`load_summary` reads them all.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from arcmemo.rundir import RunDirectory, RunDirError, UnwrittenStep, WrittenStep
 from arcmemo.runner import sandbox_isolation
 from arcmemo.signals import WRITE_SIGNALS
 
-SUMMARY_FORMAT = 2
+SUMMARY_FORMAT = 3
 INFERENCE_MODE = "inference mode: no labels"
 # The errors' kind of confirmed solutions that an online run failed to write to memory.
 ABSTRACT_ERROR = "abstract"
@@ -169,6 +169,11 @@ class RunSummary(BaseModel):
     truncated: int = Field(
         default=0, description="Answers cut at max_tokens (finish_reason 'length')."
     )
+    prompts_cut: int = Field(
+        default=0,
+        description="Model calls whose prompt was cut to fit the model's context window "
+        "(what each lost: its step's prompt_fit in results.jsonl).",
+    )
     aborted: str | None = None
     warnings: list[str] = Field(default_factory=list)
     write_precision: WritePrecision | None = None
@@ -221,7 +226,8 @@ def _migrated(raw: dict[str, Any], where: str) -> dict[str, Any]:
             f"{where}: format_version {version} was written by a newer arcmemo (this one "
             f"reads up to {SUMMARY_FORMAT}); upgrade arcmemo"
         )
-    # 1 -> 2 only added keys (format_version, roles), which read as their defaults.
+    # 1 -> 2 -> 3 only added keys (format_version, roles; prompts_cut), which read as their
+    # defaults.
     return {**raw, "format_version": SUMMARY_FORMAT}
 
 
@@ -444,6 +450,12 @@ def build_summary(
             if r.prompt_too_long is not None
         },
         truncated=sum(s.truncated for r in results for a in r.attempts for s in a.steps),
+        prompts_cut=sum(
+            s.prompt_fit is not None and s.error is None
+            for r in results
+            for a in r.attempts
+            for s in a.steps
+        ),
         aborted=aborted,
         warnings=[
             *(warnings or []),

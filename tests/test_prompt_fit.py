@@ -342,6 +342,7 @@ def test_a_retry_too_long_for_the_window_is_cut_and_sent(tmp_path: Path) -> None
         )
         retry = _sent(server)[-1]
     assert summary["prompt_too_long"] == {} and summary["complete"] is True
+    assert summary["prompts_cut"] == 1  # the retry, sent cut
     first_try, second = _steps(tmp_path / "run")
     assert first_try["prompt_fit"] is None and second["error"] is None
     fit = second["prompt_fit"]

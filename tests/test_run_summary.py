@@ -83,6 +83,7 @@ def test_a_summary_of_version_1_reads_whole_with_typed_metrics() -> None:
         assert written.pop("format_version") == SUMMARY_FORMAT
         assert written.pop("roles") == {}  # not recorded then
         assert written.pop("prompt_too_long") == {} and written.pop("truncated") == 0
+        assert written.pop("prompts_cut") == 0  # version 3
         assert written == raw  # nothing lost
     arc = load_summary(RunDirectory(V1 / "arc-online"), "arc-agi-1")
     assert arc is not None and isinstance(arc.metrics, ArcMetrics)

@@ -206,8 +206,8 @@ def print_batch_cost(console: Console, estimate: RunEstimate) -> None:
 
 def print_errors(console: Console, summary: dict[str, Any]) -> None:
     """Under the table: the tasks whose prompt could not fit the model's window, the
-    answers cut at max_tokens, and what ended tasks in error, by kind, with the first
-    message of each."""
+    prompts cut to fit it, the answers cut at max_tokens, and what ended tasks in error, by
+    kind, with the first message of each."""
     too_long = summary.get("prompt_too_long") or {}
     if too_long:
         console.print(
@@ -217,6 +217,12 @@ def print_errors(console: Console, summary: dict[str, Any]) -> None:
         )
         for task_id, why in too_long.items():
             console.print(f"  {task_id}: {why}", markup=False, highlight=False)
+    if summary.get("prompts_cut"):
+        console.print(
+            f"[yellow]{summary['prompts_cut']} prompt(s) were cut to fit the model's context "
+            "window (what each lost: the report, or prompt_fit in results.jsonl).",
+            highlight=False,
+        )
     if summary.get("truncated"):
         console.print(
             f"[yellow]{summary['truncated']} answer(s) were cut at max_tokens "
