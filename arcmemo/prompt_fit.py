@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
-from typing import get_args
+from typing import Any, get_args
 
 from arcmemo.benchmarks.base import NO_CUTS, PromptCuts
 from arcmemo.library.task import TaskLibrary
@@ -85,21 +85,22 @@ def _cut_steps(library: TaskLibrary) -> Iterator[tuple[CutPart, PromptCuts, str]
         yield part, cuts, ""
 
 
+# The PromptCuts flag that cuts each part whole (the library's functions go one by one).
+_WHOLE_PART_FLAGS: dict[CutPart, str] = {
+    "produced grids": "produced_grids",
+    "answer prose": "answer_prose",
+    "library docstrings": "library_docstrings",
+    "reselected concepts": "reselected",
+    "memory block": "memory_block",
+    "error tracebacks": "error_tracebacks",
+    "previous program": "previous_program",
+}
+
+
 def _cut(cuts: PromptCuts, part: CutPart) -> PromptCuts:
     """``cuts`` and the whole of ``part`` (any part but the library's functions)."""
-    if part == "produced grids":
-        return replace(cuts, produced_grids=True)
-    if part == "answer prose":
-        return replace(cuts, answer_prose=True)
-    if part == "library docstrings":
-        return replace(cuts, library_docstrings=True)
-    if part == "reselected concepts":
-        return replace(cuts, reselected=True)
-    if part == "memory block":
-        return replace(cuts, memory_block=True)
-    if part == "error tracebacks":
-        return replace(cuts, error_tracebacks=True)
-    return replace(cuts, previous_program=True)
+    flag: dict[str, Any] = {_WHOLE_PART_FLAGS[part]: True}
+    return replace(cuts, **flag)
 
 
 def _with_cut(made: list[PromptCut], part: CutPart, detail: str, saved: int) -> list[PromptCut]:

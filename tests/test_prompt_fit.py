@@ -5,8 +5,9 @@ selector's fitting counts them, and what was cut is said."""
 from __future__ import annotations
 
 import json
+from dataclasses import fields
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 from click.testing import CliRunner
@@ -22,7 +23,16 @@ from arcmemo.models.base import Message
 from arcmemo.models.client import prompt_tokens
 from arcmemo.models.context import answer_room
 from arcmemo.prompt_fit import CUT_ORDER, FittedPrompt, fit_prompt
-from arcmemo.records import Attempt, PairCheck, PromptCut, PromptFit, Selection, Step, TaskResult
+from arcmemo.records import (
+    Attempt,
+    CutPart,
+    PairCheck,
+    PromptCut,
+    PromptFit,
+    Selection,
+    Step,
+    TaskResult,
+)
 from arcmemo.tokens import estimate_tokens
 from tests.library.test_library_in_a_run import TILE, library_memory
 from tests.models.fake_server import FakeLLMServer, _text_of
@@ -405,3 +415,12 @@ def test_a_selection_whose_memory_block_was_cut_was_never_shown() -> None:
     fitted = FittedPrompt([], cut)
     assert fitted.shown(["corner cells"], "memory block") == []
     assert fitted.shown(["corner cells"], "reselected concepts") == ["corner cells"]
+
+
+def test_every_part_but_the_library_functions_is_cut_whole_by_one_flag() -> None:
+    from arcmemo.prompt_fit import _WHOLE_PART_FLAGS
+
+    parts = set(get_args(CutPart)) - {"library functions"}
+    assert set(_WHOLE_PART_FLAGS) == parts
+    flags = {f.name for f in fields(PromptCuts) if f.type in (bool, "bool")}
+    assert set(_WHOLE_PART_FLAGS.values()) == flags
