@@ -203,13 +203,13 @@ def test_a_corrupt_line_in_the_middle_is_an_error_naming_the_line(tmp_path: Path
 
 
 def test_summary_is_written_as_json(tmp_path: Path) -> None:
-    from arcmemo.summary import RunSummary
+    from arcmemo.summary import SUMMARY_FORMAT, RunSummary
 
     rundir = RunWriter(tmp_path)
     summary = RunSummary(benchmark="aime", model="m", n_tasks=1, memory=str(tmp_path))
     rundir.write_summary(summary)
     written = json.loads(rundir.summary_path.read_text())
-    assert written["memory"] == str(tmp_path) and written["format_version"] == 2
+    assert written["memory"] == str(tmp_path) and written["format_version"] == SUMMARY_FORMAT
     assert RunSummary.model_validate(written) == summary
 
 
