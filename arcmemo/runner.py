@@ -44,7 +44,7 @@ from arcmemo.records import Attempt, PromptCut, PromptTooLong, Step, TaskResult
 from arcmemo.rundir import Batch, BatchCommit, RunDirError, RunWriter, Schedule, TaskProgress
 from arcmemo.sandbox import SANDBOXES
 from arcmemo.selection.base import Selector
-from arcmemo.solve_prompt import PreparedPrompt, prepare_prompt
+from arcmemo.solve_prompt import PreparedPrompt, prepare_prompt, selection_library
 from arcmemo.tokens import Usage
 
 # How often a process looks again at tasks that another live process of the run holds.
@@ -513,11 +513,25 @@ class Runner:
                 by_id[task_id],
                 record.result,
                 [record.concepts, *record.variant_concepts],
-                [NO_LIBRARY] * (1 + len(record.variant_concepts)),
+                [
+                    self._restored_library(record.result, variant)
+                    for variant in range(1 + len(record.variant_concepts))
+                ],
             )
             for task_id, record in self.rundir.task_progress().items()
             if not record.final and task_id in by_id
         }
+
+    def _restored_library(self, result: TaskResult, variant: int) -> TaskLibrary:
+        """A resumed task's library for prompt variant ``variant``, rebuilt from its recorded
+        selection: the library is not saved between passes, and without it a resumed retry
+        would list no functions and its programs' imports would fail."""
+        selection = result.selection_of(variant)
+        if self.memory is None or selection is None:
+            return NO_LIBRARY
+        return selection_library(
+            self.memory, result.task_id, selection.selected, self.config.library
+        )
 
     def _more_batches(
         self, schedule: Schedule, waiting: dict[str, TaskState], *, rerun_errors: bool

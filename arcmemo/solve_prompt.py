@@ -87,6 +87,15 @@ def _in_full_numbering(selection: Selection, memory: Memory, visible: Memory) ->
     )
 
 
+def selection_library(
+    memory: Memory, task_id: str, selected: Sequence[str], scope: LibraryScope
+) -> TaskLibrary:
+    """The library a task's prompt shows and its programs import for the ``selected``
+    entries: the functions of those non-retired concepts of ``memory``, never the task's own
+    (:func:`~arcmemo.library.task.task_library`)."""
+    return task_library(hide_own_concepts(active(memory), task_id), task_id, selected, scope)
+
+
 @dataclass
 class PreparedPrompt:
     """A solve prompt and how its memory section was chosen."""
@@ -149,7 +158,7 @@ async def prepare_prompt(
                 **extra,
             )
             concepts = selector.render(visible, selection)
-            library = task_library(visible, task_id, selection.selected, library_scope)
+            library = selection_library(memory, task_id, selection.selected, library_scope)
             selection = _in_full_numbering(selection, memory, visible)
     return PreparedPrompt(
         messages=benchmark.prompt(task, concepts=concepts, previous=previous, library=library),

@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from arcmemo.config import RunConfig
 from arcmemo.memory.ontology import Concept, LibraryFunction, Memory
 from arcmemo.models.client import ModelClient
@@ -113,3 +115,48 @@ def test_an_online_run_imports_library_functions_and_credits_them(tmp_path: Path
     assert step["verified"] is True, step
     assert results["00576224"]["solved"] is True
     assert_import_credited(memory_path)
+
+
+def test_a_retry_resumed_between_passes_keeps_the_library(tmp_path: Path) -> None:
+    """A passes run stopped before its retries and resumed: the retry's prompt lists the
+    library and its program's import runs, as without the stop (the library is rebuilt from
+    the recorded selection, since it is not saved between passes)."""
+    memory_path = library_memory(tmp_path / "memory.json")
+    retries: list[str] = []
+
+    def model(stop: bool) -> Any:
+        async def respond(messages: list[Any]) -> str:
+            text = "\n".join(m.content for m in messages)
+            if lm.IDENTITY.strip() not in text:  # a first try
+                return lm.program_answer(lm.IDENTITY)
+            if stop:
+                raise asyncio.CancelledError  # as Ctrl-C cancels the run
+            retries.append(text)
+            return lm.program_answer(IMPORTING)
+
+        return ModelClient(ScriptedProvider.from_script(respond, model="solver"))
+
+    config = RunConfig(
+        benchmark="arc-agi-1",
+        split="evaluation",
+        tasks=TASKS[:1],
+        model="scripted:solver",
+        attempts=1,
+        retries=1,
+        schedule="passes",
+        out=tmp_path / "run",
+        memory=memory_path,
+        selector="all",
+        write_signal="train",
+    )
+    with pytest.raises(asyncio.CancelledError):
+        asyncio.run(run_benchmark(config, solver=model(stop=True)))
+    assert retries == []
+    asyncio.run(run_benchmark(config, solver=model(stop=False)))
+
+    (retry,) = retries
+    assert "`tile_mirrored(grid: Grid) -> Grid`" in retry
+    (row,) = map(json.loads, (tmp_path / "run" / "results.jsonl").read_text().splitlines())
+    first, second = row["attempts"][0]["steps"]
+    assert first["verified"] is False and second["verified"] is True, second
+    assert row["solved"] is True
