@@ -448,20 +448,11 @@ def build_library(
     """Extract tested library functions from verified ``programs`` (task id -> source,
     run on ``tasks``' examples, task id -> (input, output) pairs) into ``memory`` (changed
     in place; the caller saves it). The module docstring gives the steps:
-    :func:`trace_programs` then :func:`build_from_traces`."""
-    traces = trace_programs(
-        programs, tasks, sandbox, entry=entry, entry_points=entry_points, workers=workers
-    )
-    return build_from_traces(
-        programs,
-        traces,
-        memory,
-        sandbox,
-        entry=entry,
-        entry_points=entry_points,
-        workers=workers,
-        cache=cache,
-    )
+    :func:`trace_programs` then :func:`build_from_traces`, the programs split once."""
+    report = BuildReport(programs=len(programs))
+    split = _split_all(programs, entry_points | {entry}, report)
+    traces = _trace_all(sandbox, programs, split, tasks, entry, workers)
+    return _build(split, traces, memory, sandbox, report, workers, cache)
 
 
 def build_from_traces(
@@ -479,8 +470,20 @@ def build_from_traces(
     without one gives no tests): the library of exactly these programs. The standalone
     runs go to the sandbox; with a ``cache`` only the calls it does not hold already."""
     report = BuildReport(programs=len(programs))
-    entry_points = entry_points | {entry}
-    split = _split_all(programs, entry_points, report)
+    split = _split_all(programs, entry_points | {entry}, report)
+    return _build(split, traces, memory, sandbox, report, workers, cache)
+
+
+def _build(
+    split: Mapping[str, SplitProgram],
+    traces: Mapping[str, Trace],
+    memory: Memory,
+    sandbox: Sandbox,
+    report: BuildReport,
+    workers: int,
+    cache: CallCache | None,
+) -> BuildReport:
+    """Steps 2 to 6 over the split programs and their traces, counted into ``report``."""
     report.helpers = sum(len(p.helpers) for p in split.values())
     empty = Trace(task_id="")
     for task_id, program in split.items():
