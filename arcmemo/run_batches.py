@@ -105,11 +105,15 @@ def _with_status(row: RunBatch, status: BatchStatus) -> RunBatch:
 
 
 async def _rows(
-    rundir: RunDirectory, records: list[BatchRecord], backends: dict[str, BatchBackend]
+    rundir: RunDirectory,
+    records: list[BatchRecord],
+    backends: dict[str, BatchBackend],
+    ids: list[str],
 ) -> list[RunBatch]:
+    """The submitted batches (``ids``: only these; the provider is asked about no other)."""
     collected = {r.batch_id: r for r in records if r.event == "collected"}
     rows = []
-    for record in (r for r in records if r.event == "submitted"):
+    for record in _chosen(records, ids, rundir.path):
         row = _recorded(record, collected.get(record.batch_id))
         backend = backends.get(record.model)
         if backend is None:
@@ -124,24 +128,26 @@ async def _rows(
     return rows
 
 
-def _chosen(rows: list[RunBatch], ids: list[str], run_dir: Path) -> list[RunBatch]:
+def _chosen(records: list[BatchRecord], ids: list[str], run_dir: Path) -> list[BatchRecord]:
+    """The submission records of the batches ``ids`` (every one without ``ids``)."""
+    submitted = [r for r in records if r.event == "submitted"]
     if not ids:
-        return rows
-    known = {row.batch_id for row in rows}
+        return submitted
+    known = {record.batch_id for record in submitted}
     unknown = [batch_id for batch_id in ids if batch_id not in known]
     if unknown:
         raise RunDirError(
             f"{run_dir}: no batch {', '.join(unknown)} in batches.jsonl "
             f"(its batches: {', '.join(sorted(known)) or 'none'})"
         )
-    return [row for row in rows if row.batch_id in ids]
+    return [record for record in submitted if record.batch_id in ids]
 
 
 async def list_batches(run_dir: Path, ids: list[str] | None = None) -> list[RunBatch]:
     """The run's batches (``ids``: only these), oldest first, with their state now."""
     rundir, records = _batch_log(run_dir)
     async with _backends(rundir) as backends:
-        return _chosen(await _rows(rundir, records, backends), ids or [], run_dir)
+        return await _rows(rundir, records, backends, ids or [])
 
 
 async def cancel_batches(run_dir: Path, ids: list[str] | None = None) -> list[RunBatch]:
@@ -150,7 +156,7 @@ async def cancel_batches(run_dir: Path, ids: list[str] | None = None) -> list[Ru
     its requests with the reason instead of paying full price for them."""
     rundir, records = _batch_log(run_dir)
     async with _backends(rundir) as backends:
-        rows = _chosen(await _rows(rundir, records, backends), ids or [], run_dir)
+        rows = await _rows(rundir, records, backends, ids or [])
         result = []
         for row in rows:
             backend = backends.get(row.model)
