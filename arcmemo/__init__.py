@@ -21,16 +21,16 @@ from arcmemo.memory import Concept, Lesson, Memory, MemoryFileError, Parameter, 
 _LAZY = {
     "ABSTRACTORS": "arcmemo.abstraction.base",
     "BENCHMARKS": "arcmemo.benchmarks.base",
-    "CheckResult": "arcmemo.records",
-    "RunConfig": "arcmemo.config",
+    "CheckResult": "arcmemo.core.records",
+    "RunConfig": "arcmemo.run.config",
     "SANDBOXES": "arcmemo.sandbox",
     "SELECTORS": "arcmemo.selection.base",
     "SolvedItem": "arcmemo.abstraction.base",
-    "Step": "arcmemo.records",
-    "WRITE_SIGNALS": "arcmemo.signals",
+    "Step": "arcmemo.core.records",
+    "WRITE_SIGNALS": "arcmemo.signals.base",
     "open_model": "arcmemo.models.client",
-    "prepare_prompt": "arcmemo.solve_prompt",
-    "run_benchmark": "arcmemo.pipeline",
+    "prepare_prompt": "arcmemo.run.solve_prompt",
+    "run_benchmark": "arcmemo.run.pipeline",
 }
 
 __all__ = ["Concept", "Lesson", "Memory", "MemoryFileError", "Parameter", "TypeDef", *_LAZY]

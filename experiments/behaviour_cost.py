@@ -20,7 +20,7 @@ import random
 import time
 from pathlib import Path
 
-from arcmemo.memory.ontology import Concept, LibraryFunction, Memory
+from arcmemo.memory.schema import Concept, LibraryFunction, Memory
 from arcmemo.sandbox import SANDBOXES, Sandbox
 from arcmemo.selection.behaviour import BehaviourOptions, rank_by_behaviour
 

@@ -36,19 +36,19 @@ from pathlib import Path
 from typing import Any
 
 from arcmemo.benchmarks.arc import format_grid, load_split
-from arcmemo.config import RunConfig
+from arcmemo.core.tokens import estimate_tokens
 from arcmemo.memory.attribution import attribute_task, summarize
 from arcmemo.memory.consolidate import apply_merges, propose_merges
 from arcmemo.memory.evidence import active, prune
-from arcmemo.memory.ontology import Memory
+from arcmemo.memory.schema import Memory
 from arcmemo.memory.seeds import load_seed
 from arcmemo.models import ModelClient, ScriptedProvider
-from arcmemo.pipeline import run_benchmark
-from arcmemo.rundir import RunDirectory
+from arcmemo.run.config import RunConfig
+from arcmemo.run.directory import RunDirectory
+from arcmemo.run.pipeline import run_benchmark
 from arcmemo.selection.base import SELECTORS
 from arcmemo.selection.llm import LLMSelector
-from arcmemo.signals import WRITE_SIGNALS
-from arcmemo.tokens import estimate_tokens
+from arcmemo.signals.base import WRITE_SIGNALS
 
 # (spellings, description, comment the solution carries)
 FAMILIES = [

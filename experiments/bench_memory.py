@@ -66,8 +66,8 @@ def _answer(memory: Any) -> list[str]:
 
 def worker(operation: str, path: Path, other: Path, repeat: int) -> dict[str, Any]:
     """One measurement in this process (the checkout under test is on ``sys.path``)."""
-    from arcmemo.memory.ontology import Concept, Memory, Parameter
-    from arcmemo.tokens import estimate_tokens
+    from arcmemo.core.tokens import estimate_tokens
+    from arcmemo.memory.schema import Concept, Memory, Parameter
 
     if operation == "load":
         seconds, _ = _median_time(lambda: Memory.load(path), repeat)
@@ -212,7 +212,7 @@ def _task_view_seconds(memory: Any, selected: list[str], repeat: int) -> float:
     without them (the leakage guard) and that view's selection and solve renders, after
     the memory's own were rendered (as in a run)."""
     from arcmemo.memory.evidence import active
-    from arcmemo.solve_prompt import hide_own_concepts
+    from arcmemo.run.solve_prompt import hide_own_concepts
 
     budget = int(os.environ.get("BENCH_MEMORY_BUDGET", "17000"))
     owners = memory.concepts[:: max(len(memory.concepts) // 10, 1)][:10]
@@ -231,7 +231,7 @@ def _task_view_seconds(memory: Any, selected: list[str], repeat: int) -> float:
 
 def _changed(memory: Any) -> Any:
     """A later version for ``diff``: 1% of concepts extended, 10 added, 5 deleted."""
-    from arcmemo.memory.ontology import Concept
+    from arcmemo.memory.schema import Concept
 
     later = memory.model_copy(deep=True)
     for concept in later.concepts[::100]:

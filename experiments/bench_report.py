@@ -39,7 +39,7 @@ RENDER = """
 import json, resource, sys, time
 from pathlib import Path
 import arcmemo
-from arcmemo.report import write_report
+from arcmemo.analysis.report import write_report
 start = time.perf_counter()
 write_report(Path(sys.argv[1]), Path(sys.argv[2]))
 seconds = time.perf_counter() - start

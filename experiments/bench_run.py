@@ -44,7 +44,7 @@ HANG = "```python\ndef transform(grid):\n    while True:\n        pass\n```\n"
 SCORING = r"""
 import json, random, sys, time
 from arcmemo.benchmarks.arc.scoring import run_scores
-from arcmemo.records import Attempt, Step, TaskResult
+from arcmemo.core.records import Attempt, Step, TaskResult
 
 out = {}
 for n in (8, 12, 16):

@@ -33,8 +33,8 @@ def worker(memory: Path, out: Path) -> dict[str, Any]:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from bench_memory import SELECTING_MODEL
 
+    from arcmemo.analysis.report.load import load_run
     from arcmemo.cli.main import cli
-    from arcmemo.report.load import load_run
 
     script = out.parent / "selecting.py"
     script.write_text(SELECTING_MODEL, encoding="utf-8")

@@ -20,7 +20,7 @@ import statistics
 
 from arcmemo.benchmarks.arc.benchmark import ArcBenchmark, ArcOptions
 from arcmemo.benchmarks.arc.prompt import GRID_FORMATS
-from arcmemo.tokens import estimate_tokens
+from arcmemo.core.tokens import estimate_tokens
 
 ENCODINGS = ("o200k_base", "cl100k_base")
 

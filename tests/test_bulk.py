@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from arcmemo.bulk import lasting, paused_gc
-from arcmemo.memory.ontology import Memory
+from arcmemo.core.bulk import lasting, paused_gc
+from arcmemo.memory.schema import Memory
 from arcmemo.memory.synthetic import synthetic_memory
 
 

@@ -18,11 +18,11 @@ from types import ModuleType
 import pytest
 
 from arcmemo.benchmarks.aime import AimeBenchmark
-from arcmemo.config import RunConfig
 from arcmemo.models.client import ModelConfig, open_model
-from arcmemo.pipeline import run_benchmark
-from arcmemo.rundir import RunDirectory, RunDirError, RunWriter
-from arcmemo.runner import Runner
+from arcmemo.run.config import RunConfig
+from arcmemo.run.directory import RunDirectory, RunDirError, RunWriter
+from arcmemo.run.pipeline import run_benchmark
+from arcmemo.run.runner import Runner
 from arcmemo.selection.base import SELECTORS
 
 SUMS = Path(__file__).resolve().parent / "fixtures" / "scripts" / "aime_sums.py"
@@ -133,7 +133,7 @@ def test_many_processes_open_one_fresh_cache_and_run_at_once(
 _HOLD = """
 import sys, time
 from pathlib import Path
-from arcmemo.rundir import RunWriter
+from arcmemo.run.directory import RunWriter
 claim = RunWriter(Path(sys.argv[1])).claim(sys.argv[2])
 assert claim is not None
 print("held", flush=True)
@@ -213,7 +213,7 @@ def test_a_batched_run_keeps_its_directory_to_itself(
 
 
 def test_a_line_torn_by_a_dead_process_is_cut_before_the_next_append(tmp_path: Path) -> None:
-    from arcmemo.records import TaskResult
+    from arcmemo.core.records import TaskResult
 
     writer = RunWriter(tmp_path / "run")
     writer.path.mkdir()

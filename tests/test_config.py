@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from arcmemo.config import AUX, SOLVER, ModelRole, RunConfig
-from arcmemo.registry import ComponentSpec
-from arcmemo.rundir import RunWriter
+from arcmemo.core.registry import ComponentSpec
+from arcmemo.run.config import AUX, SOLVER, ModelRole, RunConfig
+from arcmemo.run.directory import RunWriter
 
 BEFORE_ROLES = Path(__file__).parent / "fixtures" / "config" / "before-roles.json"
 

@@ -22,21 +22,21 @@ from typing import Any
 
 import pytest
 
-from arcmemo.bootstrap import abstract_into, items_from_run
 from arcmemo.cli.run import summary_table_rows
-from arcmemo.config import RunConfig
-from arcmemo.memory.ontology import Concept, Memory
+from arcmemo.core.records import Attempt, Step, TaskResult
+from arcmemo.core.registry import RegistryError
+from arcmemo.memory.schema import Concept, Memory
 from arcmemo.memory.seeds import load_seed
 from arcmemo.memory.store import dump_memory
 from arcmemo.models.base import ProviderError, RetryDecision
 from arcmemo.models.client import ModelClient
 from arcmemo.models.scripted import ScriptedProvider
-from arcmemo.pipeline import run_benchmark
-from arcmemo.records import Attempt, Step, TaskResult
-from arcmemo.registry import RegistryError
-from arcmemo.rundir import RunDirectory
-from arcmemo.signals import WRITE_SIGNALS
-from arcmemo.structured import OutputError, load_yaml_block
+from arcmemo.models.structured import OutputError, load_yaml_block
+from arcmemo.run.bootstrap import abstract_into, items_from_run
+from arcmemo.run.config import RunConfig
+from arcmemo.run.directory import RunDirectory
+from arcmemo.run.pipeline import run_benchmark
+from arcmemo.signals.base import WRITE_SIGNALS
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
@@ -833,7 +833,7 @@ def test_run_cli_online_aime_with_the_consistency_signal(
 
 # 66e6c45b's solve prompt with the two concepts below is about 1,080 estimated tokens,
 # 00576224's 1,090 and bbb1b8b6's 2,310 (1,810 without them): under this window the last is
-# prompt_too_long even with its memory block cut (arcmemo.prompt_fit).
+# prompt_too_long even with its memory block cut (arcmemo.run.prompt_fit).
 SMALL_WINDOW = 1200
 UNSEEN_TASKS = ["66e6c45b", "bbb1b8b6", "00576224"]
 
@@ -911,8 +911,8 @@ def test_only_answered_prompts_count_when_a_fixed_run_is_folded_and_reported(
     the answered task alone; the report says how many selections got no answer."""
     from click.testing import CliRunner
 
+    from arcmemo.analysis.report import load_run, render_report
     from arcmemo.cli.main import cli
-    from arcmemo.report import load_run, render_report
 
     memory_path, solver = _unseen_setup(tmp_path)
     config = arc_config(tmp_path / "run", UNSEEN_TASKS, memory=memory_path, selector="all")

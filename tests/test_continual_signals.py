@@ -12,16 +12,16 @@ import pytest
 from click.testing import CliRunner
 
 from arcmemo.abstraction.outcome import AbstractionOutcome
-from arcmemo.bootstrap import items_from_run
 from arcmemo.cli.main import cli
-from arcmemo.config import RunConfig
-from arcmemo.continual import ContinualUpdater, record_selection_stats
-from arcmemo.memory.ontology import Concept, Memory
+from arcmemo.core.records import Attempt, Selection, Step, TaskResult
+from arcmemo.memory.schema import Concept, Memory
 from arcmemo.models.base import ProviderError, RetryDecision
 from arcmemo.models.client import ModelClient, ModelConfig
 from arcmemo.models.scripted import ScriptedProvider
-from arcmemo.records import Attempt, Selection, Step, TaskResult
-from arcmemo.rundir import Batch, RunWriter
+from arcmemo.run.bootstrap import items_from_run
+from arcmemo.run.config import RunConfig
+from arcmemo.run.continual import ContinualUpdater, record_selection_stats
+from arcmemo.run.directory import Batch, RunWriter
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 ARC_DIR = FIXTURES / "arc" / "eval"
@@ -174,13 +174,13 @@ def _private_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 
 def test_statistics_look_every_name_up_in_one_index(monkeypatch: pytest.MonkeyPatch) -> None:
-    from arcmemo.memory import ontology
+    from arcmemo.memory import schema
     from arcmemo.memory.edits import VERIFY_VARIABLE
 
     monkeypatch.delenv(VERIFY_VARIABLE)  # else every kept index is checked by a rebuild
     built: list[int] = []
-    real = ontology._positions
-    monkeypatch.setattr(ontology, "_positions", lambda cs: built.append(len(cs)) or real(cs))
+    real = schema._positions
+    monkeypatch.setattr(schema, "_positions", lambda cs: built.append(len(cs)) or real(cs))
     memory = Memory(concepts=[Concept(name=n, kind="routine") for n in ("a", "b", "c")])
     result = TaskResult(
         task_id="t",

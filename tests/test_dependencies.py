@@ -67,8 +67,10 @@ def _imports() -> dict[str, tuple[str, bool]]:
                 continue
             for module in modules:
                 top = module.split(".")[0]
-                if top in sys.stdlib_module_names or top == "arcmemo" or top.startswith("_"):
-                    continue  # the sandbox worker's own modules start with _
+                if top in sys.stdlib_module_names or top == "arcmemo":
+                    continue
+                if (path.parent / f"{top}.py").is_file():
+                    continue  # a script's sibling (the sandbox worker imports its own files)
                 where, eager = found.get(top, (str(path.relative_to(ROOT)), False))
                 found[top] = (where, eager or id(node) not in in_function)
     return found

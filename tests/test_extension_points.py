@@ -36,10 +36,10 @@ from arcmemo.benchmarks.outputs import (
     Table,
 )
 from arcmemo.cli.main import cli
+from arcmemo.core.records import Attempt, CheckResult, Selection, Step, TaskGrade, TaskResult
 from arcmemo.library.task import NO_LIBRARY, TaskLibrary
-from arcmemo.memory.ontology import Concept, Lesson, Memory, Solution
+from arcmemo.memory.schema import Concept, Lesson, Memory, Solution
 from arcmemo.models.base import Message
-from arcmemo.records import Attempt, CheckResult, Selection, Step, TaskGrade, TaskResult
 from arcmemo.selection.base import SELECTORS, Selector
 from tests.report.pages import task_section
 

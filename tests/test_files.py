@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from arcmemo import Memory
-from arcmemo.files import atomic_write_text, current_umask, file_lock, held_lock
+from arcmemo.core.files import atomic_write_text, current_umask, file_lock, held_lock
 
 
 @pytest.fixture

@@ -13,15 +13,15 @@ import pytest
 from click.testing import CliRunner
 
 from arcmemo.cli.main import cli
-from arcmemo.config import RESULT_FIELDS, RunConfig, result_values
-from arcmemo.memory.ontology import Memory
+from arcmemo.core.progress import ProgressEvent, ProgressSink, ProgressState
+from arcmemo.core.roles import role_of
+from arcmemo.memory.schema import Memory
 from arcmemo.memory.seeds import load_seed
-from arcmemo.model_roles import role_of
 from arcmemo.models.base import ProviderError
 from arcmemo.models.client import ModelClient
 from arcmemo.models.scripted import ScriptedProvider
-from arcmemo.pipeline import run_benchmark
-from arcmemo.progress import ProgressEvent, ProgressSink, ProgressState
+from arcmemo.run.config import RESULT_FIELDS, RunConfig, result_values
+from arcmemo.run.pipeline import run_benchmark
 from tests.fixtures.loop.load import loop_model
 from tests.test_continual import CORNERS, CORNERS_CONCEPT, QUADRANTS
 

@@ -19,15 +19,15 @@ from typing import Any
 import pytest
 
 from arcmemo.benchmarks.arc import format_grid, load_path
-from arcmemo.config import ResolvedRunConfig, RunConfig
-from arcmemo.memory.ontology import Concept, Lesson, Memory, Solution
+from arcmemo.core.records import TaskResult
+from arcmemo.memory.schema import Concept, Lesson, Memory, Solution
 from arcmemo.models.accounting import CallRecord
 from arcmemo.models.client import ModelClient, ModelConfig
 from arcmemo.models.embedding import OpenAIEmbedder
 from arcmemo.models.scripted import ScriptedProvider
-from arcmemo.pipeline import dry_run, lasting_run_memory, resolve_config, run_benchmark
-from arcmemo.records import TaskResult
-from arcmemo.rundir import RUNDIR_FORMAT, ConfigFile, RunDirError, RunWriter
+from arcmemo.run.config import ResolvedRunConfig, RunConfig
+from arcmemo.run.directory import RUNDIR_FORMAT, ConfigFile, RunDirError, RunWriter
+from arcmemo.run.pipeline import dry_run, lasting_run_memory, resolve_config, run_benchmark
 from arcmemo.selection.base import EARLIER_ANSWER
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -221,8 +221,8 @@ def test_config_file_is_the_resolved_config(arc_run: ArcRun) -> None:
 def test_resolving_a_resolved_config_changes_nothing_and_hashes_no_file_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from arcmemo import resolve
     from arcmemo.memory.seeds import load_seed
+    from arcmemo.run import resolve
 
     load_seed("arc").save(tmp_path / "memory.json")
     hashed: list[Path] = []
@@ -457,7 +457,7 @@ def test_dry_run_writes_every_prompt_and_estimates_without_a_key(tmp_path: Path)
 
 
 def test_dry_run_pays_a_prompt_once_per_request_not_once_per_sample(tmp_path: Path) -> None:
-    from arcmemo.tokens import estimate_tokens
+    from arcmemo.core.tokens import estimate_tokens
 
     one_request = asyncio.run(
         dry_run(arc_config(tmp_path / "n", model="openai:gpt-4o", attempts=3, retries=0))
@@ -652,9 +652,9 @@ def test_provider_statistics_of_solver_and_aux_models_are_merged(tmp_path: Path)
 
 
 def test_a_greedy_provider_samples_when_a_run_asks_for_several_attempts(tmp_path: Path) -> None:
-    from arcmemo.config import DEFAULT_SAMPLING_TEMPERATURE
     from arcmemo.models.registry import PROVIDERS
     from arcmemo.models.scripted import ScriptedProvider as Base
+    from arcmemo.run.config import DEFAULT_SAMPLING_TEMPERATURE
 
     class Greedy(Base):
         """Greedy unless given a temperature (a test provider)."""

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from arcmemo.models.base import Completion, Message, RequestReport
-from arcmemo.models.client import ModelClient, ModelConfig
-from arcmemo.models.scripted import ScriptedProvider
-from arcmemo.progress import (
+from arcmemo.core.progress import (
     CallAccounted,
     ProgressEvent,
     ProgressSink,
@@ -15,8 +12,11 @@ from arcmemo.progress import (
     RunStarted,
     TaskFinished,
 )
-from arcmemo.records import TaskResult
-from arcmemo.tokens import Usage
+from arcmemo.core.records import TaskResult
+from arcmemo.core.tokens import Usage
+from arcmemo.models.base import Completion, Message, RequestReport
+from arcmemo.models.client import ModelClient, ModelConfig
+from arcmemo.models.scripted import ScriptedProvider
 
 
 class Recorder(ProgressSink):

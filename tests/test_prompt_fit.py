@@ -1,4 +1,4 @@
-"""Solve and retry prompts fitted to the solver's context window (arcmemo.prompt_fit): the
+"""Solve and retry prompts fitted to the solver's context window (arcmemo.run.prompt_fit): the
 parts are cut in the stated order, each only as far as needed, tokens counted as the llm
 selector's fitting counts them, and what was cut is said."""
 
@@ -17,13 +17,7 @@ from arcmemo.benchmarks.arc.data import ArcPair, ArcTask
 from arcmemo.benchmarks.arc.prompt import ANSWER_CUT, PROSE_CUT
 from arcmemo.benchmarks.base import NO_CUTS, PromptCuts, PromptRequest
 from arcmemo.cli.main import cli
-from arcmemo.library.task import TaskLibrary
-from arcmemo.memory.ontology import LibraryFunction
-from arcmemo.models.base import Message
-from arcmemo.models.client import prompt_tokens
-from arcmemo.models.context import answer_room
-from arcmemo.prompt_fit import CUT_ORDER, FittedPrompt, fit_prompt
-from arcmemo.records import (
+from arcmemo.core.records import (
     Attempt,
     CutPart,
     PairCheck,
@@ -33,7 +27,13 @@ from arcmemo.records import (
     Step,
     TaskResult,
 )
-from arcmemo.tokens import estimate_tokens
+from arcmemo.core.tokens import estimate_tokens
+from arcmemo.library.task import TaskLibrary
+from arcmemo.memory.schema import LibraryFunction
+from arcmemo.models.base import Message
+from arcmemo.models.client import prompt_tokens
+from arcmemo.models.context import answer_room
+from arcmemo.run.prompt_fit import CUT_ORDER, FittedPrompt, fit_prompt
 from tests.library.test_library_in_a_run import TILE, library_memory
 from tests.models.fake_server import FakeLLMServer, _text_of
 
@@ -418,7 +418,7 @@ def test_a_selection_whose_memory_block_was_cut_was_never_shown() -> None:
 
 
 def test_every_part_but_the_library_functions_is_cut_whole_by_one_flag() -> None:
-    from arcmemo.prompt_fit import _WHOLE_PART_FLAGS
+    from arcmemo.run.prompt_fit import _WHOLE_PART_FLAGS
 
     parts = set(get_args(CutPart)) - {"library functions"}
     assert set(_WHOLE_PART_FLAGS) == parts

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from arcmemo import prompting
 from arcmemo.cli.main import cli
-from arcmemo.pipeline import RunConfig, dry_run
-from arcmemo.prompting import PromptOverlayError, check_overlay, prompt_overlay
+from arcmemo.core import prompting
+from arcmemo.core.prompting import PromptOverlayError, check_overlay, prompt_overlay
+from arcmemo.run.pipeline import RunConfig, dry_run
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ARC_DIR = FIXTURES / "arc" / "eval"

@@ -8,8 +8,8 @@ import types
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
-from arcmemo import registry as reg
-from arcmemo.registry import ComponentSpec, Registry, RegistryError
+from arcmemo.core import registry as reg
+from arcmemo.core.registry import ComponentSpec, Registry, RegistryError
 
 
 class ToyOptions(BaseModel):

@@ -11,19 +11,19 @@ from pathlib import Path
 
 import pytest
 
-from arcmemo import tables
+from arcmemo.analysis import tables
+from arcmemo.analysis.report.html import render_report
+from arcmemo.analysis.report.load import load_run
 from arcmemo.benchmarks.aime.metrics import AimeMetrics
 from arcmemo.benchmarks.arc.scoring import ArcMetrics, OracleCell
 from arcmemo.benchmarks.base import BENCHMARKS
-from arcmemo.config import RunConfig
-from arcmemo.memory.ontology import Memory
+from arcmemo.memory.schema import Memory
 from arcmemo.models.client import ModelClient, ModelConfig
 from arcmemo.models.scripted import ScriptedProvider
-from arcmemo.pipeline import run_benchmark
-from arcmemo.report.html import render_report
-from arcmemo.report.load import load_run
-from arcmemo.rundir import RUNDIR_FORMAT, ConfigFile, RunDirectory, RunDirError
-from arcmemo.summary import (
+from arcmemo.run.config import RunConfig
+from arcmemo.run.directory import RUNDIR_FORMAT, ConfigFile, RunDirectory, RunDirError
+from arcmemo.run.pipeline import run_benchmark
+from arcmemo.run.summary import (
     SUMMARY_FORMAT,
     SummaryError,
     load_summary,

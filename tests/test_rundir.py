@@ -11,13 +11,13 @@ import pytest
 
 from arcmemo.abstraction.outcome import AbstractionOutcome
 from arcmemo.benchmarks.base import BENCHMARKS
-from arcmemo.config import RunConfig
+from arcmemo.core.records import TaskResult
+from arcmemo.core.tokens import Usage
 from arcmemo.memory.store import dump_memory
 from arcmemo.models.accounting import CallRecord
-from arcmemo.records import TaskResult
-from arcmemo.rundir import BatchCommit, RunDirectory, RunDirError, RunWriter, Schedule
+from arcmemo.run.config import RunConfig
+from arcmemo.run.directory import BatchCommit, RunDirectory, RunDirError, RunWriter, Schedule
 from arcmemo.selection import SELECTORS
-from arcmemo.tokens import Usage
 
 
 def config(out: Path, **changes: object) -> RunConfig:
@@ -203,7 +203,7 @@ def test_a_corrupt_line_in_the_middle_is_an_error_naming_the_line(tmp_path: Path
 
 
 def test_summary_is_written_as_json(tmp_path: Path) -> None:
-    from arcmemo.summary import SUMMARY_FORMAT, RunSummary
+    from arcmemo.run.summary import SUMMARY_FORMAT, RunSummary
 
     rundir = RunWriter(tmp_path)
     summary = RunSummary(benchmark="aime", model="m", n_tasks=1, memory=str(tmp_path))
@@ -286,7 +286,7 @@ def test_what_an_unfinished_batch_appended_is_cut_when_the_run_resumes(tmp_path:
 
 
 def test_the_memory_to_resume_from_is_the_committed_snapshot(tmp_path: Path) -> None:
-    from arcmemo.memory.ontology import Concept, Memory
+    from arcmemo.memory.schema import Concept, Memory
 
     rundir = RunWriter(tmp_path / "run")
     cfg = config(rundir.path, memory=tmp_path / "memory.json", update="online")

@@ -11,18 +11,18 @@ import pytest
 
 from arcmemo.benchmarks.aime import AimeBenchmark, load_problems
 from arcmemo.benchmarks.arc import ArcBenchmark, ArcTask, load_path
-from arcmemo.config import RunConfig
-from arcmemo.memory.ontology import Memory
+from arcmemo.core.records import TaskResult
+from arcmemo.memory.schema import Memory
 from arcmemo.models.accounting import UsageSummary
 from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient, ModelConfig
 from arcmemo.models.scripted import ScriptedProvider
-from arcmemo.records import TaskResult
-from arcmemo.rundir import RunWriter
-from arcmemo.runner import Runner, order_tasks
+from arcmemo.run.config import RunConfig
+from arcmemo.run.directory import RunWriter
+from arcmemo.run.runner import Runner, order_tasks
+from arcmemo.run.solve_prompt import hide_own_concepts
+from arcmemo.run.summary import build_summary
 from arcmemo.selection.base import SELECTORS
-from arcmemo.solve_prompt import hide_own_concepts
-from arcmemo.summary import build_summary
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 ARC_DIR = FIXTURES / "arc" / "eval"
@@ -273,10 +273,10 @@ def test_build_summary_marks_label_leaks(arc: ArcBenchmark, tmp_path: Path) -> N
 def test_seed_reaches_the_providers_sampling_parameters(tmp_path: Path) -> None:
     import asyncio
 
-    from arcmemo.config import RunConfig
     from arcmemo.models.base import Completion, GenerateParams, Provider
     from arcmemo.models.client import ModelClient, ModelConfig
-    from arcmemo.pipeline import run_benchmark
+    from arcmemo.run.config import RunConfig
+    from arcmemo.run.pipeline import run_benchmark
 
     seen: list[GenerateParams] = []
 
@@ -332,10 +332,10 @@ def test_identical_retry_prompts_of_two_attempts_get_independent_answers(
 
 
 def test_a_selection_records_lessons_by_their_number_in_the_real_memory() -> None:
-    from arcmemo.memory.ontology import Lesson, Provenance
-    from arcmemo.records import Selection
+    from arcmemo.core.records import Selection
+    from arcmemo.memory.schema import Lesson, Provenance
+    from arcmemo.run.solve_prompt import prepare_prompt
     from arcmemo.selection.base import Selector
-    from arcmemo.solve_prompt import prepare_prompt
 
     def lesson(text: str, source: str) -> Lesson:
         return Lesson(situation=text, suggestion=text, provenance=Provenance(sources=[source]))
@@ -376,7 +376,7 @@ def test_a_selection_records_lessons_by_their_number_in_the_real_memory() -> Non
 def test_selections_that_chose_nothing_are_a_warning_of_the_run(
     arc: ArcBenchmark, tmp_path: Path
 ) -> None:
-    from arcmemo.records import Selection
+    from arcmemo.core.records import Selection
 
     config = RunConfig(benchmark="arc-agi-1", model="scripted:x", out=tmp_path)
     nothing = "the llm selection chose nothing: no name resolved ({'name': 'scale grid'})"

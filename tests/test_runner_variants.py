@@ -12,18 +12,18 @@ from typing import Any
 
 import pytest
 
+from arcmemo.analysis.report import load_run, render_report
 from arcmemo.benchmarks.arc.benchmark import ArcBenchmark
 from arcmemo.benchmarks.arc.scoring import run_scores
-from arcmemo.config import RunConfig
+from arcmemo.core.records import Attempt, Selection, Step, TaskResult
 from arcmemo.memory.seeds import load_seed
 from arcmemo.models.accounting import UsageSummary
 from arcmemo.models.cache import ResponseCache
 from arcmemo.models.client import ModelClient
 from arcmemo.models.scripted import ScriptedProvider
-from arcmemo.pipeline import dry_run, run_benchmark
-from arcmemo.records import Attempt, Selection, Step, TaskResult
-from arcmemo.report import load_run, render_report
-from arcmemo.summary import build_summary
+from arcmemo.run.config import RunConfig
+from arcmemo.run.pipeline import dry_run, run_benchmark
+from arcmemo.run.summary import build_summary
 from tests.fixtures.loop.load import loop_model
 from tests.report.pages import task_section
 
@@ -191,7 +191,7 @@ def test_records_from_before_variants_load_as_variant_zero() -> None:
 
 
 def test_variants_without_a_model_selector_are_warned(tmp_path: Path) -> None:
-    from arcmemo.run_warnings import run_warnings
+    from arcmemo.run.warnings import run_warnings
 
     def warned(**changes: Any) -> bool:
         return any("--variants" in w for w in run_warnings(_config(tmp_path, "w", **changes)))

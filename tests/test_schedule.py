@@ -27,20 +27,20 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from arcmemo import continual
-from arcmemo.config import RunConfig
-from arcmemo.files import LockHeldError, held_lock
-from arcmemo.memory.ontology import Memory
+from arcmemo.core.files import LockHeldError, held_lock
+from arcmemo.core.records import TaskResult
+from arcmemo.core.tokens import Usage
+from arcmemo.memory.schema import Memory
 from arcmemo.memory.seeds import load_seed
 from arcmemo.memory.store import dump_memory
 from arcmemo.models.base import Completion, GenerateParams
 from arcmemo.models.cache import ResponseCache
 from arcmemo.models.client import ModelClient, ModelConfig
 from arcmemo.models.scripted import ScriptedProvider, count_tokens_roughly
-from arcmemo.pipeline import run_benchmark, writer_lock_path
-from arcmemo.records import TaskResult
-from arcmemo.rundir import RunDirectory, RunDirError, RunWriter
-from arcmemo.tokens import Usage
+from arcmemo.run import continual
+from arcmemo.run.config import RunConfig
+from arcmemo.run.directory import RunDirectory, RunDirError, RunWriter
+from arcmemo.run.pipeline import run_benchmark, writer_lock_path
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 ROOT = Path(__file__).resolve().parents[1]
@@ -784,7 +784,7 @@ class Waiting(Script):
         return super().answer(stage, task, prompt, text)
 
 config = online_config(Path({out!r}), Path({memory!r}), list(TRANSFER), memory_out=None)
-from arcmemo.pipeline import run_benchmark
+from arcmemo.run.pipeline import run_benchmark
 asyncio.run(run_benchmark(config, solver=client(Waiting(TRANSFER), config.out, Path({cache!r}))))
 """
 

@@ -1,5 +1,5 @@
-"""``--shard I/N`` and :func:`arcmemo.shards.merge_runs`: shards merged equal one unsharded run,
-and merging refuses what is not one run cut into shards."""
+"""``--shard I/N`` and :func:`arcmemo.analysis.shards.merge_runs`: shards merged equal one
+unsharded run, and merging refuses what is not one run cut into shards."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from arcmemo.config import RunConfig, ShardSpec
+from arcmemo.analysis.shards import MergeError, merge_runs
 from arcmemo.models.client import ModelConfig
-from arcmemo.pipeline import run_benchmark
-from arcmemo.rundir import RunDirectory
-from arcmemo.shards import MergeError, merge_runs
+from arcmemo.run.config import RunConfig, ShardSpec
+from arcmemo.run.directory import RunDirectory
+from arcmemo.run.pipeline import run_benchmark
 
 SUMS = Path(__file__).resolve().parent / "fixtures" / "scripts" / "aime_sums.py"
 # What may differ between two runs of the same work: how long it took.

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from arcmemo.config import RunConfig
-from arcmemo.memory.ontology import Concept, HistoryEntry, Lesson, Memory, Solution
+from arcmemo.memory.schema import Concept, HistoryEntry, Lesson, Memory, Solution
 from arcmemo.memory.seeds import load_seed
 from arcmemo.memory.store import dump_memory
-from arcmemo.rundir import BatchCommit, RunDirError, RunWriter
-from arcmemo.snapshots import Kept, MemoryParts, Written, apply_delta, make_delta
+from arcmemo.run.config import RunConfig
+from arcmemo.run.directory import BatchCommit, RunDirError, RunWriter
+from arcmemo.run.snapshots import Kept, MemoryParts, Written, apply_delta, make_delta
 
 V1_ONLINE = Path(__file__).resolve().parent / "fixtures" / "rundir" / "v1" / "arc-online"
 

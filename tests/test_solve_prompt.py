@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from arcmemo.memory.ontology import Concept, Provenance
 from arcmemo.memory.relations import RelationIndex, relation_index
+from arcmemo.memory.schema import Concept, Provenance
 from arcmemo.memory.synthetic import synthetic_memory
-from arcmemo.solve_prompt import _sole_source, _sole_sources, hide_own_concepts
+from arcmemo.run.solve_prompt import _sole_source, _sole_sources, hide_own_concepts
 
 
 @pytest.mark.parametrize(

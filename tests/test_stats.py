@@ -11,7 +11,7 @@ from math import comb
 import numpy as np
 import pytest
 
-from arcmemo.stats import (
+from arcmemo.core.stats import (
     any_of_k,
     binomial_two_sided,
     bootstrap_ci,

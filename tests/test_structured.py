@@ -10,7 +10,7 @@ import pytest
 from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient
 from arcmemo.models.scripted import ScriptedProvider
-from arcmemo.structured import (
+from arcmemo.models.structured import (
     OutputError,
     generate_structured,
     last_fenced_block,

@@ -1,4 +1,4 @@
-"""``arcmemo.tables``: rows per setting and retry depth, cells a run lacks, the three
+"""``arcmemo.analysis.tables``: rows per setting and retry depth, cells a run lacks, the three
 formats, AIME's layout, refusing runs that do not belong together, and the paired test."""
 
 from __future__ import annotations
@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from arcmemo import tables
+from arcmemo.analysis import tables
 from arcmemo.benchmarks.aime.benchmark import AimeBenchmark
 from arcmemo.benchmarks.arc.benchmark import ArcBenchmark
-from arcmemo.config import RunConfig
+from arcmemo.core.records import Attempt, Step, TaskResult
 from arcmemo.models.accounting import UsageSummary
-from arcmemo.records import Attempt, Step, TaskResult
-from arcmemo.rundir import RunWriter
-from arcmemo.summary import build_summary
+from arcmemo.run.config import RunConfig
+from arcmemo.run.directory import RunWriter
+from arcmemo.run.summary import build_summary
 
 T, F = True, False
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-import arcmemo.text
-from arcmemo.text import clean_json, clean_text
+import arcmemo.sandbox.text
+from arcmemo.sandbox.text import clean_json, clean_text
 
 
 def test_clean_text_removes_terminal_control_sequences_and_keeps_lines() -> None:
@@ -39,7 +39,7 @@ def test_clean_json_cleans_keys_and_strings_and_refuses_what_json_cannot_hold() 
 
 def test_the_sanitizer_imports_nothing_from_arcmemo() -> None:
     # The sandbox worker loads it by file inside the sandbox, with only the standard library.
-    tree = ast.parse(Path(arcmemo.text.__file__).read_text())
+    tree = ast.parse(Path(arcmemo.sandbox.text.__file__).read_text())
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             assert not (node.module or "").startswith("arcmemo"), node.module

@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from arcmemo import tokens
-from arcmemo.tokens import count_ascii_pieces, estimate_tokens
+from arcmemo.core import tokens
+from arcmemo.core.tokens import count_ascii_pieces, estimate_tokens
 
 # Every class of character the pieces regex tells apart, and the edges between them.
 _ALPHABET = "aZ09 \n\t\r\x0b\x0c\x1c\x1f.,:[]()-_'\"#" + "".join(map(chr, range(32)))

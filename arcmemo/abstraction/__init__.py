@@ -2,6 +2,6 @@
 
 from arcmemo.abstraction.base import ABSTRACTORS, Abstractor
 from arcmemo.abstraction.outcome import AbstractionOutcome
-from arcmemo.records import SolvedItem
+from arcmemo.core.records import SolvedItem
 
 __all__ = ["ABSTRACTORS", "AbstractionOutcome", "Abstractor", "SolvedItem"]

@@ -9,10 +9,10 @@ from pydantic import BaseModel, Field
 
 from arcmemo.abstraction.outcome import AbstractionOutcome
 from arcmemo.abstraction.pitfall import FailedItem, write_pitfalls
-from arcmemo.memory.ontology import Memory
+from arcmemo.core.records import SolvedItem
+from arcmemo.core.registry import Registry
+from arcmemo.memory.schema import Memory
 from arcmemo.models.client import ModelClient
-from arcmemo.records import SolvedItem
-from arcmemo.registry import Registry
 
 
 class PitfallOptions(BaseModel):

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from arcmemo.abstraction.base import ABSTRACTORS, Abstractor
 from arcmemo.abstraction.outcome import AbstractionOutcome, ask
-from arcmemo.inlined_library import without_library
-from arcmemo.memory.ontology import HistoryEntry, Memory, Solution
+from arcmemo.core.inlined_library import without_library
+from arcmemo.core.records import SolvedItem
+from arcmemo.memory.schema import HistoryEntry, Memory, Solution
 from arcmemo.models.client import ModelClient
-from arcmemo.records import SolvedItem
-from arcmemo.structured import OutputError, tagged
+from arcmemo.models.structured import OutputError, tagged
 
 # A rewrite that shrinks the sheet to a sliver of itself is a collapse, not a curation
 # (a published DC run ended with an empty sheet); keep the old sheet instead.

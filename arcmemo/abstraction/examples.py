@@ -31,7 +31,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from arcmemo.resources import data_dir
+from arcmemo.core.resources import data_dir
 
 
 class ExamplesFileError(ValueError):

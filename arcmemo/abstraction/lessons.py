@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from pydantic import ValidationError
 
-from arcmemo.memory.ontology import Lesson
-from arcmemo.structured import OutputError, load_yaml_block
+from arcmemo.memory.schema import Lesson
+from arcmemo.models.structured import OutputError, load_yaml_block
 
 
 def parse_lessons(text: str) -> list[Lesson]:

@@ -21,11 +21,11 @@ from arcmemo.abstraction.base import ABSTRACTORS, Abstractor, PitfallOptions
 from arcmemo.abstraction.examples import Example, ExampleOptions, load_examples
 from arcmemo.abstraction.lessons import parse_lessons
 from arcmemo.abstraction.outcome import AbstractionOutcome, ask
-from arcmemo.inlined_library import without_library
-from arcmemo.memory.ontology import Lesson, Memory, Solution
+from arcmemo.core.inlined_library import without_library
+from arcmemo.core.records import SolvedItem
+from arcmemo.memory.schema import Lesson, Memory, Solution
 from arcmemo.models.client import ModelClient
-from arcmemo.records import SolvedItem
-from arcmemo.structured import OutputError, tagged
+from arcmemo.models.structured import OutputError, tagged
 
 _STEP = re.compile(r"^\s*-\s*[ot]\s*\d+\s*:", re.MULTILINE | re.IGNORECASE)
 # "[Number theory] when ...": a bracketed domain of a few words, then the situation itself.

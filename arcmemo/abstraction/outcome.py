@@ -12,12 +12,12 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field
 
-from arcmemo import prompting
-from arcmemo.files import append_lines
+from arcmemo.core import prompting
+from arcmemo.core.files import append_lines
+from arcmemo.core.tokens import Usage
 from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient
-from arcmemo.structured import Structured, generate_structured
-from arcmemo.tokens import Usage
+from arcmemo.models.structured import Structured, generate_structured
 
 T = TypeVar("T")
 

@@ -14,9 +14,9 @@ from pydantic import BaseModel, Field
 
 from arcmemo.abstraction.lessons import parse_lessons
 from arcmemo.abstraction.outcome import AbstractionOutcome, ask
-from arcmemo.memory.ontology import Lesson, Memory
+from arcmemo.core.records import Step, TaskResult
+from arcmemo.memory.schema import Lesson, Memory
 from arcmemo.models.client import ModelClient
-from arcmemo.records import Step, TaskResult
 
 _ERROR_CHARS = 300
 

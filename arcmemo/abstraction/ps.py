@@ -18,14 +18,14 @@ from pydantic import Field, ValidationError
 from arcmemo.abstraction.base import ABSTRACTORS, Abstractor, PitfallOptions
 from arcmemo.abstraction.examples import Example, ExampleOptions, load_examples
 from arcmemo.abstraction.outcome import AbstractionOutcome, ask
-from arcmemo.inlined_library import without_library
+from arcmemo.core.inlined_library import without_library
+from arcmemo.core.records import SolvedItem
 from arcmemo.memory.merge import harvest_typedefs
-from arcmemo.memory.ontology import Concept, Memory, Solution
 from arcmemo.memory.render import USAGE_THRESHOLD
+from arcmemo.memory.schema import Concept, Memory, Solution
 from arcmemo.memory.types import unresolved
 from arcmemo.models.client import ModelClient
-from arcmemo.records import SolvedItem
-from arcmemo.structured import OutputError, load_yaml_block, tagged
+from arcmemo.models.structured import OutputError, load_yaml_block, tagged
 
 _ALIASES: dict[str, str] = {
     "concept": "name", "title": "name", "typing": "type", "output_typing": "output_type",

@@ -32,10 +32,10 @@ from arcmemo.benchmarks.outputs import (
     ScoredRun,
     Table,
 )
+from arcmemo.core.records import Attempt, CheckResult, SolvedItem, Step, TaskGrade, TaskResult
+from arcmemo.core.registry import ComponentSpec, NoOptions, Registry, RegistryError
 from arcmemo.library.task import NO_LIBRARY, TaskLibrary
 from arcmemo.models.base import Message
-from arcmemo.records import Attempt, CheckResult, SolvedItem, Step, TaskGrade, TaskResult
-from arcmemo.registry import ComponentSpec, NoOptions, Registry, RegistryError
 
 if TYPE_CHECKING:
     from arcmemo.sandbox import Sandbox
@@ -103,7 +103,7 @@ class SharedSandbox:
 @dataclass(frozen=True)
 class PromptCuts:
     """Parts of a prompt left out to fit the model's context window. Which, and in what
-    order, :mod:`arcmemo.prompt_fit` decides; a benchmark makes those its prompts hold."""
+    order, :mod:`arcmemo.run.prompt_fit` decides; a benchmark makes those its prompts hold."""
 
     produced_grids: bool = False
     answer_prose: bool = False
@@ -156,7 +156,7 @@ def solve_messages(domain_prompts: str, concepts: str, task_text: str) -> list[M
     ``domain_prompts`` is the template folder (``arc``, ``aime``) holding ``system.j2`` and
     ``concepts.j2``.
     """
-    from arcmemo import prompting
+    from arcmemo.core import prompting
 
     messages = [Message(role="system", content=prompting.render(f"{domain_prompts}/system"))]
     if concepts:
@@ -363,7 +363,7 @@ class Benchmark(abc.ABC, Generic[TaskT]):
     def report_template(self) -> str | None:
         """Jinja source of this benchmark's report page, or None for the generic view.
 
-        It extends ``report.html.j2`` (in :mod:`arcmemo.report`) and overrides the task
+        It extends ``report.html.j2`` (in :mod:`arcmemo.analysis.report`) and overrides the task
         blocks that template lists; the data of :meth:`report_task` is ``t.view`` there and
         that of :meth:`report_step` is ``s.view``.
         """
@@ -381,7 +381,7 @@ class Benchmark(abc.ABC, Generic[TaskT]):
         """This run's lines in the report's charts (default: oracle@k from the attempts)."""
         return [attempts_oracle_curve(results)]
 
-    # -- arcmemo table (arcmemo.tables renders; without these, no table) ---------------------
+    # -- arcmemo table (arcmemo.analysis.tables renders; without these, no table) -------------
 
     # What the table's numbers are averaged over, in its notes.
     task_noun: ClassVar[str] = "tasks"
@@ -499,7 +499,7 @@ class BenchmarkRegistry(Registry[Benchmark[Any]]):
 
 def check_templates(name: str, cls: type[Benchmark[Any]]) -> None:
     """Refuse ``cls`` when a template it names in ``templates`` is not under prompts/."""
-    from arcmemo.resources import data_dir
+    from arcmemo.core.resources import data_dir
 
     folder = data_dir("prompts")
     for template in cls.templates:

@@ -2,8 +2,8 @@
 ``arcmemo export``.
 
 Plain data only: the benchmark decides what goes in a table, a chart or an exported file;
-:mod:`arcmemo.tables` renders tables (Markdown, CSV, LaTeX) and runs the paired tests,
-:mod:`arcmemo.report.charts` draws the charts and ``arcmemo export`` writes the file, each
+:mod:`arcmemo.analysis.tables` renders tables (Markdown, CSV, LaTeX) and runs the paired tests,
+:mod:`arcmemo.analysis.report.charts` draws the charts and ``arcmemo export`` writes the file, each
 for any benchmark.
 """
 
@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, get_args
 
-from arcmemo.records import TaskResult
+from arcmemo.core.records import TaskResult
 
 # How a table reads a run's scores: "arcmemo" as the paper's text defines them, "published"
 # as the paper's published code computes them (a benchmark that has such a variant says what
@@ -56,7 +56,7 @@ def padded(values: Sequence[Cell], width: int) -> list[Cell]:
 
 
 class ScoredRun(Protocol):
-    """What a table reads of one run (:class:`arcmemo.tables.TableRun`)."""
+    """What a table reads of one run (:class:`arcmemo.analysis.tables.TableRun`)."""
 
     label: str
     attempts: int

@@ -16,9 +16,9 @@ from arcmemo.cli.benchmark_help import BenchmarkHelpOption, split_help
 from arcmemo.cli.config_options import config_options, config_values
 from arcmemo.cli.errors import user_errors
 from arcmemo.cli.options import ComponentChoice, RegistryHelpCommand, model_options, open_cli_model
-from arcmemo.config import RunConfig
-from arcmemo.registry import ComponentSpec
-from arcmemo.signals import WRITE_SIGNALS
+from arcmemo.core.registry import ComponentSpec
+from arcmemo.run.config import RunConfig
+from arcmemo.signals.base import WRITE_SIGNALS
 
 
 @click.command("abstract", cls=RegistryHelpCommand, registries=(ABSTRACTORS, WRITE_SIGNALS))
@@ -74,8 +74,13 @@ def abstract(
     **options: Any,
 ) -> None:
     """Abstract every confirmed solution into the memory (resumable: solved ids are skipped)."""
-    from arcmemo.bootstrap import abstract_into, items_from_programs, items_from_run, memory_summary
-    from arcmemo.memory.ontology import Memory
+    from arcmemo.memory.schema import Memory
+    from arcmemo.run.bootstrap import (
+        abstract_into,
+        items_from_programs,
+        items_from_run,
+        memory_summary,
+    )
 
     console = Console(stderr=True)
     with user_errors():

@@ -27,7 +27,7 @@ from arcmemo.cli.errors import user_errors
 def batches(run: Path, ids: tuple[str, ...], cancel: bool, as_json: bool) -> None:
     """List the provider batches of the run directory RUN (or only IDS): id, model, state,
     request counts, when created, why it failed; with --cancel, cancel them."""
-    from arcmemo.run_batches import cancel_batches, list_batches
+    from arcmemo.run.provider_batches import cancel_batches, list_batches
 
     with user_errors():
         if cancel:

@@ -15,7 +15,8 @@ from pathlib import Path
 import click
 
 from arcmemo.cli.options import parse_model_args
-from arcmemo.files import atomic_write_text
+from arcmemo.core.files import atomic_write_text
+from arcmemo.core.registry import RegistryError
 from arcmemo.models.base import ProviderError
 from arcmemo.models.jetspec.bench import (
     DEFAULT_PROMPTS,
@@ -25,7 +26,6 @@ from arcmemo.models.jetspec.bench import (
     repeat_prompts,
     run_generation_bench,
 )
-from arcmemo.registry import RegistryError
 
 
 @click.group()

@@ -1,4 +1,4 @@
-"""Click options generated from the :class:`~arcmemo.settings.Setting` of config fields.
+"""Click options generated from the :class:`~arcmemo.core.settings.Setting` of config fields.
 
 :func:`config_options` turns a config model's settings into click parameters (type, range,
 default shown, environment variable, help section), and :func:`config_values` turns the
@@ -21,8 +21,8 @@ import click
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from arcmemo.registry import ComponentSpec, Registry
-from arcmemo.settings import GROUPS, Setting, Shortcut, settings_of
+from arcmemo.core.registry import ComponentSpec, Registry
+from arcmemo.core.settings import GROUPS, Setting, Shortcut, settings_of
 
 # The section of the options a command writes by hand (not config fields).
 OTHER_GROUP = "Other"
@@ -132,7 +132,7 @@ class ComponentChoice(click.ParamType):
         return "[" + "|".join(self.registry.names()) + "]"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
-        from arcmemo.registry import RegistryError
+        from arcmemo.core.registry import RegistryError
 
         try:
             self.registry.get(str(value))

@@ -14,14 +14,14 @@ import click
 
 def _user_error_types() -> tuple[type[BaseException], ...]:
     from arcmemo.benchmarks.base import BenchmarkDataError
-    from arcmemo.files import LockHeldError
+    from arcmemo.core.files import LockHeldError
+    from arcmemo.core.registry import RegistryError
     from arcmemo.memory.store import MemoryFileError
     from arcmemo.models.base import ProviderError
     from arcmemo.models.prices import PriceTableError
     from arcmemo.models.retry import ModelCallError
-    from arcmemo.pipeline import RunOptionsError
-    from arcmemo.registry import RegistryError
-    from arcmemo.rundir import RunDirError
+    from arcmemo.run.directory import RunDirError
+    from arcmemo.run.pipeline import RunOptionsError
     from arcmemo.sandbox import SandboxUnavailableError
 
     return (

@@ -30,8 +30,8 @@ def export_run(run: Path, name: str, out: Path | None) -> tuple[int, Path]:
     """Write ``run`` through its benchmark's exporter ``name``; the number of tasks and the
     file written."""
     from arcmemo.benchmarks.base import BENCHMARKS
-    from arcmemo.files import atomic_write_text
-    from arcmemo.rundir import RunDirectory, RunDirError
+    from arcmemo.core.files import atomic_write_text
+    from arcmemo.run.directory import RunDirectory, RunDirError
 
     rundir = RunDirectory(run)
     config = rundir.require_config()

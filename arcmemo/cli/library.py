@@ -90,9 +90,9 @@ def build_command(
     """Trace the programs' helpers on their tasks' train pairs in the sandbox and write the
     functions whose recorded tests pass into the memory (created when missing); the full
     report goes to MEMORY.library-build.json."""
-    from arcmemo.files import atomic_write_text
+    from arcmemo.core.files import atomic_write_text
     from arcmemo.library import build_library
-    from arcmemo.memory.ontology import Memory
+    from arcmemo.memory.schema import Memory
     from arcmemo.memory.store import editing, save_memory
 
     with user_errors():
@@ -203,7 +203,7 @@ def refactor_command(
     """Rewrite the programs to import the library functions with their helpers' behaviour,
     re-verify each on its task (train and labelled test pairs; a failing one is kept as it
     was) and report the tokens before and after."""
-    from arcmemo.files import atomic_write_text
+    from arcmemo.core.files import atomic_write_text
     from arcmemo.library.refactor import refactor_programs
     from arcmemo.memory.store import load_memory
 

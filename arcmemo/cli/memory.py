@@ -20,13 +20,13 @@ import yaml
 from rich.console import Console
 from rich.markup import escape
 
-from arcmemo.bulk import lasting
+from arcmemo.core.bulk import lasting
+from arcmemo.core.tokens import estimate_tokens
 from arcmemo.memory.diff import memory_diff
-from arcmemo.memory.ontology import Concept, Memory
 from arcmemo.memory.render import VIEWS
+from arcmemo.memory.schema import Concept, Memory
 from arcmemo.memory.seeds import SeedFileError, available_domains, load_seed
 from arcmemo.memory.store import MemoryFileError
-from arcmemo.tokens import estimate_tokens
 
 _FILE = click.Path(dir_okay=False, path_type=Path)
 
@@ -157,8 +157,8 @@ def _print_text(memory: Memory, path: Path, concepts: list[Concept], whole: bool
 
 
 def _write_html(loaded: Memory, file: Path, out: Path) -> None:
-    from arcmemo.files import atomic_write_text
-    from arcmemo.report import render_memory_page
+    from arcmemo.analysis.report import render_memory_page
+    from arcmemo.core.files import atomic_write_text
 
     try:
         atomic_write_text(out, render_memory_page(loaded, title=f"memory {file.name}"))
@@ -397,7 +397,7 @@ def import_(
     --part; several are imported into one memory, in order. Prints what was read and every
     quirk of the published data that was handled.
     """
-    from arcmemo.files import atomic_write_text
+    from arcmemo.core.files import atomic_write_text
     from arcmemo.memory.importers import PublishedFileError, import_arc_memo
 
     if out.exists() and not force:
@@ -437,8 +437,8 @@ def _save_as(memory: Memory, file: Path, out: Path | None) -> Path:
 def _sole_writer(file: Path, out: Path | None, dry_run: bool) -> Iterator[None]:
     """One memory file, one writer: from load to save, hold the writer lock that an online
     run or ``arcmemo abstract`` holds, so neither loses the other's updates."""
-    from arcmemo.files import LockHeldError, held_lock
-    from arcmemo.pipeline import writer_lock_path
+    from arcmemo.core.files import LockHeldError, held_lock
+    from arcmemo.run.pipeline import writer_lock_path
 
     target = out or file
     holder = f"pid {os.getpid()}, arcmemo memory"
@@ -478,7 +478,7 @@ def attribute(run: Path, file: Path, dry_run: bool, out: Path | None) -> None:
     An online run already wrote both into its memory; a run folded once is refused the
     second time.
     """
-    from arcmemo.rundir import RunDirectory, RunDirError
+    from arcmemo.run.directory import RunDirectory, RunDirError
 
     rundir = RunDirectory(run)
     try:
@@ -492,10 +492,10 @@ def attribute(run: Path, file: Path, dry_run: bool, out: Path | None) -> None:
             "attribution into the memory it grew; nothing to fold"
         )
     from arcmemo.benchmarks.base import BENCHMARKS
-    from arcmemo.continual import record_selection_stats
     from arcmemo.memory.attribution import attribute_task, record_attribution, summarize
-    from arcmemo.memory.ontology import HistoryEntry
-    from arcmemo.signals import WRITE_SIGNALS
+    from arcmemo.memory.schema import HistoryEntry
+    from arcmemo.run.continual import record_selection_stats
+    from arcmemo.signals.base import WRITE_SIGNALS
 
     with _sole_writer(file, out, dry_run):
         loaded = _load(file)
@@ -586,8 +586,8 @@ def consolidate(
     import asyncio
 
     with _sole_writer(file, out, dry_run):
+        from arcmemo.core.registry import RegistryError
         from arcmemo.memory import consolidate as merging
-        from arcmemo.registry import RegistryError
 
         loaded = _load(file)
         try:

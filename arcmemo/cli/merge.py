@@ -41,7 +41,7 @@ def merge(runs: tuple[Path, ...], out: Path | None, allow_partial: bool) -> None
     for run in runs:
         if not run.is_dir():
             raise click.BadParameter(f"{run} is not a run directory", param_hint="RUNS")
-    from arcmemo.shards import merge_runs
+    from arcmemo.analysis.shards import merge_runs
 
     with user_errors():
         summary = merge_runs(out, list(runs), allow_partial=allow_partial)

@@ -13,9 +13,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from arcmemo.cli.console import print_table
+from arcmemo.core.registry import ComponentUnavailableError
 from arcmemo.models.prices import PRICES_ENV, PriceTable
 from arcmemo.models.registry import INSTALL_HINTS, PROVIDERS
-from arcmemo.registry import ComponentUnavailableError
 
 
 def _importable(module: str) -> bool:

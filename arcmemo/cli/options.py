@@ -19,9 +19,9 @@ from arcmemo.cli.config_options import (
 from arcmemo.cli.config_options import (
     parse_component_args as parse_component_args,
 )
+from arcmemo.core.registry import ComponentSpec, Registry
 from arcmemo.models.base import SamplingConfig
 from arcmemo.models.client import ModelClient, ModelConfig, open_model
-from arcmemo.registry import ComponentSpec, Registry
 
 
 def parse_model_args(values: tuple[str, ...]) -> dict[str, str]:
@@ -43,7 +43,7 @@ MODEL_SETTINGS: dict[str, Iterable[str] | None] = {
 def model_options(function: Callable[..., Any]) -> Callable[..., Any]:
     """``--model``, ``--base-url``, ``--model-arg``, ``--temperature``, ``--max-tokens``,
     ``--concurrency`` and ``--no-cache``: the options of ``arcmemo run`` of these names."""
-    from arcmemo.config import RunConfig
+    from arcmemo.run.config import RunConfig
 
     return config_options(RunConfig, MODEL_SETTINGS)(function)
 
@@ -98,14 +98,14 @@ def plural(noun: str) -> str:
 def sandbox_options(function: Callable[..., Any]) -> Callable[..., Any]:
     """``--sandbox NAME`` and ``--sandbox-arg k=v`` (where model-written programs run), as
     ``arcmemo run`` declares them."""
-    from arcmemo.config import RunConfig
+    from arcmemo.run.config import RunConfig
 
     return config_options(RunConfig, {"sandbox": None})(function)
 
 
 def sandbox_spec(options: dict[str, Any]) -> ComponentSpec:
     """The sandbox chosen by :func:`sandbox_options` values (the run's default if none)."""
-    from arcmemo.config import RunConfig
+    from arcmemo.run.config import RunConfig
 
     chosen = config_values(RunConfig, options, only={"sandbox": None}).get("sandbox")
     if chosen is None:

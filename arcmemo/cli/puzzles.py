@@ -14,7 +14,7 @@ from rich.markup import escape
 
 from arcmemo.cli.errors import user_errors
 from arcmemo.cli.options import model_options, open_cli_model, sandbox_options, sandbox_spec
-from arcmemo.text import clean_text
+from arcmemo.sandbox.text import clean_text
 
 
 @contextlib.contextmanager
@@ -100,7 +100,7 @@ def generate(
     from arcmemo.benchmarks.arc.puzzles.references import default_reference_dir
     from arcmemo.benchmarks.arc.puzzles.store import write_outcome
     from arcmemo.benchmarks.arc.puzzles.verify import PuzzleConfig
-    from arcmemo.memory.ontology import Memory
+    from arcmemo.memory.schema import Memory
     from arcmemo.models.client import ModelConfig, open_model
     from arcmemo.sandbox import SANDBOXES
 

@@ -31,8 +31,8 @@ _RUN_DIR = click.Path(exists=True, file_okay=False, path_type=Path)
 )
 def report(run_dir: Path, out: Path | None, compare: tuple[Path, ...], data: str | None) -> None:
     """Write an HTML report of RUN_DIR: summary, plots, tasks, attempts and memory."""
+    from arcmemo.analysis.report import ReportError, write_report
     from arcmemo.memory.store import MemoryFileError
-    from arcmemo.report import ReportError, write_report
 
     try:
         target = write_report(run_dir, out, compare=list(compare), data=data)

@@ -18,18 +18,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from arcmemo.abstraction.base import ABSTRACTORS
+from arcmemo.analysis.report.summary import summary_rows
 from arcmemo.benchmarks.base import BENCHMARKS
 from arcmemo.cli.config_options import GroupedOption, config_options, config_values
 from arcmemo.cli.console import print_table
 from arcmemo.cli.errors import user_errors
 from arcmemo.cli.options import RegistryHelpCommand
-from arcmemo.config import ResolvedRunConfig, RunConfig
-from arcmemo.estimate import RunEstimate, Span
-from arcmemo.models.batch import BatchProgress
-from arcmemo.models.prices import BATCH_DISCOUNT
-from arcmemo.models.retry import ModelUnreachableError
-from arcmemo.pipeline import dry_run, interrupted, resolve_config, run_benchmark, run_warnings
-from arcmemo.progress import (
+from arcmemo.core.progress import (
     PeriodicLines,
     ProgressEvent,
     ProgressSink,
@@ -38,12 +33,17 @@ from arcmemo.progress import (
     RunStopped,
     clock_text,
 )
-from arcmemo.report.summary import summary_rows
-from arcmemo.rundir import RunWriter
+from arcmemo.models.batch import BatchProgress
+from arcmemo.models.prices import BATCH_DISCOUNT
+from arcmemo.models.retry import ModelUnreachableError
+from arcmemo.run.config import ResolvedRunConfig, RunConfig
+from arcmemo.run.directory import RunWriter
+from arcmemo.run.estimate import RunEstimate, Span
+from arcmemo.run.pipeline import dry_run, interrupted, resolve_config, run_benchmark, run_warnings
+from arcmemo.run.summary import ABSTRACT_ERROR, summarize_directory
 from arcmemo.sandbox import SANDBOXES
 from arcmemo.selection.base import SELECTORS
-from arcmemo.signals import WRITE_SIGNALS
-from arcmemo.summary import ABSTRACT_ERROR, summarize_directory
+from arcmemo.signals.base import WRITE_SIGNALS
 
 
 class LiveProgress(ProgressSink):

@@ -9,7 +9,7 @@ import click
 
 from arcmemo.cli.errors import user_errors
 from arcmemo.cli.options import sandbox_options, sandbox_spec
-from arcmemo.text import clean_text
+from arcmemo.sandbox.text import clean_text
 
 REPORT_NAME = "import-report.json"
 
@@ -48,7 +48,7 @@ def import_barc_command(barc_dir: Path, out: Path, no_verify: bool, **options: A
         verify_with_benchmark,
     )
     from arcmemo.benchmarks.base import BENCHMARKS, SharedSandbox
-    from arcmemo.files import atomic_write_text
+    from arcmemo.core.files import atomic_write_text
 
     with user_errors():
         benchmark = (

@@ -15,12 +15,12 @@ from arcmemo.cli.benchmark_help import BenchmarkHelpOption, split_help
 from arcmemo.cli.config_options import config_options, config_values
 from arcmemo.cli.errors import user_errors
 from arcmemo.cli.options import ComponentChoice, RegistryHelpCommand, model_options, open_cli_model
-from arcmemo.config import RunConfig
-from arcmemo.registry import ComponentSpec
+from arcmemo.core.registry import ComponentSpec
+from arcmemo.run.config import RunConfig
 from arcmemo.selection.base import SELECTORS
 
 if TYPE_CHECKING:
-    from arcmemo.solve_prompt import PreparedPrompt
+    from arcmemo.run.solve_prompt import PreparedPrompt
 
 
 # The settings of arcmemo run this command takes: the selector, and the prompt variants
@@ -56,8 +56,8 @@ def select(
     """Print the entries selected for TASK_ID, the selector's reasoning and the solve view;
     with --variants N, those of each of the N prompt variants a run would select (variant v's
     selector call is sample v of the same request, as in arcmemo run)."""
-    from arcmemo.memory.ontology import Memory
-    from arcmemo.solve_prompt import prepare_prompt
+    from arcmemo.memory.schema import Memory
+    from arcmemo.run.solve_prompt import prepare_prompt
 
     console = Console()
     with user_errors():

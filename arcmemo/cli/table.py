@@ -69,7 +69,7 @@ def table(
 ) -> None:
     """Lay out RUNs side by side in their benchmark's table (for ARC and AIME, the paper's),
     with notes saying what each column is."""
-    from arcmemo import tables
+    from arcmemo.analysis import tables
 
     if len(labels) > len(runs):
         raise click.UsageError(f"{len(labels)} --label for {len(runs)} runs")

@@ -45,7 +45,7 @@ from arcmemo.library.split import (
 )
 from arcmemo.library.trace import Pair, Trace, trace_program
 from arcmemo.library.values import TAG, canonical, classes_in, returned
-from arcmemo.memory.ontology import Concept, LibraryFunction, Memory, Provenance, RecordedCall
+from arcmemo.memory.schema import Concept, LibraryFunction, Memory, Provenance, RecordedCall
 from arcmemo.sandbox import Sandbox
 
 MAX_TESTS = 10

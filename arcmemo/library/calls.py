@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 from arcmemo.library.harness import call_harness
 from arcmemo.library.modules import LibraryConflictError, function_module, memory_functions
 from arcmemo.library.values import canonical
-from arcmemo.memory.ontology import Memory, RecordedCall
+from arcmemo.memory.schema import Memory, RecordedCall
 from arcmemo.sandbox import Program, Sandbox, SandboxLimits
 
 CALL_LIMITS = SandboxLimits(timeout_s=5.0)

@@ -7,7 +7,7 @@ import ast
 from collections.abc import Collection, Iterable, Mapping
 from functools import lru_cache
 
-from arcmemo.memory.ontology import LibraryFunction, Memory
+from arcmemo.memory.schema import LibraryFunction, Memory
 
 MODULE_NAME = "arcmemo_library"
 """The name programs import library functions from."""

@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from pydantic import BaseModel, Field
 
+from arcmemo.core.tokens import estimate_tokens
 from arcmemo.library.calls import passes, run_calls
 from arcmemo.library.modules import MODULE_NAME, closure, memory_functions, module_text
 from arcmemo.library.split import (
@@ -25,9 +26,8 @@ from arcmemo.library.split import (
     split_program,
 )
 from arcmemo.library.trace import Pair
-from arcmemo.memory.ontology import LibraryFunction, Memory
+from arcmemo.memory.schema import LibraryFunction, Memory
 from arcmemo.sandbox import Program, Sandbox, SandboxLimits
-from arcmemo.tokens import estimate_tokens
 
 REFACTOR_LIMITS = SandboxLimits(timeout_s=10.0)
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from arcmemo.core.tokens import estimate_tokens
 from arcmemo.library.modules import memory_functions
-from arcmemo.memory.ontology import Memory
-from arcmemo.tokens import estimate_tokens
+from arcmemo.memory.schema import Memory
 
 REUSE_THRESHOLD = 3
 """A function counts as reused when at least this many tasks' programs hold it."""

@@ -23,7 +23,7 @@ from arcmemo.library.modules import (
     memory_functions,
     module_text,
 )
-from arcmemo.memory.ontology import LibraryFunction, Memory
+from arcmemo.memory.schema import LibraryFunction, Memory
 
 LibraryScope = Literal["selected", "all", "off"]
 

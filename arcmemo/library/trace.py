@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from arcmemo.library.harness import trace_harness
-from arcmemo.memory.ontology import RecordedCall
+from arcmemo.memory.schema import RecordedCall
 from arcmemo.sandbox import Program, Sandbox, SandboxLimits
 
 Grid = list[list[int]]

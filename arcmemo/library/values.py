@@ -1,4 +1,4 @@
-"""Python values as JSON, for recorded calls (:class:`arcmemo.memory.ontology.RecordedCall`).
+"""Python values as JSON, for recorded calls (:class:`arcmemo.memory.schema.RecordedCall`).
 
 The same code runs on both sides: arcmemo imports it, and the tracing and test harnesses
 exec its text inside the sandbox (so this module imports nothing of arcmemo, and numpy

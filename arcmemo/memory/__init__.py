@@ -1,7 +1,7 @@
 """The concept memory: ontology records, merge rules, renderings and storage."""
 
 from arcmemo.memory.merge import WriteResult
-from arcmemo.memory.ontology import (
+from arcmemo.memory.schema import (
     Concept,
     ConceptStats,
     HistoryEntry,

@@ -1,7 +1,7 @@
 """Attribution: did a task's solution use the concepts its prompt showed?
 
 After a task is final, every concept shown to it (first selection and reselections on
-retries, in prompts the solver answered: :attr:`~arcmemo.records.TaskResult.shown`) gets one
+retries, in prompts the solver answered: :attr:`~arcmemo.core.records.TaskResult.shown`) gets one
 verdict, stored as the task id in the concept's stats:
 
 * ``helpful``: the write signal confirmed a solution, that step's prompt showed the concept
@@ -24,7 +24,7 @@ note (``np.rot90(...)``, ```flood_fill```). The benchmark's own identifiers
 (:attr:`~arcmemo.benchmarks.base.Benchmark.entry_points`: ARC's ``transform``, which every
 program defines) are left out of the solution first: a concept whose parameter or call has
 that name would otherwise be "used" by every program. So is a converted seed's library
-section (:mod:`arcmemo.inlined_library`: helpers inlined from another project's library,
+section (:mod:`arcmemo.core.inlined_library`: helpers inlined from another project's library,
 which the program's own calls to them still show). It is evidence, not proof: a solution can
 use an idea under other names (missed) or share a generic word (over-counted); the run
 option ``attribution_judge`` adds the aux model's opinion (:mod:`arcmemo.memory.judge`),
@@ -43,9 +43,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from arcmemo.inlined_library import without_library
-from arcmemo.memory.ontology import LIBRARY_MODULE, Concept, Memory, concept_id
-from arcmemo.records import Step, TaskResult
+from arcmemo.core.inlined_library import without_library
+from arcmemo.core.records import Step, TaskResult
+from arcmemo.memory.schema import LIBRARY_MODULE, Concept, Memory, concept_id
 
 Verdict = Literal["helpful", "unused", "harmful"]
 VERDICTS: tuple[Verdict, ...] = ("helpful", "unused", "harmful")

@@ -28,7 +28,7 @@ import threading
 
 from pydantic import ValidationError
 
-from arcmemo.memory.ontology import SCHEMA_VERSION, Concept, Memory
+from arcmemo.memory.schema import SCHEMA_VERSION, Concept, Memory
 
 _LOCK = threading.Lock()
 _vouched: frozenset[str] = frozenset()

@@ -29,7 +29,7 @@ from rapidfuzz import fuzz
 
 from arcmemo.memory.evidence import active, usefulness_key
 from arcmemo.memory.merge import WriteResult, fold_concept
-from arcmemo.memory.ontology import Concept, Memory
+from arcmemo.memory.schema import Concept, Memory
 from arcmemo.models.embedding import create_embedder
 
 NAME_THRESHOLD = 70.0

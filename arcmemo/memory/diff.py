@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from arcmemo.memory.ontology import Concept, Memory, concept_id
+from arcmemo.memory.schema import Concept, Memory, concept_id
 
 
 def _list_change(label: str, old: list[str], new: list[str]) -> list[str]:

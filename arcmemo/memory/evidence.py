@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from operator import attrgetter
 
 from arcmemo.memory.edits import TrackedList, derived
-from arcmemo.memory.ontology import Concept, HistoryEntry, Memory
+from arcmemo.memory.schema import Concept, HistoryEntry, Memory
 
 _RETIRED = attrgetter("retired")
 

@@ -34,7 +34,7 @@ import yaml
 from pydantic import BaseModel, Field, ValidationError
 
 from arcmemo.memory.merge import write_concept, write_lesson
-from arcmemo.memory.ontology import (
+from arcmemo.memory.schema import (
     Concept,
     Conventions,
     Lesson,

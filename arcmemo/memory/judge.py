@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from arcmemo import prompting
-from arcmemo.memory.ontology import Concept, Memory, concept_id
+from arcmemo.core import prompting
+from arcmemo.core.records import Step, TaskResult
+from arcmemo.memory.schema import Concept, Memory, concept_id
 from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient
-from arcmemo.records import Step, TaskResult
-from arcmemo.structured import OutputError, generate_structured, load_yaml_block
+from arcmemo.models.structured import OutputError, generate_structured, load_yaml_block
 
 
 def judged_step(result: TaskResult, confirmed: Step | None) -> Step | None:

@@ -32,7 +32,7 @@ from datetime import datetime
 from pydantic import BaseModel, Field
 
 from arcmemo.memory.edits import keep_index
-from arcmemo.memory.ontology import (
+from arcmemo.memory.schema import (
     POSITIONS,
     Concept,
     HistoryEntry,

@@ -33,11 +33,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from arcmemo.core.tokens import estimate_tokens
 from arcmemo.memory.evidence import active
-from arcmemo.memory.ontology import Concept, Memory
 from arcmemo.memory.render import is_established, lesson_name, omitted_note, render_lessons
+from arcmemo.memory.schema import Concept, Memory
 from arcmemo.memory.types import OPAQUE_DEFINITION
-from arcmemo.tokens import estimate_tokens
 
 GRID_MANIPULATION = "grid manipulation"
 LOWER_USAGE = "lower usage concepts"

@@ -32,11 +32,11 @@ from typing import TYPE_CHECKING, Any
 
 from arcmemo.memory import edits
 from arcmemo.memory.evidence import usefulness_key
-from arcmemo.memory.ontology import concept_id
+from arcmemo.memory.schema import concept_id
 from arcmemo.memory.types import type_names
 
 if TYPE_CHECKING:
-    from arcmemo.memory.ontology import Concept, Memory
+    from arcmemo.memory.schema import Concept, Memory
 
 _ID = attrgetter("id")
 _Signature = tuple[object, ...]

@@ -39,12 +39,12 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from operator import attrgetter, itemgetter
 
-from arcmemo.bulk import paused_gc
+from arcmemo.core.bulk import paused_gc
+from arcmemo.core.tokens import estimate_tokens
 from arcmemo.memory.edits import StaleCacheError, verifying
 from arcmemo.memory.evidence import active
-from arcmemo.memory.ontology import Concept, Lesson, Memory
 from arcmemo.memory.relations import RelationIndex, relation_index
-from arcmemo.tokens import estimate_tokens
+from arcmemo.memory.schema import Concept, Lesson, Memory
 
 VIEWS = ("full", "compressed", "selection", "solve")
 USAGE_THRESHOLD = 2
@@ -58,7 +58,7 @@ RELATED_SHOWN = 12
 # solve_budget_tokens): at the paper's few hundred concepts every title fits; a memory of
 # thousands lists its most useful titles and counts the rest.
 SOLVE_BUDGET_TOKENS = 8000
-# A space before a digit is a token of its own (arcmemo.tokens), so a title that starts
+# A space before a digit is a token of its own (arcmemo.core.tokens), so a title that starts
 # with a digit costs one more after ": " or ", ".
 _DIGIT_FIRST = re.compile(r"\d")
 _LESSON_ID = re.compile(r"lesson-([1-9]\d*)")  # as concept_id(lesson_name(i)) spells it
@@ -121,7 +121,7 @@ def _block_cost(concept: Concept, fields: _Fields, index: RelationIndex, verify:
     """:func:`_cost` of a concept's block, counted once per version of the list."""
     text, cost = _kept_block(concept, fields, index, verify)
     if cost < 0:
-        # A line break is a piece of its own (arcmemo.tokens), so the joined lines cost
+        # A line break is a piece of its own (arcmemo.core.tokens), so the joined lines cost
         # what they cost apart, less the break after the last.
         cost = estimate_tokens(text) + 1
         if index.holds(concept):
@@ -481,7 +481,7 @@ def render_memory(
     """
     if view not in VIEWS:
         raise ValueError(f"unknown view {view!r}; choose one of {', '.join(VIEWS)}")
-    with paused_gc():  # a view of a big memory builds a big graph (arcmemo.bulk)
+    with paused_gc():  # a view of a big memory builds a big graph (arcmemo.core.bulk)
         return _render_memory(memory, view, selected, budget_tokens, usage_threshold)
 
 

@@ -23,9 +23,9 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from arcmemo.core.resources import data_dir
 from arcmemo.memory.merge import write_concept
-from arcmemo.memory.ontology import Concept, Memory, TypeDef, concept_id, parse_typedef
-from arcmemo.resources import data_dir
+from arcmemo.memory.schema import Concept, Memory, TypeDef, concept_id, parse_typedef
 
 SEED_SOURCE = "seed"
 SEED_AUTHOR = "human"

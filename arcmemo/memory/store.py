@@ -15,12 +15,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from arcmemo.bulk import paused_gc
-from arcmemo.files import atomic_write_text, file_lock
+from arcmemo.core.bulk import paused_gc
+from arcmemo.core.files import atomic_write_text, file_lock
 from arcmemo.memory.checked import vouched_dump
 from arcmemo.memory.edits import verifying
 from arcmemo.memory.merge import merge_unique
-from arcmemo.memory.ontology import SCHEMA_VERSION, Memory, concept_id, parse_typedef
+from arcmemo.memory.schema import SCHEMA_VERSION, Memory, concept_id, parse_typedef
 from arcmemo.memory.types import unresolved
 
 

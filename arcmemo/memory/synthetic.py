@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import random
 
-from arcmemo.memory.ontology import (
+from arcmemo.memory.schema import (
     Concept,
     Lesson,
     Memory,

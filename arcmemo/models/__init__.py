@@ -4,6 +4,7 @@ Importing this package never imports a provider SDK; provider modules load on fi
 through :func:`create_provider` / :func:`open_model`.
 """
 
+from arcmemo.core.tokens import Usage
 from arcmemo.models.accounting import CallRecord, StageUsage, UsageSummary, usage_from_records
 from arcmemo.models.base import (
     Completion,
@@ -27,7 +28,6 @@ from arcmemo.models.registry import (
 )
 from arcmemo.models.retry import ModelCallError
 from arcmemo.models.scripted import ScriptedProvider, ScriptError
-from arcmemo.tokens import Usage
 
 __all__ = [
     "PROVIDERS",

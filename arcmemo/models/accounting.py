@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel, Field
 
-from arcmemo.tokens import Usage
+from arcmemo.core.tokens import Usage
 
 
 class StatSummary(BaseModel):

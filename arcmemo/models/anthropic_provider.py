@@ -28,6 +28,7 @@ from typing import Any
 import anthropic
 from pydantic import Field
 
+from arcmemo.core.tokens import Usage
 from arcmemo.models.base import (
     Completion,
     GenerateParams,
@@ -40,7 +41,6 @@ from arcmemo.models.batch_anthropic import AnthropicBatchBackend
 from arcmemo.models.redact import public_url
 from arcmemo.models.registry import register_provider
 from arcmemo.models.sdk_support import SdkOptions, map_sdk_error, read_api_key
-from arcmemo.tokens import Usage
 
 BASE_URL_ENV = "ANTHROPIC_BASE_URL"
 DEFAULT_KEY_ENV = "ANTHROPIC_API_KEY"

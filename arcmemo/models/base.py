@@ -16,7 +16,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from arcmemo.tokens import Usage
+from arcmemo.core.tokens import Usage
 
 Role = Literal["system", "user", "assistant"]
 

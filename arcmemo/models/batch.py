@@ -38,7 +38,7 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, Field
 
-from arcmemo.files import append_lines, read_json_lines
+from arcmemo.core.files import append_lines, read_json_lines
 from arcmemo.models.base import Completion, GenerateParams, Message, ProviderError, RetryDecision
 from arcmemo.models.cache import ResponseCache
 

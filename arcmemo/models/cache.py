@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from arcmemo.models.base import Completion, GenerateParams, Message
-from arcmemo.text import clean_json, clean_text
+from arcmemo.sandbox.text import clean_json, clean_text
 
 CACHE_DIR_ENV = "ARCMEMO_CACHE_DIR"
 CACHE_FILE_NAME = "responses.sqlite3"

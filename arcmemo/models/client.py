@@ -24,7 +24,15 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from arcmemo.files import append_lines
+from arcmemo.core.files import append_lines
+from arcmemo.core.progress import (
+    CallAccounted,
+    ProgressEvent,
+    ProgressSink,
+    RequestEnded,
+    RequestStarted,
+)
+from arcmemo.core.tokens import Usage, estimate_tokens
 from arcmemo.models.accounting import CallRecord, StageUsage, UsageSummary
 from arcmemo.models.base import (
     Completion,
@@ -52,14 +60,6 @@ from arcmemo.models.prices import PriceTable
 from arcmemo.models.redact import public_url, redact
 from arcmemo.models.registry import create_provider
 from arcmemo.models.retry import Breaker, ModelCallError, backoff_delay, next_delay
-from arcmemo.progress import (
-    CallAccounted,
-    ProgressEvent,
-    ProgressSink,
-    RequestEnded,
-    RequestStarted,
-)
-from arcmemo.tokens import Usage, estimate_tokens
 
 Sleep = Callable[[float], Awaitable[None]]
 
@@ -101,7 +101,7 @@ class ModelConfig(BaseModel):
 
 
 def prompt_tokens(messages: list[Message]) -> int:
-    """The estimated prompt tokens of ``messages`` (:func:`arcmemo.tokens.estimate_tokens`)."""
+    """The estimated prompt tokens of ``messages`` (:func:`arcmemo.core.tokens.estimate_tokens`)."""
     return sum(estimate_tokens(message.content) for message in messages)
 
 

@@ -18,8 +18,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from arcmemo.core.registry import RegistryError
 from arcmemo.models.retry import ModelCallError
-from arcmemo.registry import RegistryError
 
 DEFAULT_WINDOWS_PATH = Path(__file__).with_name("context_windows.json")
 PROMPT_TOO_LONG = "prompt_too_long"

@@ -15,8 +15,8 @@ from collections import Counter
 
 import numpy as np
 
+from arcmemo.core.registry import RegistryError
 from arcmemo.models.base import MissingCredentialError
-from arcmemo.registry import RegistryError
 
 _TOKEN = re.compile(r"[a-z]+|\d+")
 

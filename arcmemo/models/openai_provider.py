@@ -29,6 +29,7 @@ from typing import Any
 import openai
 from pydantic import Field, field_validator
 
+from arcmemo.core.tokens import Usage
 from arcmemo.models.base import (
     Completion,
     GenerateParams,
@@ -50,7 +51,6 @@ from arcmemo.models.endpoints import (
 from arcmemo.models.redact import public_url
 from arcmemo.models.registry import register_provider
 from arcmemo.models.sdk_support import SdkOptions, map_sdk_error, read_api_key
-from arcmemo.tokens import Usage
 
 BASE_URL_ENV = "OPENAI_BASE_URL"
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
 
-from arcmemo.tokens import Usage
+from arcmemo.core.tokens import Usage
 
 PRICES_ENV = "ARCMEMO_PRICES"
 DEFAULT_PRICES_PATH = Path(__file__).with_name("prices.json")

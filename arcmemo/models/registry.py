@@ -1,6 +1,6 @@
 """The provider registry, and providers created from ``provider:model`` specs.
 
-Providers are components of the generic :class:`~arcmemo.registry.Registry`: each
+Providers are components of the generic :class:`~arcmemo.core.registry.Registry`: each
 registers under a name with a pydantic options model (its ``--model-arg key=value``
 options, which arrive as strings and are coerced by pydantic). A built-in provider's module
 (and the SDK it imports) is loaded only when a spec names it, so a missing optional SDK
@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from arcmemo.core.registry import ComponentSpec, Registry, RegistryError
 from arcmemo.models.base import Provider
 from arcmemo.models.context import split_context_window
-from arcmemo.registry import ComponentSpec, Registry, RegistryError
 
 JETSPEC_INSTALL_HINT = (
     "JetSpec is not on PyPI; install it from source next to arcmemo: "
@@ -76,7 +76,7 @@ def create_provider(spec: str, *, base_url: str | None = None, **model_args: Any
     """Build the provider named by ``spec`` (``provider:model``).
 
     ``model_args`` are validated against the provider's options model (an unknown or bad
-    one is a :class:`~arcmemo.registry.RegistryError` naming the accepted options);
+    one is a :class:`~arcmemo.core.registry.RegistryError` naming the accepted options);
     ``base_url`` is one of them, passed on only when given (providers that take it fall back
     to their environment variable).
     """

@@ -37,6 +37,8 @@ from typing import Any
 
 import yaml
 
+from arcmemo.core.registry import NoOptions
+from arcmemo.core.tokens import Usage
 from arcmemo.models.base import (
     Completion,
     GenerateParams,
@@ -46,8 +48,6 @@ from arcmemo.models.base import (
     RetryDecision,
 )
 from arcmemo.models.registry import register_provider
-from arcmemo.registry import NoOptions
-from arcmemo.tokens import Usage
 
 Responder = Callable[[list[Message]], Any]
 _WILDCARD = "*"

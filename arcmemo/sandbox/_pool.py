@@ -58,14 +58,11 @@ from arcmemo.sandbox.base import (
     SandboxOptions,
     SandboxUnavailableError,
 )
-from arcmemo.text import clean_json
+from arcmemo.sandbox.text import clean_json
 
-WORKER_FILES = (
-    *(
-        Path(__file__).with_name(name)
-        for name in ("_worker.py", "_guard.py", "_inert_modules.py", "_framing.py")
-    ),
-    Path(__file__).parent.parent / "text.py",
+WORKER_FILES = tuple(
+    Path(__file__).with_name(name)
+    for name in ("_worker.py", "_guard.py", "_inert_modules.py", "_framing.py", "text.py")
 )
 """The worker's own files: all a zygote needs of arcmemo (the first is the script)."""
 _STARTUP_TIMEOUT_S = 60.0

@@ -50,32 +50,19 @@ import types  # noqa: E402
 from typing import TYPE_CHECKING, Any  # noqa: E402
 
 if TYPE_CHECKING:
-    from arcmemo import text as _text
     from arcmemo.sandbox import _framing, _guard, _inert_modules
+    from arcmemo.sandbox import text as _text
 else:  # the worker runs as a script: its siblings are top-level modules
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import _framing
     import _guard
     import _inert_modules
+    import text as _text
 
     del sys.path[0]
+    # A program may have a module of its own named text: ours is reachable as _text only.
+    del sys.modules["text"]
 
-    def _load_text() -> types.ModuleType:
-        # arcmemo/text.py: next to this file inside bwrap, one folder up in a checkout.
-        import importlib.util
-
-        here = os.path.dirname(os.path.abspath(__file__))
-        for folder in (here, os.path.dirname(here)):
-            path = os.path.join(folder, "text.py")
-            if os.path.isfile(path):
-                spec = importlib.util.spec_from_file_location("_arcmemo_text", path)
-                assert spec is not None and spec.loader is not None
-                module = importlib.util.module_from_spec(spec)
-                spec.loader.exec_module(module)
-                return module
-        raise ImportError("arcmemo/text.py not found next to the worker")
-
-    _text = _load_text()
 # Before any library import: the real ctypes and _posixsubprocess never load in this process.
 _inert_modules.install()
 

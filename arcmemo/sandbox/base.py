@@ -21,8 +21,8 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from arcmemo.registry import Registry
-from arcmemo.text import clean_text
+from arcmemo.core.registry import Registry
+from arcmemo.sandbox.text import clean_text
 
 ErrorKind = Literal[
     "exception",
@@ -158,7 +158,7 @@ class SandboxOptions(BaseModel):
 class CallResult(BaseModel):
     """What one call of the program's entry function produced.
 
-    Text fields are cleaned on construction (:func:`arcmemo.text.clean_text`: lone
+    Text fields are cleaned on construction (:func:`arcmemo.sandbox.text.clean_text`: lone
     surrogates escaped, control characters removed, length capped), so a result is safe to
     cache, log and put into a prompt whatever produced it.
     """

@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, Field
 
-from arcmemo import prompting
-from arcmemo.memory.ontology import Memory
+from arcmemo.core import prompting
+from arcmemo.core.records import Selection
+from arcmemo.core.registry import Registry
+from arcmemo.core.resources import data_dir
 from arcmemo.memory.paper_view import render_paper
 from arcmemo.memory.render import SOLVE_BUDGET_TOKENS, lesson_name
+from arcmemo.memory.schema import Memory
 from arcmemo.models.client import ModelClient
-from arcmemo.records import Selection
-from arcmemo.registry import Registry
-from arcmemo.resources import data_dir
 
 if TYPE_CHECKING:
     from arcmemo.sandbox import Sandbox

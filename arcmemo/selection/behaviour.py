@@ -33,12 +33,12 @@ from typing import Any
 
 from pydantic import ConfigDict, Field
 
+from arcmemo.core.records import Selection
 from arcmemo.library.modules import available_functions
 from arcmemo.library.task import library_module, with_callees
 from arcmemo.memory.edits import TrackedList
-from arcmemo.memory.ontology import Concept, LibraryFunction, Memory
+from arcmemo.memory.schema import Concept, LibraryFunction, Memory
 from arcmemo.models.client import ModelClient
-from arcmemo.records import Selection
 from arcmemo.sandbox import SANDBOXES, Program, Sandbox, SandboxLimits
 from arcmemo.selection.base import (
     SELECTORS,

@@ -24,16 +24,16 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from arcmemo import prompting
-from arcmemo.inlined_library import without_library
-from arcmemo.memory.ontology import Memory
+from arcmemo.core import prompting
+from arcmemo.core.inlined_library import without_library
+from arcmemo.core.records import Selection
+from arcmemo.memory.schema import Memory
 from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient
 from arcmemo.models.embedding import create_embedder
-from arcmemo.records import Selection
+from arcmemo.models.structured import OutputError, generate_structured, tagged
 from arcmemo.selection.base import SELECTORS, render_hint
 from arcmemo.selection.embedding import RetrievingSelector
-from arcmemo.structured import OutputError, generate_structured, tagged
 
 STAGE = "select"
 

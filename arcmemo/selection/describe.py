@@ -14,12 +14,14 @@ import re
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from arcmemo import prompting
-from arcmemo.memory.ontology import Memory
+from arcmemo.core import prompting
+from arcmemo.core.records import Selection
+from arcmemo.core.tokens import Usage
 from arcmemo.memory.render import lesson_name, render_lessons
+from arcmemo.memory.schema import Memory
 from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient
-from arcmemo.records import Selection
+from arcmemo.models.structured import OutputError, generate_structured, load_yaml_block, tagged
 from arcmemo.selection.base import (
     EARLIER_ANSWER,
     SELECTORS,
@@ -27,8 +29,6 @@ from arcmemo.selection.base import (
     render_hint,
     warn_if_empty,
 )
-from arcmemo.structured import OutputError, generate_structured, load_yaml_block, tagged
-from arcmemo.tokens import Usage
 
 # The selection trace holds the description first, then the selection answer.
 DESCRIPTION_HEADER = "## description\n"

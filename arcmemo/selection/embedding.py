@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING
 
 from pydantic import ConfigDict, Field
 
-from arcmemo.memory.ontology import Memory
+from arcmemo.core.records import Selection
 from arcmemo.memory.render import lesson_name
+from arcmemo.memory.schema import Memory
 from arcmemo.models.client import ModelClient
 from arcmemo.models.embedding import Embedder, TfidfEmbedder, create_embedder
-from arcmemo.records import Selection
 from arcmemo.selection.base import SELECTORS, Selector, SolveViewOptions
 
 if TYPE_CHECKING:

@@ -15,15 +15,22 @@ from collections.abc import Sequence
 from pydantic import ConfigDict, Field
 from rapidfuzz import fuzz, process
 
-from arcmemo import prompting
+from arcmemo.core import prompting
+from arcmemo.core.records import Selection
+from arcmemo.core.tokens import estimate_tokens
 from arcmemo.memory.edits import derived
-from arcmemo.memory.ontology import Concept, Memory, concept_id
 from arcmemo.memory.paper_view import render_paper
 from arcmemo.memory.render import USAGE_THRESHOLD, lesson_name
+from arcmemo.memory.schema import Concept, Memory, concept_id
 from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient
 from arcmemo.models.context import answer_room
-from arcmemo.records import Selection
+from arcmemo.models.structured import (
+    OutputError,
+    fenced_blocks,
+    generate_structured,
+    load_yaml_block,
+)
 from arcmemo.selection.base import (
     SELECTORS,
     Examples,
@@ -34,8 +41,6 @@ from arcmemo.selection.base import (
     warn_if_empty,
 )
 from arcmemo.selection.behaviour import BehaviourOptions, BehaviourRunner, prefilter
-from arcmemo.structured import OutputError, fenced_blocks, generate_structured, load_yaml_block
-from arcmemo.tokens import estimate_tokens
 
 # High enough that only misspellings match: "fill region centre" must not become
 # "fill region left" (0.82), while "fill region rite" is "fill region right" (0.91). The

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pydantic import ConfigDict
 
-from arcmemo.memory.ontology import Memory
+from arcmemo.core.records import Selection
+from arcmemo.core.registry import NoOptions
+from arcmemo.memory.schema import Memory
 from arcmemo.models.client import ModelClient
-from arcmemo.records import Selection
-from arcmemo.registry import NoOptions
 from arcmemo.selection.base import (
     SELECTORS,
     MemoryViewOptions,

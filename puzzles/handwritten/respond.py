@@ -8,7 +8,7 @@ for a concept is the file ``<concept id>.py`` next to this one.
 import re
 from pathlib import Path
 
-from arcmemo.memory.ontology import concept_id
+from arcmemo.memory.schema import concept_id
 
 HERE = Path(__file__).resolve().parent
 

@@ -6,12 +6,12 @@ import asyncio
 
 from arcmemo.abstraction import ABSTRACTORS
 from arcmemo.abstraction.outcome import AbstractionOutcome
-from arcmemo.memory.ontology import Concept, Memory, Parameter, TypeDef
+from arcmemo.core.records import SolvedItem
+from arcmemo.core.registry import ComponentSpec
+from arcmemo.memory.schema import Concept, Memory, Parameter, TypeDef
 from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient
 from arcmemo.models.scripted import ScriptedProvider
-from arcmemo.records import SolvedItem
-from arcmemo.registry import ComponentSpec
 
 MODEL_NAME = "abstractor"
 ACTOR = f"scripted:{MODEL_NAME}"

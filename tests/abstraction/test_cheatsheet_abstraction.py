@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from arcmemo.memory.ontology import Memory
+from arcmemo.memory.schema import Memory
 from tests.abstraction.abstraction_helpers import ACTOR, ITEM, Recorder, abstract
 
 OLD_SHEET = "\n".join(

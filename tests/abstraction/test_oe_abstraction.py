@@ -7,10 +7,10 @@ import pytest
 from arcmemo.abstraction.examples import load_examples
 from arcmemo.abstraction.lessons import parse_lessons
 from arcmemo.abstraction.oe import parse_thought_process
-from arcmemo.memory.ontology import Concept, Lesson, Memory, TypeDef
-from arcmemo.records import SolvedItem
-from arcmemo.registry import ComponentSpec
-from arcmemo.structured import OutputError
+from arcmemo.core.records import SolvedItem
+from arcmemo.core.registry import ComponentSpec
+from arcmemo.memory.schema import Concept, Lesson, Memory, TypeDef
+from arcmemo.models.structured import OutputError
 from tests.abstraction.abstraction_helpers import ACTOR, ITEM, Recorder, abstract, fenced
 
 TRACE = (

@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
-from arcmemo.config import RunConfig
-from arcmemo.memory.ontology import Concept, Memory, Provenance
+from arcmemo.core.registry import ComponentSpec
+from arcmemo.memory.schema import Concept, Memory, Provenance
 from arcmemo.memory.seeds import load_seed
 from arcmemo.models.client import ModelClient
 from arcmemo.models.scripted import ScriptedProvider
-from arcmemo.pipeline import run_benchmark
-from arcmemo.registry import ComponentSpec
+from arcmemo.run.config import RunConfig
+from arcmemo.run.pipeline import run_benchmark
 from tests.fixtures.loop.load import loop_model
 
 FAILED, SOLVED = "bbb1b8b6", "66e6c45b"
@@ -145,7 +145,7 @@ def test_the_attribution_judge_runs_once_per_task_and_decides(tmp_path: Path) ->
 
 def test_only_an_attempt_with_train_feedback_is_a_failed_item() -> None:
     from arcmemo.abstraction.pitfall import failed_item
-    from arcmemo.records import Attempt, PairCheck, Step, TaskResult
+    from arcmemo.core.records import Attempt, PairCheck, Step, TaskResult
 
     checks = [
         PairCheck(index=0, correct=True),

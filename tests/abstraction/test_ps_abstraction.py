@@ -8,9 +8,9 @@ import pytest
 
 from arcmemo.abstraction import ABSTRACTORS
 from arcmemo.abstraction.ps import normalize_item, parse_concepts
-from arcmemo.memory.ontology import Memory
-from arcmemo.registry import RegistryError
-from arcmemo.structured import OutputError
+from arcmemo.core.registry import RegistryError
+from arcmemo.memory.schema import Memory
+from arcmemo.models.structured import OutputError
 from tests.abstraction.abstraction_helpers import (
     ACTOR,
     ITEM,

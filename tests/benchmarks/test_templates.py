@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from arcmemo.benchmarks.base import BENCHMARKS, Benchmark
-from arcmemo.registry import RegistryError
+from arcmemo.core.registry import RegistryError
 
 
 class Unwritten(Benchmark[Any]):

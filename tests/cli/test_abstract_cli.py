@@ -11,12 +11,12 @@ import pytest
 from click.testing import CliRunner, Result
 
 from arcmemo.cli.main import cli
-from arcmemo.config import RunConfig
-from arcmemo.memory.ontology import Memory
+from arcmemo.memory.schema import Memory
 from arcmemo.memory.seeds import load_seed
 from arcmemo.models.client import ModelClient
 from arcmemo.models.scripted import ScriptedProvider
-from arcmemo.pipeline import run_benchmark
+from arcmemo.run.config import RunConfig
+from arcmemo.run.pipeline import run_benchmark
 from tests.fixtures.loop.load import loop_model as load_loop_model
 
 LOOP = Path(__file__).resolve().parent.parent / "fixtures" / "loop"

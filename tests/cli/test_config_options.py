@@ -13,8 +13,8 @@ from pydantic import Field
 import arcmemo.cli.run
 from arcmemo.cli.main import cli
 from arcmemo.cli.run import run_command
-from arcmemo.config import RESULT_FIELDS, RunConfig
-from arcmemo.settings import Setting, result_fields
+from arcmemo.core.settings import Setting, result_fields
+from arcmemo.run.config import RESULT_FIELDS, RunConfig
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 ARC_DIR = FIXTURES / "arc" / "eval"

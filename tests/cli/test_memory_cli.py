@@ -12,8 +12,8 @@ from click.testing import CliRunner, Result
 
 from arcmemo import Concept, Memory
 from arcmemo.cli.main import cli
+from arcmemo.core.tokens import estimate_tokens
 from arcmemo.memory.render import VIEWS
-from arcmemo.tokens import estimate_tokens
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "memory"
 

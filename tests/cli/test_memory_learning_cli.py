@@ -8,8 +8,8 @@ from pathlib import Path
 from click.testing import CliRunner, Result
 
 from arcmemo.cli.main import cli
-from arcmemo.config import RunConfig
-from arcmemo.memory.ontology import (
+from arcmemo.core.records import Attempt, Selection, Step, TaskResult
+from arcmemo.memory.schema import (
     Concept,
     ConceptStats,
     LibraryFunction,
@@ -17,9 +17,9 @@ from arcmemo.memory.ontology import (
     Parameter,
     Provenance,
 )
-from arcmemo.records import Attempt, Selection, Step, TaskResult
-from arcmemo.rundir import RunWriter
-from arcmemo.signals import WRITE_SIGNALS
+from arcmemo.run.config import RunConfig
+from arcmemo.run.directory import RunWriter
+from arcmemo.signals.base import WRITE_SIGNALS
 
 SPLIT_PROGRAM = "def transform(grid):\n    return split_grid(grid, divider_color=5)[0]\n"
 FLIP_PROGRAM = "def transform(grid):\n    return np.fliplr(grid)  # reflect the grid\n"
@@ -166,8 +166,8 @@ def test_consolidate_dry_run_then_apply_and_review(tmp_path: Path) -> None:
 def test_edits_refuse_a_memory_a_live_run_is_writing(tmp_path: Path) -> None:
     # One memory file, one writer: prune/consolidate/attribute would otherwise load, edit
     # and save over the updates of an online run writing the same file.
-    from arcmemo.files import held_lock
-    from arcmemo.pipeline import writer_lock_path
+    from arcmemo.core.files import held_lock
+    from arcmemo.run.pipeline import writer_lock_path
 
     path = memory_file(tmp_path)
     memory = Memory.load(path)

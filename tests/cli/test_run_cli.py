@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from arcmemo.cli.main import cli
-from arcmemo.records import TaskResult
+from arcmemo.core.records import TaskResult
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 ARC_DIR = FIXTURES / "arc" / "eval"
@@ -303,7 +303,7 @@ def test_aime_split_run(tmp_path: Path, aime_data: Path) -> None:
 def test_config_records_the_data_a_split_was_read_from_and_the_report_reloads_it(
     tmp_path: Path, aime_data: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from arcmemo.report.load import load_run
+    from arcmemo.analysis.report.load import load_run
 
     out = tmp_path / "run"
     result = invoke(
@@ -407,7 +407,7 @@ def test_live_display_shows_stage_in_flight_tokens_cost_and_eta() -> None:
     from rich.console import Console
 
     from arcmemo.cli.run import LiveProgress
-    from arcmemo.progress import (
+    from arcmemo.core.progress import (
         CallAccounted,
         RequestStarted,
         RunStarted,
@@ -667,8 +667,8 @@ def test_greedy_attempts_are_never_silently_identical(tmp_path: Path) -> None:
 
 
 def test_a_run_hashes_its_memory_file_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from arcmemo import resolve
     from arcmemo.memory.seeds import load_seed
+    from arcmemo.run import resolve
 
     load_seed("arc").save(tmp_path / "memory.json")
     hashed: list[Path] = []
@@ -731,8 +731,8 @@ def test_options_that_would_be_ignored_are_refused(
 
 
 def test_the_python_api_refuses_the_same_options(tmp_path: Path) -> None:
-    from arcmemo.config import RunConfig
-    from arcmemo.pipeline import RunOptionsError, resolve_config
+    from arcmemo.run.config import RunConfig
+    from arcmemo.run.pipeline import RunOptionsError, resolve_config
 
     config = RunConfig(
         benchmark="arc-agi-1", data=str(ARC_DIR), model="scripted:x", update="online",

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from arcmemo.cli.main import cli
-from arcmemo.memory.ontology import Concept
+from arcmemo.memory.schema import Concept
 from arcmemo.memory.seeds import load_seed
 
 LOOP = Path(__file__).resolve().parent.parent / "fixtures" / "loop"

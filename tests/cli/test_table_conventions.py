@@ -13,11 +13,11 @@ from click.testing import CliRunner, Result
 
 from arcmemo.benchmarks.arc.benchmark import ArcBenchmark
 from arcmemo.cli.main import cli
-from arcmemo.config import RunConfig
+from arcmemo.core.records import Attempt, Step, TaskResult
 from arcmemo.models.accounting import UsageSummary
-from arcmemo.records import Attempt, Step, TaskResult
-from arcmemo.rundir import RunWriter
-from arcmemo.summary import build_summary
+from arcmemo.run.config import RunConfig
+from arcmemo.run.directory import RunWriter
+from arcmemo.run.summary import build_summary
 
 V1_ARC = Path(__file__).resolve().parents[1] / "fixtures" / "rundir" / "v1" / "arc-online"
 T, F = True, False

@@ -14,7 +14,7 @@ import yaml
 
 from arcmemo.abstraction import ABSTRACTORS
 from arcmemo.abstraction.examples import load_examples
-from arcmemo.inlined_library import LIBRARY_BEGIN, LIBRARY_END
+from arcmemo.core.inlined_library import LIBRARY_BEGIN, LIBRARY_END
 from tests.abstraction.abstraction_helpers import (
     ITEM,
     PSEUDOCODE,

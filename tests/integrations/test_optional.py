@@ -9,7 +9,7 @@ import sys
 
 def test_importing_arcmemo_does_not_import_inspect_ai() -> None:
     code = (
-        "import sys, arcmemo, arcmemo.cli.main, arcmemo.pipeline, arcmemo.integrations\n"
+        "import sys, arcmemo, arcmemo.cli.main, arcmemo.run.pipeline, arcmemo.integrations\n"
         "assert 'inspect_ai' not in sys.modules, 'inspect_ai was imported'\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from arcmemo.library import BuildReport, build_library
-from arcmemo.memory.ontology import Memory
+from arcmemo.memory.schema import Memory
 from arcmemo.sandbox import SANDBOXES, Sandbox, SandboxUnavailableError
 from tests.fixtures.library.load import ENTRY_POINTS, pairs, programs, seeded_memory
 

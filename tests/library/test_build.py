@@ -15,7 +15,7 @@ from arcmemo.library import (
     trace_programs,
 )
 from arcmemo.library.build import PROPOSED_AUTHOR, build_library
-from arcmemo.memory.ontology import Memory
+from arcmemo.memory.schema import Memory
 from arcmemo.memory.store import dump_memory, parse_memory
 from arcmemo.sandbox import Sandbox
 from tests.fixtures.library.load import ENTRY_POINTS, pairs, programs, seeded_memory
@@ -124,7 +124,7 @@ def test_building_again_extends_the_functions_instead_of_copying_them(bwrap: San
 def test_a_function_joins_the_concept_of_its_name_first() -> None:
     from arcmemo.library.build import BuildReport as Report
     from arcmemo.library.build import _attach
-    from arcmemo.memory.ontology import Concept, LibraryFunction
+    from arcmemo.memory.schema import Concept, LibraryFunction
 
     memory = Memory()
     memory.add(Concept(name="grid", kind="structure"))

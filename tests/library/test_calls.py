@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from arcmemo.library import Unrecordable, encode, run_recorded_tests
 from arcmemo.library.calls import check_function, run_calls
-from arcmemo.memory.ontology import Concept, LibraryFunction, Memory, RecordedCall
+from arcmemo.memory.schema import Concept, LibraryFunction, Memory, RecordedCall
 from arcmemo.sandbox import Sandbox
 
 SOURCE = '''import numpy as np

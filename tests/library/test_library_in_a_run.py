@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from arcmemo.config import RunConfig
-from arcmemo.memory.ontology import Concept, LibraryFunction, Memory
+from arcmemo.memory.schema import Concept, LibraryFunction, Memory
 from arcmemo.models.client import ModelClient
 from arcmemo.models.scripted import ScriptedProvider
-from arcmemo.pipeline import run_benchmark
+from arcmemo.run.config import RunConfig
+from arcmemo.run.pipeline import run_benchmark
 from tests.fixtures.loop.load import loop_model
 
 lm = loop_model()

@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from arcmemo.cli.main import cli
-from arcmemo.memory.ontology import Memory
+from arcmemo.memory.schema import Memory
 from arcmemo.models.base import Completion, GenerateParams, Message
 from arcmemo.models.local_server import LocalServerProvider
 from tests.fixtures.loop.load import loop_model

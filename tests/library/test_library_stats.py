@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from arcmemo.library import BuildReport
 from arcmemo.library.stats import library_stats
-from arcmemo.memory.ontology import Memory
+from arcmemo.memory.schema import Memory
 
 
 def test_stats_count_functions_tests_reuse_and_sharing(

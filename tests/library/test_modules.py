@@ -13,7 +13,7 @@ from arcmemo.library.modules import (
     memory_functions,
     module_text,
 )
-from arcmemo.memory.ontology import Concept, LibraryFunction, Memory
+from arcmemo.memory.schema import Concept, LibraryFunction, Memory
 
 
 def _memory() -> Memory:

@@ -7,7 +7,7 @@ from typing import Any, cast
 
 from arcmemo.library import BuildReport
 from arcmemo.library.refactor import refactor_program, refactor_programs, rewrite
-from arcmemo.memory.ontology import Memory
+from arcmemo.memory.schema import Memory
 from arcmemo.sandbox import CallResult, Program, Sandbox
 from tests.fixtures.library.load import ENTRY_POINTS, pairs, programs
 

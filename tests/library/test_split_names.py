@@ -10,7 +10,7 @@ from pathlib import Path
 from arcmemo.benchmarks.arc.barc import convert_seed, load_library
 from arcmemo.library import build_library, memory_functions, run_recorded_tests
 from arcmemo.library.split import SplitProgram, split_program
-from arcmemo.memory.ontology import Memory
+from arcmemo.memory.schema import Memory
 from arcmemo.sandbox import Sandbox
 from tests.benchmarks.arc.barc_fixture import EDGE_COMMON, EDGE_SEED
 from tests.fixtures.library.load import ENTRY_POINTS

@@ -10,9 +10,9 @@ import pytest
 from arcmemo.benchmarks.arc.benchmark import ArcBenchmark, ArcOptions
 from arcmemo.benchmarks.arc.data import ArcPair, ArcTask
 from arcmemo.library.task import task_library
-from arcmemo.memory.ontology import Concept, LibraryFunction, Memory
+from arcmemo.memory.schema import Concept, LibraryFunction, Memory
+from arcmemo.run.solve_prompt import prepare_prompt
 from arcmemo.selection.simple import AllSelector
-from arcmemo.solve_prompt import prepare_prompt
 
 
 def _function(name: str, *sources: str, body: str = "return grid") -> LibraryFunction:

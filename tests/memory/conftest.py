@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from arcmemo.memory.merge import write_concept, write_lesson
-from arcmemo.memory.ontology import Concept, Lesson, Memory, Parameter, TypeDef
+from arcmemo.memory.schema import Concept, Lesson, Memory, Parameter, TypeDef
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "memory"
 FIXED_TIME = datetime(2025, 1, 1, tzinfo=timezone.utc)

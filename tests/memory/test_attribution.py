@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from arcmemo.core.records import Attempt, Selection, Step, TaskResult
 from arcmemo.memory.attribution import (
     attribute_task,
     concept_evidence,
@@ -14,8 +15,7 @@ from arcmemo.memory.attribution import (
     solution_text,
     summarize,
 )
-from arcmemo.memory.ontology import Concept, LibraryFunction, Memory, Parameter
-from arcmemo.records import Attempt, Selection, Step, TaskResult
+from arcmemo.memory.schema import Concept, LibraryFunction, Memory, Parameter
 
 SPLIT_PROGRAM = """
 def transform(grid):
@@ -178,13 +178,13 @@ def test_summary_counts_solves_attributed_to_a_shown_concept() -> None:
 
 
 def test_recording_looks_every_concept_up_in_one_index(monkeypatch: pytest.MonkeyPatch) -> None:
-    from arcmemo.memory import ontology
+    from arcmemo.memory import schema
     from arcmemo.memory.edits import VERIFY_VARIABLE
 
     monkeypatch.delenv(VERIFY_VARIABLE)  # else every kept index is checked by a rebuild
     built: list[int] = []
-    real = ontology._positions
-    monkeypatch.setattr(ontology, "_positions", lambda cs: built.append(len(cs)) or real(cs))
+    real = schema._positions
+    monkeypatch.setattr(schema, "_positions", lambda cs: built.append(len(cs)) or real(cs))
     mem = memory()
     shown = ["split grid", "recolor object", "rotate grid"]
     solved = step(SPLIT_PROGRAM, shown, verified=True)

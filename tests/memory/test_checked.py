@@ -11,7 +11,7 @@ from arcmemo.memory import MemorySaveError, store
 from arcmemo.memory import checked as checked_module
 from arcmemo.memory.checked import vouched_dump
 from arcmemo.memory.edits import VERIFY_VARIABLE
-from arcmemo.memory.ontology import Concept, Lesson, Memory, Parameter, TypeDef
+from arcmemo.memory.schema import Concept, Lesson, Memory, Parameter, TypeDef
 from arcmemo.memory.store import checked_dump, dump_memory
 from arcmemo.memory.synthetic import synthetic_memory
 

@@ -8,7 +8,7 @@ import pytest
 
 from arcmemo.memory.consolidate import MergeProposal, apply_merges, propose_merges
 from arcmemo.memory.diff import memory_diff
-from arcmemo.memory.ontology import Concept, ConceptStats, Memory, Parameter, Provenance
+from arcmemo.memory.schema import Concept, ConceptStats, Memory, Parameter, Provenance
 
 
 def routine(

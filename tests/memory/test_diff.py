@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from arcmemo.memory.diff import memory_diff
-from arcmemo.memory.ontology import Concept, LibraryFunction, Memory, RecordedCall
+from arcmemo.memory.schema import Concept, LibraryFunction, Memory, RecordedCall
 
 
 def _memory(*functions: LibraryFunction) -> Memory:

@@ -9,9 +9,9 @@ import pytest
 from arcmemo.memory import edits
 from arcmemo.memory.edits import StaleCacheError, TrackedList, derived
 from arcmemo.memory.evidence import active
-from arcmemo.memory.ontology import Concept, ConceptStats, Memory, Parameter, Provenance, TypeDef
 from arcmemo.memory.relations import RelationIndex, relation_index
-from arcmemo.solve_prompt import hide_own_concepts
+from arcmemo.memory.schema import Concept, ConceptStats, Memory, Parameter, Provenance, TypeDef
+from arcmemo.run.solve_prompt import hide_own_concepts
 
 
 def _memory() -> Memory:

@@ -9,11 +9,11 @@ import pytest
 
 from arcmemo.memory.diff import memory_diff
 from arcmemo.memory.evidence import active, prune, prune_candidates, usefulness_key
-from arcmemo.memory.ontology import Concept, ConceptStats, Memory, Provenance
 from arcmemo.memory.render import VIEWS
+from arcmemo.memory.schema import Concept, ConceptStats, Memory, Provenance
 from arcmemo.models.base import Message
+from arcmemo.run.solve_prompt import prepare_prompt
 from arcmemo.selection.base import SELECTORS
-from arcmemo.solve_prompt import prepare_prompt
 
 
 def concept(name: str, sources: list[str], **stats: Any) -> Concept:

@@ -394,7 +394,7 @@ def test_the_paper_s_rendered_memory_imports_as_the_paper_s_concepts(tmp_path: P
 
 def test_paper_conventions_keep_writing_by_exact_names() -> None:
     source_memory = Memory(conventions="paper")
-    from arcmemo.memory.ontology import Concept, Parameter
+    from arcmemo.memory.schema import Concept, Parameter
 
     source_memory.add(Concept(name="draw object", kind="routine"))
     source_memory.add(Concept(name="Draw Objects", kind="routine"))

@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
+from arcmemo.core.records import Attempt, Selection, Step, TaskResult
 from arcmemo.memory.attribution import attribute_task
 from arcmemo.memory.judge import judge_usage, parser
-from arcmemo.memory.ontology import Concept, Memory
+from arcmemo.memory.schema import Concept, Memory
 from arcmemo.models.client import ModelClient
 from arcmemo.models.scripted import ScriptedProvider
-from arcmemo.records import Attempt, Selection, Step, TaskResult
-from arcmemo.structured import OutputError
+from arcmemo.models.structured import OutputError
 
 PROGRAM = "def transform(grid):\n    return grid[::-1]  # reflect the grid\n"
 

@@ -8,7 +8,7 @@ import pytest
 
 from arcmemo import Concept, Lesson, Memory, Parameter
 from arcmemo.memory.merge import write_concept
-from arcmemo.memory.ontology import ConceptStats, TypeDef
+from arcmemo.memory.schema import ConceptStats, TypeDef
 
 
 def _routine(name: str = "recolor object", **fields: object) -> Concept:

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import re
 
-from arcmemo.memory.ontology import Lesson
+from arcmemo.core.tokens import estimate_tokens
 from arcmemo.memory.paper_view import render_paper
 from arcmemo.memory.render import SEED_SOURCE
+from arcmemo.memory.schema import Lesson
 from arcmemo.memory.seeds import load_seed
 from arcmemo.memory.synthetic import synthetic_memory
-from arcmemo.tokens import estimate_tokens
 
 FULL = re.compile(r"^- concept: (.+)$", re.M)
 

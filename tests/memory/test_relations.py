@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from arcmemo.memory.ontology import Concept, Memory, Parameter, TypeDef
 from arcmemo.memory.relations import RelationIndex, relation_index, usefulness
+from arcmemo.memory.schema import Concept, Memory, Parameter, TypeDef
 from arcmemo.memory.synthetic import synthetic_memory
 from arcmemo.memory.types import type_names
 

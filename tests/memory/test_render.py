@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from arcmemo import Concept, Memory, Parameter
-from arcmemo.memory.ontology import Lesson, TypeDef
+from arcmemo.core.tokens import estimate_tokens
 from arcmemo.memory.paper_view import render_paper
 from arcmemo.memory.render import SOLVE_BUDGET_TOKENS, VIEWS
+from arcmemo.memory.schema import Lesson, TypeDef
 from arcmemo.memory.synthetic import synthetic_memory
-from arcmemo.tokens import estimate_tokens
 
 SOLVE_SELECTION = ["Recolor Objects", "lesson 1"]
 
@@ -223,7 +223,7 @@ def test_solve_view_lists_titles_up_to_its_budget_and_counts_the_rest() -> None:
 
 
 def test_selectors_cap_the_solve_view_by_default() -> None:
-    from arcmemo.records import Selection
+    from arcmemo.core.records import Selection
     from arcmemo.selection import SELECTORS
 
     memory = synthetic_memory(3000, seed=2)

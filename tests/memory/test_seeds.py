@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from arcmemo.memory.ontology import concept_id
+from arcmemo.memory.schema import concept_id
 from arcmemo.memory.seeds import SeedFileError, available_domains, load_seed, seed_path
 from arcmemo.memory.store import dump_memory
 

@@ -12,7 +12,7 @@ import pytest
 
 from arcmemo import Concept, Memory, MemoryFileError
 from arcmemo.memory import MemorySaveError, TypeDef
-from arcmemo.memory.ontology import SCHEMA_VERSION
+from arcmemo.memory.schema import SCHEMA_VERSION
 from arcmemo.memory.store import dump_memory, editing
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "memory"

@@ -13,12 +13,12 @@ import pytest
 from click.testing import CliRunner
 
 from arcmemo.cli.main import cli
-from arcmemo.config import RunConfig
 from arcmemo.models.accounting import CallRecord
 from arcmemo.models.batch import BatchProgress, pending_batches, read_batch_log
 from arcmemo.models.prices import BATCH_DISCOUNT, PriceTable
-from arcmemo.pipeline import run_benchmark
-from arcmemo.rundir import RunDirectory
+from arcmemo.run.config import RunConfig
+from arcmemo.run.directory import RunDirectory
+from arcmemo.run.pipeline import run_benchmark
 
 from .fake_batch_server import FakeBatchServer
 
@@ -207,7 +207,7 @@ def test_an_online_run_in_batch_mode_equals_the_synchronous_one(tmp_path: Path) 
 
 
 def test_online_runs_say_that_batches_follow_the_memory_updates(tmp_path: Path) -> None:
-    from arcmemo.pipeline import run_warnings
+    from arcmemo.run.pipeline import run_warnings
 
     base = {
         "benchmark": "arc-agi-1",
@@ -226,7 +226,7 @@ def test_online_runs_say_that_batches_follow_the_memory_updates(tmp_path: Path) 
 
 
 def test_a_batch_dry_run_prints_the_half_price(tmp_path: Path) -> None:
-    from arcmemo.pipeline import dry_run
+    from arcmemo.run.pipeline import dry_run
 
     out = tmp_path / "dry"
     result = CliRunner().invoke(

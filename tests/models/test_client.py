@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from arcmemo.core.tokens import Usage
 from arcmemo.models import (
     Completion,
     GenerateParams,
@@ -29,7 +30,6 @@ from arcmemo.models import (
 from arcmemo.models.accounting import CallRecord, usage_from_records
 from arcmemo.models.prices import ModelPrice, PriceTable
 from arcmemo.models.retry import BREAKER_THRESHOLD, ModelUnreachableError
-from arcmemo.tokens import Usage
 
 MESSAGES = [Message(role="user", content="what is two plus two")]
 

@@ -12,11 +12,11 @@ import pytest
 from click.testing import CliRunner
 
 from arcmemo.cli.main import cli
+from arcmemo.core.registry import RegistryError
+from arcmemo.core.tokens import estimate_tokens
 from arcmemo.memory.seeds import load_seed
 from arcmemo.models import Message
 from arcmemo.models.context import PromptTooLongError, is_context_overflow, table_window
-from arcmemo.registry import RegistryError
-from arcmemo.tokens import estimate_tokens
 
 from .conftest import server_client
 from .fake_server import FakeLLMServer, _text_of

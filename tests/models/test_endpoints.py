@@ -12,12 +12,12 @@ from types import ModuleType
 
 import pytest
 
-from arcmemo.config import RunConfig
 from arcmemo.models import Message, ModelClient, ModelConfig, ResponseCache, create_provider
 from arcmemo.models.endpoints import EndpointPool, key_url, pool_identity, split_urls
 from arcmemo.models.redact import public_url
-from arcmemo.pipeline import run_benchmark
-from arcmemo.rundir import RunDirectory
+from arcmemo.run.config import RunConfig
+from arcmemo.run.directory import RunDirectory
+from arcmemo.run.pipeline import run_benchmark
 
 from .conftest import RecordingSleep
 from .fake_server import FakeLLMServer

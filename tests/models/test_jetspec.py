@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from arcmemo.core.registry import RegistryError
 from arcmemo.models.base import GenerateParams, Message, ProviderError
 from arcmemo.models.jetspec import (
     KNOWN_ATTN_BACKENDS,
@@ -35,7 +36,6 @@ from arcmemo.models.jetspec import (
     summarize_stats,
 )
 from arcmemo.models.registry import PROVIDERS
-from arcmemo.registry import RegistryError
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]

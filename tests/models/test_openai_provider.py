@@ -217,7 +217,7 @@ def test_sampling_and_server_options_reach_the_request_body(
 
 
 def test_a_bad_json_option_is_a_one_line_error() -> None:
-    from arcmemo.registry import RegistryError
+    from arcmemo.core.registry import RegistryError
 
     with pytest.raises(RegistryError, match="extra_body: Value error, not valid JSON"):
         create_provider("openai:m", base_url="http://127.0.0.1:1/v1", extra_body="{oops")

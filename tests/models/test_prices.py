@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from arcmemo.core.tokens import Usage
 from arcmemo.models import PriceTable
 from arcmemo.models.prices import ModelPrice, PriceTableError
-from arcmemo.tokens import Usage
 
 
 def test_cost_splits_uncached_cached_written_and_output_tokens() -> None:

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
+from arcmemo.core.registry import ComponentUnavailableError, RegistryError
 from arcmemo.models.registry import PROVIDERS, create_provider, parse_spec
-from arcmemo.registry import ComponentUnavailableError, RegistryError
 
 
 def test_parse_spec_keeps_colons_and_slashes_in_the_model() -> None:

@@ -20,12 +20,12 @@ from arcmemo.abstraction import ABSTRACTORS
 from arcmemo.benchmarks import BENCHMARKS
 from arcmemo.benchmarks.arc import ArcBenchmark, ArcTask, load_path
 from arcmemo.benchmarks.arc.benchmark import ArcOptions
-from arcmemo.memory.ontology import Lesson, Memory
+from arcmemo.core.records import Selection, SolvedItem, Step
+from arcmemo.memory.schema import Lesson, Memory
 from arcmemo.memory.seeds import load_seed
 from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient
 from arcmemo.models.scripted import ScriptedProvider
-from arcmemo.records import Selection, SolvedItem, Step
 from arcmemo.selection import SELECTORS
 
 SNAPSHOTS = Path(__file__).resolve().parent / "snapshots"

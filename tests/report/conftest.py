@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from arcmemo.config import RunConfig
 from arcmemo.memory.seeds import load_seed
 from arcmemo.models.client import ModelClient, ModelConfig
 from arcmemo.models.scripted import ScriptedProvider
-from arcmemo.pipeline import run_benchmark
+from arcmemo.run.config import RunConfig
+from arcmemo.run.pipeline import run_benchmark
 from tests.report.chromium import Browser, find_chromium
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

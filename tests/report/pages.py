@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from arcmemo.report.links import anchor
-from arcmemo.report.pack import unpack
+from arcmemo.analysis.report.links import anchor
+from arcmemo.analysis.report.pack import unpack
 
 DATA_OPEN = '<script type="application/x-deflate-base64" class="task-data">'
 

@@ -14,12 +14,12 @@ import random
 from pathlib import Path
 
 from arcmemo.benchmarks.base import BENCHMARKS
-from arcmemo.config import RunConfig
+from arcmemo.core.records import Attempt, PairCheck, Selection, Step, TaskResult
+from arcmemo.core.tokens import Usage
 from arcmemo.models.accounting import UsageSummary
-from arcmemo.records import Attempt, PairCheck, Selection, Step, TaskResult
-from arcmemo.rundir import RunWriter
-from arcmemo.summary import build_summary
-from arcmemo.tokens import Usage
+from arcmemo.run.config import RunConfig
+from arcmemo.run.directory import RunWriter
+from arcmemo.run.summary import build_summary
 
 Grid = list[list[int]]
 

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from arcmemo.report import write_report
-from arcmemo.report.html import environment
+from arcmemo.analysis.report import write_report
+from arcmemo.analysis.report.html import environment
 from tests.report.chromium import Browser, find_chromium
 from tests.report.conftest import FIXTURES, NO_CHROMIUM
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from arcmemo.report.compare import compare
-from arcmemo.report.load import load_run
+from arcmemo.analysis.report.compare import compare
+from arcmemo.analysis.report.load import load_run
 
 
 def test_compare_on_shared_tasks(arc_memory_run: Path, arc_baseline_run: Path) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from arcmemo.report import (
+from arcmemo.analysis.report import (
     RunData,
     build_report,
     html,

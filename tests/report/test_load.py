@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from arcmemo.pipeline import interrupted
-from arcmemo.report.load import ReportError, load_run
+from arcmemo.analysis.report.load import ReportError, load_run
+from arcmemo.run.pipeline import interrupted
 from tests.report.conftest import ARC_TASKS
 
 
@@ -113,7 +113,7 @@ def test_input_memory_overwritten_by_an_online_run_is_not_trusted(
 def test_only_the_last_snapshot_is_loaded_the_others_are_counted(
     arc_memory_run: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from arcmemo.rundir import RunDirectory
+    from arcmemo.run.directory import RunDirectory
 
     rebuilt: list[str] = []
     real = RunDirectory.snapshot_raw

@@ -6,10 +6,10 @@ import json
 import shutil
 from pathlib import Path
 
-from arcmemo.memory.ontology import Memory
-from arcmemo.report.links import MemoryIndex
-from arcmemo.report.load import load_run
-from arcmemo.report.memory_view import memory_view
+from arcmemo.analysis.report.links import MemoryIndex
+from arcmemo.analysis.report.load import load_run
+from arcmemo.analysis.report.memory_view import memory_view
+from arcmemo.memory.schema import Memory
 
 
 def test_memory_changes_from_history_when_the_input_was_overwritten(
@@ -43,7 +43,7 @@ def test_memory_index_links_lessons_and_concepts() -> None:
 
 
 def test_the_memory_section_shows_attribution_counts(arc_memory_run: Path) -> None:
-    from arcmemo.report import render_report
+    from arcmemo.analysis.report import render_report
 
     run = load_run(arc_memory_run)
     final = run.final_memory

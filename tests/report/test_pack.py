@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from arcmemo.report.html import environment
-from arcmemo.report.pack import pack, unpack
+from arcmemo.analysis.report.html import environment
+from arcmemo.analysis.report.pack import pack, unpack
 from tests.report.chromium import Browser
 
 HOSTILE = (

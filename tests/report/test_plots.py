@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import xml.etree.ElementTree as ET
 
-from arcmemo.report.plots import Series, bar_chart, line_chart, nice_max
+from arcmemo.analysis.report.plots import Series, bar_chart, line_chart, nice_max
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -61,7 +61,7 @@ def test_task_labels_never_overlap_few_or_many() -> None:
     """Upright labels need LABEL_PITCH px each: eight ARC ids are all drawn whole (each
     one's own column); 400 tasks get every k-th label, still LABEL_PITCH apart, and every
     bar keeps its tooltip. The labels fit under the axis, above the axis title."""
-    from arcmemo.report.plots import CHAR_WIDTH, LABEL_PITCH, MAX_WIDTH
+    from arcmemo.analysis.report.plots import CHAR_WIDTH, LABEL_PITCH, MAX_WIDTH
 
     for count in (8, 12, 30, 400):
         ids = [f"{index:08x}" for index in range(count)]

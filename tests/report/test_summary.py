@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from arcmemo.report.summary import summary_rows
+from arcmemo.analysis.report.summary import summary_rows
 
 
 def test_summary_rows_format_rates_and_k() -> None:

@@ -17,12 +17,10 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
+from arcmemo.analysis.report import build_report, load_run
+from arcmemo.analysis.report.tasks import step_verdict, task_status
 from arcmemo.benchmarks.base import BENCHMARKS, Benchmark, select_tasks
-from arcmemo.config import RunConfig
-from arcmemo.library.task import NO_LIBRARY, TaskLibrary
-from arcmemo.models.base import Message
-from arcmemo.pipeline import run_benchmark
-from arcmemo.records import (
+from arcmemo.core.records import (
     Attempt,
     CheckResult,
     PromptCut,
@@ -31,8 +29,10 @@ from arcmemo.records import (
     TaskGrade,
     TaskResult,
 )
-from arcmemo.report import build_report, load_run
-from arcmemo.report.tasks import step_verdict, task_status
+from arcmemo.library.task import NO_LIBRARY, TaskLibrary
+from arcmemo.models.base import Message
+from arcmemo.run.config import RunConfig
+from arcmemo.run.pipeline import run_benchmark
 from tests.report.conftest import XSS, _client
 from tests.report.pages import task_section
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from arcmemo.registry import RegistryError
+from arcmemo.core.registry import RegistryError
 from arcmemo.sandbox import (
     SANDBOXES,
     CallResult,

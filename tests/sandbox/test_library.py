@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from arcmemo.library.task import task_library
-from arcmemo.memory.ontology import Concept, LibraryFunction, Memory
+from arcmemo.memory.schema import Concept, LibraryFunction, Memory
 from arcmemo.sandbox import Program, Sandbox
 from tests.sandbox.helpers import arc_program
 

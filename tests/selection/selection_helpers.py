@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from arcmemo.memory.ontology import Concept, Lesson, Memory, Parameter, TypeDef
+from arcmemo.memory.schema import Concept, Lesson, Memory, Parameter, TypeDef
 from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient
 from arcmemo.models.scripted import ScriptedProvider

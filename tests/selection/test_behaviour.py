@@ -10,8 +10,9 @@ import pytest
 from arcmemo.benchmarks.arc.benchmark import ArcBenchmark
 from arcmemo.benchmarks.arc.data import ArcPair, ArcTask
 from arcmemo.benchmarks.base import SharedSandbox
-from arcmemo.memory.ontology import Concept, LibraryFunction, Memory
-from arcmemo.registry import ComponentSpec
+from arcmemo.core.registry import ComponentSpec
+from arcmemo.memory.schema import Concept, LibraryFunction, Memory
+from arcmemo.run.solve_prompt import prepare_prompt
 from arcmemo.sandbox import Sandbox
 from arcmemo.selection.base import SELECTORS
 from arcmemo.selection.behaviour import (
@@ -23,7 +24,6 @@ from arcmemo.selection.behaviour import (
     rank_by_behaviour,
 )
 from arcmemo.selection.llm import LLMSelector
-from arcmemo.solve_prompt import prepare_prompt
 from tests.sandbox.conftest import make
 from tests.selection.selection_helpers import Recorder
 

@@ -10,11 +10,11 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from arcmemo.cli.main import cli
-from arcmemo.memory.ontology import Memory, Solution
+from arcmemo.core.registry import ComponentSpec
+from arcmemo.memory.schema import Memory, Solution
 from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient
 from arcmemo.models.scripted import ScriptedProvider
-from arcmemo.registry import ComponentSpec
 from arcmemo.selection.base import SELECTORS
 from arcmemo.selection.dcrs import DcrsSelector, DcrsSelectorOptions
 
@@ -135,7 +135,7 @@ def test_arcmemo_run_with_dcrs_shows_the_synthesised_sheet(tmp_path: Path) -> No
 
 def test_the_cheatsheet_format_keeps_the_problem_for_retrieval() -> None:
     from arcmemo.abstraction.cheatsheet import CheatsheetAbstractor
-    from arcmemo.records import SolvedItem
+    from arcmemo.core.records import SolvedItem
 
     model = ModelClient(ScriptedProvider.from_script(lambda m: "<cheatsheet>sheet</cheatsheet>"))
     memory = Memory(domain="arc")

@@ -7,8 +7,10 @@ import re
 
 import pytest
 
-from arcmemo.memory.ontology import Concept, Lesson, Memory
-from arcmemo.records import Selection
+from arcmemo.core.records import Selection
+from arcmemo.core.tokens import estimate_tokens
+from arcmemo.memory.schema import Concept, Lesson, Memory
+from arcmemo.models.structured import OutputError
 from arcmemo.selection import SELECTORS
 from arcmemo.selection.describe import (
     DescribeSelector,
@@ -17,8 +19,6 @@ from arcmemo.selection.describe import (
     parse_description,
     parse_lesson_numbers,
 )
-from arcmemo.structured import OutputError
-from arcmemo.tokens import estimate_tokens
 from tests.selection.selection_helpers import Recorder
 
 PROBLEM = (

@@ -7,10 +7,10 @@ import asyncio
 import numpy as np
 import pytest
 
-from arcmemo.memory.ontology import Memory
+from arcmemo.core.registry import ComponentSpec, RegistryError
+from arcmemo.memory.schema import Memory
 from arcmemo.models.base import MissingCredentialError
 from arcmemo.models.embedding import OpenAIEmbedder, TfidfEmbedder, create_embedder
-from arcmemo.registry import ComponentSpec, RegistryError
 from arcmemo.selection import SELECTORS
 from arcmemo.selection.embedding import EmbeddingSelector, EmbeddingSelectorOptions, entry_texts
 from tests.selection.selection_helpers import selection_memory

@@ -6,9 +6,11 @@ import asyncio
 
 import pytest
 
-from arcmemo.memory.ontology import Concept, Lesson, Memory
+from arcmemo.core.records import Selection
+from arcmemo.core.tokens import estimate_tokens
 from arcmemo.memory.render import SOLVE_BUDGET_TOKENS
-from arcmemo.records import Selection
+from arcmemo.memory.schema import Concept, Lesson, Memory
+from arcmemo.models.structured import OutputError
 from arcmemo.selection import SELECTORS
 from arcmemo.selection.llm import (
     LLMSelector,
@@ -18,8 +20,6 @@ from arcmemo.selection.llm import (
     parse_names,
     resolve_names,
 )
-from arcmemo.structured import OutputError
-from arcmemo.tokens import estimate_tokens
 from tests.selection.selection_helpers import Recorder, concept, selection_memory
 
 PROBLEM = "Example 1 input (2x2):\n12\n34\n\nExample 1 output (2x2):\n31\n42\n"

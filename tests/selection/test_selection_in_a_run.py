@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from arcmemo.config import RunConfig
+from arcmemo.core.registry import ComponentSpec
 from arcmemo.memory.seeds import load_seed
 from arcmemo.models.client import ModelClient
 from arcmemo.models.scripted import ScriptedProvider
-from arcmemo.pipeline import run_benchmark
-from arcmemo.registry import ComponentSpec
+from arcmemo.run.config import RunConfig
+from arcmemo.run.pipeline import run_benchmark
 from tests.fixtures.loop.load import loop_model
 
 NAMED, NOTHING = "66e6c45b", "bbb1b8b6"

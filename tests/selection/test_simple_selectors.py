@@ -6,9 +6,9 @@ import asyncio
 
 import pytest
 
+from arcmemo.core.records import Selection
+from arcmemo.core.registry import RegistryError
 from arcmemo.memory.paper_view import render_paper
-from arcmemo.records import Selection
-from arcmemo.registry import RegistryError
 from arcmemo.selection import SELECTORS
 from tests.selection.selection_helpers import selection_memory
 

@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from arcmemo import prompting
 from arcmemo.benchmarks.aime import layout
 from arcmemo.benchmarks.aime.answers import extract_answer
 from arcmemo.benchmarks.aime.data import (
@@ -33,9 +32,10 @@ from arcmemo.benchmarks.base import (
     solve_messages,
 )
 from arcmemo.benchmarks.outputs import Convention, Curve, OrderRows, ScoredRun, Table
+from arcmemo.core import prompting
+from arcmemo.core.records import Attempt, CheckResult, Step, TaskGrade, TaskResult
 from arcmemo.library.task import NO_LIBRARY, TaskLibrary
 from arcmemo.models.base import Message
-from arcmemo.records import Attempt, CheckResult, Step, TaskGrade, TaskResult
 
 
 @BENCHMARKS.register("aime")

@@ -9,7 +9,7 @@ from typing import Any
 
 from arcmemo.benchmarks.aime.metrics import problem_metrics
 from arcmemo.benchmarks.outputs import Cell, Column, OrderRows, ScoredRun, Table, over_tasks
-from arcmemo.records import TaskResult
+from arcmemo.core.records import TaskResult
 
 
 def has_table(summary: dict[str, Any]) -> bool:

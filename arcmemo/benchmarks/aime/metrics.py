@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from arcmemo.benchmarks.aime.answers import ExtractedAnswer
 from arcmemo.benchmarks.base import RunMetrics
-from arcmemo.stats import any_of_k, mean_std
+from arcmemo.core.stats import any_of_k, mean_std
 
 
 class AttemptGrade(BaseModel):

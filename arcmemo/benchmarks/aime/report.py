@@ -11,7 +11,7 @@ from importlib import resources
 from typing import Any
 
 from arcmemo.benchmarks.aime.data import AimeProblem
-from arcmemo.records import TaskResult
+from arcmemo.core.records import TaskResult
 
 
 def task_view(task: AimeProblem | None, result: TaskResult) -> dict[str, Any]:

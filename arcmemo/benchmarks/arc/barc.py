@@ -32,7 +32,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from arcmemo.inlined_library import LIBRARY_BEGIN, LIBRARY_END
+from arcmemo.core.inlined_library import LIBRARY_BEGIN, LIBRARY_END
 from arcmemo.library.names import Statement, mentioned, needed, rename_references
 
 GENERATOR_MARKER = "remove below this point for prompting"

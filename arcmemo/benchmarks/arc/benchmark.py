@@ -11,7 +11,6 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from arcmemo import prompting
 from arcmemo.benchmarks.arc import layout, scoring
 from arcmemo.benchmarks.arc.barc import RENAMED_ENTRY
 from arcmemo.benchmarks.arc.benchmarking import ARC_AGI_BENCHMARKING
@@ -41,9 +40,18 @@ from arcmemo.benchmarks.base import (
     solve_messages,
 )
 from arcmemo.benchmarks.outputs import Convention, Curve, OrderRows, ScoredRun, Table
+from arcmemo.core import prompting
+from arcmemo.core.records import (
+    Attempt,
+    CheckResult,
+    PairCheck,
+    SolvedItem,
+    Step,
+    TaskGrade,
+    TaskResult,
+)
 from arcmemo.library.task import NO_LIBRARY, TaskLibrary
 from arcmemo.models.base import Message
-from arcmemo.records import Attempt, CheckResult, PairCheck, SolvedItem, Step, TaskGrade, TaskResult
 from arcmemo.sandbox import CallResult, Program
 
 # Trusted code appended to the program: the ARC calling convention (each grid arrives as a

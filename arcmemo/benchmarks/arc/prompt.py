@@ -22,8 +22,8 @@ from typing import Any, Literal, NamedTuple
 from arcmemo.benchmarks.arc.data import ArcTask
 from arcmemo.benchmarks.arc.grids import Grid
 from arcmemo.benchmarks.base import NO_CUTS, PromptCuts
-from arcmemo.records import Step
-from arcmemo.structured import PYTHON_LANGUAGES, fenced_blocks
+from arcmemo.core.records import Step
+from arcmemo.models.structured import PYTHON_LANGUAGES, fenced_blocks
 
 # Every closed fenced block, whatever its language (what a bare-code search must skip).
 _FENCE_SPANS = re.compile(r"```[^\n]*\n.*?```", re.DOTALL)

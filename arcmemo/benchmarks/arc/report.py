@@ -19,7 +19,7 @@ from operator import add, mul, ne
 from typing import Any
 
 from arcmemo.benchmarks.arc.data import ArcTask
-from arcmemo.records import Step
+from arcmemo.core.records import Step
 
 
 def _flat(value: Any) -> list[int] | None:
@@ -40,7 +40,8 @@ def as_grid(value: Any) -> list[list[int]] | None:
 
 # One character per cell: the color 0-9, a letter a-j for that color where the cell differs
 # from the expected grid, z (Z where it differs) for a value outside the palette. The page's
-# script draws these when the grid comes into view (arcmemo/report/templates/_base.html.j2).
+# script draws these when the grid comes into view
+# (arcmemo/analysis/report/templates/_base.html.j2).
 _PLAIN = "0123456789"
 _DIFFERS = "abcdefghij"
 # The same for a grid's cells as bytes, with 10 added where a cell differs: 0-9 plain,

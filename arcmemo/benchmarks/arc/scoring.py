@@ -51,8 +51,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from arcmemo.benchmarks.base import RunMetrics
-from arcmemo.records import Attempt, TaskResult
-from arcmemo.stats import any_of_k, mean_std
+from arcmemo.core.records import Attempt, TaskResult
+from arcmemo.core.stats import any_of_k, mean_std
 
 SCORE_K = 2  # the official ARC metric: two attempts per test input
 MAX_SUBSETS = 2000  # subsets enumerated for a std; above this the std is None

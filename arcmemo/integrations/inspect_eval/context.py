@@ -10,16 +10,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from arcmemo.config import DataProvenance, ResolvedRunConfig, RunConfig
-from arcmemo.continual import ContinualUpdater
-from arcmemo.memory.ontology import Memory
-from arcmemo.model_roles import ABSTRACT, AUX
+from arcmemo.core.records import TaskResult
+from arcmemo.core.roles import ABSTRACT, AUX
+from arcmemo.memory.schema import Memory
 from arcmemo.models.client import ModelClient
-from arcmemo.records import TaskResult
-from arcmemo.resolve import resolve_config
-from arcmemo.rundir import Batch, RunWriter
+from arcmemo.run.config import DataProvenance, ResolvedRunConfig, RunConfig
+from arcmemo.run.continual import ContinualUpdater
+from arcmemo.run.directory import Batch, RunWriter
+from arcmemo.run.resolve import resolve_config
+from arcmemo.run.session import create_run_benchmark, load_tasks, memory_access
 from arcmemo.selection.base import SELECTORS, Selector
-from arcmemo.session import create_run_benchmark, load_tasks, memory_access
 
 # The solver arcmemo's config records: whichever model inspect evaluates (its --model, known
 # only once a sample runs); the solver calls that model through get_model().
@@ -28,7 +28,7 @@ INSPECT_MODEL = "inspect:evaluated"
 
 @dataclass
 class EvalContext:
-    """The open pieces of one inspect task (what :class:`arcmemo.session.RunSession`
+    """The open pieces of one inspect task (what :class:`arcmemo.run.session.RunSession`
     holds for ``arcmemo run``), plus the online memory writer when ``update=online``."""
 
     config: ResolvedRunConfig

@@ -15,11 +15,11 @@ from inspect_ai.model import (
     get_model,
 )
 
+from arcmemo.core.registry import NoOptions
+from arcmemo.core.tokens import Usage
 from arcmemo.models.base import Completion, GenerateParams, Message, Provider, ProviderError
 from arcmemo.models.client import ModelClient, ModelConfig
 from arcmemo.models.registry import register_provider
-from arcmemo.registry import NoOptions
-from arcmemo.tokens import Usage
 
 
 def _chat(message: Message) -> ChatMessage:

@@ -9,9 +9,9 @@ import json
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import TaskState
 
+from arcmemo.core.records import TaskResult
 from arcmemo.integrations.inspect_eval.context import EvalContext
 from arcmemo.integrations.inspect_eval.solver import RESULT_KEY
-from arcmemo.records import TaskResult
 
 # Summary values that are not a per-task figure to average (counts are n_*).
 NOT_MEANS = frozenset({"score_retry_depth"})

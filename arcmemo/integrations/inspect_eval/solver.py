@@ -1,17 +1,17 @@
 """The solver: arcmemo's loop for one sample (select, solve, verify, retry with feedback,
-grade) run by :class:`arcmemo.runner.Runner` on inspect's models."""
+grade) run by :class:`arcmemo.run.runner.Runner` on inspect's models."""
 
 from __future__ import annotations
 
 from inspect_ai.model import ChatMessageAssistant, ChatMessageUser, Model, ModelOutput, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+from arcmemo.core.roles import FALLBACK, MODEL_ROLES, SELECT, SOLVER
 from arcmemo.integrations.inspect_eval.context import EvalContext
 from arcmemo.integrations.inspect_eval.model import inspect_client
-from arcmemo.model_roles import FALLBACK, MODEL_ROLES, SELECT, SOLVER
 from arcmemo.models.client import ModelClient
-from arcmemo.runner import Runner
-from arcmemo.session import role_clients
+from arcmemo.run.runner import Runner
+from arcmemo.run.session import role_clients
 
 # Where a sample's arcmemo result (records.TaskResult as JSON) is kept for the scorer and
 # for `inspect view`.
@@ -35,7 +35,7 @@ def role_models() -> dict[str, Model]:
 def inspect_role_clients(context: EvalContext) -> dict[str, ModelClient]:
     """arcmemo's client of each role over inspect's models: one client per role given its
     own inspect model, the others views of their fallback's with the role's sampling, as
-    :func:`arcmemo.session.role_clients` builds them for ``arcmemo run``."""
+    :func:`arcmemo.run.session.role_clients` builds them for ``arcmemo run``."""
     models = role_models()
     opened = {
         name: inspect_client(model)

@@ -20,10 +20,10 @@ from typing import Any
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 
-from arcmemo.config import RunConfig
 from arcmemo.integrations.inspect_eval.context import INSPECT_MODEL, open_context
 from arcmemo.integrations.inspect_eval.scorer import arcmemo_scorer
 from arcmemo.integrations.inspect_eval.solver import arcmemo_solver
+from arcmemo.run.config import RunConfig
 
 
 def _ids(tasks: str | list[str] | None) -> list[str] | None:

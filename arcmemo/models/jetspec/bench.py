@@ -138,7 +138,7 @@ async def run_generation_bench(
 ) -> GenerationBenchResult:
     """Build a ``jetspec`` provider from ``--model-arg`` style options; compare its modes.
 
-    Raises :class:`BenchError` without a draft, :class:`~arcmemo.registry.RegistryError` on
+    Raises :class:`BenchError` without a draft, :class:`~arcmemo.core.registry.RegistryError` on
     bad options and :class:`~arcmemo.models.base.ProviderError` when decoding fails.
     """
     provider = JetSpecProvider.open(model_dir, **options)

@@ -13,12 +13,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from arcmemo.core.tokens import Usage
 from arcmemo.models.base import Completion, GenerateParams, Message, ProviderError
 from arcmemo.models.jetspec import hooks
 from arcmemo.models.jetspec.options import STUB_TREE_DEPTH, JetSpecOptions
 from arcmemo.models.jetspec.stats import GenerationStats
 from arcmemo.models.registry import JETSPEC_INSTALL_HINT
-from arcmemo.tokens import Usage
 
 _THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
 

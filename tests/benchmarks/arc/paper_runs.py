@@ -15,11 +15,11 @@ from pathlib import Path
 
 from arcmemo.benchmarks.arc import ArcBenchmark
 from arcmemo.benchmarks.arc.scoring import task_score, task_solved
-from arcmemo.config import RunConfig
+from arcmemo.core.records import Attempt, Step, TaskResult
 from arcmemo.models.accounting import UsageSummary
-from arcmemo.records import Attempt, Step, TaskResult
-from arcmemo.rundir import RunWriter
-from arcmemo.summary import build_summary
+from arcmemo.run.config import RunConfig
+from arcmemo.run.directory import RunWriter
+from arcmemo.run.summary import build_summary
 
 N_TASKS = 100
 ATTEMPTS = 3

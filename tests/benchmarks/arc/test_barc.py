@@ -20,7 +20,7 @@ from arcmemo.benchmarks.arc.barc import (
     verify_with_benchmark,
 )
 from arcmemo.cli.main import cli
-from arcmemo.inlined_library import without_library
+from arcmemo.core.inlined_library import without_library
 from tests.benchmarks.arc.barc_fixture import FLIP, TILE, write_checkout
 
 

@@ -19,7 +19,7 @@ from arcmemo.benchmarks.arc.barc import (
     load_library,
 )
 from arcmemo.cli.main import cli
-from arcmemo.inlined_library import LIBRARY_BEGIN, LIBRARY_END
+from arcmemo.core.inlined_library import LIBRARY_BEGIN, LIBRARY_END
 from tests.benchmarks.arc.barc_fixture import (
     COMPOUND_COMMON,
     COMPOUND_SEED,

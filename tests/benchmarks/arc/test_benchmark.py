@@ -31,8 +31,8 @@ from arcmemo.benchmarks.arc.prompt import (
     find_program,
 )
 from arcmemo.benchmarks.base import TaskSelectionError
-from arcmemo.records import Attempt, CheckResult, Step, TaskGrade
-from arcmemo.runner import judge_attempts
+from arcmemo.core.records import Attempt, CheckResult, Step, TaskGrade
+from arcmemo.run.runner import judge_attempts
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "arc"
 EVAL_DIR = FIXTURES / "eval"
@@ -642,7 +642,7 @@ def test_arcmemo_retry_feedback_can_show_the_whole_previous_answer(
     tasks: dict[str, ArcTask],
 ) -> None:
     from arcmemo.benchmarks.base import BENCHMARKS
-    from arcmemo.registry import ComponentSpec
+    from arcmemo.core.registry import ComponentSpec
 
     task = tasks["00576224"]
     answer = "I think it is the identity.\n" + block("def transform(grid):\n    return grid\n")

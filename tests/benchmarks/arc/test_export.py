@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from arcmemo.benchmarks.arc.export import submission
 from arcmemo.cli.main import cli
-from arcmemo.records import Attempt, Step, TaskResult
+from arcmemo.core.records import Attempt, Step, TaskResult
 
 A, B, C = [[1]], [[2]], [[3]]
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"

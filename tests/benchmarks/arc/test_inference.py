@@ -12,13 +12,13 @@ from click.testing import CliRunner
 
 from arcmemo.benchmarks.arc.data import ArcTaskError, load_path
 from arcmemo.cli.main import cli
-from arcmemo.config import RunConfig
-from arcmemo.memory.ontology import Memory
+from arcmemo.core.records import TaskResult
+from arcmemo.memory.schema import Memory
 from arcmemo.memory.seeds import load_seed
 from arcmemo.models.client import ModelClient
 from arcmemo.models.scripted import ScriptedProvider
-from arcmemo.pipeline import run_benchmark
-from arcmemo.records import TaskResult
+from arcmemo.run.config import RunConfig
+from arcmemo.run.pipeline import run_benchmark
 from tests.test_continual import QUADRANTS, lm
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"

@@ -14,9 +14,9 @@ import pytest
 
 from arcmemo.benchmarks.arc.benchmark import ArcBenchmark, ArcOptions
 from arcmemo.benchmarks.arc.data import ArcPair, ArcTask
+from arcmemo.core.records import PairCheck, Selection, Step
 from arcmemo.memory.importers import import_arc_memo
-from arcmemo.memory.ontology import Memory
-from arcmemo.records import PairCheck, Selection, Step
+from arcmemo.memory.schema import Memory
 from arcmemo.selection.llm import LLMSelector, LLMSelectorOptions
 
 TASK = ArcTask(

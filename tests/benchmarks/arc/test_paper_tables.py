@@ -1,6 +1,6 @@
 """The paper's Tables 4 and 5 from run directories: every cell of the baseline and ArcMemo-PS
 rows (three retry depths, plain and strict) as the paper prints it, and the Markdown and
-LaTeX output of ``arcmemo.tables`` against golden files.
+LaTeX output of ``arcmemo.analysis.tables`` against golden files.
 
 Set ``ARCMEMO_UPDATE_GOLDEN=1`` to rewrite the golden files after a deliberate change.
 """
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from arcmemo import tables
+from arcmemo.analysis import tables
 
 from .paper_runs import ATTEMPTS, SETTINGS, TABLE_4, TABLE_5, read_summary, write_paper_run
 

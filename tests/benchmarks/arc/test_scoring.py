@@ -19,7 +19,7 @@ from arcmemo.benchmarks.arc.scoring import (
     task_score,
     task_solved,
 )
-from arcmemo.records import Attempt, Step, TaskResult
+from arcmemo.core.records import Attempt, Step, TaskResult
 
 T, F = True, False
 

@@ -19,11 +19,11 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog, EvalSample, read_eval_log
 from inspect_ai.model import get_model
 
-from arcmemo.config import RunConfig
 from arcmemo.integrations.inspect_eval.tasks import aime, arc_agi_1
-from arcmemo.memory.ontology import Memory
+from arcmemo.memory.schema import Memory
 from arcmemo.models.client import ModelClient, open_model
-from arcmemo.pipeline import run_benchmark
+from arcmemo.run.config import RunConfig
+from arcmemo.run.pipeline import run_benchmark
 from tests.integrations.inspect_eval.scripted_server import SCRIPTS, scripted_server
 from tests.models.fake_server import FakeLLMServer
 

@@ -23,7 +23,6 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from arcmemo import prompting
 from arcmemo.benchmarks.arc.puzzles.properties import concept_properties
 from arcmemo.benchmarks.arc.puzzles.references import load_references
 from arcmemo.benchmarks.arc.puzzles.review import (
@@ -39,13 +38,14 @@ from arcmemo.benchmarks.arc.puzzles.verify import (
     VerifiedPuzzle,
     verify_module,
 )
-from arcmemo.memory.ontology import Concept, Memory
+from arcmemo.core import prompting
+from arcmemo.memory.schema import Concept, Memory
 from arcmemo.memory.types import type_names
 from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient
 from arcmemo.models.retry import ModelCallError
+from arcmemo.models.structured import PYTHON_LANGUAGES, fenced_blocks
 from arcmemo.sandbox.base import Sandbox
-from arcmemo.structured import PYTHON_LANGUAGES, fenced_blocks
 
 REQUIRED_FUNCTIONS = ("concept_routine", "generate_input", "transform")
 STAGE = "puzzles"

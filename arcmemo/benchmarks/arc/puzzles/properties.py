@@ -36,7 +36,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from arcmemo.memory.ontology import Concept
+from arcmemo.memory.schema import Concept
 
 
 class PropertyRule(BaseModel):

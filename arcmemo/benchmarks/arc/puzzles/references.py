@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from arcmemo.benchmarks.arc.puzzles.verify import ReferenceRoutine
-from arcmemo.memory.ontology import Concept, Memory
+from arcmemo.memory.schema import Concept, Memory
 
 _CHECKOUT_REFERENCES = Path(__file__).resolve().parents[4] / "puzzles" / "handwritten"
 

@@ -14,13 +14,13 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from arcmemo import prompting
 from arcmemo.benchmarks.arc.puzzles.verify import UNTESTED, CheckResult, VerificationReport
-from arcmemo.memory.ontology import Concept
+from arcmemo.core import prompting
+from arcmemo.memory.schema import Concept
 from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient
 from arcmemo.models.retry import ModelCallError
-from arcmemo.structured import OutputError, generate_structured, tagged
+from arcmemo.models.structured import OutputError, generate_structured, tagged
 
 STAGE = "puzzles-review"
 

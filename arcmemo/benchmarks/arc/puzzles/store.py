@@ -32,8 +32,8 @@ from arcmemo.benchmarks.arc.puzzles.verify import (
     VerificationReport,
     VerifiedPuzzle,
 )
-from arcmemo.files import atomic_write_text
-from arcmemo.memory.ontology import Concept, utc_now
+from arcmemo.core.files import atomic_write_text
+from arcmemo.memory.schema import Concept, utc_now
 
 META_DIR = "meta"
 PROGRAMS_DIR = "programs"

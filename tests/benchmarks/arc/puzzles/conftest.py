@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from arcmemo.memory.ontology import Memory
+from arcmemo.core.registry import ComponentSpec
+from arcmemo.memory.schema import Memory
 from arcmemo.memory.seeds import load_seed
-from arcmemo.registry import ComponentSpec
 from arcmemo.sandbox import SANDBOXES, Sandbox
 
 REPO = Path(__file__).resolve().parents[4]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from arcmemo.benchmarks.arc.puzzles.generate import routine_hints
 from arcmemo.benchmarks.arc.puzzles.references import load_references
 from arcmemo.benchmarks.arc.puzzles.verify import RoutineHints, VerifiedPuzzle, verify_module
-from arcmemo.memory.ontology import Memory
+from arcmemo.memory.schema import Memory
 from arcmemo.sandbox import Sandbox
 from tests.benchmarks.arc.puzzles.cheats import source
 from tests.benchmarks.arc.puzzles.conftest import HANDWRITTEN

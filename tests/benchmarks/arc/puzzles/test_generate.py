@@ -18,7 +18,7 @@ from arcmemo.benchmarks.arc.puzzles.generate import (
     routine_hints,
 )
 from arcmemo.benchmarks.arc.puzzles.verify import PuzzleConfig
-from arcmemo.memory.ontology import Memory
+from arcmemo.memory.schema import Memory
 from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient
 from arcmemo.models.scripted import ScriptedProvider

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from arcmemo.benchmarks.arc.puzzles.properties import concept_properties
-from arcmemo.memory.ontology import Concept, Memory
+from arcmemo.memory.schema import Concept, Memory
 
 
 def test_seed_concepts_match_the_rules_by_name(arc_memory: Memory) -> None:

@@ -9,7 +9,7 @@ from arcmemo.benchmarks.arc.puzzles.generate import generate_for_concept, routin
 from arcmemo.benchmarks.arc.puzzles.recheck import recheck_puzzle
 from arcmemo.benchmarks.arc.puzzles.store import read_meta, write_outcome
 from arcmemo.benchmarks.arc.puzzles.verify import PuzzleConfig
-from arcmemo.memory.ontology import Concept, Memory
+from arcmemo.memory.schema import Concept, Memory
 from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient
 from arcmemo.models.scripted import ScriptedProvider

@@ -8,7 +8,7 @@ from arcmemo.benchmarks.arc import load_path
 from arcmemo.benchmarks.arc.puzzles.generate import concept_version
 from arcmemo.benchmarks.arc.puzzles.recheck import recheck_folder
 from arcmemo.benchmarks.arc.puzzles.store import read_meta, task_paths
-from arcmemo.memory.ontology import Memory
+from arcmemo.memory.schema import Memory
 from arcmemo.sandbox import Sandbox
 from tests.benchmarks.arc.puzzles.conftest import HANDWRITTEN, SAMPLES
 
@@ -63,7 +63,7 @@ def test_the_programs_folder_holds_valid_arc_solutions(sandbox: Sandbox) -> None
     # `arcmemo abstract --from-programs puzzles/samples/programs --data puzzles/samples`
     # accepts only programs whose transform solves their task's train pairs.
     from arcmemo.benchmarks.arc import ArcBenchmark
-    from arcmemo.bootstrap import items_from_programs
+    from arcmemo.run.bootstrap import items_from_programs
 
     benchmark = ArcBenchmark()
     try:

@@ -23,7 +23,7 @@ from arcmemo.benchmarks.arc.puzzles.store import (
     write_outcome,
 )
 from arcmemo.benchmarks.arc.puzzles.verify import PuzzleConfig, verify_module
-from arcmemo.memory.ontology import Memory
+from arcmemo.memory.schema import Memory
 from arcmemo.sandbox import Sandbox
 from tests.benchmarks.arc.puzzles import modules
 

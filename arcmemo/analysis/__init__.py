@@ -1,0 +1,1 @@
+"""Reading finished runs back: the paper's tables, the HTML report, joining shards."""

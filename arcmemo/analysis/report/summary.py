@@ -1,0 +1,91 @@
+"""A run's headline numbers and configuration, formatted for the overview.
+
+Which metrics head the overview is the benchmark's choice
+(:attr:`~arcmemo.benchmarks.base.Benchmark.report_metrics`, by default ``score`` and its
+``headline_metrics``); the counts and usage rows around them are common to every run.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from arcmemo.analysis.report.load import RunData
+
+
+def percent(value: Any) -> str:
+    return f"{100 * value:.1f}%" if isinstance(value, int | float) else "–"
+
+
+def run_metrics(run: RunData) -> tuple[str, ...]:
+    """The summary keys the run's benchmark shows first (``score`` when it is unknown)."""
+    benchmark = run.benchmark
+    if benchmark is None:
+        return ("score",)
+    if benchmark.report_metrics is not None:
+        return benchmark.report_metrics
+    return tuple(dict.fromkeys(("score", *benchmark.headline_metrics)))
+
+
+def _metric_rows(summary: dict[str, Any], key: str) -> list[tuple[str, str]]:
+    """Rows of one metric: a rate as a percentage, a count as is, a mapping row by row."""
+    label = key.replace("_", " ")
+    if "k" in summary:
+        label = label.replace("@k", f"@{summary['k']}")
+    value = summary[key]
+    if isinstance(value, dict):
+        return [row for sub, v in value.items() for row in _value_rows(f"{label}@{sub}", v)]
+    return _value_rows(label, value)
+
+
+def _value_rows(label: str, value: Any) -> list[tuple[str, str]]:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return [(label, str(value))]
+    return [(label, str(value) if isinstance(value, int) else percent(value))]
+
+
+def summary_rows(summary: dict[str, Any], metrics: tuple[str, ...]) -> list[tuple[str, str]]:
+    """The headline numbers of a run, formatted: counts, ``metrics`` in order, usage."""
+    rows: list[tuple[str, str]] = []
+    if "n_tasks" in summary:
+        rows.append(("tasks", str(summary["n_tasks"])))
+    if "n_solved" in summary:
+        rows.append(("solved", str(summary["n_solved"])))
+    for key in metrics:
+        if key in summary:
+            rows += _metric_rows(summary, key)
+    if "n_errors" in summary:
+        rows.append(("errors", str(summary["n_errors"])))
+    tokens = summary.get("tokens")
+    if isinstance(tokens, dict):
+        for key in ("prompt", "completion", "reasoning", "cached"):
+            if key in tokens:
+                rows.append((f"{key} tokens", f"{tokens[key]:,}"))
+    if "cost_usd" in summary:
+        cost = summary["cost_usd"]
+        rows.append(("cost", f"${cost:.4f}" if isinstance(cost, int | float) else "unknown"))
+    for key, label in (("calls", "model calls"), ("cache_hits", "cache hits")):
+        if key in summary:
+            rows.append((label, str(summary[key])))
+    if "wall_seconds" in summary:
+        rows.append(("wall time", f"{summary['wall_seconds']:.1f} s"))
+    return rows
+
+
+def summary_table(runs: list[RunData]) -> list[tuple[str, list[str]]]:
+    """Metric rows with one column per run (metrics a run lacks show as a dash)."""
+    per_run = [dict(summary_rows(r.summary, run_metrics(r))) for r in runs]
+    names: list[str] = []
+    for rows in per_run:
+        names += [n for n in rows if n not in names]
+    return [(name, [rows.get(name, "–") for rows in per_run]) for name in names]
+
+
+def config_rows(run: RunData) -> list[tuple[str, str]]:
+    if run.config is None:
+        return []
+    rows = []
+    for key, value in run.config.model_dump(mode="json").items():
+        text = value if isinstance(value, str) else json.dumps(value)
+        rows.append((key, text))
+    return rows

@@ -1,0 +1,208 @@
+"""The plan of a run: resolve the config, open its session, run or estimate, summarize.
+
+This is the Python entry point behind ``arcmemo run``::
+
+    from arcmemo.run.config import RunConfig
+    from arcmemo.run.pipeline import run_benchmark
+    summary = asyncio.run(run_benchmark(RunConfig(benchmark="arc-agi-1", ...)))
+
+Each step lives in a module of its own: :mod:`arcmemo.run.resolve` decides the settings,
+:mod:`arcmemo.run.session` opens the benchmark, memory, locks and models,
+:mod:`arcmemo.run.estimate` prices a dry run, :mod:`arcmemo.run.warnings` says what a reader
+must know.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from arcmemo.core.progress import ProgressSink, RunStarted, RunStopped, TaskFinished
+from arcmemo.core.roles import ABSTRACT, AUX, SELECT, SOLVER
+from arcmemo.models.batch import BatchSettings, ProgressCallback, log_progress
+from arcmemo.models.client import ModelClient
+from arcmemo.models.retry import ModelUnreachableError
+from arcmemo.run.config import RunConfig
+from arcmemo.run.continual import ContinualUpdater
+from arcmemo.run.directory import RunDirError, RunWriter
+from arcmemo.run.estimate import DryRunReport, estimate_record, estimate_run
+from arcmemo.run.resolve import RunOptionsError, resolve_config
+from arcmemo.run.runner import Runner
+from arcmemo.run.session import (
+    create_run_benchmark,
+    enable_batch_mode,
+    lasting_run_memory,
+    open_session,
+    writer_lock_path,
+)
+from arcmemo.run.summary import build_summary, unwritten_steps, written_steps
+from arcmemo.run.warnings import run_warnings
+
+# What cancelled a run, when its caller does not say: asyncio.run cancels the run on Ctrl-C,
+# and a caller may cancel its task. `arcmemo run` names the signal.
+CANCELLED = "a cancellation (Ctrl-C or the caller)"
+
+
+def interrupted(cause: str) -> str:
+    """summary.json's `aborted` of a run that ``cause`` stopped (a partial summary, marked
+    incomplete): ``SIGTERM``, ``SIGINT (Ctrl-C)``, ..."""
+    return f"interrupted by {cause}; run the same command again to resume"
+
+
+# The names callers have imported from here since it held every step.
+__all__ = [
+    "DryRunReport",
+    "RunOptionsError",
+    "create_run_benchmark",
+    "dry_run",
+    "lasting_run_memory",
+    "resolve_config",
+    "run_benchmark",
+    "run_warnings",
+    "writer_lock_path",
+]
+
+
+async def run_benchmark(
+    config: RunConfig,
+    *,
+    progress: ProgressSink | None = None,
+    solver: ModelClient | None = None,
+    aux: ModelClient | None = None,
+    models: Mapping[str, ModelClient] | None = None,
+    force_resume: bool = False,
+    batch_progress: ProgressCallback = log_progress,
+    stop_cause: Callable[[], str] = lambda: CANCELLED,
+) -> dict[str, Any]:
+    """Run (or resume) the configured run; returns and writes ``summary.json``.
+
+    ``solver``/``aux`` (and any role's client in ``models``) override the models built
+    from the config (tests pass scripted ones);
+    ``force_resume`` continues a run whose settings differ (recorded in ``config.json``);
+    ``batch_progress`` shows ``--batch`` progress (the config sets window and polling);
+    ``stop_cause`` names what cancelled the run, for the summary's ``aborted``.
+    """
+    started = time.perf_counter()
+    resolved = resolve_config(config)
+    rundir = RunWriter(resolved.out)
+    rundir.refuse_a_file()
+    progress = progress or ProgressSink()
+    # Everything that can fail on user input (tasks, memory, keys) fails while the session
+    # opens, before the run directory is claimed, so a corrected command can reuse --out.
+    clients = {name: c for name, c in ((SOLVER, solver), (AUX, aux)) if c is not None}
+    async with open_session(resolved, rundir, clients={**clients, **(models or {})}) as session:
+        assert session.solver is not None and session.aux is not None
+        # A batched run (Runner.batched) has its directory to itself; other runs share it
+        # with processes that claim tasks.
+        with rundir.occupy(alone=session.online or resolved.run_schedule == "passes"):
+            if resolved.batch:
+                settings = BatchSettings(
+                    quiet_s=resolved.batch_window,
+                    poll_s=resolved.batch_poll,
+                    keep_files=resolved.batch_keep_files,
+                    on_progress=batch_progress,
+                )
+                await enable_batch_mode(session.clients(), rundir, settings)
+            resolved = rundir.start(session.config, force=force_resume)
+            rundir.collect_cut_off_calls()
+            for client in session.clients():
+                client.progress = progress
+                client.in_flight_dir = rundir.in_flight_dir
+            updater = None
+            if session.online and session.memory is not None:
+                updater = ContinualUpdater(
+                    resolved,
+                    session.benchmark,
+                    session.memory,
+                    rundir,
+                    session.models[ABSTRACT],
+                    judge=session.aux,
+                )
+            runner = Runner(
+                resolved,
+                session.benchmark,
+                session.solver,
+                rundir=rundir,
+                selector=session.selector,
+                memory=session.memory,
+                selector_model=session.models[SELECT],
+                after_batch=updater.after_batch if updater else None,
+                on_task_done=lambda result: progress.emit(TaskFinished(result=result)),
+                progress=progress,
+            )
+            completed = list(rundir.completed().values())
+            progress.emit(
+                RunStarted(
+                    roles=resolved.given_roles,
+                    total=len(session.tasks),
+                    already_done=len(completed),
+                    already_solved=sum(r.solved for r in completed),
+                    already_unscored=sum(r.score is None for r in completed),
+                )
+            )
+            unreachable: ModelUnreachableError | None = None
+            stopped: str | None = None
+            try:
+                await runner.run(session.tasks)
+            except ModelUnreachableError as error:
+                unreachable = error
+                stopped = str(error)
+            except asyncio.CancelledError:
+                # Ctrl-C or SIGTERM (asyncio.run cancels the run): the summary of what is
+                # done so far, marked incomplete, is written before the interrupt goes on.
+                stopped = interrupted(stop_cause())
+            finally:
+                progress.emit(RunStopped())
+            by_id = rundir.finished()
+            ids = (session.benchmark.task_id(t) for t in session.tasks)
+            results = [by_id[i] for i in ids if i in by_id]
+            summary = build_summary(
+                resolved,
+                session.benchmark,
+                results,
+                rundir.usage(),
+                time.perf_counter() - started,
+                n_planned=len(session.tasks),
+                aborted=stopped,
+                warnings=run_warnings(resolved),
+                written=written_steps(rundir, resolved),
+                unwritten=unwritten_steps(rundir),
+                cut_off_calls=len(rundir.cut_off_calls()),
+            )
+            rundir.write_summary(summary)
+        compact_results(rundir)
+        if unreachable is not None:
+            raise unreachable
+        if stopped is not None:
+            raise asyncio.CancelledError
+        return summary.file_dict()
+
+
+def compact_results(rundir: RunWriter) -> None:
+    """One line per task in ``results.jsonl``, when no other process of the run is live
+    (the last one to end compacts)."""
+    try:
+        with rundir.occupy(alone=True):
+            rundir.compact_results()
+    except RunDirError:
+        pass
+
+
+async def dry_run(config: RunConfig) -> DryRunReport:
+    """Render every first-round prompt into ``prompts/`` and estimate the whole run.
+
+    Needs no API key: the models' options are checked, none is opened.
+    """
+    resolved = resolve_config(config)
+    rundir = RunWriter(resolved.out)
+    rundir.refuse_a_file()
+    async with open_session(resolved, rundir, models=False) as session:
+        estimate = await estimate_run(session)
+        return DryRunReport(
+            n_tasks=len(session.tasks),
+            estimate=estimate,
+            prompts_dir=rundir.prompts_dir,
+            estimate_path=rundir.write_estimate(estimate_record(estimate)),
+        )

@@ -1,0 +1,59 @@
+"""The one sanitizer of text that a program or a model wrote, before anything stores or shows it.
+
+Program errors, captured output, returned strings and model completions can hold lone
+surrogates (which no UTF-8 file or terminal takes) and control characters (an escape
+sequence sets a terminal's title, clears its screen or fakes a line). :func:`clean_text`
+makes such text safe for every CLI line, log line, prompt, report and run file; a
+JSON value goes through :func:`clean_json`.
+
+It belongs to the sandbox, whose worker imports it as a sibling file inside the sandbox,
+so it imports nothing but the standard library.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+MAX_DEPTH = 100
+"""Deepest nesting :func:`clean_json` accepts."""
+# C0 controls but tab and newline, DEL, and the C1 controls (an 8-bit CSI is one character).
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def clean_text(text: str, limit: int | None = None, *, controls: bool = False) -> str:
+    """``text`` safe to store and show: lone surrogates become their ``\\udxxx`` escape,
+    control characters other than newline and tab are removed (kept with ``controls``,
+    for stored copies that must stay byte-faithful), and at most ``limit`` characters stay
+    (the middle is dropped, so both the start and the final error line remain)."""
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    if not controls:
+        text = _CONTROLS.sub("", text)
+    if limit is not None and len(text) > limit:
+        keep = max(1, limit - 40) // 2
+        dropped = len(text) - 2 * keep
+        text = f"{text[:keep]}\n[... {dropped} characters dropped ...]\n{text[-keep:]}"
+    return text
+
+
+def clean_json(value: Any, *, controls: bool = False, depth: int = 0) -> Any:
+    """A JSON value with every string (keys too) passed through :func:`clean_text`; raises
+    ValueError when it is nested more than :data:`MAX_DEPTH` levels deep or holds a
+    non-finite float."""
+    if depth > MAX_DEPTH:
+        raise ValueError(f"the value is nested more than {MAX_DEPTH} levels deep")
+    if isinstance(value, str):
+        return clean_text(value, controls=controls)
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{value} is not a JSON number")
+    if isinstance(value, list):
+        return [clean_json(item, controls=controls, depth=depth + 1) for item in value]
+    if isinstance(value, dict):
+        return {
+            clean_text(str(key), controls=controls): clean_json(
+                item, controls=controls, depth=depth + 1
+            )
+            for key, item in value.items()
+        }
+    return value

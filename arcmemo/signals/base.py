@@ -1,0 +1,73 @@
+"""Write signals: what confirms a task's solution before it is written to memory.
+
+Registered in :data:`WRITE_SIGNALS` (``--update-signal NAME``): ``train`` (a program that
+passes every visible example: ARC), ``consistency`` (an answer given by a majority of the
+attempts: AIME), ``oracle`` (the hidden test labels, which leaks them: only for reproducing
+published numbers, and flagged as such in ``config.json`` and ``summary.json``).
+"""
+
+from __future__ import annotations
+
+import abc
+import json
+from collections import Counter
+from typing import ClassVar
+
+from arcmemo.core.records import Step, TaskResult
+from arcmemo.core.registry import NoOptions, Registry
+
+
+class WriteSignal(abc.ABC):
+    """Decides which step of a finished task, if any, may be written to memory."""
+
+    name: ClassVar[str]  # set by the registry: the name it is registered under
+    # True when the signal looks at hidden test labels (scores become optimistic).
+    leaks_test_labels: ClassVar[bool] = False
+
+    def __init__(self, options: NoOptions | None = None) -> None:
+        self.options = options or NoOptions()
+
+    @abc.abstractmethod
+    def confirmed_step(self, result: TaskResult) -> Step | None:
+        """The step whose solution the signal confirms, or None."""
+
+
+WRITE_SIGNALS: Registry[WriteSignal] = Registry("write signal")
+
+
+def _final_steps(result: TaskResult) -> list[Step]:
+    return [a.steps[-1] for a in result.attempts if a.steps]
+
+
+@WRITE_SIGNALS.register("train")
+class TrainSignal(WriteSignal):
+    """A program that passes every visible example (train pairs)."""
+
+    def confirmed_step(self, result: TaskResult) -> Step | None:
+        return next((s for s in _final_steps(result) if s.verified), None)
+
+
+@WRITE_SIGNALS.register("consistency")
+class ConsistencySignal(WriteSignal):
+    """An answer given by a strict majority of the attempts."""
+
+    def confirmed_step(self, result: TaskResult) -> Step | None:
+        finals = _final_steps(result)
+        answers = [s.prediction for s in finals if s.prediction is not None]
+        if not answers:
+            return None
+        counts = Counter(json.dumps(a, sort_keys=True) for a in answers)
+        top, votes = counts.most_common(1)[0]
+        if votes * 2 <= len(result.attempts):
+            return None
+        return next(s for s in finals if json.dumps(s.prediction, sort_keys=True) == top)
+
+
+@WRITE_SIGNALS.register("oracle")
+class OracleSignal(WriteSignal):
+    """The hidden test labels: leaks them (reproduction of published numbers only)."""
+
+    leaks_test_labels = True
+
+    def confirmed_step(self, result: TaskResult) -> Step | None:
+        return next((s for s in _final_steps(result) if s.correct and all(s.correct)), None)
