@@ -194,7 +194,7 @@ def test_an_interrupted_bootstrap_resumes_where_it_stopped(
 
 def test_abstract_into_refuses_a_memory_a_live_run_is_writing(tmp_path: Path) -> None:
     from arcmemo.core.files import LockHeldError, held_lock
-    from arcmemo.run.pipeline import writer_lock_path
+    from arcmemo.run.session import writer_lock_path
 
     memory_path = tmp_path / "memory.json"
     Memory(domain="arc").save(memory_path)

@@ -27,7 +27,9 @@ from arcmemo.models.embedding import OpenAIEmbedder
 from arcmemo.models.scripted import ScriptedProvider
 from arcmemo.run.config import ResolvedRunConfig, RunConfig
 from arcmemo.run.directory import RUNDIR_FORMAT, ConfigFile, RunDirError, RunWriter
-from arcmemo.run.pipeline import dry_run, lasting_run_memory, resolve_config, run_benchmark
+from arcmemo.run.pipeline import dry_run, run_benchmark
+from arcmemo.run.resolve import resolve_config
+from arcmemo.run.session import lasting_run_memory
 from arcmemo.selection.base import EARLIER_ANSWER
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

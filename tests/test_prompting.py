@@ -12,7 +12,8 @@ from click.testing import CliRunner
 from arcmemo.cli.main import cli
 from arcmemo.core import prompting
 from arcmemo.core.prompting import PromptOverlayError, check_overlay, prompt_overlay
-from arcmemo.run.pipeline import RunConfig, dry_run
+from arcmemo.run.config import RunConfig
+from arcmemo.run.pipeline import dry_run
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ARC_DIR = FIXTURES / "arc" / "eval"

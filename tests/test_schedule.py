@@ -40,7 +40,8 @@ from arcmemo.models.scripted import ScriptedProvider, count_tokens_roughly
 from arcmemo.run import continual
 from arcmemo.run.config import RunConfig
 from arcmemo.run.directory import RunDirectory, RunDirError, RunWriter
-from arcmemo.run.pipeline import run_benchmark, writer_lock_path
+from arcmemo.run.pipeline import run_benchmark
+from arcmemo.run.session import writer_lock_path
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 ROOT = Path(__file__).resolve().parents[1]

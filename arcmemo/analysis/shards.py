@@ -151,7 +151,8 @@ def _merged_order(shards: list[_Shard], count: int) -> list[str]:
 def merge_runs(out: Path, paths: list[Path], *, allow_partial: bool = False) -> dict[str, Any]:
     """Merge the shard directories ``paths`` into the new run directory ``out``; returns
     (and writes) its summary."""
-    from arcmemo.run.pipeline import create_run_benchmark, run_warnings
+    from arcmemo.run.session import create_run_benchmark
+    from arcmemo.run.warnings import run_warnings
 
     if not paths:
         raise MergeError("no shard directories to merge")

@@ -438,7 +438,7 @@ def _sole_writer(file: Path, out: Path | None, dry_run: bool) -> Iterator[None]:
     """One memory file, one writer: from load to save, hold the writer lock that an online
     run or ``arcmemo abstract`` holds, so neither loses the other's updates."""
     from arcmemo.core.files import LockHeldError, held_lock
-    from arcmemo.run.pipeline import writer_lock_path
+    from arcmemo.run.session import writer_lock_path
 
     target = out or file
     holder = f"pid {os.getpid()}, arcmemo memory"

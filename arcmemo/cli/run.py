@@ -39,8 +39,10 @@ from arcmemo.models.retry import ModelUnreachableError
 from arcmemo.run.config import ResolvedRunConfig, RunConfig
 from arcmemo.run.directory import RunWriter
 from arcmemo.run.estimate import RunEstimate, Span
-from arcmemo.run.pipeline import dry_run, interrupted, resolve_config, run_benchmark, run_warnings
+from arcmemo.run.pipeline import dry_run, interrupted, run_benchmark
+from arcmemo.run.resolve import resolve_config
 from arcmemo.run.summary import ABSTRACT_ERROR, summarize_directory
+from arcmemo.run.warnings import run_warnings
 from arcmemo.sandbox import SANDBOXES
 from arcmemo.selection.base import SELECTORS
 from arcmemo.signals.base import WRITE_SIGNALS

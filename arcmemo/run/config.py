@@ -206,7 +206,7 @@ class RunConfig(BaseModel):
     Components (benchmark, selector, memory format, write signal, sandbox) are stored as
     ``{name, options}`` specs with every option spelled out; a plain name is accepted and
     means the component's defaults. Settings left as None are resolved from the benchmark's
-    defaults by :func:`arcmemo.run.pipeline.resolve_config`, so the saved file is complete.
+    defaults by :func:`arcmemo.run.resolve.resolve_config`, so the saved file is complete.
     """
 
     model_config = ConfigDict(extra="forbid")

@@ -28,14 +28,11 @@ from arcmemo.run.config import RunConfig
 from arcmemo.run.continual import ContinualUpdater
 from arcmemo.run.directory import RunDirError, RunWriter
 from arcmemo.run.estimate import DryRunReport, estimate_record, estimate_run
-from arcmemo.run.resolve import RunOptionsError, resolve_config
+from arcmemo.run.resolve import resolve_config
 from arcmemo.run.runner import Runner
 from arcmemo.run.session import (
-    create_run_benchmark,
     enable_batch_mode,
-    lasting_run_memory,
     open_session,
-    writer_lock_path,
 )
 from arcmemo.run.summary import build_summary, unwritten_steps, written_steps
 from arcmemo.run.warnings import run_warnings
@@ -51,18 +48,6 @@ def interrupted(cause: str) -> str:
     return f"interrupted by {cause}; run the same command again to resume"
 
 
-# The names callers have imported from here since it held every step.
-__all__ = [
-    "DryRunReport",
-    "RunOptionsError",
-    "create_run_benchmark",
-    "dry_run",
-    "lasting_run_memory",
-    "resolve_config",
-    "run_benchmark",
-    "run_warnings",
-    "writer_lock_path",
-]
 
 
 async def run_benchmark(

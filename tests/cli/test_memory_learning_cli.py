@@ -167,7 +167,7 @@ def test_edits_refuse_a_memory_a_live_run_is_writing(tmp_path: Path) -> None:
     # One memory file, one writer: prune/consolidate/attribute would otherwise load, edit
     # and save over the updates of an online run writing the same file.
     from arcmemo.core.files import held_lock
-    from arcmemo.run.pipeline import writer_lock_path
+    from arcmemo.run.session import writer_lock_path
 
     path = memory_file(tmp_path)
     memory = Memory.load(path)

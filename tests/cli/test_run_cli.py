@@ -732,7 +732,7 @@ def test_options_that_would_be_ignored_are_refused(
 
 def test_the_python_api_refuses_the_same_options(tmp_path: Path) -> None:
     from arcmemo.run.config import RunConfig
-    from arcmemo.run.pipeline import RunOptionsError, resolve_config
+    from arcmemo.run.resolve import RunOptionsError, resolve_config
 
     config = RunConfig(
         benchmark="arc-agi-1", data=str(ARC_DIR), model="scripted:x", update="online",

@@ -207,7 +207,7 @@ def test_an_online_run_in_batch_mode_equals_the_synchronous_one(tmp_path: Path) 
 
 
 def test_online_runs_say_that_batches_follow_the_memory_updates(tmp_path: Path) -> None:
-    from arcmemo.run.pipeline import run_warnings
+    from arcmemo.run.warnings import run_warnings
 
     base = {
         "benchmark": "arc-agi-1",

@@ -14,7 +14,7 @@ from arcmemo.benchmarks.arc.benchmark import ArcOptions
 from arcmemo.benchmarks.arc.prompt import GRID_FORMATS, describe_task, format_grid
 from arcmemo.core.registry import ComponentSpec, RegistryError
 from arcmemo.run.config import RunConfig
-from arcmemo.run.pipeline import resolve_config
+from arcmemo.run.resolve import resolve_config
 
 EVAL_DIR = Path(__file__).resolve().parents[2] / "fixtures" / "arc" / "eval"
 
