@@ -147,9 +147,8 @@ class LocalSlurm:
             ended = [p for p in self._processes if p.poll() is not None]
             if ended or time.monotonic() > deadline:
                 why = f"exited with {ended[0].returncode}" if ended else "did not start"
-                raise SlurmUnavailable(
-                    f"{what} {why} (its log: {_tail(log)}; {_tail(self.folder / 'logs' / 'slurmd.out')})"
-                )
+                daemon = _tail(self.folder / "logs" / "slurmd.out")
+                raise SlurmUnavailable(f"{what} {why} (its log: {_tail(log)}; slurmd: {daemon})")
             time.sleep(0.2)
 
     def _node_idle(self) -> bool:
@@ -181,7 +180,8 @@ class LocalSlurm:
         return done.stdout
 
     def submit(self, *argv: str, env: dict[str, str], cwd: Path) -> str:
-        """``sbatch --parsable ...`` in ``cwd`` with ``env`` (for this cluster); the job id."""
+        """A submitting command (sbatch, or a script calling it) run in ``cwd`` with ``env``,
+        against this cluster; its standard output."""
         done = subprocess.run(
             argv,
             capture_output=True,
@@ -192,7 +192,7 @@ class LocalSlurm:
         )
         if done.returncode != 0:
             raise AssertionError(f"{' '.join(argv)} failed: {done.stderr.strip()}")
-        return done.stdout.strip().split(";")[0]
+        return done.stdout
 
     def jobs(self, job: str) -> dict[str, dict[str, str]]:
         """scontrol's fields of a job, or of each task of an array job (keyed by JobId, or

@@ -26,8 +26,6 @@ from arcmemo.rundir import RunDirectory
 from tests.experiments.arc_plan_server import ArcPlanServer
 from tests.experiments.local_slurm import LocalSlurm
 
-pytestmark = pytest.mark.slow
-
 REPO = Path(__file__).resolve().parents[2]
 SCALE = REPO / "experiments" / "scale"
 TASKS = REPO / "tests" / "fixtures" / "arc" / "eval"
@@ -75,8 +73,12 @@ def merge_command() -> str:
 
 @pytest.fixture(scope="module")
 def server(arc_plan: ModuleType) -> Iterator[ArcPlanServer]:
-    with ArcPlanServer(arc_plan) as running:
+    running = ArcPlanServer(arc_plan)
+    running.start()
+    try:
         yield running
+    finally:
+        running.stop()
 
 
 @pytest.fixture(scope="module")
@@ -116,23 +118,21 @@ def unsharded(
     return RunDirectory(out)
 
 
-def submit(
-    slurm: LocalSlurm, env: dict[str, str], cwd: Path, *options: str
-) -> tuple[str, str]:
+def submit(slurm: LocalSlurm, env: dict[str, str], cwd: Path, *options: str) -> tuple[str, str]:
     """submit.sh with sbatch OPTIONS for the shards; (shards' job id, merge's job id)."""
     # One CPU per shard (the script asks 4, for real runs), memory the node has.
-    done = subprocess.run(
-        [str(SCALE / "submit.sh"), "--cpus-per-task=1", "--mem=1G", *options],
-        capture_output=True,
-        text=True,
-        env=env | {"SLURM_CONF": slurm.env["SLURM_CONF"]},
-        cwd=cwd,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    found = re.search(r"shards: job (\d+); merge: job (\d+)", done.stdout)
-    assert found, done.stdout
+    script = (str(SCALE / "submit.sh"), "--cpus-per-task=1", "--mem=1G")
+    printed = slurm.submit(*script, *options, env=env, cwd=cwd)
+    found = re.search(r"shards: job (\d+); merge: job (\d+)", printed)
+    assert found, printed
     return found.group(1), found.group(2)
+
+
+def merge_by_hand(slurm: LocalSlurm, env: dict[str, str], cwd: Path) -> str:
+    """submit.sh's merge job, submitted without its dependency; its job id."""
+    options = ("--parsable", "--export=ALL", "--output=logs/by-hand-%j.out")
+    printed = slurm.submit("sbatch", *options, "--wrap", merge_command(), env=env, cwd=cwd)
+    return printed.strip().split(";")[0]
 
 
 def shards_of(order: list[str], count: int) -> list[list[str]]:
@@ -191,6 +191,14 @@ def states(slurm: LocalSlurm, job: str) -> dict[str, str]:
     return {key: fields["JobState"] for key, fields in slurm.jobs(job).items()}
 
 
+def test_the_documented_scripts_are_the_files() -> None:
+    """docs/scale.md shows both scripts whole, as they are in experiments/scale/."""
+    blocks = re.findall(r"```bash\n(.*?)```", (REPO / "docs" / "scale.md").read_text(), re.S)
+    for name in ("shards.sbatch", "submit.sh"):
+        assert (SCALE / name).read_text() in blocks, f"docs/scale.md does not show {name}"
+
+
+@pytest.mark.slow
 def test_the_slurm_recipe_merges_into_the_unsharded_run(
     slurm: LocalSlurm,
     server: ArcPlanServer,
@@ -233,6 +241,7 @@ def wait_interrupted(slurm: LocalSlurm, cwd: Path, shards: str, index: int) -> N
         time.sleep(0.2)
 
 
+@pytest.mark.slow
 def test_a_shard_killed_mid_run_resumes_and_a_merge_refuses_a_failed_shard(
     slurm: LocalSlurm,
     server: ArcPlanServer,
@@ -269,8 +278,7 @@ def test_a_shard_killed_mid_run_resumes_and_a_merge_refuses_a_failed_shard(
         assert time.monotonic() < deadline, slurm.jobs(merge)[merge]
         time.sleep(0.5)
     assert states(slurm, merge) == {merge: "PENDING"}
-    by_hand = ["sbatch", "--parsable", "--export=ALL", "--output=logs/by-hand-%j.out"]
-    refused = slurm.submit(*by_hand, "--wrap", merge_command(), env=env, cwd=tmp_path)
+    refused = merge_by_hand(slurm, env, tmp_path)
     slurm.wait(refused)
     assert states(slurm, refused) == {refused: "FAILED"}
     log = (tmp_path / "logs" / f"by-hand-{refused}.out").read_text()
@@ -279,7 +287,7 @@ def test_a_shard_killed_mid_run_resumes_and_a_merge_refuses_a_failed_shard(
 
     slurm.run("scontrol", "requeue", f"{shards}_1")
     slurm.wait(f"{shards}_1", until="COMPLETED")
-    merged = slurm.submit(*by_hand, "--wrap", merge_command(), env=env, cwd=tmp_path)
+    merged = merge_by_hand(slurm, env, tmp_path)
     slurm.wait(merged)
     assert states(slurm, merged) == {merged: "COMPLETED"}
     slurm.run("scancel", merge)
