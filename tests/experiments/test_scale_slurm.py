@@ -21,8 +21,9 @@ from typing import Any
 
 import pytest
 
-from arcmemo.config import result_values
-from arcmemo.rundir import RunDirectory
+from arcmemo.run.config import result_values
+from arcmemo.run.directory import RunDirectory
+from arcmemo.sandbox import SANDBOXES, SandboxUnavailableError
 from tests.experiments.arc_plan_server import ArcPlanServer
 from tests.experiments.local_slurm import LocalSlurm
 
@@ -98,6 +99,10 @@ def unsharded(
     server: ArcPlanServer, memory: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> RunDirectory:
     """The run the shards cut: the same flags, in one process, outside SLURM."""
+    try:  # the scripts run the default sandbox, as a cluster would
+        SANDBOXES.create(SANDBOXES.spec("bwrap", {"max_workers": 1})).close()
+    except SandboxUnavailableError as error:
+        pytest.skip(f"the scripts' bwrap sandbox cannot run here: {error}")
     folder = tmp_path_factory.mktemp("unsharded")
     out = folder / "run"
     env = job_environment(server, memory, out) | {"ARCMEMO_CACHE_DIR": str(folder / "cache")}
