@@ -80,6 +80,10 @@ class ArcPlanServer(FakeLLMServer):
             self.holds = []
         self._release.set()
 
+    def stop(self) -> None:
+        self.release()
+        super().stop()
+
     def asked(self) -> list[str]:
         """The conversation of each chat request received so far, in order."""
         return [digest(r.body.get("messages", [])) for r in self.requests]
