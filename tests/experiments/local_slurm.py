@@ -87,12 +87,15 @@ class LocalSlurm:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self.cpus = min(2, os.cpu_count() or 1)
-        self.env = {**os.environ, "SLURM_CONF": str(folder / "slurm.conf")}
+        # The daemons are in /usr/sbin, which a user's PATH may leave out.
+        path = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"])
+        self.env = {**os.environ, "PATH": path, "SLURM_CONF": str(folder / "slurm.conf")}
         self._processes: list[subprocess.Popen[bytes]] = []
         self.version = ""
 
     def start(self) -> None:
-        missing = [name for name in PROGRAMS if shutil.which(name) is None]
+        path = self.env["PATH"]
+        missing = [name for name in PROGRAMS if shutil.which(name, path=path) is None]
         if missing:
             raise SlurmUnavailable(
                 f"{', '.join(missing)} not installed (apt-get install slurm-wlm munge)"
