@@ -8,7 +8,8 @@ light (it never imports a model SDK, torch or jetspec):
   registries; ``open_model`` — a model client from a ``provider:model`` spec;
 * ``prepare_prompt`` — select concepts for a problem and render its solve prompt;
 * ``Step``, ``CheckResult``, ``SolvedItem`` — what a check and an abstraction exchange;
-* ``RunConfig`` and ``run_benchmark`` — whole runs, as ``arcmemo run`` does them.
+* ``RunConfig`` and ``run_benchmark`` — whole runs, as ``arcmemo run`` does them;
+* ``open_memory`` — the memory as one object for an agent loop of your own (docs/agents.md).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ _LAZY = {
     "SolvedItem": "arcmemo.abstraction.base",
     "Step": "arcmemo.core.records",
     "WRITE_SIGNALS": "arcmemo.signals.base",
+    "open_memory": "arcmemo.agent.memory",
     "open_model": "arcmemo.models.client",
     "prepare_prompt": "arcmemo.run.solve_prompt",
     "run_benchmark": "arcmemo.run.pipeline",

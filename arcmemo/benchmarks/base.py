@@ -539,5 +539,6 @@ BENCHMARKS: BenchmarkRegistry = BenchmarkRegistry(
         "arc-agi-1": "arcmemo.benchmarks.arc",
         "arc-agi-2": "arcmemo.benchmarks.arc",
         "aime": "arcmemo.benchmarks.aime",
+        "jsonl": "arcmemo.benchmarks.jsonl",
     },
 )
