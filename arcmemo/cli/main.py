@@ -26,6 +26,7 @@ _COMMANDS: dict[str, str] = {
     "table": "arcmemo.cli.table:table",
     "merge": "arcmemo.cli.merge:merge",
     "library": "arcmemo.cli.library:library",
+    "mcp": "arcmemo.cli.mcp:mcp",
 }
 
 
