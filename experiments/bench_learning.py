@@ -187,7 +187,7 @@ def main() -> None:
             tasks=task_ids,
             model="scripted:bench",
             attempts=1,
-            retries=0,
+            feedback_rounds=0,
             out=root / "run",
             memory=seed,
             memory_out=root / "final.json",

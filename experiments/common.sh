@@ -1,14 +1,14 @@
 # Shared settings of the experiment scripts; every value can be overridden from the
 # environment, e.g. `SOLVER=openai:o4-mini RUNS=runs/exp bash experiments/arc/baseline.sh`.
 # Defaults follow the paper (section 1.1 of shared/reference/arcmemo-method.md): o4-mini
-# (medium) solves and selects, GPT-4.1 abstracts; 3 samples per puzzle, up to 2 retries.
+# (medium) solves and selects, GPT-4.1 abstracts; 3 samples per puzzle, up to 2 feedback rounds.
 set -euo pipefail
 SOLVER="${SOLVER:-openai:o4-mini}"
 AUX="${AUX:-openai:gpt-4.1}"
 SPLIT="${SPLIT:-val100}"
 RUNS="${RUNS:-runs/experiments}"
 ATTEMPTS="${ATTEMPTS:-3}"
-RETRIES="${RETRIES:-2}"
+FEEDBACK_ROUNDS="${FEEDBACK_ROUNDS:-${RETRIES:-2}}"
 EFFORT="${EFFORT:-medium}"
 # The paper's generation settings: the solver may write up to 32,000 tokens; the abstraction
 # model (GPT-4.1) runs at temperature 0.3 with up to 1,024 tokens. Selection by the solver
@@ -41,7 +41,7 @@ if [ -n "${EXPERIMENTS_ESTIMATE:-}" ]; then
   }
 fi
 # Common arguments of every solve run.
-SOLVE_ARGS=(--model "$SOLVER" --reasoning-effort "$EFFORT" --attempts "$ATTEMPTS" --feedback-rounds "$RETRIES"
+SOLVE_ARGS=(--model "$SOLVER" --reasoning-effort "$EFFORT" --attempts "$ATTEMPTS" --feedback-rounds "$FEEDBACK_ROUNDS"
   --max-tokens "$MAX_TOKENS")
 
 # The verified seed programs (once): BARC's seeds converted and checked on their train pairs.

@@ -183,7 +183,7 @@ def test_a_task_finished_by_another_process_is_not_solved_again(
 
     log = tmp_path / "calls.txt"
     monkeypatch.setenv("AIME_SUMS_CALL_LOG", str(log))
-    resolved = config(data, out).model_copy(update={"retries": 0})
+    resolved = config(data, out).model_copy(update={"feedback_rounds": 0})
     writer = AppendsForAnother(out)
     writer.start(resolved)
     benchmark = AimeBenchmark()

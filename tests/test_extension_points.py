@@ -56,7 +56,7 @@ class SumsBenchmark(Benchmark[Sum]):
 
     name = "toy-sums"
     domain = "toy"
-    defaults = RunDefaults(retries=0, write_signal="consistency", selector="all")
+    defaults = RunDefaults(feedback_rounds=0, write_signal="consistency", selector="all")
     headline_metrics = ("score", "exact")
 
     def load(
@@ -241,11 +241,11 @@ def test_a_registered_benchmark_runs_abstracts_and_reports(
     assert config["benchmark"] == {"name": "toy-sums", "options": {}}
     assert config["selector"] == {"name": "toy-every", "options": {"every": 2}}
     # The benchmark's own defaults were resolved and saved.
-    assert config["retries"] == 0 and config["write_signal"]["name"] == "consistency"
+    assert config["feedback_rounds"] == 0 and config["write_signal"]["name"] == "consistency"
 
     written = invoke(
         "abstract", "--from", run, "--memory", memory, "--format", "oe",
-        "--signal", "consistency", "--model", f"scripted:{script}",
+        "--write-signal", "consistency", "--model", f"scripted:{script}",
     )  # fmt: skip
     assert written.exit_code == 0, written.output
     grown = Memory.load(memory)

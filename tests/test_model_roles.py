@@ -85,7 +85,7 @@ def test_selection_and_abstraction_each_call_their_own_model(
         split="evaluation",
         tasks=TASKS,
         attempts=1,
-        retries=0,
+        feedback_rounds=0,
         out=tmp_path / "run",
         memory=memory_path,
         selector="llm",

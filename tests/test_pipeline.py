@@ -94,7 +94,7 @@ def arc_config(out: Path, **changes: Any) -> RunConfig:
         "data": str(ARC_DIR),
         "model": "scripted:arc_plan",
         "attempts": 2,
-        "retries": 2,
+        "feedback_rounds": 2,
         "out": out,
     }
     return RunConfig.model_validate(fields | changes)
@@ -235,7 +235,7 @@ def test_resolving_a_resolved_config_changes_nothing_and_hashes_no_file_again(
     assert resolve_config(once) == once  # what `arcmemo run` hands to run_benchmark
     assert isinstance(once, ResolvedRunConfig) and not isinstance(asked, ResolvedRunConfig)
     assert resolve_config(once) is once
-    assert (once.retries, once.schedule, once.reselect) == (2, "tasks", False)  # decided
+    assert (once.feedback_rounds, once.schedule, once.reselect) == (2, "tasks", False)  # decided
     assert hashed == [tmp_path / "memory.json"]
     assert once.fingerprints["memory"] == real(tmp_path / "memory.json")
 
@@ -385,8 +385,8 @@ def test_a_different_config_in_the_same_out_is_refused(
     config = arc_config(tmp_path / "run", tasks=FAST[:1])
     run_arc(config, arc_plan.PlanScript(arc_plan.build_plan(str(tmp_path / "x"))))
     script = arc_plan.PlanScript(arc_plan.build_plan(str(tmp_path / "x")))
-    with pytest.raises(RunDirError, match="retries: 2 -> 1"):
-        run_arc(config.model_copy(update={"retries": 1}), script)
+    with pytest.raises(RunDirError, match="feedback_rounds: 2 -> 1"):
+        run_arc(config.model_copy(update={"feedback_rounds": 1}), script)
     assert script.prompts == []
 
 
@@ -462,7 +462,7 @@ def test_dry_run_pays_a_prompt_once_per_request_not_once_per_sample(tmp_path: Pa
     from arcmemo.core.tokens import estimate_tokens
 
     one_request = asyncio.run(
-        dry_run(arc_config(tmp_path / "n", model="openai:gpt-4o", attempts=3, retries=0))
+        dry_run(arc_config(tmp_path / "n", model="openai:gpt-4o", attempts=3, feedback_rounds=0))
     )
     prompts = sum(estimate_tokens(p.read_text()) for p in one_request.prompts_dir.glob("*.txt"))
     solve = one_request.estimate.stages["solve"]
@@ -474,7 +474,9 @@ def test_dry_run_pays_a_prompt_once_per_request_not_once_per_sample(tmp_path: Pa
     # Anthropic's API samples one answer per request: the client sends one per sample
     per_sample = asyncio.run(
         dry_run(
-            arc_config(tmp_path / "one", model="anthropic:claude-sonnet-4-5", attempts=3, retries=0)
+            arc_config(
+                tmp_path / "one", model="anthropic:claude-sonnet-4-5", attempts=3, feedback_rounds=0
+            )
         )
     )
     solve = per_sample.estimate.stages["solve"]
@@ -493,7 +495,11 @@ def test_dry_run_counts_every_call_a_selection_and_an_online_update_make(tmp_pat
         lessons=[Lesson(situation="objects move", suggestion="find the direction")],
     )
     memory.save(tmp_path / "memory.json")
-    common = {"memory": str(tmp_path / "memory.json"), "model": "openai:gpt-4o", "retries": 0}
+    common = {
+        "memory": str(tmp_path / "memory.json"),
+        "model": "openai:gpt-4o",
+        "feedback_rounds": 0,
+    }
     # describe sends two prompts per selection (describe, then pick lessons); each may be
     # re-asked once when its answer does not parse
     report = asyncio.run(dry_run(arc_config(tmp_path / "oe", selector="describe", **common)))
@@ -600,7 +606,7 @@ def test_summary_aggregates_provider_statistics(tmp_path: Path) -> None:
         tasks=["00576224"],
         model="scripted:stats",
         attempts=2,
-        retries=0,
+        feedback_rounds=0,
         out=tmp_path / "run",
     )
     client = ModelClient(
@@ -645,7 +651,7 @@ def test_provider_statistics_of_solver_and_aux_models_are_merged(tmp_path: Path)
         memory=memory,
         selector="llm",
         attempts=1,
-        retries=0,
+        feedback_rounds=0,
         out=tmp_path / "run",
     )
     summary = asyncio.run(run_benchmark(config, solver=client(10.0), aux=client(30.0)))

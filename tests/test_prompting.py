@@ -67,7 +67,8 @@ def test_an_overlay_changes_what_a_dry_run_renders_and_is_recorded(tmp_path: Pat
 def test_a_run_records_its_overlay_and_a_changed_one_is_another_run(tmp_path: Path) -> None:
     folder = _folder(tmp_path, {"arc/paper/solve.j2": SOLVE})
     args = ["run", "arc-agi-1", "--data", str(ARC_DIR), "--tasks", "66e6c45b",
-            "--model", f"scripted:{ARC_SCRIPT}", "--attempts", "1", "--retries", "0"]  # fmt: skip
+            "--model", f"scripted:{ARC_SCRIPT}", "--attempts", "1",
+            "--feedback-rounds", "0"]  # fmt: skip
     runner = CliRunner()
     plain = runner.invoke(cli, [*args, "--out", str(tmp_path / "plain")])
     assert plain.exit_code == 0, plain.output

@@ -26,7 +26,7 @@ def config(out: Path, **changes: object) -> RunConfig:
         "split": "evaluation",
         "model": "scripted:plan.py",
         "attempts": 2,
-        "retries": 2,
+        "feedback_rounds": 2,
         "out": out,
     }
     return RunConfig.model_validate(fields | changes)
@@ -110,7 +110,7 @@ def test_a_different_config_is_refused_naming_the_field(tmp_path: Path) -> None:
     message = str(caught.value)
     assert "attempts: 2 -> 3" in message
     assert str(tmp_path) in message and "--out" in message
-    assert "retries" not in message
+    assert "feedback_rounds" not in message
     assert rundir.read_config().attempts == 2  # type: ignore[union-attr]
 
 

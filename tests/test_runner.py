@@ -62,7 +62,7 @@ def make_runner(out: Path, benchmark: Any, script: Any, **changes: Any) -> Runne
         "data": "fixtures",
         "model": "scripted:test",
         "attempts": 2,
-        "retries": 2,
+        "feedback_rounds": 2,
         "out": out,
     }
     config = RunConfig.model_validate(fields | changes)
@@ -85,7 +85,7 @@ def test_no_retries_when_retries_is_zero(
     arc: ArcBenchmark, tasks: dict[str, ArcTask], tmp_path: Path
 ) -> None:
     script = Recorder(lambda text: IDENTITY)
-    (result,) = run(make_runner(tmp_path, arc, script, retries=0), [tasks["00576224"]])
+    (result,) = run(make_runner(tmp_path, arc, script, feedback_rounds=0), [tasks["00576224"]])
     assert len(script.prompts) == 2 and not any(RETRY in p for p in script.prompts)
     assert [len(a.steps) for a in result.attempts] == [1, 1]
     assert not result.solved
@@ -95,7 +95,9 @@ def test_retries_are_bounded_and_stop_when_train_passes(
     arc: ArcBenchmark, tasks: dict[str, ArcTask], tmp_path: Path
 ) -> None:
     script = Recorder(lambda text: IDENTITY)
-    (result,) = run(make_runner(tmp_path, arc, script, retries=3, attempts=1), [tasks["00576224"]])
+    (result,) = run(
+        make_runner(tmp_path, arc, script, feedback_rounds=3, attempts=1), [tasks["00576224"]]
+    )
     assert [s.round for s in result.attempts[0].steps] == [0, 1, 2, 3]
     assert len(script.prompts) == 4
     # A task where identity is right on every example: the first try passes, no retry.
@@ -103,7 +105,7 @@ def test_retries_are_bounded_and_stop_when_train_passes(
     same = [pair.model_copy(update={"output": pair.input}) for pair in source.train]
     easy = source.model_copy(update={"id": "identity", "train": same})
     script = Recorder(lambda text: IDENTITY)
-    (result,) = run(make_runner(tmp_path / "b", arc, script, retries=3, attempts=1), [easy])
+    (result,) = run(make_runner(tmp_path / "b", arc, script, feedback_rounds=3, attempts=1), [easy])
     assert len(result.attempts[0].steps) == 1 and result.attempts[0].steps[0].verified
     assert len(script.prompts) == 1
 
@@ -163,10 +165,10 @@ def test_tasks_with_a_model_error_are_redone_on_resume(
         return IDENTITY
 
     picked = [tasks["00576224"], tasks["66e6c45b"]]
-    first = run(make_runner(tmp_path, arc, Recorder(flaky), retries=0), picked)
+    first = run(make_runner(tmp_path, arc, Recorder(flaky), feedback_rounds=0), picked)
     assert [r.error is not None for r in first] == [True, False]
     again = Recorder(lambda text: IDENTITY)
-    second = run(make_runner(tmp_path, arc, again, retries=0), picked)
+    second = run(make_runner(tmp_path, arc, again, feedback_rounds=0), picked)
     assert len(again.prompts) == 2 and all(broken_key in p for p in again.prompts)
     assert [r.error for r in second] == [None, None]
 
@@ -174,7 +176,7 @@ def test_tasks_with_a_model_error_are_redone_on_resume(
 def test_aime_gets_no_retries(tmp_path: Path) -> None:
     problems = load_problems(FIXTURES / "aime" / "problems.jsonl")[:1]
     script = Recorder(lambda text: "\\boxed{4}")
-    (result,) = run(make_runner(tmp_path, AimeBenchmark(), script, retries=2), problems)
+    (result,) = run(make_runner(tmp_path, AimeBenchmark(), script, feedback_rounds=2), problems)
     assert len(script.prompts) == 2
     assert [len(a.steps) for a in result.attempts] == [1, 1]
     assert result.attempts[0].steps[0].verified is None and not result.solved
@@ -194,7 +196,7 @@ def test_aime_retries_an_unusable_answer_saying_what_it_was_and_never_the_answer
 
     script = Recorder(answer)
     (result,) = run(
-        make_runner(tmp_path, AimeBenchmark(), script, retries=2, attempts=1), [problem]
+        make_runner(tmp_path, AimeBenchmark(), script, feedback_rounds=2, attempts=1), [problem]
     )
     first, second, third = script.prompts
     assert AIME_RETRY not in first
@@ -211,7 +213,7 @@ def test_each_finished_task_is_reported_and_written(
     arc: ArcBenchmark, tasks: dict[str, ArcTask], tmp_path: Path
 ) -> None:
     done: list[str] = []
-    runner = make_runner(tmp_path, arc, Recorder(lambda text: IDENTITY), retries=0)
+    runner = make_runner(tmp_path, arc, Recorder(lambda text: IDENTITY), feedback_rounds=0)
     runner.on_task_done = lambda result: done.append(result.task_id)
     picked = [tasks["66e6c45b"], tasks["00576224"], tasks["ca8de6ea"]]
     results = run(runner, picked)
@@ -296,7 +298,7 @@ def test_seed_reaches_the_providers_sampling_parameters(tmp_path: Path) -> None:
         tasks=["00576224"],
         model="recording:x",
         attempts=1,
-        retries=0,
+        feedback_rounds=0,
         sampling_seed=7,
         out=tmp_path / "run",
     )
@@ -320,7 +322,7 @@ def test_identical_retry_prompts_of_two_attempts_get_independent_answers(
         return f"```python\n# retry {next(numbers)}\ndef transform(grid):\n    return grid\n```"
 
     def retries_of(out: Path) -> list[str]:
-        runner = make_runner(out, arc, Recorder(answer), retries=1)
+        runner = make_runner(out, arc, Recorder(answer), feedback_rounds=1)
         runner.model.cache = ResponseCache(tmp_path / "cache")
         (result,) = run(runner, [tasks["00576224"]])
         return sorted(a.steps[1].completion for a in result.attempts)

@@ -43,7 +43,7 @@ def _config(tmp_path: Path, out: str, **changes: Any) -> RunConfig:
         "model": "scripted:solver",
         "attempts": 2,
         "variants": 2,
-        "retries": 1,
+        "feedback_rounds": 1,
         "schedule": "passes",
         "out": tmp_path / out,
         "memory": memory_path,
@@ -226,7 +226,7 @@ def test_a_selection_warning_counts_and_names_every_variant(tmp_path: Path) -> N
 def test_the_report_shows_and_counts_every_variants_selection(tmp_path: Path) -> None:
     """Each variant's selection in the task's details, each attempt named with its variant,
     and every selection counted in the memory's usage table (with its definition)."""
-    _, (result,) = _run(_config(tmp_path, "run", retries=0), tmp_path / "cache")
+    _, (result,) = _run(_config(tmp_path, "run", feedback_rounds=0), tmp_path / "cache")
     chosen = {v: s.selected for v, s in result.variant_selection_pairs}
     assert sorted(chosen.values()) == [["reflect grid"], ["tile grid"]]
     page = render_report(load_run(tmp_path / "run"))

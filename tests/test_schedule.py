@@ -172,7 +172,7 @@ def client(script: Script, out: Path, cache: Path) -> ModelClient:
     """A client for ``script`` with the response cache in ``cache`` and the run's call log."""
     return ModelClient(
         ScriptProvider(script),
-        config=ModelConfig(max_retries=0),
+        config=ModelConfig(request_retries=0),
         cache=ResponseCache(cache),
         call_log_path=out / "calls.jsonl",
     )
@@ -185,7 +185,7 @@ def online_config(out: Path, memory: Path, tasks: list[str], **fields: Any) -> R
         "tasks": tasks,
         "model": "scripted:schedule",
         "attempts": 1,
-        "retries": 1,
+        "feedback_rounds": 1,
         "memory": memory,
         "memory_out": out.parent / f"{out.name}-memory.json",
         "selector": "llm",
@@ -267,7 +267,7 @@ def test_write_precision_counts_written_solutions_right_on_the_test_outputs(
 ) -> None:
     plan: Plan = {"0c786b71": [QUADRANTS], "e345f17b": ["memorize"], "bbb1b8b6": ["identity"]}
     memory = seed_memory(tmp_path / "memory.json")
-    config = online_config(tmp_path / "run", memory, list(plan), retries=0, update_every=2)
+    config = online_config(tmp_path / "run", memory, list(plan), feedback_rounds=0, update_every=2)
     summary = run(config, Script(plan), tmp_path / "cache")
     precision = summary["write_precision"]
     assert precision["signal"] == "train"
@@ -299,7 +299,9 @@ CRASH_PLAN: Plan = {
 
 
 def crash_config(out: Path, memory: Path) -> RunConfig:
-    return online_config(out, memory, list(CRASH_PLAN), attempts=2, retries=2, update_every=2)
+    return online_config(
+        out, memory, list(CRASH_PLAN), attempts=2, feedback_rounds=2, update_every=2
+    )
 
 
 def _timeless(value: Any) -> Any:
@@ -628,7 +630,7 @@ def test_tasks_that_ended_on_a_model_error_are_redone_in_a_new_round_on_rerun(
     second = run(config, Script(plan), tmp_path / "cache")
     assert second["complete"] is True and second["n_solved"] == 2
     batches = json.loads((config.out / "schedule.json").read_text())["batches"]
-    assert [(b["round"], b["pass_number"], b["task_ids"]) for b in batches] == [
+    assert [(b["rerun"], b["pass_number"], b["task_ids"]) for b in batches] == [
         (0, 0, ["0c786b71"]),
         (0, 0, ["00576224"]),
         (1, 0, ["00576224"]),
@@ -653,7 +655,7 @@ def fixed_config(out: Path, memory: Path, **fields: Any) -> RunConfig:
         "tasks": ["bbb1b8b6", "68b67ca3"],
         "model": "scripted:schedule",
         "attempts": 1,
-        "retries": 2,
+        "feedback_rounds": 2,
         "memory": memory,
         "selector": "llm",
         "out": out,
@@ -727,7 +729,7 @@ def test_the_cli_records_schedule_and_reselect(tmp_path: Path) -> None:
     base = [
         "run", "arc-agi-1", "--split", "evaluation", "--tasks", "0c786b71",
         "--model", f"scripted:{script}", "--memory", str(memory), "--select", "none",
-        "--attempts", "1", "--retries", "1",
+        "--attempts", "1", "--feedback-rounds", "1",
     ]  # fmt: skip
     for extra, expected in (
         ([], ("tasks", False)),

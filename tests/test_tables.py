@@ -40,14 +40,14 @@ def aime_result(task_id: str, answer: int, answers: list[int | None]) -> TaskRes
 
 
 def table_run(
-    label: str, results: list[TaskResult], *, attempts: int, retries: int
+    label: str, results: list[TaskResult], *, attempts: int, feedback_rounds: int
 ) -> tables.TableRun:
     return tables.TableRun(
         label=label,
         path=Path(label),
         benchmark="arc-agi-1",
         attempts=attempts,
-        retries=retries,
+        feedback_rounds=feedback_rounds,
         summary=ArcBenchmark().summarize(results, attempts),
         task_ids=frozenset(r.task_id for r in results),
     )
@@ -60,7 +60,7 @@ def aime_run(label: str, results: list[TaskResult]) -> tables.TableRun:
         path=Path(label),
         benchmark="aime",
         attempts=attempts,
-        retries=0,
+        feedback_rounds=0,
         summary=AimeBenchmark().summarize(results, attempts),
         task_ids=frozenset(r.task_id for r in results),
     )
@@ -77,8 +77,8 @@ TWO = [arc_result("a", [[T]], [[F]]), arc_result("b", [[T, T]], [[F, F]])]
 
 def test_rows_by_depth_then_setting_with_missing_cells() -> None:
     runs = [
-        table_run("three", THREE, attempts=3, retries=2),
-        table_run("two", TWO, attempts=2, retries=1),
+        table_run("three", THREE, attempts=3, feedback_rounds=2),
+        table_run("two", TWO, attempts=2, feedback_rounds=1),
     ]
     table = tables.build_table(runs)
     assert [c.name for c in table.columns] == [
@@ -102,7 +102,8 @@ def test_rows_by_depth_then_setting_with_missing_cells() -> None:
 
 def test_strict_rows() -> None:
     text = tables.render(
-        tables.build_table([table_run("three", THREE, attempts=3, retries=0)], strict=True), "md"
+        tables.build_table([table_run("three", THREE, attempts=3, feedback_rounds=0)], strict=True),
+        "md",
     )
     # strict at depth 0: a = [F, F, T]; b has no attempt right on both test inputs
     assert "| 0 | three | 0.00 | 0.00 | 50.00 | 16.67 (28.87) | 33.33 (28.87) | 50.00 |" in text
@@ -111,8 +112,8 @@ def test_strict_rows() -> None:
 
 def test_csv_has_a_std_column_per_oracle_and_empty_missing_cells() -> None:
     runs = [
-        table_run("three", THREE, attempts=3, retries=0),
-        table_run("two", TWO, attempts=2, retries=0),
+        table_run("three", THREE, attempts=3, feedback_rounds=0),
+        table_run("two", TWO, attempts=2, feedback_rounds=0),
     ]
     table = tables.build_table(runs)
     text = tables.render(table, "csv")
@@ -120,7 +121,7 @@ def test_csv_has_a_std_column_per_oracle_and_empty_missing_cells() -> None:
     assert len(rows) == 1 + len(table.rows)  # data only: the notes are footnotes
     assert tables.footnotes(table, "csv") == table.notes != []
     assert rows[0] == [
-        *("retries", "setting", "run0", "run1", "run2", "oracle@1", "oracle@1_std"),
+        *("feedback rounds", "setting", "run0", "run1", "run2", "oracle@1", "oracle@1_std"),
         *("oracle@2", "oracle@2_std", "oracle@3", "oracle@3_std"),
     ]
     assert rows[2] == [
@@ -140,7 +141,7 @@ def test_csv_has_a_std_column_per_oracle_and_empty_missing_cells() -> None:
 
 
 def test_labels_are_escaped_for_markdown_and_latex() -> None:
-    run = table_run("PS_v2 | 50% & more", TWO, attempts=2, retries=0)
+    run = table_run("PS_v2 | 50% & more", TWO, attempts=2, feedback_rounds=0)
     table = tables.build_table([run])
     assert "| 0 | PS_v2 \\| 50% & more |" in tables.render(table, "md")
     latex = tables.render(table, "latex")
@@ -156,15 +157,15 @@ def test_no_std_note_above_the_subset_limit(monkeypatch: pytest.MonkeyPatch) -> 
 
     monkeypatch.setattr(scoring, "MAX_SUBSETS", 2)
     text = tables.render(
-        tables.build_table([table_run("three", THREE, attempts=3, retries=0)]), "md"
+        tables.build_table([table_run("three", THREE, attempts=3, feedback_rounds=0)]), "md"
     )
     assert "| 0 | three | – | – | – | 33.33 | 66.67 | 100.00 |" in text
     assert "No std where an oracle@k has more than 2,000 subsets" in text
 
 
 def test_runs_of_different_benchmarks_or_task_sets_are_refused() -> None:
-    arc = table_run("arc-run", TWO, attempts=2, retries=0)
-    other_tasks = table_run("fewer", TWO[:1], attempts=2, retries=0)
+    arc = table_run("arc-run", TWO, attempts=2, feedback_rounds=0)
+    other_tasks = table_run("fewer", TWO[:1], attempts=2, feedback_rounds=0)
     with pytest.raises(tables.TableError, match=r"different task sets: arc-run .* and fewer"):
         tables.build_table([arc, other_tasks])
     aime = aime_run("aime-run", [aime_result("a", 1, [1, 2]), aime_result("b", 2, [2, 2])])
@@ -213,7 +214,7 @@ def write_run(
                 "data": "tasks",
                 "model": "scripted:x",
                 "attempts": attempts,
-                "retries": 0,
+                "feedback_rounds": 0,
                 "out": path,
                 **config,
             }
@@ -364,7 +365,7 @@ def test_the_count_of_tasks_behind_a_runs_figures(summary: dict[str, int], count
         path=Path("r"),
         benchmark="arc-agi-1",
         attempts=2,
-        retries=0,
+        feedback_rounds=0,
         summary=dict(summary),
         task_ids=frozenset({"a", "b", "c"}),
     )

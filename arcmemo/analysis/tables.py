@@ -57,7 +57,7 @@ class TableRun:
     path: Path
     benchmark: str
     attempts: int
-    retries: int
+    feedback_rounds: int
     summary: dict[str, Any]
     task_ids: frozenset[str]
     # Why the numbers may not be a result (no summary.json, or one marked incomplete).
@@ -68,7 +68,7 @@ class TableRun:
         return RunDirectory(self.path).ordered_results()
 
 
-def load_run(path: Path, label: str | None = None, convention: Convention = "arcmemo") -> TableRun:
+def load_run(path: Path, label: str | None = None, convention: Convention = "text") -> TableRun:
     """A run directory for a table (its summary built from the results when it has none,
     its metrics when they lack the table's keys under ``convention``: a file of an older
     version)."""
@@ -100,7 +100,7 @@ def load_run(path: Path, label: str | None = None, convention: Convention = "arc
         path=Path(path),
         benchmark=config.benchmark.name,
         attempts=config.attempts,
-        retries=config.retries or 0,
+        feedback_rounds=config.feedback_rounds or 0,
         summary=summary.file_dict(),
         task_ids=frozenset(order),
         caveat=caveat,
@@ -136,19 +136,19 @@ def _benchmark(name: str) -> Benchmark[Any]:
 def _given(convention: Convention) -> dict[str, Convention]:
     """The benchmark hooks' ``convention`` argument: given only when it is not the default,
     so a benchmark without published scores keeps hooks that take no such argument."""
-    return {} if convention == "arcmemo" else {"convention": convention}
+    return {} if convention == "text" else {"convention": convention}
 
 
 def _check_scores(benchmark: Benchmark[Any], *, strict: bool, convention: Convention) -> None:
-    """Refuse --strict or --convention published for runs whose benchmark has no such scores."""
+    """Refuse --strict or --convention code for runs whose benchmark has no such scores."""
     if strict and benchmark.strict_scores is None:
         raise TableError(f"--strict is for {strict_runs()}")
-    if convention != "arcmemo" and benchmark.published_scores is None:
+    if convention != "text" and benchmark.published_scores is None:
         raise TableError(f"--convention {convention} is for {published_runs()}")
 
 
 def build_table(
-    runs: Sequence[TableRun], *, strict: bool = False, convention: Convention = "arcmemo"
+    runs: Sequence[TableRun], *, strict: bool = False, convention: Convention = "text"
 ) -> Table:
     """The table of comparable runs, in the layout their summaries call for."""
     if not runs:
@@ -222,7 +222,7 @@ def _order_row(keys: list[str], values: list[float | None]) -> tuple[list[str], 
 
 
 def orders_table(
-    runs: Sequence[TableRun], *, strict: bool = False, convention: Convention = "arcmemo"
+    runs: Sequence[TableRun], *, strict: bool = False, convention: Convention = "text"
 ) -> Table:
     """One setting over several task orders (``order_seed``): per metric (and, for ARC, per
     retry depth), the mean over orders with the sample std over orders, then each order's
@@ -241,7 +241,7 @@ def orders_table(
     notes = [
         f"{runs[0].benchmark} scores in percent {over_tasks(runs, unit)}"
         + (", strict" if strict else "")
-        + (f", {convention} convention" if convention != "arcmemo" else "")
+        + (f", {convention} convention" if convention != "text" else "")
         + f", one setting over {len(runs)} task orders: mean over the orders (sample std over "
         "them in brackets), then each order's value."
     ]
@@ -266,7 +266,7 @@ class Paired:
 
 
 def task_values(
-    run: TableRun, *, strict: bool = False, convention: Convention = "arcmemo"
+    run: TableRun, *, strict: bool = False, convention: Convention = "text"
 ) -> dict[str, tuple[float, bool]]:
     """Per task, ``(score, solved)`` as the run's benchmark compares them (ARC: oracle@min(2,
     n) at the final retry depth; AIME: pass@1; another benchmark: its recorded score)."""
@@ -285,7 +285,7 @@ def paired(
     second: TableRun,
     *,
     strict: bool = False,
-    convention: Convention = "arcmemo",
+    convention: Convention = "text",
 ) -> Paired:
     """Compare two runs task by task on the tasks both have results for (sorted by id).
 

@@ -6,7 +6,7 @@ verification on the visible examples where the domain has any), which failed ste
 feedback round, how a prediction is judged against the hidden labels, what a run reports,
 what abstraction receives from a solved step, how the report draws a task and charts a run,
 how ``arcmemo table`` lays runs out, what ``arcmemo export`` writes, its splits, and the run
-settings that suit it. Everything else (attempts, retries, memory, concurrency, resume, run
+settings that suit it. Everything else (attempts, feedback rounds, memory, concurrency, resume, run
 files, rendering tables and charts) is generic, so a new benchmark is one module (plus its
 prompt templates, checked when it registers) registered in :data:`BENCHMARKS`.
 """
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from arcmemo.benchmarks.outputs import (
     Convention,
@@ -34,6 +34,7 @@ from arcmemo.benchmarks.outputs import (
 )
 from arcmemo.core.records import Attempt, CheckResult, SolvedItem, Step, TaskGrade, TaskResult
 from arcmemo.core.registry import ComponentSpec, NoOptions, Registry, RegistryError
+from arcmemo.core.spellings import RUN_CONFIG_FIELDS, renamed_fields
 from arcmemo.library.task import NO_LIBRARY, TaskLibrary
 from arcmemo.models.base import Message
 
@@ -54,9 +55,14 @@ class RunDefaults(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    retries: int = Field(default=0, ge=0, description="Feedback rounds per attempt.")
+    feedback_rounds: int = Field(default=0, ge=0, description="Feedback rounds per attempt.")
     write_signal: str = Field(default="train", description="What confirms a solution.")
     selector: str = Field(default="llm", description="Selector when a memory is given.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _current_spellings(cls, values: Any) -> Any:
+        return renamed_fields(values, RUN_CONFIG_FIELDS)
 
 
 class RunMetrics(BaseModel):
@@ -388,26 +394,26 @@ class Benchmark(abc.ABC, Generic[TaskT]):
     # The runs --strict is for and what it means there (None: no strict scores), for the
     # refusal of --strict elsewhere: "ARC runs (one program right on every test input)".
     strict_scores: ClassVar[str | None] = None
-    # The runs --convention published is for and what it means there (None: the benchmark
-    # has only its own convention), as strict_scores: "ARC runs (any step up to ...)". The
-    # table hooks below get ``convention`` only when it is "published", so a benchmark
+    # The runs --convention code is for and what it means there (None: the benchmark has
+    # only the text convention), as strict_scores: "ARC runs (any step up to ...)". The
+    # table hooks below get ``convention`` only when it is "code", so a benchmark
     # without published scores may leave the argument out of its hooks.
     published_scores: ClassVar[str | None] = None
 
-    def has_table(self, summary: dict[str, Any], *, convention: Convention = "arcmemo") -> bool:
+    def has_table(self, summary: dict[str, Any], *, convention: Convention = "text") -> bool:
         """Whether ``summary`` holds what :meth:`table` reads under ``convention`` (else it
         is recomputed)."""
         return False
 
     def table(
-        self, runs: Sequence[ScoredRun], *, strict: bool, convention: Convention = "arcmemo"
+        self, runs: Sequence[ScoredRun], *, strict: bool, convention: Convention = "text"
     ) -> Table:
         """The table of comparable runs (each :meth:`has_table`; ``strict`` only when the
-        benchmark has strict scores, ``convention`` "published" only when it has those)."""
+        benchmark has strict scores, ``convention`` "code" only when it has those)."""
         raise NotImplementedError(f"{self.name} has no table layout")
 
     def order_rows(
-        self, runs: Sequence[ScoredRun], *, strict: bool, convention: Convention = "arcmemo"
+        self, runs: Sequence[ScoredRun], *, strict: bool, convention: Convention = "text"
     ) -> OrderRows:
         """Per metric, each run's value, for one setting over several task orders."""
         raise NotImplementedError(f"{self.name} has no table layout over orders")
@@ -418,13 +424,13 @@ class Benchmark(abc.ABC, Generic[TaskT]):
         *,
         attempts: int,
         strict: bool,
-        convention: Convention = "arcmemo",
+        convention: Convention = "text",
     ) -> dict[str, tuple[float, bool]]:
         """Per task, ``(score, solved)`` for the paired comparison (default: the recorded
         score and solved of the scored tasks)."""
         return {r.task_id: (r.score, r.solved) for r in results if r.score is not None}
 
-    def paired_metric(self, *, strict: bool, convention: Convention = "arcmemo") -> str:
+    def paired_metric(self, *, strict: bool, convention: Convention = "text") -> str:
         """What :meth:`task_values` compares, in the comparison's heading."""
         return "per-task score"
 

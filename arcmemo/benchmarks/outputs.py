@@ -15,10 +15,10 @@ from typing import Any, Literal, Protocol, get_args
 
 from arcmemo.core.records import TaskResult
 
-# How a table reads a run's scores: "arcmemo" as the paper's text defines them, "published"
-# as the paper's published code computes them (a benchmark that has such a variant says what
-# it is in :attr:`~arcmemo.benchmarks.base.Benchmark.published_scores`).
-Convention = Literal["arcmemo", "published"]
+# How a table reads a run's scores (the scoring convention): "text" as the paper's text
+# defines them, "code" as the paper's published code computes them (a benchmark that has
+# such a variant says what it is in :attr:`~arcmemo.benchmarks.base.Benchmark.published_scores`).
+Convention = Literal["text", "code"]
 CONVENTIONS: tuple[Convention, ...] = get_args(Convention)
 
 
@@ -60,7 +60,7 @@ class ScoredRun(Protocol):
 
     label: str
     attempts: int
-    retries: int
+    feedback_rounds: int
     summary: dict[str, Any]
     task_ids: frozenset[str]
 

@@ -15,8 +15,16 @@ from arcmemo.benchmarks.base import BENCHMARKS
 from arcmemo.cli.benchmark_help import BenchmarkHelpOption, split_help
 from arcmemo.cli.config_options import config_options, config_values
 from arcmemo.cli.errors import user_errors
-from arcmemo.cli.options import ComponentChoice, RegistryHelpCommand, model_options, open_cli_model
+from arcmemo.cli.options import (
+    ComponentChoice,
+    RegistryHelpCommand,
+    current_flag,
+    open_cli_model,
+    retired_flag,
+    role_model_options,
+)
 from arcmemo.core.registry import ComponentSpec
+from arcmemo.core.spellings import ABSTRACT_FLAGS
 from arcmemo.run.config import RunConfig
 from arcmemo.signals.base import WRITE_SIGNALS
 
@@ -43,11 +51,14 @@ from arcmemo.signals.base import WRITE_SIGNALS
 )
 @config_options(RunConfig, {"memory_format": None})
 @click.option(
-    "--signal",
+    "--write-signal",
+    "signal",
     type=ComponentChoice(WRITE_SIGNALS),
-    default="train",
-    show_default=True,
-    help="What confirms a run's solution (oracle uses test labels).",
+    default=None,
+    help="With --from: what confirms a run's solution (default: train; oracle uses test labels).",
+)
+@retired_flag(
+    ABSTRACT_FLAGS["--write-signal"][0], "retired_signal", type=ComponentChoice(WRITE_SIGNALS)
 )
 @click.option(
     "--benchmark",
@@ -62,12 +73,13 @@ from arcmemo.signals.base import WRITE_SIGNALS
     help_from=lambda: "For --from-programs: where the tasks are: " + split_help(),
 )
 @click.option("--data", help="For --from-programs: task file or folder.")
-@model_options
+@role_model_options("abstract")
 def abstract(
     run_dir: Path | None,
     programs: Path | None,
     memory_path: Path,
-    signal: str,
+    signal: str | None,
+    retired_signal: str | None,
     benchmark: str,
     split: str | None,
     data: str | None,
@@ -83,6 +95,8 @@ def abstract(
     )
 
     console = Console(stderr=True)
+    (old_flag,) = ABSTRACT_FLAGS["--write-signal"]
+    signal = current_flag(signal, retired_signal, old_flag, "--write-signal") or "train"
     with user_errors():
         if (run_dir is None) == (programs is None):
             raise click.UsageError("give exactly one of --from RUN_DIR or --from-programs DIR")

@@ -31,10 +31,10 @@ def split_help() -> str:
     return per_benchmark(lambda cls: cls.split_help()) + "."
 
 
-def retries_help() -> str:
+def feedback_rounds_help() -> str:
     from arcmemo.benchmarks.base import per_benchmark
 
-    rounds = per_benchmark(lambda cls: str(cls.defaults.retries))
+    rounds = per_benchmark(lambda cls: str(cls.defaults.feedback_rounds))
     return f"Feedback rounds per attempt (default: the benchmark's; {rounds})."
 
 
@@ -61,7 +61,7 @@ def convention_help() -> str:
     from arcmemo.benchmarks.base import published_runs
 
     return (
-        "arcmemo: the scores as the paper's text defines them (at each retry depth an attempt "
-        "counts by its last program). published: as the paper's published code and its "
+        "text: the scores as the paper's text defines them (at each retry depth an attempt "
+        "counts by its last program). code: as the paper's published code and its "
         f"notebooks compute them, for {published_runs() or 'no registered benchmark'}."
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import click
@@ -46,6 +46,20 @@ def model_options(function: Callable[..., Any]) -> Callable[..., Any]:
     from arcmemo.run.config import RunConfig
 
     return config_options(RunConfig, MODEL_SETTINGS)(function)
+
+
+def role_model_options(role: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """:func:`model_options` for a command whose model plays ``role`` (its ``--model`` help
+    says which: "the abstract role's model ...")."""
+
+    def decorate(function: Callable[..., Any]) -> Callable[..., Any]:
+        function = model_options(function)
+        for param in getattr(function, "__click_params__", []):
+            if param.name == "model" and isinstance(param, click.Option):
+                param.help = f"The {role} role's model, provider:model (e.g. openai:o4-mini)."
+        return function
+
+    return decorate
 
 
 def open_cli_model(options: dict[str, Any], call_log_path: Any = None) -> ModelClient:
@@ -128,3 +142,38 @@ def selector_args(
         if value is not None:
             values[key] = value
     return values
+
+
+def warn_retired(old: str, new: str) -> None:
+    """Say on stderr that ``old`` is a retired spelling of ``new`` (arcmemo.core.spellings)."""
+    click.echo(f"warning: {old} is deprecated; use {new}", err=True)
+
+
+class RetiringChoice(click.Choice[str]):
+    """A choice that also reads the retired spellings of its values (``retired``: old ->
+    new), with a warning naming the new one; the help lists the current values only."""
+
+    def __init__(self, choices: Iterable[str], retired: Mapping[str, str]) -> None:
+        super().__init__(list(choices))
+        self.retired = retired
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and value in self.retired:
+            flag = param.opts[0] if param is not None and param.opts else ""
+            warn_retired(f"{flag} {value}".strip(), f"{flag} {self.retired[value]}".strip())
+            value = self.retired[value]
+        return super().convert(value, param, ctx)
+
+
+def retired_flag(old: str, dest: str, **kwargs: Any) -> Callable[..., Any]:
+    """A hidden option spelled ``old`` (a retired spelling) that gives its value as
+    ``dest``; the command reads it with :func:`current_flag`."""
+    return click.option(old, dest, hidden=True, default=None, **kwargs)
+
+
+def current_flag(value: Any, retired_value: Any, old: str, new: str) -> Any:
+    """The value of ``new``, else of its retired spelling ``old`` (with a warning)."""
+    if retired_value is None:
+        return value
+    warn_retired(old, new)
+    return retired_value if value is None else value

@@ -14,7 +14,12 @@ from arcmemo.benchmarks.base import BENCHMARKS
 from arcmemo.cli.benchmark_help import BenchmarkHelpOption, split_help
 from arcmemo.cli.config_options import config_options, config_values
 from arcmemo.cli.errors import user_errors
-from arcmemo.cli.options import ComponentChoice, RegistryHelpCommand, model_options, open_cli_model
+from arcmemo.cli.options import (
+    ComponentChoice,
+    RegistryHelpCommand,
+    open_cli_model,
+    role_model_options,
+)
 from arcmemo.core.registry import ComponentSpec
 from arcmemo.run.config import RunConfig
 from arcmemo.selection.base import SELECTORS
@@ -44,7 +49,7 @@ SELECT_SETTINGS: dict[str, Iterable[str] | None] = {"selector": None, "variants"
 )
 @click.option("--data", help="Task file or folder.")
 @config_options(RunConfig, SELECT_SETTINGS)
-@model_options
+@role_model_options("select")
 def select(
     task_id: str,
     memory_path: Path,

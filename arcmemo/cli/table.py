@@ -10,6 +10,8 @@ import click
 from arcmemo.benchmarks.outputs import CONVENTIONS, Convention
 from arcmemo.cli.benchmark_help import BenchmarkHelpOption, convention_help, strict_help
 from arcmemo.cli.errors import user_errors
+from arcmemo.cli.options import RetiringChoice
+from arcmemo.core.spellings import SCORING_CONVENTIONS
 
 _RUN_DIR = click.Path(exists=True, file_okay=False, path_type=Path)
 
@@ -25,7 +27,7 @@ _RUN_DIR = click.Path(exists=True, file_okay=False, path_type=Path)
 @click.option("--strict", is_flag=True, cls=BenchmarkHelpOption, help_from=lambda: strict_help())
 @click.option(
     "--convention",
-    type=click.Choice(CONVENTIONS),
+    type=RetiringChoice(CONVENTIONS, SCORING_CONVENTIONS),
     default=CONVENTIONS[0],
     show_default=True,
     cls=BenchmarkHelpOption,

@@ -22,7 +22,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from arcmemo.core.files import append_lines
 from arcmemo.core.progress import (
@@ -32,6 +32,7 @@ from arcmemo.core.progress import (
     RequestEnded,
     RequestStarted,
 )
+from arcmemo.core.spellings import MODEL_CONFIG_FIELDS, renamed_fields
 from arcmemo.core.tokens import Usage, estimate_tokens
 from arcmemo.models.accounting import CallRecord, StageUsage, UsageSummary
 from arcmemo.models.base import (
@@ -65,7 +66,7 @@ Sleep = Callable[[float], Awaitable[None]]
 
 
 class ModelConfig(BaseModel):
-    """How a run talks to its models (limits, retries, cache, prices)."""
+    """How a run talks to its models (limits, request retries, cache, prices)."""
 
     concurrency: int = Field(default=16, ge=1, description="Requests in flight at once, run-wide.")
     rpm: int | None = Field(
@@ -74,7 +75,9 @@ class ModelConfig(BaseModel):
     tpm: int | None = Field(
         default=None, ge=1, description="Tokens-per-minute ceiling; None = none."
     )
-    max_retries: int = Field(default=6, ge=0, description="Retries after the first attempt.")
+    request_retries: int = Field(
+        default=6, ge=0, description="Repeats of a failed request after its first try."
+    )
     retry_budget_s: float = Field(
         default=300, ge=0, description="Give up once retrying would run past this many seconds."
     )
@@ -98,6 +101,11 @@ class ModelConfig(BaseModel):
         description="Part of every cache key: runs in different namespaces (replicates of an "
         "experiment) never share cached answers; the same namespace replays them.",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _current_spellings(cls, values: Any) -> Any:
+        return renamed_fields(values, MODEL_CONFIG_FIELDS)
 
 
 def prompt_tokens(messages: list[Message]) -> int:
@@ -634,7 +642,7 @@ class ModelClient:
             delay = next_delay(
                 failure,
                 attempt=attempt,
-                retries=config.max_retries,
+                retries=config.request_retries,
                 answered=self._answered,
                 elapsed_s=self._clock() - started,
                 budget_s=config.retry_budget_s,

@@ -13,6 +13,12 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from arcmemo.core.registry import ComponentSpec
 from arcmemo.core.roles import AUX, FALLBACK, MODEL_ROLES, SOLVER
 from arcmemo.core.settings import Setting, Shortcut, result_fields
+from arcmemo.core.spellings import (
+    RUN_CONFIG_FIELDS,
+    RUN_FLAG_ALIASES,
+    RUN_FLAGS,
+    renamed_fields,
+)
 from arcmemo.library.task import LibraryScope
 from arcmemo.models.base import SamplingConfig
 from arcmemo.models.client import ModelConfig
@@ -449,7 +455,7 @@ class RunConfig(BaseModel):
     ] = Field(
         default=None,
         description="When retries run. passes (the paper's continual setting): pass 0 gives "
-        "every task its first tries, batch by batch, then pass p = 1..retries retries the "
+        "every task its first tries, batch by batch, then pass p = 1..feedback_rounds retries the "
         "attempts still failing their visible examples, in batches, so a retry sees what "
         "every earlier batch wrote. tasks: each task's retries run inline within its batch "
         "(more throughput; a retry sees nothing written after its batch started). None = "
@@ -476,7 +482,7 @@ class RunConfig(BaseModel):
             "--write-signal",
             group="Memory",
             results=True,
-            deprecated=("--update-signal",),
+            deprecated=RUN_FLAGS["--write-signal"],
             registry="arcmemo.signals.base:WRITE_SIGNALS",
             help_from="arcmemo.cli.benchmark_help:write_signal_help",
         ),
@@ -525,10 +531,10 @@ class RunConfig(BaseModel):
             "--memory-format",
             group="Memory",
             results=True,
-            deprecated=("--format",),
+            deprecated=RUN_FLAGS["--memory-format"],
             registry="arcmemo.abstraction.base:ABSTRACTORS",
             args="--memory-format-arg",
-            args_deprecated=("--format-arg",),
+            args_deprecated=RUN_FLAGS["--memory-format-arg"],
             help="What memory writes produce: concepts (ps), lessons (oe) or a cheatsheet.",
         ),
     ] = Field(
@@ -573,16 +579,16 @@ class RunConfig(BaseModel):
         ge=1,
         description="Prompt variants per task, each with its own selection (an independent "
         "selector call) and its own --attempts; the ARC scores count attempt j of every "
-        "variant together as run j.",
+        "variant together as attempt index j (the paper's run j).",
     )
-    retries: Annotated[
+    feedback_rounds: Annotated[
         int | None,
         Setting(
             "--feedback-rounds",
             group="Solving",
             results=True,
-            deprecated=("--retries",),
-            help_from="arcmemo.cli.benchmark_help:retries_help",
+            deprecated=RUN_FLAGS["--feedback-rounds"],
+            help_from="arcmemo.cli.benchmark_help:feedback_rounds_help",
         ),
     ] = Field(
         default=None,
@@ -682,10 +688,10 @@ class RunConfig(BaseModel):
                 "timeout_s": Setting(
                     "--timeout", group="Scale", help="Per-request timeout in seconds."
                 ),
-                "max_retries": Setting(
+                "request_retries": Setting(
                     "--request-retries",
                     group="Scale",
-                    aliases=("--max-retries",),
+                    aliases=RUN_FLAG_ALIASES["--request-retries"],
                     help="Retries of a failed request (HTTP errors, timeouts); not feedback "
                     "rounds.",
                 ),
@@ -703,7 +709,7 @@ class RunConfig(BaseModel):
                 ),
             },
         ),
-    ] = Field(default_factory=ModelConfig, description="Limits, retries, cache.")
+    ] = Field(default_factory=ModelConfig, description="Limits, request retries, cache.")
     batch: Annotated[
         bool,
         Setting(
@@ -758,6 +764,12 @@ class RunConfig(BaseModel):
     def _component_by_name(cls, value: Any) -> Any:
         # A component given by name alone means its default options.
         return {"name": value} if isinstance(value, str) else value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _current_spellings(cls, values: Any) -> Any:
+        # Fields an older arcmemo spelled otherwise (config.json, keyword arguments).
+        return renamed_fields(values, RUN_CONFIG_FIELDS)
 
     @model_validator(mode="before")
     @classmethod
@@ -879,7 +891,7 @@ class RunConfig(BaseModel):
         return "passes" if self.update == "online" else "tasks"
 
     @property
-    def retries_reselect(self) -> bool:
+    def feedback_rounds_reselect(self) -> bool:
         """Whether retries select again (``reselect``, or its default)."""
         return self.update == "online" if self.reselect is None else self.reselect
 
@@ -918,11 +930,11 @@ class RunConfig(BaseModel):
 
 class ResolvedRunConfig(RunConfig):
     """A run config with every setting decided (made by :func:`arcmemo.run.resolve.resolve_config`):
-    retries, write signal, selector, schedule and reselect filled in, components' options
+    feedback rounds, write signal, selector, schedule and reselect filled in, components' options
     spelled out, paths resolved, fingerprints taken. What the runner and the run directory
     are given; resolving it again changes nothing."""
 
-    retries: int = Field(ge=0, description="Feedback rounds per attempt while train fails.")
+    feedback_rounds: int = Field(ge=0, description="Feedback rounds per attempt while train fails.")
     schedule: Literal["passes", "tasks"] = Field(description="When retries run.")
     reselect: bool = Field(description="Whether retries select memory entries again.")
     selector: ComponentSpec = Field(description="The selector and its options.")

@@ -50,7 +50,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, Field, ValidationError, create_model
+from pydantic import BaseModel, Field, ValidationError, create_model, model_validator
 
 from arcmemo.abstraction.outcome import AbstractionOutcome, append_outcomes
 from arcmemo.core.bulk import paused_gc
@@ -66,6 +66,7 @@ from arcmemo.core.files import (
 from arcmemo.core.records import TaskResult
 from arcmemo.core.registry import ComponentSpec, RegistryError
 from arcmemo.core.settings import settings_of
+from arcmemo.core.spellings import BATCH_RECORD_FIELDS, renamed_fields
 from arcmemo.memory.schema import Memory
 from arcmemo.memory.store import dump_memory, parse_memory
 from arcmemo.models.accounting import CallRecord, UsageSummary, usage_from_records
@@ -75,8 +76,10 @@ from arcmemo.run.snapshots import MemoryParts, SnapshotDelta, apply_delta, make_
 
 # 1: no format_version in config.json, memory snapshots whole; 2: snapshots as deltas;
 # 3: a step of results.jsonl records what was cut from its prompt to fit the model's window
-# (Step.prompt_fit, PromptTooLong.cuts; both absent, read as nothing cut, from earlier runs).
-RUNDIR_FORMAT = 3
+# (Step.prompt_fit, PromptTooLong.cuts; both absent, read as nothing cut, from earlier runs);
+# 4: config.json's feedback_rounds and models.request_retries, schedule.json's batch rerun
+# (earlier runs spelled them retries, max_retries and round: read through core.spellings).
+RUNDIR_FORMAT = 4
 
 RecordT = TypeVar("RecordT", bound=BaseModel)
 # The config a run starts with, of whatever RunConfig type it has (the resolved one).
@@ -113,7 +116,7 @@ class Batch(BaseModel):
     """One batch of a batched run."""
 
     index: int = Field(description="Position in the schedule (snapshots and commits name it).")
-    round: int = Field(
+    rerun: int = Field(
         default=0,
         description="0; r for the r-th rerun of tasks whose result ended on a model error.",
     )
@@ -127,6 +130,11 @@ class Batch(BaseModel):
         description="A rerun's batch that only retries the memory writes that failed (its "
         "tasks are not solved again; their recorded results are written).",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _current_spellings(cls, values: Any) -> Any:
+        return renamed_fields(values, BATCH_RECORD_FIELDS)
 
 
 class Schedule(BaseModel):

@@ -170,7 +170,7 @@ async def estimate_run(session: RunSession) -> RunEstimate:
     aux_out, select_out, abstract_out = (
         output_range(m, None, None) for m in (aux, select, abstract)
     )
-    retries = config.retries
+    retries = config.feedback_rounds
     attempts, variants = config.attempts, config.variants
     # One request samples every first try where the API takes n (the client's own rule).
     per_request = attempts if _supports_n(config.solver.provider) else 1
@@ -218,7 +218,7 @@ async def estimate_run(session: RunSession) -> RunEstimate:
         if prepared.selection_prompts:
             rundir.write_prompt(f"{task_id}.select", _joined(prepared.selection_prompts))
         # Retries select again with reselect; every structured answer may be re-asked.
-        selections = variants * (1 + (attempts * retries if config.retries_reselect else 0))
+        selections = variants * (1 + (attempts * retries if config.feedback_rounds_reselect else 0))
         for prompt_text in prepared.selection_prompts:
             selection_tokens = estimate_tokens(prompt_text)
             if select_window is not None and selection_tokens >= select_window:

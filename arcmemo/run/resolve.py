@@ -25,7 +25,7 @@ from arcmemo.signals.base import WRITE_SIGNALS
 
 
 def resolve_config(config: RunConfig) -> ResolvedRunConfig:
-    """The config with every setting decided: what the user left to the benchmark (retries,
+    """The config with every setting decided: what the user left to the benchmark (feedback rounds,
     write signal, selector) filled in, and each component's options spelled out.
 
     The one place settings are decided: ``arcmemo run``, :func:`~arcmemo.run.pipeline.run_benchmark`
@@ -59,9 +59,11 @@ def resolve_config(config: RunConfig) -> ResolvedRunConfig:
         write_signal=WRITE_SIGNALS.spec(signal.name, signal.options),
         memory_format=ABSTRACTORS.spec(config.memory_format.name, config.memory_format.options),
         sandbox=SANDBOXES.spec(config.sandbox.name, config.sandbox.options),
-        retries=defaults.retries if config.retries is None else config.retries,
+        feedback_rounds=defaults.feedback_rounds
+        if config.feedback_rounds is None
+        else config.feedback_rounds,
         schedule=config.run_schedule,
-        reselect=config.retries_reselect,
+        reselect=config.feedback_rounds_reselect,
     )
     return resolved_type(type(config)).model_validate(fields)
 

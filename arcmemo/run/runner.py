@@ -8,7 +8,7 @@ Two schedules decide when retries run (``--schedule``):
 
 * ``tasks``: each task's retries run inline, right after its first tries;
 * ``passes`` (the paper's continual setting, the default of ``--update online``): pass 0
-  gives every task its first tries, batch by batch; pass p = 1..retries then retries every
+  gives every task its first tries, batch by batch; pass p = 1..feedback_rounds then retries every
   attempt still failing its visible examples, again in batches. With ``--update online``
   the memory grows after every batch (:mod:`arcmemo.run.continual`), so a retry in pass p sees
   what every batch before it wrote, the later tasks of pass 0 included.
@@ -77,13 +77,13 @@ def judge_attempts(benchmark: Benchmark[Any], task: Any, attempts: list[Attempt]
 
 
 def cut_batches(
-    task_ids: list[str], size: int, *, first: int, pass_number: int, round_: int = 0
+    task_ids: list[str], size: int, *, first: int, pass_number: int, rerun: int = 0
 ) -> list[Batch]:
     """``task_ids`` in batches of ``size``, indexed from ``first``."""
     return [
         Batch(
             index=first + n,
-            round=round_,
+            rerun=rerun,
             pass_number=pass_number,
             task_ids=task_ids[start : start + size],
         )
@@ -162,9 +162,9 @@ class Runner:
         self.selector_model = selector_model or model
         self.after_batch = after_batch
         self.on_task_done = on_task_done
-        self.retries = config.retries if config.retries is not None else 0
+        self.feedback_rounds = config.feedback_rounds if config.feedback_rounds is not None else 0
         self.schedule = config.run_schedule
-        self.reselect = config.retries_reselect and memory is not None
+        self.reselect = config.feedback_rounds_reselect and memory is not None
         self.progress = progress or ProgressSink()
 
     # -- one task --------------------------------------------------------------------------
@@ -315,7 +315,7 @@ class Runner:
         return (
             bool(attempt.steps)
             and self.benchmark.wants_feedback(attempt.steps[-1])
-            and len(attempt.steps) <= self.retries
+            and len(attempt.steps) <= self.feedback_rounds
         )
 
     def _waiting(self, state: TaskState) -> bool:
@@ -403,7 +403,8 @@ class Runner:
         )
 
     async def solve(self, task: Any) -> TaskResult:
-        """Select, solve (``attempts`` samples, each with up to ``retries`` retries), grade."""
+        """Select, solve (``attempts`` attempts, each with up to ``feedback_rounds`` retries),
+        grade."""
         state = await self._first_tries(task)
         await self._retry_until_done(state)
         return self._finish(state)
@@ -537,10 +538,10 @@ class Runner:
         self, schedule: Schedule, waiting: dict[str, TaskState], *, rerun_errors: bool
     ) -> list[Batch]:
         """The batches after the last one planned: the next pass of retries, or (once per
-        session, when ``rerun_errors``) a new round for tasks that ended on a model error."""
+        session, when ``rerun_errors``) a rerun of the tasks that ended on a model error."""
         last = schedule.batches[-1]
         first = last.index + 1
-        if self.schedule == "passes" and last.pass_number < self.retries:
+        if self.schedule == "passes" and last.pass_number < self.feedback_rounds:
             ids = [i for i in schedule.task_ids if i in waiting and self._waiting(waiting[i])]
             if ids:
                 return cut_batches(
@@ -548,16 +549,16 @@ class Runner:
                     schedule.batch_size,
                     first=first,
                     pass_number=last.pass_number + 1,
-                    round_=last.round,
+                    rerun=last.rerun,
                 )
         if rerun_errors:
             finished = self.rundir.finished()
             ids = [i for i in schedule.task_ids if i in finished and finished[i].error]
             batches = cut_batches(
-                ids, schedule.batch_size, first=first, pass_number=0, round_=last.round + 1
+                ids, schedule.batch_size, first=first, pass_number=0, rerun=last.rerun + 1
             )
             # Confirmed solutions whose memory write failed are written again, without
-            # solving their tasks again, in the same round.
+            # solving their tasks again, in the same rerun.
             commit = self.rundir.read_commit()
             unwritten = commit.unwritten if commit is not None else {}
             ids = [i for i in schedule.task_ids if i in unwritten and i in finished]
@@ -565,7 +566,7 @@ class Runner:
                 batches.append(
                     Batch(
                         index=first + len(batches),
-                        round=last.round + 1,
+                        rerun=last.rerun + 1,
                         pass_number=0,
                         task_ids=ids,
                         writes_only=True,
@@ -582,7 +583,7 @@ class Runner:
         commit = self.rundir.read_commit()
         index = commit.batch + 1 if commit is not None else 0
         waiting = self._restore(by_id)
-        # Tasks that ended on a model error get a new round when the schedule was already
+        # Tasks that ended on a model error get a rerun when the schedule was already
         # done before this session (a rerun), not in the session that saw them fail.
         rerun_errors = index >= len(schedule.batches) and not self._more_batches(
             schedule, waiting, rerun_errors=False
@@ -592,7 +593,7 @@ class Runner:
                 more = self._more_batches(schedule, waiting, rerun_errors=rerun_errors)
                 if not more:
                     return
-                rerun_errors = rerun_errors and more[0].round == schedule.batches[-1].round
+                rerun_errors = rerun_errors and more[0].rerun == schedule.batches[-1].rerun
                 schedule.batches += more
                 self.rundir.write_schedule(schedule)
             self._announce(schedule, schedule.batches[index])
@@ -606,11 +607,11 @@ class Runner:
         same = [
             b.index
             for b in schedule.batches
-            if b.pass_number == batch.pass_number and b.round == batch.round
+            if b.pass_number == batch.pass_number and b.rerun == batch.rerun
         ]
         where = f"pass {batch.pass_number}, batch {same.index(batch.index) + 1}/{len(same)}"
-        if batch.round:
-            where += f", round {batch.round}"
+        if batch.rerun:
+            where += f", rerun {batch.rerun}"
         stage = "retry" if batch.pass_number > 0 else "solve"
         self.progress.emit(StageStarted(stage=stage, where=where))
 
@@ -636,7 +637,7 @@ class Runner:
                 return state
 
         states = await asyncio.gather(*(one(task_id) for task_id in batch.task_ids))
-        last_pass = self.schedule == "tasks" or batch.pass_number >= self.retries
+        last_pass = self.schedule == "tasks" or batch.pass_number >= self.feedback_rounds
         items: list[BatchItem] = []
         progress: list[TaskProgress] = []
         finals: list[TaskResult] = []

@@ -409,7 +409,7 @@ def build_summary(
         select=config.selector.name if config.selector and config.memory else "none",
         memory=str(config.memory) if config.memory else None,
         schedule=config.run_schedule,
-        reselect=config.retries_reselect,
+        reselect=config.feedback_rounds_reselect,
         n_tasks=len(results),
         # Inference mode: no task could be scored, so none counts as solved or unsolved.
         n_solved=sum(r.solved for r in results) if labels else None,

@@ -78,7 +78,7 @@ def online_run(
         tasks=tasks,
         model="scripted:solver",
         attempts=1,
-        retries=0,
+        feedback_rounds=0,
         out=tmp_path / "run",
         memory=memory_path,
         memory_out=tmp_path / "final.json",

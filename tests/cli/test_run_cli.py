@@ -124,7 +124,7 @@ def test_cli_run_solves_and_scores(arc_cli_run: CliRun) -> None:
 
 def test_cli_run_uses_the_default_retries_and_writes_the_files(arc_cli_run: CliRun) -> None:
     config = json.loads((arc_cli_run.out / "config.json").read_text())
-    assert config["retries"] == 2 and config["attempts"] == 2  # ARC's default retries
+    assert config["feedback_rounds"] == 2 and config["attempts"] == 2  # ARC's default retries
     assert config["tasks"] == ARC_IDS and config["created_at"]
     log = calls(arc_cli_run.out)
     assert len(log) == len(provider_calls(arc_cli_run.tmp)) - 8  # first round: n=2 per call
@@ -294,7 +294,7 @@ def test_aime_split_run(tmp_path: Path, aime_data: Path) -> None:
     assert summary["pass@2"] == pytest.approx(8 / 9)
     assert summary["pass@3"] == 1.0 and summary["n_solved"] == 3
     assert summary["maj@3"] == pytest.approx(2 / 3)
-    assert json.loads((out / "config.json").read_text())["retries"] == 0  # AIME's default
+    assert json.loads((out / "config.json").read_text())["feedback_rounds"] == 0  # AIME's default
     rows = results(out)
     assert [a["steps"][0]["prediction"] for a in rows["toy-2"]["attempts"]] == [16, 15, 16]
     assert "pass@3" in result.output and "maj@3" in result.output
@@ -457,7 +457,7 @@ def test_log_mode_prints_stage_in_flight_and_eta_lines_during_the_run(tmp_path: 
     out = tmp_path / "run"
     result = invoke(
         "arc-agi-1", "--data", str(ARC_DIR), "--tasks", "00576224,66e6c45b,ca8de6ea",
-        "--model", f"scripted:{script}", "--attempts", "1", "--retries", "1",
+        "--model", f"scripted:{script}", "--attempts", "1", "--feedback-rounds", "1",
         "--schedule", "passes", "--concurrency", "1",
         "--progress-every", "0.05", "--out", str(out),
     )  # fmt: skip
@@ -561,7 +561,7 @@ def test_summary_is_a_formatted_table_and_stdout_names_summary_json(tmp_path: Pa
 
 def test_a_new_replicate_pays_for_new_samples_and_rerunning_it_is_free(tmp_path: Path) -> None:
     env = script_env(tmp_path)
-    one = ["--tasks", "66e6c45b", "--attempts", "2", "--retries", "0"]
+    one = ["--tasks", "66e6c45b", "--attempts", "2", "--feedback-rounds", "0"]
     assert invoke(*arc_args(tmp_path / "r0", *one), **env).exit_code == 0
     first = len(provider_calls(tmp_path))
     assert first > 0
@@ -577,7 +577,7 @@ def test_a_new_replicate_pays_for_new_samples_and_rerunning_it_is_free(tmp_path:
 
 def test_a_new_order_seed_draws_new_samples_unless_share_samples(tmp_path: Path) -> None:
     env = script_env(tmp_path)
-    one = ["--tasks", "66e6c45b", "--attempts", "2", "--retries", "0"]
+    one = ["--tasks", "66e6c45b", "--attempts", "2", "--feedback-rounds", "0"]
     assert invoke(*arc_args(tmp_path / "o1", *one, "--order-seed", "1"), **env).exit_code == 0
     first = len(provider_calls(tmp_path))
     assert first > 0
@@ -629,7 +629,7 @@ def test_tasks_that_end_on_a_model_error_make_the_run_exit_3_with_a_summary(
     out = tmp_path / "run"
     result = invoke(
         "arc-agi-1", "--data", str(ARC_DIR), "--tasks", "00576224,66e6c45b",
-        "--model", f"scripted:{script}", "--retries", "0", "--out", str(out),
+        "--model", f"scripted:{script}", "--feedback-rounds", "0", "--out", str(out),
     )  # fmt: skip
     assert result.exit_code == 3, result.output
     assert "INCOMPLETE RUN: 1 of 2 tasks ended on a model error" in result.output
@@ -645,7 +645,7 @@ def test_tasks_that_end_on_a_model_error_make_the_run_exit_3_with_a_summary(
     )
     again = invoke(
         "arc-agi-1", "--data", str(ARC_DIR), "--tasks", "00576224,66e6c45b",
-        "--model", f"scripted:{script}", "--retries", "0", "--out", str(out),
+        "--model", f"scripted:{script}", "--feedback-rounds", "0", "--out", str(out),
     )  # fmt: skip
     assert again.exit_code == 0, again.output
     lines = (out / "results.jsonl").read_text().splitlines()
@@ -655,7 +655,16 @@ def test_tasks_that_end_on_a_model_error_make_the_run_exit_3_with_a_summary(
 
 def test_greedy_attempts_are_never_silently_identical(tmp_path: Path) -> None:
     env = script_env(tmp_path)
-    extra = ["--tasks", "66e6c45b", "--attempts", "2", "--temperature", "0", "--retries", "0"]
+    extra = [
+        "--tasks",
+        "66e6c45b",
+        "--attempts",
+        "2",
+        "--temperature",
+        "0",
+        "--feedback-rounds",
+        "0",
+    ]
     result = invoke(*arc_args(tmp_path / "run", *extra), **env)
     assert result.exit_code == 0, result.output
     assert "greedy decoding makes every attempt the same completion" in result.output

@@ -22,10 +22,17 @@ def invoke(*args: str) -> Result:
     return CliRunner().invoke(cli, list(args), env={"COLUMNS": "300"})
 
 
-def arc_run(out: Path, tasks: list[str], retries: int) -> Result:
+def arc_run(out: Path, tasks: list[str], feedback_rounds: int) -> Result:
     return invoke(
         *("run", "arc-agi-1", "--data", str(FIXTURES / "arc" / "eval"), "--tasks", ",".join(tasks)),
-        *("--model", f"scripted:{ARC_SCRIPT}", "--attempts", "2", "--retries", str(retries)),
+        *(
+            "--model",
+            f"scripted:{ARC_SCRIPT}",
+            "--attempts",
+            "2",
+            "--feedback-rounds",
+            str(feedback_rounds),
+        ),
         *("--out", str(out)),
     )
 
@@ -42,10 +49,10 @@ class Runs:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
     base = tmp_path_factory.mktemp("table-cli")
-    retried = arc_run(base / "retried", TASKS, retries=2)
+    retried = arc_run(base / "retried", TASKS, feedback_rounds=2)
     assert retried.exit_code == 0, retried.output
-    assert arc_run(base / "first-try", TASKS, retries=0).exit_code == 0
-    assert arc_run(base / "fewer", TASKS[:3], retries=0).exit_code == 0
+    assert arc_run(base / "first-try", TASKS, feedback_rounds=0).exit_code == 0
+    assert arc_run(base / "fewer", TASKS[:3], feedback_rounds=0).exit_code == 0
     aime = invoke(
         *("run", "aime", "--data", str(FIXTURES / "aime" / "problems.jsonl")),
         *("--model", f"scripted:{AIME_SCRIPT}", "--attempts", "3", "--out", str(base / "aime")),
@@ -68,7 +75,7 @@ def test_table_rows_per_setting_and_retry_depth(runs: Runs) -> None:
     assert result.exit_code == 0, result.output
     rows = [line for line in result.output.splitlines() if line.startswith("| ")]
     assert rows == [
-        "| retries | setting | run0 | run1 | oracle@1 | oracle@2 |",
+        "| feedback rounds | setting | run0 | run1 | oracle@1 | oracle@2 |",
         # depth 0: only 66e6c45b and half of each two-test task; the same first answers
         "| 0 | PS | 40.00 | 40.00 | 40.00 (0.00) | 50.00 |",
         "| 0 | base | 40.00 | 40.00 | 40.00 (0.00) | 50.00 |",
@@ -145,17 +152,17 @@ def test_over_orders_aggregates_one_setting_and_refuses_another(runs: Runs, tmp_
     shuffled = tmp_path / "order-7"
     made = invoke(
         *("run", "arc-agi-1", "--data", str(FIXTURES / "arc" / "eval"), "--tasks", ",".join(TASKS)),
-        *("--model", f"scripted:{ARC_SCRIPT}", "--attempts", "2", "--retries", "0"),
+        *("--model", f"scripted:{ARC_SCRIPT}", "--attempts", "2", "--feedback-rounds", "0"),
         *("--order-seed", "7", "--out", str(shuffled)),
     )
     assert made.exit_code == 0, made.output
     result = invoke("table", "--over-orders", str(runs.first_try), str(shuffled))
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
-    assert lines[0] == "| retries | metric | mean | order none | order 7 |"
+    assert lines[0] == "| feedback rounds | metric | mean | order none | order 7 |"
     # The scripted model answers the same whatever the order: no spread between orders.
     assert any(line.startswith("| 0 | oracle@2 | ") and "(0.00)" in line for line in lines)
     mixed = invoke("table", "--over-orders", str(runs.retried), str(shuffled))
-    assert mixed.exit_code == 1 and "differ in retries (2 vs 0)" in mixed.output
+    assert mixed.exit_code == 1 and "differ in feedback_rounds (2 vs 0)" in mixed.output
     both = invoke("table", "--over-orders", "--paired", str(runs.first_try), str(shuffled))
     assert both.exit_code == 2 and "no paired comparison" in both.output

@@ -46,14 +46,14 @@ DESIGNED: dict[str, list[list[StepSpec]]] = {
 # them with probability 1 - C(3 - c, 2) / C(3, 2): c = 0 -> 0, 1 -> 2/3, 2 or 3 -> 1.
 EXPECTED_ORACLE2 = {
     # (convention, strict, depth): (t1 + t2 + t3 + t4) / 4 tasks
-    ("arcmemo", False, 0): (2 / 3 + 1 + 0 + (2 / 3 + 0) / 2) / 4,  # 50.00
-    ("published", False, 0): (2 / 3 + 1 + 0 + (2 / 3 + 0) / 2) / 4,  # 50.00
-    ("arcmemo", False, 1): (0 + 1 + 2 / 3 + (0 + 2 / 3) / 2) / 4,  # 50.00
-    ("published", False, 1): (2 / 3 + 1 + 2 / 3 + (2 / 3 + 2 / 3) / 2) / 4,  # 75.00
-    ("arcmemo", True, 0): (2 / 3 + 1 + 0 + 0) / 4,  # 41.67
-    ("published", True, 0): (0 + 1 + 0 + 0) / 4,  # 25.00
-    ("arcmemo", True, 1): (0 + 1 + 2 / 3 + 0) / 4,  # 41.67
-    ("published", True, 1): (0 + 1 + 2 / 3 + 0) / 4,  # 41.67
+    ("text", False, 0): (2 / 3 + 1 + 0 + (2 / 3 + 0) / 2) / 4,  # 50.00
+    ("code", False, 0): (2 / 3 + 1 + 0 + (2 / 3 + 0) / 2) / 4,  # 50.00
+    ("text", False, 1): (0 + 1 + 2 / 3 + (0 + 2 / 3) / 2) / 4,  # 50.00
+    ("code", False, 1): (2 / 3 + 1 + 2 / 3 + (2 / 3 + 2 / 3) / 2) / 4,  # 75.00
+    ("text", True, 0): (2 / 3 + 1 + 0 + 0) / 4,  # 41.67
+    ("code", True, 0): (0 + 1 + 0 + 0) / 4,  # 25.00
+    ("text", True, 1): (0 + 1 + 2 / 3 + 0) / 4,  # 41.67
+    ("code", True, 1): (0 + 1 + 2 / 3 + 0) / 4,  # 41.67
 }
 
 
@@ -84,7 +84,7 @@ def write_run(path: Path, results: list[TaskResult], order_seed: int | None = No
             data="tasks",
             model="scripted:x",
             attempts=3,
-            retries=1,
+            feedback_rounds=1,
             out=path,
             order_seed=order_seed,
         )
@@ -151,11 +151,11 @@ def oracle2_by_depth(output: str) -> dict[int, float]:
 def test_the_hand_numbers_are_the_notebook_formula(strict: bool) -> None:
     for depth in (0, 1):
         assert notebook_formula(depth, strict=strict) == pytest.approx(
-            EXPECTED_ORACLE2[("published", strict, depth)]
+            EXPECTED_ORACLE2[("code", strict, depth)]
         )
 
 
-@pytest.mark.parametrize("convention", ["arcmemo", "published"])
+@pytest.mark.parametrize("convention", ["text", "code"])
 @pytest.mark.parametrize("strict", [False, True])
 def test_designed_run_under_each_convention(tmp_path: Path, convention: str, strict: bool) -> None:
     run = write_run(tmp_path / "designed", designed_results())
@@ -166,7 +166,7 @@ def test_designed_run_under_each_convention(tmp_path: Path, convention: str, str
         assert got[depth] == pytest.approx(
             EXPECTED_ORACLE2[(convention, strict, depth)], abs=5e-5
         ), (depth, done.output)
-    assert ("Published convention" in done.output) == (convention == "published")
+    assert ("Code convention" in done.output) == (convention == "code")
 
 
 def test_the_two_conventions_differ_where_the_issue_says(tmp_path: Path) -> None:
@@ -174,11 +174,11 @@ def test_the_two_conventions_differ_where_the_issue_says(tmp_path: Path) -> None
     # against 41.67); the default is arcmemo's.
     run = write_run(tmp_path / "designed", designed_results())
     default = oracle2_by_depth(invoke(str(run)).output)
-    published = oracle2_by_depth(invoke(str(run), "--convention", "published").output)
+    published = oracle2_by_depth(invoke(str(run), "--convention", "code").output)
     assert (published[1], default[1]) == (pytest.approx(0.75), pytest.approx(0.5))
     strict = oracle2_by_depth(invoke(str(run), "--strict").output)
     published_strict = oracle2_by_depth(
-        invoke(str(run), "--strict", "--convention", "published").output
+        invoke(str(run), "--strict", "--convention", "code").output
     )
     assert (published_strict[0], strict[0]) == (
         pytest.approx(0.25),
@@ -192,32 +192,32 @@ def test_the_two_conventions_differ_where_the_issue_says(tmp_path: Path) -> None
 
 def test_paired_comparison_under_the_published_convention(tmp_path: Path) -> None:
     run = write_run(tmp_path / "designed", designed_results())
-    done = invoke(str(run), str(run), "--paired", "--convention", "published")
+    done = invoke(str(run), str(run), "--paired", "--convention", "code")
     assert done.exit_code == 0, done.output
-    assert "oracle@2 at the final retry depth, published convention" in done.output
+    assert "oracle@2 at the final retry depth, code convention" in done.output
 
 
 def test_over_orders_under_the_published_convention(tmp_path: Path) -> None:
     runs = [str(write_run(tmp_path / f"o{seed}", designed_results(), seed)) for seed in (0, 1)]
-    done = invoke(*runs, "--over-orders", "--convention", "published")
+    done = invoke(*runs, "--over-orders", "--convention", "code")
     assert done.exit_code == 0, done.output
     row = next(line for line in done.output.splitlines() if line.startswith("| 1 | oracle@2 |"))
     assert row.split("|")[3].strip() == "75.00 (0.00)"
-    assert "published convention, one setting over 2 task orders" in done.output
+    assert "code convention, one setting over 2 task orders" in done.output
 
 
 def test_a_run_without_train_records_says_not_recorded(tmp_path: Path) -> None:
     run = write_run(tmp_path / "old", designed_results(train_recorded=False))
-    plain = invoke(str(run), "--convention", "published")
+    plain = invoke(str(run), "--convention", "code")
     assert plain.exit_code == 0, plain.output
     assert oracle2_by_depth(plain.output)[1] == pytest.approx(0.75)
-    strict = invoke(str(run), "--convention", "published", "--strict")
+    strict = invoke(str(run), "--convention", "code", "--strict")
     assert strict.exit_code == 0, strict.output
     assert "| 0 | old | – | – | – | – | – | – |" in strict.output
-    assert "- old: the published convention is not recorded" in strict.output
-    paired = invoke(str(run), str(run), "--paired", "--convention", "published", "--strict")
+    assert "- old: the code convention is not recorded" in strict.output
+    paired = invoke(str(run), str(run), "--paired", "--convention", "code", "--strict")
     assert paired.exit_code == 1
-    assert "old: task t1: the published convention is not recorded" in paired.output
+    assert "old: task t1: the code convention is not recorded" in paired.output
 
 
 def test_a_version_1_run_is_recomputed_from_its_results(tmp_path: Path) -> None:
@@ -227,8 +227,10 @@ def test_a_version_1_run_is_recomputed_from_its_results(tmp_path: Path) -> None:
     saved = (run / "summary.json").read_text()
     assert "published_by_retry" not in saved
     arcmemo = invoke(str(run))
+    # The convention's retired spelling (published: code) still reads, with a warning.
     published = invoke(str(run), "--convention", "published", "--strict")
     assert arcmemo.exit_code == published.exit_code == 0, published.output
+    assert "--convention published is deprecated; use --convention code" in published.output
     assert "not recorded" not in published.output
     # ca8de6ea and 00576224 are fixed by their retry; e345f17b has each attempt right on a
     # different test input, so under strict scoring neither counts.
@@ -249,6 +251,6 @@ def test_published_is_refused_for_aime_runs(tmp_path: Path) -> None:
         RunConfig(benchmark="aime", data="p", model="scripted:x", attempts=1, out=tmp_path / "aime")
     )
     writer.append_result(aime_result("p1", 7, [7]))
-    done = invoke(str(tmp_path / "aime"), "--convention", "published")
+    done = invoke(str(tmp_path / "aime"), "--convention", "code")
     assert done.exit_code == 1
-    assert "--convention published is for ARC runs" in done.output
+    assert "--convention code is for ARC runs" in done.output

@@ -54,7 +54,7 @@ def config(
             # Anthropic's simulated prompt cache depends on arrival order; leave it out.
             "model_args": {} if openai else {"prompt_cache": "false"},
             "attempts": 2,
-            "retries": 1,
+            "feedback_rounds": 1,
             "out": out / "run",
             "models": {"cache_dir": out / "cache"},
             "batch": batch,

@@ -176,7 +176,7 @@ def test_retries_and_budget_run_out(tmp_path: Path) -> None:
     transient: list[ProviderError | str] = [
         ProviderError("x", decision=RetryDecision.TRANSIENT) for _ in range(10)
     ]
-    client = _client(CountingProvider(transient), tmp_path, config=ModelConfig(max_retries=2))
+    client = _client(CountingProvider(transient), tmp_path, config=ModelConfig(request_retries=2))
     with pytest.raises(ModelCallError, match="after 2 retries"):
         asyncio.run(client.generate(MESSAGES, stage="solve"))
     limited: list[ProviderError | str] = [

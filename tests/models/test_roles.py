@@ -37,7 +37,7 @@ def test_a_local_solver_and_a_hosted_anthropic_aux_each_get_only_their_own_key(
                 "66e6c45b",
                 "--attempts",
                 "1",
-                "--retries",
+                "--feedback-rounds",
                 "0",
                 "--memory",
                 str(memory),

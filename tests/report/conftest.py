@@ -80,7 +80,7 @@ def arc_memory_run(tmp_path_factory: pytest.TempPathFactory, arc_plan: ModuleTyp
         tasks=ARC_TASKS,
         model="scripted:inline",
         attempts=2,
-        retries=2,
+        feedback_rounds=2,
         memory=memory,
         memory_out=base / "memory-out.json",
         selector="llm",
@@ -108,7 +108,7 @@ def arc_baseline_run(tmp_path_factory: pytest.TempPathFactory, arc_plan: ModuleT
         tasks=ARC_TASKS,
         model="scripted:inline",
         attempts=2,
-        retries=0,
+        feedback_rounds=0,
         out=base / "run",
     )
     _run(config, arc_plan.PlanScript(plan))

@@ -169,7 +169,7 @@ def write_run(base: Path, n_tasks: int, *, seed: int = 0, memory: Path | None = 
         data=str(data),
         model="scripted:inline",
         attempts=2,
-        retries=2,
+        feedback_rounds=2,
         out=base / "run",
         memory=memory,
     )

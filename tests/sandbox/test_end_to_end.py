@@ -98,7 +98,16 @@ def test_every_attack_class_is_contained_through_arcmemo_run(
         cli,
         [
             *("run", "arc-agi-1", "--data", str(ARC_DIR), "--model", f"scripted:{script}"),
-            *("--attempts", "1", "--retries", "0", "--sandbox", sandbox, "--out", str(run_dir)),
+            *(
+                "--attempts",
+                "1",
+                "--feedback-rounds",
+                "0",
+                "--sandbox",
+                sandbox,
+                "--out",
+                str(run_dir),
+            ),
         ],
         env={"COLUMNS": "300", "OPENAI_API_KEY": SECRET},
     )
@@ -205,7 +214,7 @@ def test_native_attacks_are_contained_through_arcmemo_run(
         cli,
         [
             *("run", "arc-agi-1", "--data", str(ARC_DIR), "--model", f"scripted:{script}"),
-            *("--attempts", "2", "--retries", "1", "--sandbox", "bwrap"),
+            *("--attempts", "2", "--feedback-rounds", "1", "--sandbox", "bwrap"),
             *("--sandbox-arg", f"packages={packages}", "--out", str(run_dir)),
         ],
         env={"COLUMNS": "300"},

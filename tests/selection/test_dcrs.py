@@ -115,7 +115,7 @@ def test_arcmemo_run_with_dcrs_shows_the_synthesised_sheet(tmp_path: Path) -> No
             "top_k=2",
             "--attempts",
             "1",
-            "--retries",
+            "--feedback-rounds",
             "0",
             "--out",
             str(out),

@@ -3,7 +3,7 @@
 AIME has no visible examples, so a readable answer is never verified (``verified`` stays
 None) and earns no retry: saying it was wrong would leak the label. The one thing the solver
 may be told is what its own response shows: a response without a usable final answer (none
-found, or not an integer 0..999) earns a feedback round (with ``--retries``) that names the
+found, or not an integer 0..999) earns a feedback round (with ``--feedback-rounds``) that names the
 answer it gave and says it was not accepted (``prompts/aime/retry.j2``).
 """
 
@@ -45,8 +45,8 @@ class AimeBenchmark(Benchmark[AimeProblem]):
     domain = "aime"
     templates = ("aime/system", "aime/concepts", "aime/solve", "aime/retry")
     metrics_model = AimeMetrics
-    # No visible examples to verify against: no retries, and agreement confirms a write.
-    defaults = RunDefaults(retries=0, write_signal="consistency", selector="llm")
+    # No visible examples to verify against: no feedback rounds, and agreement confirms a write.
+    defaults = RunDefaults(feedback_rounds=0, write_signal="consistency", selector="llm")
     # `arcmemo run` shows those present (k <= the number of samples; score is pass@1);
     # summary.json has every pass@k and, under by_metric, each metric's std over problems.
     headline_metrics = (
@@ -161,16 +161,16 @@ class AimeBenchmark(Benchmark[AimeProblem]):
     task_noun = "problems"
 
     # strict and convention never reach these: tables refuses them for AIME runs.
-    def has_table(self, summary: dict[str, Any], *, convention: Convention = "arcmemo") -> bool:
+    def has_table(self, summary: dict[str, Any], *, convention: Convention = "text") -> bool:
         return layout.has_table(summary)
 
     def table(
-        self, runs: Sequence[ScoredRun], *, strict: bool, convention: Convention = "arcmemo"
+        self, runs: Sequence[ScoredRun], *, strict: bool, convention: Convention = "text"
     ) -> Table:
         return layout.table(runs)
 
     def order_rows(
-        self, runs: Sequence[ScoredRun], *, strict: bool, convention: Convention = "arcmemo"
+        self, runs: Sequence[ScoredRun], *, strict: bool, convention: Convention = "text"
     ) -> OrderRows:
         return layout.order_rows(runs)
 
@@ -180,11 +180,11 @@ class AimeBenchmark(Benchmark[AimeProblem]):
         *,
         attempts: int,
         strict: bool,
-        convention: Convention = "arcmemo",
+        convention: Convention = "text",
     ) -> dict[str, tuple[float, bool]]:
         return layout.task_values(results)
 
-    def paired_metric(self, *, strict: bool, convention: Convention = "arcmemo") -> str:
+    def paired_metric(self, *, strict: bool, convention: Convention = "text") -> str:
         return "per-problem pass@1"
 
     def paired_solved(self, *, attempts: int, strict: bool) -> str:

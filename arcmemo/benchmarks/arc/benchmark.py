@@ -143,7 +143,7 @@ class ArcBenchmark(Benchmark[ArcTask]):
     """ARC-AGI-1 through program synthesis."""
 
     domain = "arc"
-    defaults = RunDefaults(retries=2, write_signal="train", selector="llm")
+    defaults = RunDefaults(feedback_rounds=2, write_signal="train", selector="llm")
     # `arcmemo run` shows those present (oracle@k for k <= attempts, at the final retry
     # depth); summary.json has every k and every depth under by_retry / strict_by_retry.
     headline_metrics = ("score", "strict_score", *(f"oracle@{k}" for k in range(1, 9)))
@@ -332,7 +332,7 @@ class ArcBenchmark(Benchmark[ArcTask]):
             return TaskGrade(solved=False, score=None, metrics={"n_tests": len(task.test_inputs)})
         # score: the task's oracle@min(2, n), so the run's score is the mean of these;
         # solved: every test input is right in some attempt.
-        # Per run: attempt j of every prompt variant together (scoring.by_run).
+        # Per attempt index: attempt j of every prompt variant together (scoring.by_attempt_index).
         matrix, strict = scoring.task_rows(attempts), scoring.task_rows(attempts, strict=True)
         return TaskGrade(
             solved=scoring.task_solved(matrix),
@@ -387,16 +387,16 @@ class ArcBenchmark(Benchmark[ArcTask]):
         "it; strict also needs every train pair right)"
     )
 
-    def has_table(self, summary: dict[str, Any], *, convention: Convention = "arcmemo") -> bool:
+    def has_table(self, summary: dict[str, Any], *, convention: Convention = "text") -> bool:
         return layout.has_table(summary, convention=convention)
 
     def table(
-        self, runs: Sequence[ScoredRun], *, strict: bool, convention: Convention = "arcmemo"
+        self, runs: Sequence[ScoredRun], *, strict: bool, convention: Convention = "text"
     ) -> Table:
         return layout.table(runs, strict=strict, convention=convention)
 
     def order_rows(
-        self, runs: Sequence[ScoredRun], *, strict: bool, convention: Convention = "arcmemo"
+        self, runs: Sequence[ScoredRun], *, strict: bool, convention: Convention = "text"
     ) -> OrderRows:
         return layout.order_rows(runs, strict=strict, convention=convention)
 
@@ -406,13 +406,13 @@ class ArcBenchmark(Benchmark[ArcTask]):
         *,
         attempts: int,
         strict: bool,
-        convention: Convention = "arcmemo",
+        convention: Convention = "text",
     ) -> dict[str, tuple[float, bool]]:
         return layout.task_values(results, attempts=attempts, strict=strict, convention=convention)
 
-    def paired_metric(self, *, strict: bool, convention: Convention = "arcmemo") -> str:
+    def paired_metric(self, *, strict: bool, convention: Convention = "text") -> str:
         metric = f"per-task {'strict ' if strict else ''}oracle@2 at the final retry depth"
-        return metric + (", published convention" if convention == "published" else "")
+        return metric + (", code convention" if convention == "code" else "")
 
     def paired_solved(self, *, attempts: int, strict: bool) -> str:
         if strict:

@@ -4,7 +4,7 @@ One row per setting (a run) and retry depth, columns ``run0 run1 ...`` (each att
 the paper's runs) and ``oracle@1 ... oracle@n`` (mean over the k-subsets of attempts, the
 sample std over them in brackets); ``strict`` gives Table 5. Everything is read from the
 summary's ``by_retry`` / ``strict_by_retry`` (:func:`~arcmemo.benchmarks.arc.scoring.run_scores`),
-or under the published code's convention its ``published_by_retry`` /
+or under the code convention (the published code's) its ``published_by_retry`` /
 ``published_strict_by_retry`` (a run whose results did not record them shows empty cells and
 a note saying so).
 """
@@ -31,18 +31,18 @@ from arcmemo.core.records import TaskResult
 
 # The summary key of each table: (convention, strict) -> key.
 _BY_RETRY: dict[tuple[Convention, bool], str] = {
-    ("arcmemo", False): "by_retry",
-    ("arcmemo", True): "strict_by_retry",
-    ("published", False): "published_by_retry",
-    ("published", True): "published_strict_by_retry",
+    ("text", False): "by_retry",
+    ("text", True): "strict_by_retry",
+    ("code", False): "published_by_retry",
+    ("code", True): "published_strict_by_retry",
 }
-NOT_RECORDED = "the published convention is not recorded (results.jsonl has no per-step records)"
+NOT_RECORDED = "the code convention is not recorded (results.jsonl has no per-step records)"
 
 
-def has_table(summary: dict[str, Any], *, convention: Convention = "arcmemo") -> bool:
+def has_table(summary: dict[str, Any], *, convention: Convention = "text") -> bool:
     """``by_retry`` is there (and, for the published convention, its key, even when None:
     a summary from before it was written is recomputed from the results)."""
-    published = convention == "arcmemo" or _BY_RETRY[(convention, False)] in summary
+    published = convention == "text" or _BY_RETRY[(convention, False)] in summary
     return isinstance(summary.get("by_retry"), dict) and published
 
 
@@ -56,7 +56,7 @@ def _n_attempts(runs: Sequence[ScoredRun]) -> int:
 
 
 def depth_cells(
-    run: ScoredRun, depth: int, strict: bool, convention: Convention = "arcmemo"
+    run: ScoredRun, depth: int, strict: bool, convention: Convention = "text"
 ) -> dict[str, Any]:
     """The oracle cells at ``depth`` (a depth no attempt reached equals the deepest one; {}
     when not recorded)."""
@@ -67,7 +67,7 @@ def depth_cells(
 
 
 def table(
-    runs: Sequence[ScoredRun], *, strict: bool = False, convention: Convention = "arcmemo"
+    runs: Sequence[ScoredRun], *, strict: bool = False, convention: Convention = "text"
 ) -> Table:
     """The paper's Table 4 (Table 5 when ``strict``) for these runs."""
     n = _n_attempts(runs)
@@ -75,8 +75,8 @@ def table(
     columns += [Column(f"oracle@{k}", True) for k in range(1, n + 1)]
     rows = []
     too_many = False
-    for depth in range(max(r.retries for r in runs) + 1):
-        for run in (r for r in runs if depth <= r.retries):
+    for depth in range(max(r.feedback_rounds for r in runs) + 1):
+        for run in (r for r in runs if depth <= r.feedback_rounds):
             cells = depth_cells(run, depth, strict, convention)
             singles = (cells.get("oracle@1") or {}).get("subsets") or []
             oracle = [cells.get(f"oracle@{k}") for k in range(1, n + 1)]
@@ -94,9 +94,9 @@ def table(
         + ". runJ: attempt J alone. oracle@k: mean over all k-subsets of the attempts "
         "(sample std over them in brackets); oracle@2 is the official score."
     ]
-    if convention == "published":
+    if convention == "code":
         notes.append(
-            "Published convention (the paper's code and its notebooks): "
+            "Code convention (the paper's published code and its notebooks): "
             + (
                 "at retry depth r an attempt counts when its program at r is right on every "
                 "test input and every train pair."
@@ -109,21 +109,21 @@ def table(
         ]
     if too_many:
         notes.append("No std where an oracle@k has more than 2,000 subsets of attempts.")
-    return Table(keys=["retries", "setting"], columns=columns, rows=rows, notes=notes)
+    return Table(keys=["feedback rounds", "setting"], columns=columns, rows=rows, notes=notes)
 
 
 def order_rows(
-    runs: Sequence[ScoredRun], *, strict: bool = False, convention: Convention = "arcmemo"
+    runs: Sequence[ScoredRun], *, strict: bool = False, convention: Convention = "text"
 ) -> OrderRows:
     """Per retry depth and oracle@k, each run's mean."""
     rows = []
     n = _n_attempts(runs)
-    for depth in range(max(r.retries for r in runs) + 1):
+    for depth in range(max(r.feedback_rounds for r in runs) + 1):
         cells = [depth_cells(r, depth, strict, convention) for r in runs]
         for k in range(1, n + 1):
             values = [(c.get(f"oracle@{k}") or {}).get("mean") for c in cells]
             rows.append(([str(depth), f"oracle@{k}"], values))
-    return OrderRows(keys=["retries", "metric"], rows=rows)
+    return OrderRows(keys=["feedback rounds", "metric"], rows=rows)
 
 
 def task_values(
@@ -131,14 +131,14 @@ def task_values(
     *,
     attempts: int,
     strict: bool = False,
-    convention: Convention = "arcmemo",
+    convention: Convention = "text",
 ) -> dict[str, tuple[float, bool]]:
     """Per task, its oracle@min(2, n) at the final retry depth and whether every test input is
     right in some attempt (strict: one attempt right on all), under ``convention``."""
-    n = max([attempts, *(scoring.n_runs(r) for r in results)])
+    n = max([attempts, *(scoring.n_attempt_indices(r) for r in results)])
     matrices: dict[str, scoring.Matrix] = {}
     for result in results:
-        if convention == "arcmemo":
+        if convention == "text":
             matrices[result.task_id] = scoring.task_matrix(result, None, n, strict=strict)
             continue
         matrix = scoring.published_matrix(result, None, n, strict=strict)
@@ -168,7 +168,7 @@ def score_by_retry(summary: dict[str, Any]) -> Curve | None:
     if not isinstance(by_retry, dict) or not metric:
         return None
     points = [(float(depth), float(cells[metric]["mean"])) for depth, cells in by_retry.items()]
-    return Curve("Score by retry depth", "retries allowed", "score", points, y_max=1.0)
+    return Curve("Score by retry depth", "feedback rounds allowed", "score", points, y_max=1.0)
 
 
 def oracle_points(summary: dict[str, Any]) -> list[tuple[float, float]]:

@@ -1,7 +1,8 @@
 """ARC scores as the ArcMemo paper defines them: oracle@k over attempts, at every retry
 depth, and its strict variant (paper App. B; ``shared/reference/arcmemo-method.md`` 5.5).
 
-A run's attempts are the paper's runs: attempt ``j`` of every task is run ``j``. For a set
+A run's attempts are the paper's runs: attempt ``j`` of every task is the paper's run ``j``
+(arcmemo calls it **attempt index** ``j``, a run being a run directory). For a set
 ``C`` of attempts, a task's credit is the mean over its test inputs of "some attempt in
 ``C`` is right on it" (half points on a two-test task); under **strict** scoring it is 1
 when one attempt in ``C`` is right on every test input and 0 otherwise. The run-level
@@ -34,10 +35,10 @@ results without them have ``None`` there ("not recorded").
 
 **Prompt variants** (``--variants``): the published code scores a puzzle over every path
 of every prompt variant together (its ``score_trace`` ORs them). Here attempt ``j`` of each
-variant belongs to run ``j``, and a run's row is right on a test input when one of its
-attempts is (strict: when one of its attempts is right on every test input), so oracle@k
-is over runs, and with one attempt per variant every score is the published oracle over
-all variants.
+variant belongs to attempt index ``j``, and its row is right on a test input when one of
+its attempts is (strict: when one of its attempts is right on every test input), so
+oracle@k is over attempt indices, and with one attempt per variant every score is the
+published oracle over all variants.
 """
 
 from __future__ import annotations
@@ -131,33 +132,34 @@ def published_row(attempt: Attempt, depth: int | None, *, strict: bool) -> list[
     return [any(column) for column in zip(*rows, strict=True)]
 
 
-def by_run(attempts: list[Attempt], rows: Matrix, *, strict: bool) -> Matrix:
-    """``rows`` (one per attempt) as one row per run: attempt ``j`` of every prompt variant
-    together (the module docstring); unchanged without variants."""
+def by_attempt_index(attempts: list[Attempt], rows: Matrix, *, strict: bool) -> Matrix:
+    """``rows`` (one per attempt) as one row per attempt index: attempt ``j`` of every
+    prompt variant together (the module docstring); unchanged without variants."""
     if all(a.variant == 0 for a in attempts):
         return rows
-    runs: list[Matrix] = []
+    indices: list[Matrix] = []
     seen: Counter[int] = Counter()
     for attempt, row in zip(attempts, rows, strict=True):
         j = seen[attempt.variant]
         seen[attempt.variant] += 1
-        if j == len(runs):
-            runs.append([])
-        runs[j].append(row)
+        if j == len(indices):
+            indices.append([])
+        indices[j].append(row)
     width = _width(rows)
     if strict:
-        return [[any(all(row) for row in run)] * width for run in runs]
-    return [[any(column) for column in zip(*run, strict=True)] for run in runs]
+        return [[any(all(row) for row in same)] * width for same in indices]
+    return [[any(column) for column in zip(*same, strict=True)] for same in indices]
 
 
-def n_runs(result: TaskResult) -> int:
-    """How many runs the task's attempts make (its attempts per prompt variant)."""
+def n_attempt_indices(result: TaskResult) -> int:
+    """How many attempt indices the task's attempts make (its attempts per prompt variant)."""
     return max(Counter(a.variant for a in result.attempts).values(), default=0)
 
 
 def task_rows(attempts: list[Attempt], *, strict: bool = False) -> Matrix:
-    """Per run, whether its final programs are right on each test input (:func:`by_run`)."""
-    return by_run(attempts, [list(a.correct) for a in attempts], strict=strict)
+    """Per attempt index, whether its final programs are right on each test input
+    (:func:`by_attempt_index`)."""
+    return by_attempt_index(attempts, [list(a.correct) for a in attempts], strict=strict)
 
 
 def _pad(rows: Matrix, attempts: int) -> Matrix:
@@ -169,10 +171,10 @@ def _pad(rows: Matrix, attempts: int) -> Matrix:
 def task_matrix(
     result: TaskResult, depth: int | None, attempts: int, *, strict: bool = False
 ) -> Matrix:
-    """The task's correctness per run at retry ``depth`` (None: the final one), with missing
-    runs (fewer than ``attempts``) counted as wrong everywhere."""
+    """The task's correctness per attempt index at retry ``depth`` (None: the final one),
+    with missing attempt indices (fewer than ``attempts``) counted as wrong everywhere."""
     rows = [attempt_row(a, depth) for a in result.attempts]
-    return _pad(by_run(result.attempts, rows, strict=strict), attempts)
+    return _pad(by_attempt_index(result.attempts, rows, strict=strict), attempts)
 
 
 def published_matrix(
@@ -184,7 +186,7 @@ def published_matrix(
     known = [row for row in rows if row is not None]
     if len(known) < len(rows):
         return None
-    return _pad(by_run(result.attempts, known, strict=strict), attempts)
+    return _pad(by_attempt_index(result.attempts, known, strict=strict), attempts)
 
 
 def _unit_weights(signatures: Counter[Signature], n_tasks: int) -> dict[int, float]:
@@ -333,7 +335,7 @@ def run_scores(results: list[TaskResult], attempts: int) -> dict[str, Any]:
         # Inference mode (no test outputs): no score at all rather than a score of 0.
         return {"labels": False, "n_unlabelled": unscored}
     results = [r for r in results if r.score is not None]
-    n = max([attempts, *(n_runs(r) for r in results)])
+    n = max([attempts, *(n_attempt_indices(r) for r in results)])
     depths = max((len(a.steps) for r in results for a in r.attempts), default=1)
     by_retry: dict[str, dict[str, dict[str, Any]]] = {}
     strict_by_retry: dict[str, dict[str, dict[str, Any]]] = {}

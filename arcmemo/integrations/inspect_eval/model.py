@@ -100,5 +100,5 @@ def inspect_from_spec(options: NoOptions, *, model: str) -> InspectProvider:
 def inspect_client(model: Model) -> ModelClient:
     """A model client over ``model``: inspect already caches and retries, so arcmemo's
     response cache is off and a failure is not retried twice."""
-    config = ModelConfig(cache=False, cache_write=False, max_retries=0)
+    config = ModelConfig(cache=False, cache_write=False, request_retries=0)
     return ModelClient(InspectProvider(model), config=config)

@@ -13,6 +13,7 @@ scores.
 from __future__ import annotations
 
 import tempfile
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from typing import Any
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 
+from arcmemo.core.spellings import INSPECT_TASK_ARGS, renamed_fields
 from arcmemo.integrations.inspect_eval.context import INSPECT_MODEL, open_context
 from arcmemo.integrations.inspect_eval.scorer import arcmemo_scorer
 from arcmemo.integrations.inspect_eval.solver import arcmemo_solver
@@ -35,10 +37,11 @@ def _ids(tasks: str | list[str] | None) -> list[str] | None:
 
 def arcmemo_task(benchmark: str, **args: Any) -> Task:
     """An inspect task running arcmemo's loop on ``benchmark`` with the settings ``args``
-    (RunConfig's fields and names; ``format`` is ``memory_format``, ``select`` the
-    selector)."""
-    aliases = {"format": "memory_format", "select": "selector"}
-    fields = {aliases.get(k, k): v for k, v in args.items() if v is not None}
+    (RunConfig's fields and names; ``select`` is the selector). A retired argument name is
+    read as its new one, with a warning."""
+    given = {k: v for k, v in args.items() if v is not None}
+    given = renamed_fields(given, INSPECT_TASK_ARGS, warn=_warn_retired)
+    fields = {"selector" if k == "select" else k: v for k, v in given.items()}
     if "tasks" in fields:
         fields["tasks"] = _ids(fields["tasks"])
     out = fields.pop("out", None) or tempfile.mkdtemp(prefix="arcmemo-inspect-")
@@ -63,6 +66,10 @@ def arcmemo_task(benchmark: str, **args: Any) -> Task:
     )
 
 
+def _warn_retired(message: str) -> None:
+    warnings.warn(f"arcmemo task argument {message}", FutureWarning, stacklevel=3)
+
+
 def _registered(benchmark: str, name: str, summary: str) -> Callable[..., Task]:
     """The inspect task ``arcmemo/NAME`` on ``benchmark``; its parameters are the ``-T``
     arguments (None: arcmemo's default, the benchmark's where it has one)."""
@@ -77,12 +84,15 @@ def _registered(benchmark: str, name: str, summary: str) -> Callable[..., Task]:
         memory_out: str | None = None,
         update: str | None = None,
         select: str | None = None,
-        format: str | None = None,
+        memory_format: str | None = None,
         attempts: int | None = None,
-        retries: int | None = None,
+        feedback_rounds: int | None = None,
         reselect: bool | None = None,
         sandbox: str | None = None,
         out: str | None = None,
+        # Retired names of memory_format and feedback_rounds (core.spellings), still read.
+        format: str | None = None,
+        retries: int | None = None,
     ) -> Task:
         return arcmemo_task(benchmark, **{k: v for k, v in locals().items() if k in TASK_ARGS})
 
@@ -100,12 +110,13 @@ TASK_ARGS = frozenset(
         "memory_out",
         "update",
         "select",
-        "format",
+        "memory_format",
         "attempts",
-        "retries",
+        "feedback_rounds",
         "reselect",
         "sandbox",
         "out",
+        *INSPECT_TASK_ARGS,
     ]
 )
 

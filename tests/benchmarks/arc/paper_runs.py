@@ -117,7 +117,7 @@ def write_paper_run(path: Path, setting: str, *, summary: bool = True) -> Path:
         data="synthetic-val100",
         model="scripted:paper",
         attempts=ATTEMPTS,
-        retries=len(SETTINGS[setting]) - 1,
+        feedback_rounds=len(SETTINGS[setting]) - 1,
         out=path,
     )
     writer.start(config)

@@ -128,7 +128,7 @@ def test_arc_agi_benchmarking_export_scores_what_the_summary_says(
         cli,
         ["run", "arc-agi-1", "--data", str(FIXTURES / "arc" / "eval"), "--tasks",
          ",".join(tasks), "--model", f"scripted:{FIXTURES / 'scripts' / 'arc_plan.py'}",
-         "--attempts", str(attempts), "--retries", "0", "--out", str(out)],
+         "--attempts", str(attempts), "--feedback-rounds", "0", "--out", str(out)],
     )  # fmt: skip
     assert ran.exit_code == 0, ran.output
     target = tmp_path / "submission"

@@ -74,8 +74,9 @@ def test_inference_run_is_unscored_retries_on_train_writes_memory_and_exports(
     )
     out = tmp_path / "run"
     config = RunConfig(
-        benchmark="arc-agi-1", data=str(data), model="scripted:solver", attempts=1, retries=1,
-        memory=memory_path, selector="none", update="online", update_every=1, out=out,
+        benchmark="arc-agi-1", data=str(data), model="scripted:solver", attempts=1,
+        feedback_rounds=1, memory=memory_path, selector="none", update="online", update_every=1,
+        out=out,
     )  # fmt: skip
     summary = asyncio.run(
         run_benchmark(config, solver=ModelClient(ScriptedProvider.from_script(model)))

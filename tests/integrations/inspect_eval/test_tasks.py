@@ -95,7 +95,7 @@ def _scripted(script: Path, out: Path) -> ModelClient:
 
 def test_arc_task_logs_arcmemos_scores(tmp_path: Path) -> None:
     with scripted_server(SCRIPTS / "arc_plan.py") as server:
-        task = arc_agi_1(data=str(ARC_DIR), tasks=ARC_TASKS, attempts=2, retries=2)
+        task = arc_agi_1(data=str(ARC_DIR), tasks=ARC_TASKS, attempts=2, feedback_rounds=2)
         log = _eval(task, server.openai_base_url, tmp_path / "logs")
         requests = len(server.requests)
     per_sample, means = _scores_from_file(log)
@@ -120,7 +120,7 @@ def test_arc_task_logs_arcmemos_scores(tmp_path: Path) -> None:
         tasks=ARC_TASKS.split(","),
         model=f"scripted:{SCRIPTS / 'arc_plan.py'}",
         attempts=2,
-        retries=2,
+        feedback_rounds=2,
         out=tmp_path / "run",
     )
     summary = asyncio.run(
@@ -162,7 +162,7 @@ def test_role_writes_the_memory_online(tmp_path: Path, memory: Path, role: str) 
             update="online",
             select="none",
             attempts=1,
-            retries=0,
+            feedback_rounds=0,
             out=str(tmp_path / "run"),
         )
         writer_model = get_model(
@@ -221,7 +221,7 @@ def test_select_role_selects(tmp_path: Path, roles: tuple[str, ...], selecting: 
             memory=str(FIXTURES / "memory" / "valid_small.json"),
             select="llm",
             attempts=1,
-            retries=0,
+            feedback_rounds=0,
         )
         model_roles = {
             role: get_model(
@@ -363,7 +363,7 @@ def test_inspect_cli_model_roles_select_and_abstract(tmp_path: Path, memory: Pat
                 "-T",
                 "attempts=1",
                 "-T",
-                "retries=0",
+                "feedback_rounds=0",
                 "-T",
                 f"out={tmp_path / 'run'}",
                 "--model-role",
