@@ -152,7 +152,7 @@ def arc_config(out: Path, tasks: list[str], **fields: Any) -> RunConfig:
         "tasks": tasks,
         "model": "scripted:solver",
         "attempts": 1,
-        "retries": 0,
+        "feedback_rounds": 0,
         "out": out,
     }
     return RunConfig(**(defaults | fields))
@@ -241,7 +241,7 @@ def loop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimpleNamespace]:
             selector="llm",
             update="online",
             update_every=1,
-            retries=1,
+            feedback_rounds=1,
         )
         summary = asyncio.run(
             run_benchmark(
@@ -813,7 +813,7 @@ def test_run_cli_online_aime_with_the_consistency_signal(
             "run", "aime", "--data", str(FIXTURES / "aime" / "problems.jsonl"),
             "--tasks", "toy-1,toy-3", "--model", f"scripted:{script}",
             "--memory", str(memory_path), "--select", "none", "--format", "oe",
-            "--update", "online", "--update-signal", "consistency", "--attempts", "2",
+            "--update", "online", "--write-signal", "consistency", "--attempts", "2",
             "--out", str(tmp_path / "run"),
         ],
     )  # fmt: skip

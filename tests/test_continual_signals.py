@@ -61,7 +61,7 @@ def test_aime_online_runs_default_to_the_consistency_signal(tmp_path: Path) -> N
         "--limit",
         "1",
     ]
-    for extra, expected in (([], "consistency"), (["--update-signal", "train"], "train")):
+    for extra, expected in (([], "consistency"), (["--write-signal", "train"], "train")):
         out = tmp_path / f"run-{expected}"
         result = CliRunner().invoke(cli, [*args, *extra, "--out", str(out)])
         summary = json.loads((out / "summary.json").read_text())
@@ -115,7 +115,7 @@ def test_a_failed_model_call_during_abstraction_is_recorded_and_the_run_goes_on(
     Memory().save(cfg.memory)  # type: ignore[arg-type]
     client = ModelClient(
         ScriptedProvider.from_script(respond),
-        config=ModelConfig(cache=False, cache_write=False, max_retries=0),
+        config=ModelConfig(cache=False, cache_write=False, request_retries=0),
     )
     from arcmemo.benchmarks.base import BENCHMARKS
 

@@ -1,7 +1,7 @@
 """Hand-written abstraction examples: the few-shot demonstrations of the abstraction prompts.
 
 An examples file (``prompts/abstraction/examples/<domain>.yaml`` by default; any file with
-``--format-arg examples=FILE``) is YAML::
+``--memory-format-arg examples=FILE``) is YAML::
 
     domain: arc
     examples:
@@ -121,7 +121,7 @@ def load_examples(
 
 
 class ExampleOptions(BaseModel):
-    """The few-shot options shared by the memory formats (``--format-arg k=v``)."""
+    """The few-shot options shared by the memory formats (``--memory-format-arg k=v``)."""
 
     model_config = ConfigDict(extra="forbid")
 

@@ -56,7 +56,7 @@ def parse_prefixed_lessons(text: str) -> list[Lesson]:
 
 
 class LessonOptions(ExampleOptions, PitfallOptions):
-    """Options of the ``oe`` format (``--format-arg k=v``)."""
+    """Options of the ``oe`` format (``--memory-format-arg k=v``)."""
 
     domain_prefix: bool = Field(
         default=False,

@@ -1,6 +1,6 @@
 """Pitfalls: lessons from failed attempts (ReasoningBank-style), an opt-in memory write.
 
-With the memory-format option ``pitfalls`` (``--format-arg pitfalls=true``, ``ps`` and
+With the memory-format option ``pitfalls`` (``--memory-format-arg pitfalls=true``, ``ps`` and
 ``oe``), a task that ends with no confirmed solution but with train feedback (an attempt
 whose final step was checked on the visible examples and failed) is shown to the aux model
 with that feedback (``prompts/abstraction/pitfall.j2``); what it answers is stored as

@@ -1,7 +1,7 @@
 """Program-synthesis abstraction (ArcMemo-PS): solution -> pseudocode -> typed concepts.
 
 Both steps carry the hand-written examples of :mod:`arcmemo.abstraction.examples`
-(``--format-arg examples=FILE`` swaps them). The concept step sees the memory's compressed
+(``--memory-format-arg examples=FILE`` swaps them). The concept step sees the memory's compressed
 view (established concepts in full with implementation notes, the rest by name), so the
 model reuses existing concepts by name and extends them; its YAML is validated against the
 ontology (kinds, parameter shapes, type vocabulary) and repaired once with the exact errors
@@ -141,7 +141,7 @@ def parse_concepts(text: str, memory: Memory) -> tuple[list[Concept], list[str]]
 
 
 class PSOptions(ExampleOptions, PitfallOptions):
-    """Options of the ``ps`` memory format (``--format-arg k=v``)."""
+    """Options of the ``ps`` memory format (``--memory-format-arg k=v``)."""
 
     usage_threshold: int = Field(
         default=USAGE_THRESHOLD,

@@ -34,7 +34,7 @@ from arcmemo.signals.base import WRITE_SIGNALS, WriteSignal
 
 
 def run_write_signal(config: RunConfig, benchmark: Benchmark[Any]) -> ComponentSpec:
-    """What confirms a solution in this run: ``--update-signal``, else the benchmark's."""
+    """What confirms a solution in this run: ``--write-signal``, else the benchmark's."""
     return config.write_signal or WRITE_SIGNALS.spec(benchmark.defaults.write_signal)
 
 

@@ -26,7 +26,7 @@ def run_warnings(config: RunConfig) -> list[str]:
             "variant shows the same memory, so the variants only add attempts"
         )
     if config.leaks_test_labels:
-        warnings.append("memory writes used test labels (--update-signal oracle)")
+        warnings.append("memory writes used test labels (--write-signal oracle)")
     if benchmark_uses_sandbox(config) and sandbox_isolation(config.sandbox.name) != "kernel":
         warnings.append(f"programs ran with --sandbox {config.sandbox.name} (no kernel isolation)")
     if config.batch and config.update == "online" and config.memory is not None:

@@ -1,6 +1,6 @@
 """Write signals: what confirms a task's solution before it is written to memory.
 
-Registered in :data:`WRITE_SIGNALS` (``--update-signal NAME``): ``train`` (a program that
+Registered in :data:`WRITE_SIGNALS` (``--write-signal NAME``): ``train`` (a program that
 passes every visible example: ARC), ``consistency`` (an answer given by a majority of the
 attempts: AIME), ``oracle`` (the hidden test labels, which leaks them: only for reproducing
 published numbers, and flagged as such in ``config.json`` and ``summary.json``).
