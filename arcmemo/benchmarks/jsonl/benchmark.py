@@ -66,7 +66,7 @@ class TextBenchmark(Benchmark[TextProblem]):
     domain = "text"
     templates = ("text/system", "text/concepts", "text/solve", "text/retry")
     metrics_model = TextMetrics
-    defaults = RunDefaults(retries=0, write_signal="train", selector="llm")
+    defaults = RunDefaults(feedback_rounds=0, write_signal="train", selector="llm")
     headline_metrics = (
         "n_samples",
         *(f"pass@{k}" for k in range(1, 9)),
