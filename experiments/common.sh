@@ -1,7 +1,7 @@
 # Shared settings of the experiment scripts; every value can be overridden from the
 # environment, e.g. `SOLVER=openai:o4-mini RUNS=runs/exp bash experiments/arc/baseline.sh`.
-# Defaults follow the paper (section 1.1 of shared/reference/arcmemo-method.md): o4-mini
-# (medium) solves and selects, GPT-4.1 abstracts; 3 samples per puzzle, up to 2 feedback rounds.
+# Defaults follow the paper (docs/method.md, section 1): o4-mini
+# (medium) solves and selects, GPT-4.1 abstracts; 3 attempts per puzzle, up to 2 feedback rounds.
 set -euo pipefail
 SOLVER="${SOLVER:-openai:o4-mini}"
 AUX="${AUX:-openai:gpt-4.1}"

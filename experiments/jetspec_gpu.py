@@ -161,7 +161,7 @@ def write_random_draft_head(
 
 
 MODELS: dict[str, dict[str, Any]] = {
-    # the shapes measured in ../shared/reference/jetspec-api.md
+    # a tiny model with random weights: built in seconds, for checking that every path runs
     "small": {"layers": 4, "hidden": 256, "vocab": 512, "heads": 4, "kv_heads": 2},
     # Qwen3-0.6B's and Qwen3-8B's own configurations (config.json of Qwen/Qwen3-0.6B and
     # Qwen/Qwen3-8B): head dim 128, 8 KV heads, vocabulary 151,936; random weights, bf16.

@@ -4,7 +4,7 @@ lessons from it, both few-shot with the hand-written examples that carry a thoug
 and lessons. Existing lessons are not shown (the paper's OE write ignores the memory); an
 identical lesson is not added twice.
 
-For AIME the lessons follow the authors' pilot adaptation (``arcmemo-method.md`` section 7):
+For AIME the lessons follow the authors' pilot adaptation (``docs/method.md``, section 3):
 written from the solution trace, two to five per problem, with number-free structural
 situations, concrete techniques, one lesson for the key step, no meta advice, and each
 situation opening with its mathematical domain in brackets (``[Number theory] ...``), which

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# AIME 2025 with open-ended lessons, the authors' AIME pilot adaptation (section 7 of
-# shared/reference/arcmemo-method.md): lessons written by the aux model from the solution
+# AIME 2025 with open-ended lessons, the authors' AIME pilot adaptation (docs/method.md,
+# section 3): lessons written by the aux model from the solution
 # traces of AIME 2022-2023 (the OE format: a reconstruction of how each was solved, then two
 # to five situation/suggestion lessons, each situation opening with its domain in brackets,
 # "[Number theory] ..."), from self-consistent solutions only (no labels: an answer given by

@@ -165,12 +165,8 @@ def test_unknown_models_and_missing_packages_are_one_line_errors(
 
 
 def _aime_data() -> Path:
-    """Real AIME problems where the checkout sits next to the shared data (CI: ../shared),
-    else this repository's fixture problems in the same format."""
-    for folder in (REPO.parent / "shared" / "data" / "aime", Path("/work/shared/data/aime")):
-        if (folder / "aime_2025.jsonl").is_file():
-            return folder / "aime_2025.jsonl"
-    return REPO / "tests" / "fixtures" / "aime" / "problems.jsonl"
+    """Problems of this repository's fixtures, in the format of an AIME year file."""
+    return REPO / "tests" / "fixtures" / "aime" / "aime_2099.jsonl"
 
 
 def _arcmemo(tmp_path: Path, *args: str) -> dict:

@@ -1,5 +1,5 @@
 """ARC scores as the ArcMemo paper defines them: oracle@k over attempts, at every retry
-depth, and its strict variant (paper App. B; ``shared/reference/arcmemo-method.md`` 5.5).
+depth, and its strict variant (paper App. B; ``docs/method.md``, section 2).
 
 A run's attempts are the paper's runs: attempt ``j`` of every task is the paper's run ``j``
 (arcmemo calls it **attempt index** ``j``, a run being a run directory). For a set

@@ -11,7 +11,6 @@ from pydantic import ValidationError
 from arcmemo.benchmarks.aime.data import AimeDataError, AimeProblem, load_problems, split_path
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "aime"
-REAL_DATA = Path("/work/shared/data/aime")
 
 # ------------------------------------------------------------------------------------------
 # Loading

@@ -12,7 +12,6 @@ import pytest
 from arcmemo.benchmarks.aime.metrics import aime_metrics, majority_answer, problem_metrics
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "aime"
-REAL_DATA = Path("/work/shared/data/aime")
 
 # ------------------------------------------------------------------------------------------
 # Metrics
