@@ -19,6 +19,7 @@ _COMMANDS: dict[str, str] = {
     "abstract": "arcmemo.cli.abstract:abstract",
     "select": "arcmemo.cli.select:select",
     "bench": "arcmemo.cli.bench:bench",
+    "data": "arcmemo.cli.data:data",
     "demo": "arcmemo.cli.demo:demo",
     "puzzles": "arcmemo.cli.puzzles:puzzles",
     "report": "arcmemo.cli.report:report",

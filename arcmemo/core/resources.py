@@ -31,3 +31,20 @@ def data_dir(name: str) -> Path:
         f"arcmemo data folder {name!r} not found at {installed} or {checkout}; "
         "the installation is incomplete (reinstall with `pip install .`)"
     )
+
+
+def user_data_dir() -> Path:
+    """The user's data folder for arcmemo, where downloaded datasets go: on Linux
+    ``$XDG_DATA_HOME/arcmemo`` (by default ``~/.local/share/arcmemo``), on macOS
+    ``~/Library/Application Support/arcmemo``, on Windows ``%LOCALAPPDATA%\\arcmemo``."""
+    import os
+    import sys
+
+    if sys.platform == "win32":
+        base = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
+        return Path(base) / "arcmemo"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Application Support" / "arcmemo"
+    xdg = os.environ.get("XDG_DATA_HOME", "").strip()
+    base_dir = Path(xdg).expanduser() if xdg else Path.home() / ".local" / "share"
+    return base_dir / "arcmemo"

@@ -192,7 +192,10 @@ class AimeBenchmark(Benchmark[AimeProblem]):
 
     @classmethod
     def split_help(cls) -> str:
-        return f"a year such as 2025 (aime_YEAR.jsonl under ${DATA_DIR_ENV})"
+        return (
+            f"a year such as 2025 (aime_YEAR.jsonl under ${DATA_DIR_ENV}, else where "
+            "`arcmemo data fetch aime --split YEAR` writes it)"
+        )
 
     def report_task(self, task: AimeProblem | None, result: TaskResult) -> dict[str, Any]:
         from arcmemo.benchmarks.aime import report

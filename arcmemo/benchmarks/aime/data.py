@@ -14,7 +14,9 @@ Data files
       ``number``/``Problem Number``.
 
 Splits
-    ``split_path("2025")`` is ``$ARCMEMO_DATA_DIR/aime_2025.jsonl``.
+    ``split_path("2025")`` is ``$ARCMEMO_DATA_DIR/aime_2025.jsonl``, or, when that variable
+    is unset, ``aime/aime_2025.jsonl`` in the user data folder, where
+    ``arcmemo data fetch aime --split 2025`` writes it.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from arcmemo.benchmarks.aime.answers import MAX_ANSWER, MIN_ANSWER
 from arcmemo.benchmarks.base import BenchmarkDataError
+from arcmemo.core.resources import user_data_dir
 
 DATA_DIR_ENV = "ARCMEMO_DATA_DIR"
 
@@ -146,13 +149,20 @@ def _parquet_records(path: Path) -> list[tuple[str, Any]]:
     return [(f"row {index}", row) for index, row in enumerate(rows)]
 
 
+def user_aime_dir() -> Path:
+    """Where ``arcmemo data fetch aime`` writes and ``split_path`` looks without
+    ``ARCMEMO_DATA_DIR``: ``aime/`` in the user data folder."""
+    return user_data_dir() / "aime"
+
+
 def split_path(split: str, data_dir: Path | None = None) -> Path:
     """Return the file of an AIME split: ``<data dir>/aime_<split>.jsonl``.
 
     The data folder is ``data_dir`` when given, else the ``ARCMEMO_DATA_DIR`` environment
-    variable. Raises :class:`AimeDataError` when neither is set or the split name is not a
-    plain name, and ``FileNotFoundError`` (naming the folder, where it came from, and the
-    splits that do exist) when the file is missing.
+    variable, else :func:`user_aime_dir`. Raises :class:`AimeDataError` when the split name
+    is not a plain name or the user data folder lacks the split, and ``FileNotFoundError``
+    (naming the folder, where it came from, and the splits that do exist) when the file is
+    missing.
     """
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", split):
         raise AimeDataError(f"bad AIME split name {split!r}; expected a plain name like '2025'")
@@ -161,12 +171,16 @@ def split_path(split: str, data_dir: Path | None = None) -> Path:
         folder, origin = Path(data_dir), "given data folder"
     else:
         from_env = os.environ.get(DATA_DIR_ENV, "").strip()
-        if not from_env:
-            raise AimeDataError(
-                f"AIME split {split!r} needs a data folder: set {DATA_DIR_ENV} to the folder "
-                f"holding {file_name}, or give the data file directly"
-            )
-        folder, origin = Path(from_env), f"{DATA_DIR_ENV}={from_env}"
+        if from_env:
+            folder, origin = Path(from_env), f"{DATA_DIR_ENV}={from_env}"
+        else:
+            folder, origin = user_aime_dir(), "the user data folder"
+            if not (folder / file_name).is_file():
+                raise AimeDataError(
+                    f"AIME split {split!r}: no {file_name} in {folder} ({origin}); run "
+                    f"`arcmemo data fetch aime --split {split}`, or set {DATA_DIR_ENV} to a "
+                    f"folder holding {file_name}, or give the data file with --data"
+                )
     if not folder.is_dir():
         raise FileNotFoundError(f"AIME data folder {folder} ({origin}) does not exist")
     path = folder / file_name
