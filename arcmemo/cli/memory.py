@@ -307,7 +307,8 @@ def stats(file: Path) -> None:
     """Counts by kind and subtype, usage distribution and rendered sizes in tokens."""
     loaded = _load(file)
     lines = [
-        f"{file}: domain {loaded.domain}, {len(loaded.concepts)} concepts, "
+        f"{file}:",
+        f"domain {loaded.domain}, {len(loaded.concepts)} concepts, "
         f"{len(loaded.types)} types, {len(loaded.lessons)} lessons, "
         f"{len(loaded.solutions)} solutions, {len(loaded.history)} history entries"
     ]

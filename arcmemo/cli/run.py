@@ -108,20 +108,12 @@ def summary_table_rows(summary: dict[str, Any], metrics: tuple[str, ...]) -> lis
     rows = [
         (label, value)
         for label, value in summary_rows(summary, metrics)
-        if label not in ("model calls", "cache hits", "wall time")
+        if label != "wall time"
     ]
     if "mode" in summary:
         rows.insert(1, ("mode", str(summary["mode"])))
     if summary.get("n_unlabelled") and "mode" not in summary:
         rows.append(("unlabelled tasks", _count(summary["n_unlabelled"]) + " (not scored)"))
-    if "calls" in summary:
-        rows.append(
-            (
-                "model calls",
-                f"{_count(summary['calls'])} "
-                f"({_count(summary.get('cache_hits', 0))} from the cache)",
-            )
-        )
     if "wall_seconds" in summary:
         rows.append(("wall time", clock_text(float(summary["wall_seconds"]))))
     precision = summary.get("write_precision")
@@ -164,7 +156,8 @@ def print_estimate(console: Console, estimate: RunEstimate) -> None:
     table = Table(title=f"dry run: {estimate.n_tasks} tasks (estimate, low - high)")
     columns = ("stage", "model", "calls", "samples", "prompt tokens", "output tokens", "cost")
     for column in columns:
-        table.add_column(column)
+        # a model name is copied into commands: never folded, whatever the width
+        table.add_column(column, no_wrap=column == "model")
     for name, stage in estimate.stages.items():
         table.add_row(
             name,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -22,7 +23,8 @@ WRITER, USER = "00576224", "0c786b71"
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
     out = tmp_path_factory.mktemp("demo") / "demo"
-    env = {**os.environ, "COLUMNS": "100"}
+    env = {**os.environ}
+    env.pop("COLUMNS", None)  # as in a log file: the width is arcmemo's choice
     done = subprocess.run(
         [sys.executable, "-m", "arcmemo", "demo", "--out", str(out)],
         capture_output=True,
@@ -34,7 +36,11 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
     lines = (out / "run" / "results.jsonl").read_text().splitlines()
     results = {r.task_id: r for r in map(TaskResult.model_validate_json, lines)}
     return SimpleNamespace(
-        out=out, stdout=done.stdout, results=results, memory=Memory.load(out / "memory.json")
+        out=out,
+        stdout=done.stdout,
+        stderr=done.stderr,
+        results=results,
+        memory=Memory.load(out / "memory.json"),
     )
 
 
@@ -97,3 +103,40 @@ def test_the_demo_script_ships_inside_the_package() -> None:
 
     package = Path(arcmemo.__file__).parent
     assert demo_model.SCRIPT.is_relative_to(package) and demo_model.SCRIPT.is_file()
+
+
+@pytest.mark.slow
+def test_the_table_summary_and_call_log_count_the_same_requests(demo: SimpleNamespace) -> None:
+    summary = json.loads((demo.out / "run" / "summary.json").read_text())
+    requests = sum(stage["requests"] for stage in summary["stages"].values())
+    samples = sum(stage["samples"] for stage in summary["stages"].values())
+    logged = (demo.out / "run" / "calls.jsonl").read_text().splitlines()
+    assert requests == len(logged) > 0
+    row = re.search(
+        r"model requests\s*│\s*([\d,]+) \(([\d,]+) samples; (\d+) replayed", demo.stderr
+    )
+    assert row is not None, demo.stderr[-3000:]
+    assert (int(row[1]), int(row[2]), int(row[3])) == (requests, samples, 0)
+
+
+@pytest.mark.slow
+def test_off_a_terminal_no_line_of_the_final_table_is_longer_than_120(
+    demo: SimpleNamespace,
+) -> None:
+    table = [line for line in demo.stderr.splitlines() if line[:1] in "┌│└┏┃┗├"]
+    assert table and max(map(len, table)) <= 120
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", [["models"], ["memory", "stats", "MEMORY"]])
+def test_off_a_terminal_models_and_memory_stats_fit_120_columns(
+    demo: SimpleNamespace, command: list[str]
+) -> None:
+    args = [str(demo.out / "memory.json") if a == "MEMORY" else a for a in command]
+    env = {**os.environ}
+    env.pop("COLUMNS", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "arcmemo", *args], capture_output=True, text=True, env=env
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert max(map(len, done.stdout.splitlines())) <= 120

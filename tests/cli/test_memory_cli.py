@@ -136,7 +136,7 @@ def test_stats_counts_and_token_sizes(arc_file: Path) -> None:
     assert result.exit_code == 0, result.output
     memory = Memory.load(arc_file)
     lines = result.output.splitlines()
-    assert "25 concepts" in lines[0]
+    assert lines[0] == f"{arc_file}:" and "25 concepts" in lines[1]
     assert any(line.split() == ["structures", "6"] for line in lines)
     assert any(line.split() == ["1", "25"] for line in lines)  # every seed is used once
     for view in VIEWS:

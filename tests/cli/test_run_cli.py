@@ -133,7 +133,7 @@ def test_cli_run_uses_the_default_retries_and_writes_the_files(arc_cli_run: CliR
 
 def test_cli_run_prints_a_summary_table(arc_cli_run: CliRun) -> None:
     output = arc_cli_run.result.output
-    for key in ("solved", "score", "strict score", "oracle", "model calls"):
+    for key in ("solved", "score", "strict score", "oracle", "model requests"):
         assert key in output
     assert f"run directory: {arc_cli_run.out}" in output
 
@@ -550,7 +550,7 @@ def test_summary_is_a_formatted_table_and_stdout_names_summary_json(tmp_path: Pa
     result = invoke(*arc_args(out, "--tasks", ",".join(FAST)), **script_env(tmp_path))
     assert result.exit_code == 0, result.output
     assert "{'" not in result.output and "}" not in result.stderr  # no dict reprs
-    assert "prompt tokens" in result.stderr and "model calls" in result.stderr
+    assert "prompt tokens" in result.stderr and "model requests" in result.stderr
     assert "score" in result.stderr and "100.0%" in result.stderr
     assert result.stdout.strip().splitlines() == [str(out / "summary.json")]
     assert json.loads(Path(result.stdout.strip()).read_text())["n_solved"] == 3

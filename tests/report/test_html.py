@@ -38,7 +38,7 @@ def test_overview_shows_summary_numbers_and_config(arc_page: str, arc_memory_run
     summary = json.loads((arc_memory_run / "summary.json").read_text())
     cards = arc_page[arc_page.index('id="summary-cards"') :]
     assert f"{100 * summary['score']:.1f}%" in cards
-    for label in ("score", "strict score", "oracle@1", "oracle@2", "model calls", "wall time"):
+    for label in ("score", "strict score", "oracle@1", "oracle@2", "model requests", "wall time"):
         assert f'<div class="k">{label}</div>' in cards
     assert "configuration of run" in arc_page
     assert "<td>update_every</td><td><code>2</code></td>" in arc_page

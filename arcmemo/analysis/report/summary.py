@@ -64,12 +64,27 @@ def summary_rows(summary: dict[str, Any], metrics: tuple[str, ...]) -> list[tupl
     if "cost_usd" in summary:
         cost = summary["cost_usd"]
         rows.append(("cost", f"${cost:.4f}" if isinstance(cost, int | float) else "unknown"))
-    for key, label in (("calls", "model calls"), ("cache_hits", "cache hits")):
-        if key in summary:
-            rows.append((label, str(summary[key])))
+    traffic = model_traffic(summary)
+    if traffic is not None:
+        rows.append(("model requests", traffic))
     if "wall_seconds" in summary:
         rows.append(("wall time", f"{summary['wall_seconds']:.1f} s"))
     return rows
+
+
+def model_traffic(summary: dict[str, Any]) -> str | None:
+    """The run's model traffic in one phrase, the same in the final table and the report:
+    requests (the lines of calls.jsonl: one per HTTP request, or per call answered wholly
+    from the cache), the samples they returned, and how many were replays from the cache."""
+    stages = summary.get("stages")
+    if not isinstance(stages, dict) or not stages:
+        if "calls" not in summary:
+            return None
+        return f"{summary['calls']:,} ({summary.get('cache_hits', 0):,} replayed from the cache)"
+    requests = sum(int(s.get("requests", s.get("calls", 0))) for s in stages.values())
+    samples = sum(int(s.get("samples", 0)) for s in stages.values())
+    replays = sum(int(s.get("cache_hits", 0)) for s in stages.values())
+    return f"{requests:,} ({samples:,} samples; {replays:,} replayed from the cache)"
 
 
 def summary_table(runs: list[RunData]) -> list[tuple[str, list[str]]]:
