@@ -21,6 +21,9 @@ def _offline_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]
     """Session-wide (covers module-scoped fixtures): no API keys, a throwaway cache."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("ARCMEMO_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+        # The user data folder (arcmemo data fetch) is the session's own, never the user's.
+        patch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("user-data")))
+        patch.delenv("ARCMEMO_DATA_DIR", raising=False)
         # Every cached relation index is checked field by field when it is reused, so an
         # edit to a concept that arcmemo.memory.edits does not count fails the test.
         patch.setenv(VERIFY_VARIABLE, "1")
