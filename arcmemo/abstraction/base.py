@@ -7,6 +7,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
+from arcmemo.abstraction.contrast import ContrastPair, write_contrast
 from arcmemo.abstraction.outcome import AbstractionOutcome
 from arcmemo.abstraction.pitfall import FailedItem, write_pitfalls
 from arcmemo.core.records import SolvedItem
@@ -31,6 +32,8 @@ class Abstractor(abc.ABC):
     name: ClassVar[str]  # set by the registry: the name it is registered under
     # Aux-model calls per verified solution (the dry-run estimate of a run's cost).
     model_calls: ClassVar[int] = 1
+    # What a contrastive abstraction writes besides its pitfall ("" : no contrast option).
+    contrast_entries: ClassVar[str] = ""
 
     def __init__(self, options: BaseModel | None = None, *, actor: str = "human") -> None:
         self.options = options
@@ -52,6 +55,30 @@ class Abstractor(abc.ABC):
     ) -> AbstractionOutcome:
         """Write the pitfall lessons of a failed attempt (:mod:`arcmemo.abstraction.pitfall`)."""
         return await write_pitfalls(memory, item, model, fmt=self.name, actor=self.actor)
+
+    @property
+    def contrasts(self) -> bool:
+        """Whether a passing and a failing attempt of a task are contrasted (an option)."""
+        return bool(self.contrast_entries and getattr(self.options, "contrast", False))
+
+    @property
+    def calls_per_task(self) -> int:
+        """Abstract-model calls a written task may cost (the dry run's count): the format's
+        steps, and the contrast's one when it is on."""
+        return self.model_calls + self.contrasts
+
+    @property
+    def contrast_signal(self) -> str | None:
+        """The write signal the option ``contrast_signal`` names (None: the run's)."""
+        return getattr(self.options, "contrast_signal", None)
+
+    async def learn_from_contrast(
+        self, memory: Memory, pair: ContrastPair, model: ModelClient
+    ) -> AbstractionOutcome:
+        """Write the entries and the pitfall of a contrast (:mod:`arcmemo.abstraction.contrast`)."""
+        return await write_contrast(
+            memory, pair, model, fmt=self.name, actor=self.actor, entries=self.contrast_entries
+        )
 
 
 ABSTRACTORS: Registry[Abstractor] = Registry(

@@ -18,6 +18,7 @@ import re
 from pydantic import Field
 
 from arcmemo.abstraction.base import ABSTRACTORS, Abstractor, PitfallOptions
+from arcmemo.abstraction.contrast import ContrastOptions
 from arcmemo.abstraction.examples import Example, ExampleOptions, load_examples
 from arcmemo.abstraction.lessons import parse_lessons
 from arcmemo.abstraction.outcome import AbstractionOutcome, ask
@@ -55,7 +56,7 @@ def parse_prefixed_lessons(text: str) -> list[Lesson]:
     return lessons
 
 
-class LessonOptions(ExampleOptions, PitfallOptions):
+class LessonOptions(ExampleOptions, PitfallOptions, ContrastOptions):
     """Options of the ``oe`` format (``--memory-format-arg k=v``)."""
 
     domain_prefix: bool = Field(
@@ -68,6 +69,9 @@ class LessonOptions(ExampleOptions, PitfallOptions):
 @ABSTRACTORS.register("oe", options=LessonOptions)
 class LessonAbstractor(Abstractor):
     """Thought-process reconstruction, then up to four lessons per verified solution."""
+
+    model_calls = 2  # the thought process, then the lessons
+    contrast_entries = "lessons"
 
     def __init__(self, options: LessonOptions | None = None, *, actor: str = "human") -> None:
         super().__init__(options or LessonOptions(), actor=actor)

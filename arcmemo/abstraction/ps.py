@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import Field, ValidationError
 
 from arcmemo.abstraction.base import ABSTRACTORS, Abstractor, PitfallOptions
+from arcmemo.abstraction.contrast import ContrastOptions
 from arcmemo.abstraction.examples import Example, ExampleOptions, load_examples
 from arcmemo.abstraction.outcome import AbstractionOutcome, ask
 from arcmemo.core.inlined_library import without_library
@@ -140,7 +141,7 @@ def parse_concepts(text: str, memory: Memory) -> tuple[list[Concept], list[str]]
     return concepts, errors
 
 
-class PSOptions(ExampleOptions, PitfallOptions):
+class PSOptions(ExampleOptions, PitfallOptions, ContrastOptions):
     """Options of the ``ps`` memory format (``--memory-format-arg k=v``)."""
 
     usage_threshold: int = Field(
@@ -156,6 +157,7 @@ class ProgramSynthesisAbstractor(Abstractor):
     """Pseudocode first, then typed concepts written into the memory (few-shot)."""
 
     model_calls = 2  # the pseudocode, then the concepts
+    contrast_entries = "concepts"
 
     def __init__(self, options: PSOptions | None = None, *, actor: str = "human") -> None:
         super().__init__(options or PSOptions(), actor=actor)

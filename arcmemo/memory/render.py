@@ -240,11 +240,14 @@ def _render_types(memory: Memory) -> list[str]:
 def _lesson_lines(index: int, lesson: Lesson) -> list[str]:
     # A pitfall (learned from a failed attempt) is marked, so it reads as a warning.
     mark = "Pitfall: " if lesson.kind == "pitfall" else ""
-    return [
+    lines = [
         f"- {lesson_name(index)}",
         f"  {mark}situation: {lesson.situation}",
         f"  suggestion: {lesson.suggestion}",
     ]
+    if lesson.guards:
+        lines.append(f"  guards: {lesson.guards}")
+    return lines
 
 
 def _render_lessons(lessons: Iterable[tuple[int, Lesson]]) -> list[str]:

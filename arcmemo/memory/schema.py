@@ -322,6 +322,11 @@ class Lesson(BaseModel):
         description="'pitfall': learned from a failed attempt's train feedback (what went "
         "wrong and what to do instead); rendered with a 'Pitfall:' mark.",
     )
+    guards: str | None = Field(
+        default=None,
+        description="The concept (or lesson situation) a pitfall guards against misusing "
+        "or missing: set by contrastive abstraction.",
+    )
     provenance: Provenance = Field(default_factory=Provenance, description="Origin of the lesson.")
     stats: ConceptStats = Field(default_factory=ConceptStats, description="Selection statistics.")
 

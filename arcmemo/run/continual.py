@@ -15,6 +15,7 @@ from collections.abc import Coroutine
 from typing import Any
 
 from arcmemo.abstraction.base import ABSTRACTORS
+from arcmemo.abstraction.contrast import contrast_pair
 from arcmemo.abstraction.outcome import AbstractionOutcome, Failure
 from arcmemo.abstraction.pitfall import failed_item
 from arcmemo.benchmarks.base import Benchmark
@@ -31,6 +32,7 @@ from arcmemo.run.config import RunConfig
 from arcmemo.run.directory import Batch, BatchCommit, RunWriter, UnwrittenStep, WrittenStep
 from arcmemo.run.runner import BatchItem
 from arcmemo.signals.base import WRITE_SIGNALS, WriteSignal
+from arcmemo.signals.contrast import contrast_signal
 
 
 def run_write_signal(config: RunConfig, benchmark: Benchmark[Any]) -> ComponentSpec:
@@ -83,6 +85,11 @@ class ContinualUpdater:
         self.judge = judge or model  # the aux role's: the attribution judge
         self.abstractor = ABSTRACTORS.create(config.memory_format, actor=model.spec)
         self.signal: WriteSignal = WRITE_SIGNALS.create(run_write_signal(config, benchmark))
+        self.contrast: WriteSignal | None = (
+            contrast_signal(self.abstractor.contrast_signal, self.signal)
+            if self.abstractor.contrasts
+            else None
+        )
         commit = rundir.read_commit()
         self.processed: list[str] = list(commit.processed) if commit else []
         self.written: dict[str, WrittenStep] = dict(commit.written) if commit else {}
@@ -101,6 +108,18 @@ class ContinualUpdater:
             return AbstractionOutcome(
                 task_id=task_id, format=self.abstractor.name, failures=[failure]
             )
+
+    async def _contrast(self, task: Any, result: TaskResult) -> list[AbstractionOutcome]:
+        """The contrastive write of a task with a passing and a failing attempt (none else)."""
+        assert self.contrast is not None
+        problem = self.benchmark.describe(task)
+        pair = contrast_pair(
+            result, self.contrast.split(result), domain=self.benchmark.domain, problem=problem
+        )
+        if pair is None:
+            return []
+        write = self.abstractor.learn_from_contrast(self.memory, pair, self.model)
+        return [await self._write(result.task_id, write)]
 
     async def _judge(self, result: TaskResult, solution: Step | None) -> dict[str, bool] | None:
         """The aux model's attribution opinions, with ``attribution_judge`` (else None)."""
@@ -146,6 +165,8 @@ class ContinualUpdater:
                 item.task_id, self.abstractor.abstract(self.memory, item, self.model)
             )
             outcomes.append(outcome)
+            if self.contrast is not None:
+                outcomes += await self._contrast(task, result)
             chosen = written_step(result, step)
             if outcome.failures and not outcome.written:
                 # Nothing of it reached the memory: recorded as such (the summary's abstract

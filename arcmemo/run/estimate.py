@@ -233,7 +233,7 @@ async def estimate_run(session: RunSession) -> RunEstimate:
                 select_out,
             )
         if session.online:
-            calls = ABSTRACTORS.get(config.memory_format.name).cls.model_calls
+            calls = ABSTRACTORS.create(config.memory_format).calls_per_task
             estimate.stage("abstract", abstract).add_calls(
                 Span(high=calls * ASKS), ABSTRACTION_INPUT_TOKENS, abstract_out
             )
@@ -261,7 +261,8 @@ async def estimate_run(session: RunSession) -> RunEstimate:
         ),
         "low: every task solved at the first try, nothing written to memory; high: every "
         f"retry used (+{RETRY_EXTRA_TOKENS:,} prompt tokens each), every task abstracted "
-        "(a failed task's pitfalls take its place), every structured answer re-asked "
+        "(a failed task's pitfalls take its place; with contrast, one more call for its passing "
+        "and failing attempts), every structured answer re-asked "
         f"{ASKS - 1} time(s)",
         "prompt tokens are estimated by counting BPE-like pieces (within ~10% of o200k on "
         "ARC prompts); provider prompt caching (cheaper repeated prefixes) is not "

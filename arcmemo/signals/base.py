@@ -31,6 +31,11 @@ class WriteSignal(abc.ABC):
     def confirmed_step(self, result: TaskResult) -> Step | None:
         """The step whose solution the signal confirms, or None."""
 
+    def split(self, result: TaskResult) -> tuple[list[Step], list[Step]]:
+        """The final steps this signal counts as passing and as failing (contrastive
+        abstraction reads them); a signal that cannot tell them apart splits none."""
+        return [], []
+
 
 WRITE_SIGNALS: Registry[WriteSignal] = Registry("write signal")
 
@@ -39,12 +44,23 @@ def _final_steps(result: TaskResult) -> list[Step]:
     return [a.steps[-1] for a in result.attempts if a.steps]
 
 
+def _others(steps: list[Step], taken: list[Step]) -> list[Step]:
+    # By identity: two attempts may have written equal steps.
+    ids = {id(s) for s in taken}
+    return [s for s in steps if id(s) not in ids]
+
+
 @WRITE_SIGNALS.register("train")
 class TrainSignal(WriteSignal):
     """A program that passes every visible example (train pairs)."""
 
     def confirmed_step(self, result: TaskResult) -> Step | None:
         return next((s for s in _final_steps(result) if s.verified), None)
+
+    def split(self, result: TaskResult) -> tuple[list[Step], list[Step]]:
+        finals = _final_steps(result)
+        failing = [s for s in finals if s.verified is False and s.answered]
+        return [s for s in finals if s.verified], failing
 
 
 @WRITE_SIGNALS.register("consistency")
@@ -62,6 +78,16 @@ class ConsistencySignal(WriteSignal):
             return None
         return next(s for s in finals if json.dumps(s.prediction, sort_keys=True) == top)
 
+    def split(self, result: TaskResult) -> tuple[list[Step], list[Step]]:
+        """The majority answer's samples against the samples of any other answer."""
+        confirmed = self.confirmed_step(result)
+        if confirmed is None:
+            return [], []
+        top = json.dumps(confirmed.prediction, sort_keys=True)
+        answered = [s for s in _final_steps(result) if s.prediction is not None]
+        passing = [s for s in answered if json.dumps(s.prediction, sort_keys=True) == top]
+        return passing, _others(answered, passing)
+
 
 @WRITE_SIGNALS.register("oracle")
 class OracleSignal(WriteSignal):
@@ -71,3 +97,8 @@ class OracleSignal(WriteSignal):
 
     def confirmed_step(self, result: TaskResult) -> Step | None:
         return next((s for s in _final_steps(result) if s.correct and all(s.correct)), None)
+
+    def split(self, result: TaskResult) -> tuple[list[Step], list[Step]]:
+        graded = [s for s in _final_steps(result) if s.correct and s.answered]
+        passing = [s for s in graded if all(s.correct or [])]
+        return passing, _others(graded, passing)

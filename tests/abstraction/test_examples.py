@@ -116,6 +116,8 @@ def test_examples_file_and_count_are_options(tmp_path: Path) -> None:
         "n_examples": None,
         "usage_threshold": 2,
         "pitfalls": False,
+        "contrast": False,
+        "contrast_signal": None,
     }
     client_recorder = Recorder(PSEUDOCODE, CONCEPTS)
     abstract(small_memory(), client_recorder, spec=spec)
