@@ -78,29 +78,95 @@ def _pairs(
     return pairs
 
 
+def _run_programs(
+    benchmark: Any, run_dir: Path, *, hindsight: bool
+) -> tuple[dict[str, str], dict[str, list[Any]], int]:
+    """A finished run's train-verified programs with their tasks' train pairs, and with
+    ``hindsight`` the hindsight programs of its other tasks (:mod:`arcmemo.library.hindsight`)
+    with their hindsight tasks' pairs; and how many tasks had no verified program."""
+    from arcmemo.library.hindsight import hindsight_id, hindsight_pairs
+    from arcmemo.run.directory import RunDirectory
+
+    rundir = RunDirectory(run_dir)
+    config = rundir.require_config()
+    results = {r.task_id: r for r in rundir.ordered_results()}
+    tasks = benchmark.load(split=config.split, data=config.data, task_ids=list(results), limit=None)
+    programs: dict[str, str] = {}
+    pairs: dict[str, list[Any]] = {}
+    unverified = 0
+    for task in tasks:
+        finals = [a.steps[-1] for a in results[task.id].attempts if a.steps]
+        verified = next((s for s in finals if s.verified and s.candidate), None)
+        if verified is not None and verified.candidate:
+            programs[task.id] = verified.candidate
+            pairs[task.id] = [(pair.input, pair.output) for pair in task.train]
+            continue
+        unverified += 1
+        inputs = [pair.input for pair in task.train]
+        for step in finals if hindsight else []:
+            found = hindsight_pairs(step, inputs, task.test_inputs)
+            if found is not None and step.candidate:
+                programs[hindsight_id(task.id)] = step.candidate
+                pairs[hindsight_id(task.id)] = found
+                break
+    return programs, pairs, unverified
+
+
 @library.command("build")
-@_programs_option
+@click.option(
+    "--from-programs",
+    "programs_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="A folder of <task id>.py verified programs (as `arcmemo seeds import-barc` writes).",
+)
+@click.option(
+    "--from",
+    "run_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="A finished run directory: its train-verified programs.",
+)
+@click.option(
+    "--hindsight",
+    is_flag=True,
+    help="With --from: also each unsolved task's failed program that ran on every train and "
+    "test input, as the program of the hindsight task its outputs define (never a solution "
+    "of the task itself).",
+)
 @_memory_option
 @_split_option
 @_data_option
 @sandbox_options
 def build_command(
-    programs_dir: Path, memory_path: Path, split: str | None, data: str | None, **options: Any
+    programs_dir: Path | None,
+    run_dir: Path | None,
+    hindsight: bool,
+    memory_path: Path,
+    split: str | None,
+    data: str | None,
+    **options: Any,
 ) -> None:
     """Trace the programs' helpers on their tasks' train pairs in the sandbox and write the
     functions whose recorded tests pass into the memory (created when missing); the full
     report goes to MEMORY.library-build.json."""
     from arcmemo.core.files import atomic_write_text
     from arcmemo.library import build_library
+    from arcmemo.library.hindsight import PREFIX, mark_hindsight
     from arcmemo.memory.schema import Memory
     from arcmemo.memory.store import editing, save_memory
 
+    if (programs_dir is None) == (run_dir is None):
+        raise click.UsageError("give exactly one of --from-programs DIR or --from RUN_DIR")
+    if hindsight and run_dir is None:
+        raise click.UsageError("--hindsight reads a run's failed programs: give --from RUN_DIR")
     with user_errors():
-        programs = _read_programs(programs_dir)
-        if not memory_path.exists():
-            save_memory(Memory(domain="arc"), memory_path)
+        programs = _read_programs(programs_dir) if programs_dir is not None else {}
         with _opened(options) as (benchmark, sandbox):
-            pairs = _pairs(benchmark, list(programs), split, data, tests=False)
+            if run_dir is not None:
+                programs, pairs, unverified = _run_programs(benchmark, run_dir, hindsight=hindsight)
+            else:
+                pairs = _pairs(benchmark, list(programs), split, data, tests=False)
+            if not memory_path.exists():
+                save_memory(Memory(domain="arc"), memory_path)
             with editing(memory_path) as memory:
                 report = build_library(
                     programs,
@@ -109,6 +175,14 @@ def build_command(
                     sandbox,
                     entry_points=type(benchmark).entry_points,
                 )
+                only_hindsight = mark_hindsight(memory)
+        if hindsight:
+            taken = sum(1 for task in programs if task.startswith(PREFIX))
+            click.echo(
+                f"{taken} hindsight programs of {unverified} tasks without a verified one; "
+                f"{only_hindsight} functions of the memory come only from hindsight programs "
+                "(marked hindsight; no task's solved count changes)"
+            )
         report_path = memory_path.with_name(memory_path.name + BUILD_REPORT_SUFFIX)
         atomic_write_text(report_path, report.model_dump_json(indent=2) + "\n")
     click.echo(
@@ -143,6 +217,8 @@ def stats_command(memory_path: Path, as_json: bool) -> None:
     click.echo(f"recorded tests       {stats.tests}")
     click.echo(f"concepts with code   {stats.concepts} ({stats.proposed_concepts} proposed)")
     click.echo(f"reused (>= {REUSE_THRESHOLD} tasks)     {stats.reused}")
+    if stats.hindsight:
+        click.echo(f"hindsight only       {stats.hindsight} (from failed programs that ran)")
     click.echo(f"imported             {stats.imported} functions, {stats.imports} imports")
     saved = stats.tokens_in_programs - stats.tokens_library
     click.echo(

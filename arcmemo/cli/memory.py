@@ -119,6 +119,8 @@ def _print_concept(console: Console, concept: Concept, *, code: bool = False) ->
         console.print(f"    [magenta]related[/] {escape(', '.join(concept.relations))}")
     for function in concept.functions:
         imported = f", imported by {len(function.imported_by)}" if function.imported_by else ""
+        if function.hindsight:  # from failed programs: right for their own outputs only
+            imported += f", hindsight of {', '.join(function.hindsight)}"
         console.print(
             f"    [bold]function[/] {escape(function.name)}{escape(function.signature)}  "
             f"[dim]{len(function.tests)} tests, from {len(function.sources)} tasks{imported}[/]"

@@ -23,6 +23,11 @@ class LibraryStats(BaseModel):
     reused: int = Field(
         description=f"Functions extracted from {REUSE_THRESHOLD} or more tasks' programs."
     )
+    hindsight: int = Field(
+        default=0,
+        description="Functions that came only from hindsight programs (failed "
+        "programs that ran: right for the task their own outputs define).",
+    )
     imported: int = Field(description="Functions some verified program imported.")
     imports: int = Field(description="(function, task) imports recorded.")
     tokens_library: int = Field(description="Tokens of every function's source, once each.")
@@ -51,6 +56,7 @@ def library_stats(memory: Memory, *, top: int = 10) -> LibraryStats:
         concepts=len(carrying),
         proposed_concepts=sum(1 for c in carrying if PROPOSED_AUTHOR in c.provenance.authors),
         reused=sum(1 for count, _ in reuse if count >= REUSE_THRESHOLD),
+        hindsight=sum(1 for f in functions.values() if f.only_hindsight),
         imported=sum(1 for f in functions.values() if f.imported_by),
         imports=sum(len(set(f.imported_by)) for f in functions.values()),
         tokens_library=sum(estimate_tokens(f.source) for f in functions.values()),

@@ -210,6 +210,17 @@ class LibraryFunction(Tracked):
         default_factory=TrackedList,
         description="Tasks whose verified programs imported it (credit by import).",
     )
+    hindsight: list[str] = Field(
+        default_factory=list,
+        description="Tasks whose failed program, still running on every input, it came from: "
+        "it is right for the hindsight task that program's outputs define (its source "
+        "'hindsight:<task id>'), never for these tasks.",
+    )
+
+    @property
+    def only_hindsight(self) -> bool:
+        """Whether every program it came from is a hindsight program (none verified)."""
+        return bool(self.sources) and all(s.startswith("hindsight:") for s in self.sources)
 
 
 class Concept(Tracked):
