@@ -267,6 +267,14 @@ def test_command(memory_path: Path, **options: Any) -> None:
 )
 @_split_option
 @_data_option
+@click.option(
+    "--model",
+    "model_spec",
+    default=None,
+    help="A model (PROVIDER:MODEL) that proposes shared helpers and rewritten programs; "
+    "execution keeps what returns identical outputs (default: the AST refactoring).",
+)
+@click.option("--base-url", default=None, help="Endpoint of --model.")
 @sandbox_options
 def refactor_command(
     programs_dir: Path,
@@ -274,15 +282,21 @@ def refactor_command(
     out: Path,
     split: str | None,
     data: str | None,
+    model_spec: str | None,
+    base_url: str | None,
     **options: Any,
 ) -> None:
     """Rewrite the programs to import the library functions with their helpers' behaviour,
     re-verify each on its task (train and labelled test pairs; a failing one is kept as it
-    was) and report the tokens before and after."""
+    was) and report the tokens before and after. With --model, the model proposes shared
+    helpers for groups of programs (see docs/learning-from-failure.md)."""
     from arcmemo.core.files import atomic_write_text
     from arcmemo.library.refactor import refactor_programs
     from arcmemo.memory.store import load_memory
 
+    if model_spec is not None:
+        _model_refactor(programs_dir, memory_path, out, split, data, model_spec, base_url, options)
+        return
     with user_errors():
         programs = _read_programs(programs_dir)
         memory = load_memory(memory_path)
@@ -303,5 +317,55 @@ def refactor_command(
         f"{report.passing}/{len(report.programs)} programs pass ({changed} import library "
         f"functions); tokens {report.tokens_before} -> {report.tokens_after} "
         f"(+{report.library_tokens} for the library functions they import, once)"
+    )
+    click.echo(f"report: {out / REFACTOR_REPORT}")
+
+
+def _model_refactor(
+    programs_dir: Path,
+    memory_path: Path,
+    out: Path,
+    split: str | None,
+    data: str | None,
+    model_spec: str,
+    base_url: str | None,
+    options: dict[str, Any],
+) -> None:
+    """``library refactor --model``: :mod:`arcmemo.library.model_refactor`."""
+    from arcmemo.core.files import atomic_write_text
+    from arcmemo.library.model_refactor import refactor_sync
+    from arcmemo.memory.store import editing
+    from arcmemo.models.client import open_model
+    from arcmemo.sandbox.text import clean_text
+
+    with user_errors():
+        programs = _read_programs(programs_dir)
+        model = open_model(model_spec, base_url=base_url)
+        with _opened(options) as (benchmark, sandbox):
+            tasks = (
+                benchmark.find_tasks(list(programs))
+                if split is None and data is None
+                else (benchmark.load(split=split, data=data, task_ids=list(programs), limit=None))
+            )
+            inputs = {t.id: ([p.input for p in t.train], list(t.test_inputs)) for t in tasks}
+            programs = {t: s for t, s in programs.items() if t in inputs}
+            with editing(memory_path) as memory:
+                report, kept = refactor_sync(programs, inputs, memory, sandbox, model)
+        out.mkdir(parents=True, exist_ok=True)
+        for task_id, text in kept.items():
+            atomic_write_text(out / f"{task_id}.py", text)
+        atomic_write_text(out / REFACTOR_REPORT, report.model_dump_json(indent=2) + "\n")
+    for failed in report.failed_proposals[:20]:
+        click.echo(clean_text(f"unusable proposal for {failed}"))
+    for rewrite in report.rewrites:
+        if not rewrite.kept:
+            click.echo(clean_text(f"rejected {rewrite.task_id}: {rewrite.rejected}"))
+    for name, why in report.functions_rejected.items():
+        click.echo(clean_text(f"function {name} not kept: {why}"))
+    click.echo(
+        f"{report.groups} groups, {report.model_calls} model calls, {report.proposals} usable "
+        f"proposals; rewrites kept {report.kept}, rejected {report.rejected}; functions kept "
+        f"{len(report.functions_kept)}; tokens {report.tokens_before} -> "
+        f"{report.tokens_after} (+{report.library_tokens} for the kept functions, once)"
     )
     click.echo(f"report: {out / REFACTOR_REPORT}")

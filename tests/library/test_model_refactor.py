@@ -1,0 +1,166 @@
+"""``library refactor --model``: the model proposes, execution keeps what stays identical.
+
+Three programs each crop the grid to its colored cells inline. A scripted model proposes
+a correct shared ``crop`` (two programs rewritten to import it) and an off-by-one
+``crop_short`` (the third program): the first two rewrites and ``crop`` are kept, with
+recorded tests that pass standalone; the third rewrite is rejected naming the input whose
+output differs, and ``crop_short`` is not kept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from arcmemo.library.calls import run_recorded_tests
+from arcmemo.library.model_refactor import groups_of, parse_proposal, refactor_with_model
+from arcmemo.memory.schema import Memory
+from arcmemo.models.client import ModelClient
+from arcmemo.models.scripted import ScriptedProvider
+from arcmemo.models.structured import OutputError
+from arcmemo.sandbox import SANDBOXES, SandboxUnavailableError
+
+CROP = """
+    rows = np.nonzero(np.any(grid != 0, axis=1))[0]
+    cols = np.nonzero(np.any(grid != 0, axis=0))[0]
+    part = grid[rows[0] : rows[-1] + 1, cols[0] : cols[-1] + 1]
+"""
+PROGRAMS = {
+    "t1": f"import numpy as np\n\ndef transform(grid):\n    grid = np.array(grid)\n{CROP}"
+    "    return np.fliplr(part)\n",
+    "t2": f"import numpy as np\n\ndef transform(grid):\n    grid = np.array(grid)\n{CROP}"
+    "    return np.flipud(part)\n",
+    "t3": f"import numpy as np\n\ndef transform(grid):\n    grid = np.array(grid)\n{CROP}"
+    "    return part.T\n",
+}
+PROPOSAL = '''Here is the shared routine.
+<helpers>
+```python
+import numpy as np
+
+def crop(grid):
+    """The smallest box holding every colored cell."""
+    grid = np.array(grid)
+    rows = np.nonzero(np.any(grid != 0, axis=1))[0]
+    cols = np.nonzero(np.any(grid != 0, axis=0))[0]
+    return grid[rows[0] : rows[-1] + 1, cols[0] : cols[-1] + 1]
+
+def crop_short(grid):
+    """The same box, one row short."""
+    grid = np.array(grid)
+    rows = np.nonzero(np.any(grid != 0, axis=1))[0]
+    cols = np.nonzero(np.any(grid != 0, axis=0))[0]
+    return grid[rows[0] : rows[-1], cols[0] : cols[-1] + 1]
+```
+</helpers>
+<program task="t1">
+```python
+import numpy as np
+from arcmemo_library import crop
+
+def transform(grid):
+    return np.fliplr(crop(grid))
+```
+</program>
+<program task="t2">
+```python
+import numpy as np
+from arcmemo_library import crop
+
+def transform(grid):
+    return np.flipud(crop(grid))
+```
+</program>
+<program task="t3">
+```python
+from arcmemo_library import crop_short
+
+def transform(grid):
+    return crop_short(grid).T
+```
+</program>
+'''
+
+
+def grid(top: int, left: int, block: list[list[int]]) -> list[list[int]]:
+    out = [[0] * 6 for _ in range(6)]
+    for r, row in enumerate(block):
+        for c, value in enumerate(row):
+            out[top + r][left + c] = value
+    return out
+
+
+INPUTS = {
+    task: (
+        [grid(1, 1, [[1, 2], [3, 4]]), grid(2, 0, [[5, 0, 6], [7, 8, 9]])],
+        [grid(0, 3, [[2], [3], [4]])],
+    )
+    for task in PROGRAMS
+}
+
+
+@pytest.fixture(scope="module")
+def sandbox() -> Any:
+    try:
+        box = SANDBOXES.create("process")
+    except SandboxUnavailableError as error:
+        pytest.skip(str(error))
+    yield box
+    box.close()
+
+
+def test_the_correct_refactoring_is_kept_and_the_changing_one_rejected(
+    sandbox: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    monkeypatch.setenv("ARCMEMO_CACHE_DIR", str(tmp_path / "cache"))
+    prompts: list[str] = []
+
+    def answer(messages: list[Any]) -> str:
+        prompts.append(messages[0].content)
+        return PROPOSAL
+
+    model = ModelClient(ScriptedProvider.from_script(answer, model="refactorer"))
+    memory = Memory(domain="arc")
+    report, kept = asyncio.run(refactor_with_model(PROGRAMS, INPUTS, memory, sandbox, model))
+    (prompt,) = prompts
+    assert all(f'<program task="{t}">' in prompt for t in PROGRAMS)
+    by_task = {r.task_id: r for r in report.rewrites}
+    assert by_task["t1"].kept and by_task["t2"].kept
+    assert not by_task["t3"].kept
+    assert by_task["t3"].rejected is not None
+    assert by_task["t3"].rejected.startswith("train input 1: a different output")
+    assert report.functions_kept == ["crop"]
+    assert "crop_short" in report.functions_rejected
+    assert kept["t1"].startswith("import numpy as np\nfrom arcmemo_library import crop")
+    assert kept["t3"] == PROGRAMS["t3"]  # the original stays
+    assert report.imports_per_program == {"t1": 1, "t2": 1, "t3": 0}
+    assert report.functions_per_program == {"t1": 1, "t2": 1, "t3": 1}
+    assert report.tokens_after < report.tokens_before and report.library_tokens > 0
+    assert report.model_calls == 1 and report.proposals == 1
+    (concept,) = [c for c in memory.concepts if c.functions]
+    (function,) = concept.functions
+    assert function.name == "crop" and sorted(function.imported_by) == ["t1", "t2"]
+    assert function.tests and all(r.ok for r in run_recorded_tests(memory, sandbox))
+
+
+def test_an_unusable_proposal_is_refused_with_its_reason() -> None:
+    with pytest.raises(OutputError, match="helpers"):
+        parse_proposal("no tags at all", ["t1"])
+    with pytest.raises(OutputError, match="not one of the programs shown"):
+        parse_proposal(PROPOSAL, ["t1", "t2"])
+    with pytest.raises(OutputError, match="does not parse"):
+        broken = PROPOSAL.replace("return np.flipud", "return np.flipud(")
+        parse_proposal(broken, ["t1", "t2", "t3"])
+
+
+def test_programs_sharing_a_concept_are_grouped_first() -> None:
+    from arcmemo.memory.schema import Concept, Provenance
+
+    memory = Memory(domain="arc")
+    memory.add(Concept(name="crop", kind="routine", provenance=Provenance(sources=["b", "d"])))
+    assert groups_of(memory, ["a", "b", "c", "d", "e"], size=4) == [
+        ("crop", ["b", "d"]),
+        ("", ["a", "c", "e"]),
+    ]
