@@ -90,7 +90,7 @@ def contrast_run(folder: Path, contrast: bool) -> dict[str, Any]:
         tasks=[FIRST, LATER],
         model="scripted:solver",
         attempts=2,
-        retries=0,
+        feedback_rounds=0,
         out=folder / "run",
         memory=memory_path,
         memory_out=folder / "final.json",

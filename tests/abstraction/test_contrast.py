@@ -83,7 +83,7 @@ def online_config(tmp_path: Path, out: str, format_options: dict[str, Any], **kw
     """An online ARC run of TASK over a fresh copy of the seed memory."""
     memory_path = tmp_path / "memory.json"
     load_seed("arc").save(memory_path)
-    settings: dict[str, Any] = {"model": "scripted:solver", "retries": 0, "selector": "all"}
+    settings: dict[str, Any] = {"model": "scripted:solver", "feedback_rounds": 0, "selector": "all"}
     return RunConfig(
         **{
             "benchmark": "arc-agi-1",

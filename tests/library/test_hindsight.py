@@ -49,7 +49,7 @@ def failed_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
         tasks=[TASK],
         model="scripted:solver",
         attempts=1,
-        retries=0,
+        feedback_rounds=0,
         out=out,
     )
     client = ModelClient(ScriptedProvider.from_script(lambda _: MIRROR, model="solver"))
