@@ -10,6 +10,10 @@ light (it never imports a model SDK, torch or jetspec):
 * ``Step``, ``CheckResult``, ``SolvedItem`` — what a check and an abstraction exchange;
 * ``RunConfig`` and ``run_benchmark`` — whole runs, as ``arcmemo run`` does them;
 * ``open_memory`` — the memory as one object for an agent loop of your own (docs/agents.md).
+* ``collector_pauses`` — a context manager that lets loads and renders of big memories
+  and runs pause Python's cyclic garbage collector, as the ``arcmemo`` command does
+  (about twice as fast at 30,000 concepts); without it arcmemo never touches the
+  collector, nor any other process-wide state.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ _LAZY = {
     "SolvedItem": "arcmemo.abstraction.base",
     "Step": "arcmemo.core.records",
     "WRITE_SIGNALS": "arcmemo.signals.base",
+    "collector_pauses": "arcmemo.core.bulk",
     "open_memory": "arcmemo.agent.memory",
     "open_model": "arcmemo.models.client",
     "prepare_prompt": "arcmemo.run.solve_prompt",

@@ -1,17 +1,33 @@
-"""The cyclic collector is paused while a memory is built or rendered, and only then."""
+"""The cyclic collector is paused while a memory is built or rendered, and only then, and only
+where the host allowed it (collector_pauses; the arcmemo command does)."""
 
 from __future__ import annotations
 
 import gc
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from arcmemo.core.bulk import lasting, paused_gc
+from arcmemo.core.bulk import collector_pauses, lasting, paused_gc
 from arcmemo.memory.schema import Memory
 from arcmemo.memory.synthetic import synthetic_memory
 
 
+@pytest.fixture
+def allowed() -> Iterator[None]:
+    with collector_pauses():
+        yield
+
+
+def test_without_permission_nothing_touches_the_collector() -> None:
+    with paused_gc():
+        assert gc.isenabled()
+    with lasting(_Held) as held:
+        assert gc.isenabled() and gc.get_freeze_count() == 0 and _walked(held)
+
+
+@pytest.mark.usefixtures("allowed")
 def test_pauses_nest_and_restore_the_collectors_state() -> None:
     assert gc.isenabled()
     with paused_gc():
@@ -29,12 +45,14 @@ def test_pauses_nest_and_restore_the_collectors_state() -> None:
         gc.enable()
 
 
+@pytest.mark.usefixtures("allowed")
 def test_a_failing_block_still_resumes_the_collector() -> None:
     with pytest.raises(ValueError), paused_gc():
         raise ValueError("boom")
     assert gc.isenabled()
 
 
+@pytest.mark.usefixtures("allowed")
 def test_loading_and_rendering_run_with_the_collector_paused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -72,6 +90,7 @@ def _walked(thing: object) -> bool:
     return any(o is thing for o in gc.get_objects())
 
 
+@pytest.mark.usefixtures("allowed")
 def test_what_lasting_builds_is_left_out_of_collections_until_the_last_block_ends() -> None:
     with lasting(_Held) as outer:
         assert gc.isenabled() and not _walked(outer)
@@ -81,6 +100,7 @@ def test_what_lasting_builds_is_left_out_of_collections_until_the_last_block_end
     assert gc.get_freeze_count() == 0 and _walked(outer) and _walked(inner)
 
 
+@pytest.mark.usefixtures("allowed")
 def test_a_failing_build_freezes_nothing() -> None:
     def broken() -> None:
         raise ValueError("boom")
@@ -95,7 +115,7 @@ def test_a_memory_command_keeps_its_memory_out_of_collections_while_it_runs(
 ) -> None:
     from click.testing import CliRunner
 
-    from arcmemo.cli import memory as memory_cli
+    from arcmemo.cli.main import cli
 
     path = tmp_path / "memory.json"
     synthetic_memory(30).save(path)
@@ -107,7 +127,7 @@ def test_a_memory_command_keeps_its_memory_out_of_collections_while_it_runs(
         return render(self, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(Memory, "render", watching)
-    result = CliRunner().invoke(memory_cli.memory, ["stats", str(path)])
+    result = CliRunner().invoke(cli, ["memory", "stats", str(path)])
     assert result.exit_code == 0, result.output
     assert walked and not any(walked)
     assert gc.get_freeze_count() == 0  # thawed when the command ended

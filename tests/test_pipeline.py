@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from arcmemo.benchmarks.arc import format_grid, load_path
+from arcmemo.core.bulk import collector_pauses
 from arcmemo.core.records import TaskResult
 from arcmemo.memory.schema import Concept, Lesson, Memory, Solution
 from arcmemo.models.accounting import CallRecord
@@ -416,11 +417,15 @@ def test_memory_concepts_reach_the_prompt_but_not_a_tasks_own(
     assert selection.selected == ["recolor object"]
 
 
-def test_the_run_memory_is_left_out_of_collections_until_the_run_ends(tmp_path: Path) -> None:
+def test_the_run_memory_is_left_out_of_collections_while_the_run_lasts_if_allowed(
+    tmp_path: Path,
+) -> None:
     memory_path = tmp_path / "memory.json"
     memory_path.write_text((FIXTURES / "memory" / "valid_small.json").read_text())
     config = arc_config(tmp_path / "run", memory=memory_path)
     with lasting_run_memory(config, RunWriter(config.out)) as memory:
+        assert memory is not None and gc.get_freeze_count() == 0  # not allowed: untouched
+    with collector_pauses(), lasting_run_memory(config, RunWriter(config.out)) as memory:
         assert memory is not None and memory.concepts
         assert gc.isenabled() and gc.get_freeze_count() > 0
         # not in any generation a collection walks (the permanent one is not listed)

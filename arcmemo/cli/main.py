@@ -10,6 +10,8 @@ import importlib
 
 import click
 
+from arcmemo.core.bulk import collector_pauses
+
 # name -> "module:attribute" of a click command or group
 _COMMANDS: dict[str, str] = {
     "batches": "arcmemo.cli.batches:batches",
@@ -48,3 +50,6 @@ class _LazyGroup(click.Group):
 @click.version_option(package_name="arcmemo")
 def cli() -> None:
     """ArcMemo: an LLM agent that keeps learning at test time through a concept memory."""
+    # The command owns its process: big memories and runs load and render with the
+    # collector paused (arcmemo.core.bulk), which library calls alone never do.
+    click.get_current_context().with_resource(collector_pauses())

@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 import click
-import yaml
 from rich.console import Console
 from rich.markup import escape
 
 from arcmemo.core.bulk import lasting
 from arcmemo.core.tokens import estimate_tokens
 from arcmemo.memory.diff import memory_diff
+from arcmemo.memory.edits import yaml_text
 from arcmemo.memory.render import VIEWS
 from arcmemo.memory.schema import Concept, Memory
 from arcmemo.memory.seeds import SeedFileError, available_domains, load_seed
@@ -235,7 +235,7 @@ def show(
     if fmt == "json":
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
     else:
-        click.echo(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100), nl=False)
+        click.echo(yaml_text(data, sort_keys=False, allow_unicode=True, width=100), nl=False)
 
 
 def _rows(rows: list[tuple[str, Any]]) -> list[str]:

@@ -6,11 +6,12 @@ shows, not what the memory holds.
 
 Two owners, each explicit:
 
-- :data:`CLOCK` (an :class:`EditClock`) counts every edit to a concept anywhere in the
-  process: assigning a field of a memory, a concept, a parameter, its provenance or its
-  statistics (:class:`Tracked`), and changing one of their lists in place
-  (:class:`TrackedList`: ``memory.concepts.pop()``, ``concept.relations.append(...)``,
-  ``stats.helpful.append(...)``). Its version is the "memory index" every derivation is
+- :data:`CLOCK` (an :class:`EditClock`, the process's only counter) counts every edit to
+  a concept anywhere in the process: assigning a field of a memory, a concept, a
+  parameter, its provenance or its statistics (:class:`Tracked`), and changing one of
+  their lists in place (:class:`TrackedList`: ``memory.concepts.pop()``,
+  ``concept.relations.append(...)``, ``stats.helpful.append(...)``); and every assignment
+  of a concept's id (``ids``). Its version is the "memory index" every derivation is
   stamped with.
 - A memory's concept list (a :class:`TrackedList`) holds what was derived from it
   (:func:`derived`), each value with the clock version it was built at, and drops it with
@@ -49,17 +50,24 @@ V = TypeVar("V")
 
 class EditClock:
     """Counts the edits made to concepts in this process: ``version`` changes with each, so
-    a value derived at one version is stale at any other."""
+    a value derived at one version is stale at any other; ``ids`` counts the assignments of
+    a concept's id, the one edit that reaches the id indexes (:func:`list_index`) too."""
 
-    __slots__ = ("_next", "version")
+    __slots__ = ("_next", "_next_id", "ids", "version")
 
     def __init__(self) -> None:
         self._next = itertools.count(1)  # next() on a count is atomic under the GIL
+        self._next_id = itertools.count(1)
         self.version = 0
+        self.ids = 0
 
     def bump(self) -> None:
         """Record an edit (what was derived before it rebuilds on its next use)."""
         self.version = next(self._next)
+
+    def id_assigned(self) -> None:
+        """Record that some concept's id was assigned (every id index is rebuilt)."""
+        self.ids = next(self._next_id)
 
 
 CLOCK = EditClock()
@@ -194,10 +202,17 @@ def keep_index(items: Sequence[T], what: str, value: Any, *, stamp: int = 0) -> 
         items._index = (items.version, stamp, what, value)
 
 
-# A list to YAML's safe dumper too (json and pickle already take it as one).
-for _dumper in (yaml.SafeDumper, getattr(yaml, "CSafeDumper", None)):
-    if _dumper is not None:  # the C dumper keeps its own table (when libyaml is built in)
-        _dumper.add_representer(TrackedList, yaml.representer.SafeRepresenter.represent_list)
+class YamlDumper(yaml.SafeDumper):
+    """YAML's safe dumper that writes a tracked list as a list (json and pickle already
+    take it as one). Our own class: ``yaml.SafeDumper`` stays as the host process has it."""
+
+
+YamlDumper.add_representer(TrackedList, yaml.representer.SafeRepresenter.represent_list)
+
+
+def yaml_text(data: Any, **options: Any) -> str:
+    """``yaml.safe_dump(data, **options)`` that also takes tracked lists."""
+    return str(yaml.dump(data, Dumper=YamlDumper, **options))
 
 
 def _tracked(items: list[T]) -> list[T]:

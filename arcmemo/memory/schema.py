@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
 
-from arcmemo.memory.edits import Tracked, TrackedList, TrackedListField, list_index
+from arcmemo.memory.edits import CLOCK, Tracked, TrackedList, TrackedListField, list_index
 from arcmemo.memory.types import unresolved, vocabulary
 
 SCHEMA_VERSION = 3
@@ -279,7 +279,7 @@ class Concept(Tracked):
 
     def __setattr__(self, name: str, value: object) -> None:
         if name == "id":  # every id index must see it (concept_positions)
-            _id_assigned()
+            CLOCK.id_assigned()
         super().__setattr__(name, value)
 
     @field_validator("name")
@@ -392,17 +392,11 @@ def _positions(concepts: Sequence[Concept]) -> dict[str, int]:
 
 
 POSITIONS = "concept positions by id"
-_ids_assigned = 0
-
-
-def _id_assigned() -> None:
-    global _ids_assigned
-    _ids_assigned += 1
 
 
 def ids_stamp() -> int:
     """How many times a concept's id was assigned (an id index is kept for one value)."""
-    return _ids_assigned
+    return CLOCK.ids
 
 
 def concept_positions(concepts: Sequence[Concept]) -> dict[str, int]:
