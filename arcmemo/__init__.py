@@ -9,7 +9,7 @@ light (it never imports a model SDK, torch or jetspec):
 * ``prepare_prompt`` — select concepts for a problem and render its solve prompt;
 * ``Step``, ``CheckResult``, ``SolvedItem`` — what a check and an abstraction exchange;
 * ``RunConfig`` and ``run_benchmark`` — whole runs, as ``arcmemo run`` does them;
-* ``open_memory`` — the memory as one object for an agent loop of your own (docs/agents.md).
+* ``open_memory`` — the memory as one object for an agent loop of your own (docs/agents.md);
 * ``collector_pauses`` — a context manager that lets loads and renders of big memories
   and runs pause Python's cyclic garbage collector, as the ``arcmemo`` command does
   (about twice as fast at 30,000 concepts); without it arcmemo never touches the
