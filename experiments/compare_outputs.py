@@ -86,11 +86,20 @@ BARC: tuple[str, dict[str, str], list[str]] = (
     {},
     ["seeds", "import-barc", "{barc}", "--out", "barc-seeds"],
 )
-SKIPPED = re.compile(r"(\.lock$|^cache|^inputs/|\.sqlite|-wal$|-shm$|__pycache__)")
+SKIPPED = re.compile(
+    r"(\.lock$|^cache|^inputs/|\.sqlite|-wal$|-shm$|__pycache__"
+    # Where the kill lands depends on timing (which check finished first), and so does the
+    # killed and resumed run's accounting: only its results (and tables) are compared.
+    r"|^arc-interrupted-at-kill/|^arc-interrupted-calls\.txt$|^_output/arc-(interrupted|resumed)"
+    r"|^arc-interrupted/(calls\.jsonl|cut_off_calls\.jsonl|summary\.json)$)"
+)
 
 _NORMALISE = [
     (re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:?\d\d)?"), "<time>"),
+    (re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d( UTC)?"), "<time>"),
+    (re.compile(r"\b\d+:\d\d:\d\d\b"), "<clock>"),
     (re.compile(r"\b\d{8}-\d{6}\b"), "<stamp>"),
+    (re.compile(r"\b[0-9a-f]{16}\b"), "<hex>"),
     (
         re.compile(
             r"\b[0-9a-f]{32}\b|\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"
@@ -103,6 +112,7 @@ _NORMALISE = [
 _TIMING_KEYS = re.compile(
     r"(^|_)(at|time|times|seconds|elapsed|latency|duration|started|ended|finished|created|"
     r"updated|wall|pid|host|hostname|run_id)(_|$)|_s$|_ms$"
+    r"|^sha256$"  # a memory snapshot's checksum: of a text holding its timestamps
 )
 
 
