@@ -28,6 +28,7 @@ _COMMANDS: dict[str, str] = {
     "seeds": "arcmemo.cli.seeds:seeds",
     "export": "arcmemo.cli.export:export",
     "table": "arcmemo.cli.table:table",
+    "train": "arcmemo.cli.train:train",
     "merge": "arcmemo.cli.merge:merge",
     "library": "arcmemo.cli.library:library",
     "mcp": "arcmemo.cli.mcp:mcp",
