@@ -433,3 +433,22 @@ def footnotes(table: Table, fmt: Format, *, comparison: Paired | None = None) ->
     if fmt != "csv":
         return []
     return [*table.notes, *(paired_lines(comparison) if comparison is not None else [])]
+
+
+def training_runs(directory: Path) -> tuple[tuple[Path, ...], tuple[str, ...], tuple[Path, Path]]:
+    """A training directory's validation runs (epoch 0, 1, ...), their labels (the best epoch
+    marked), and the pair a table compares: the best epoch against epoch 0, the starting
+    memory (epoch 1 against epoch 0 where epoch 0 is the best)."""
+    from arcmemo.train.record import read_record
+
+    record = read_record(directory)
+    if record is None or not record.epochs:
+        raise TableError(f"{directory}: the training has no finished epoch yet")
+    runs = tuple(directory / e.validation.run_dir for e in record.epochs)
+    labels = tuple(
+        f"epoch {e.epoch}{' (best)' if e.epoch == record.best_epoch else ''}"
+        for e in record.epochs
+    )
+    best = record.best_epoch or 0
+    other = best if best != 0 or len(runs) == 1 else 1
+    return runs, labels, (runs[other], runs[0])

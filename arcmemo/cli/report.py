@@ -33,7 +33,13 @@ def report(run_dir: Path, out: Path | None, compare: tuple[Path, ...], data: str
     """Write an HTML report of RUN_DIR: summary, plots, tasks, attempts and memory."""
     from arcmemo.analysis.report import ReportError, write_report
     from arcmemo.memory.store import MemoryFileError
+    from arcmemo.train.record import is_training_dir
 
+    if is_training_dir(run_dir):  # a training: its learning curve (arcmemo train)
+        from arcmemo.analysis.report.training import write_training_report
+
+        click.echo(f"wrote {write_training_report(run_dir, out)}")
+        return
     try:
         target = write_report(run_dir, out, compare=list(compare), data=data)
     except (ReportError, MemoryFileError) as error:

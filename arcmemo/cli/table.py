@@ -72,7 +72,11 @@ def table(
     """Lay out RUNs side by side in their benchmark's table (for ARC and AIME, the paper's),
     with notes saying what each column is."""
     from arcmemo.analysis import tables
+    from arcmemo.train.record import is_training_dir
 
+    if len(runs) == 1 and is_training_dir(runs[0]) and not (paired or compare or labels):
+        # A training: its epochs' validation runs side by side, best epoch against epoch 0.
+        runs, labels, compare = tables.training_runs(runs[0])
     if len(labels) > len(runs):
         raise click.UsageError(f"{len(labels)} --label for {len(runs)} runs")
     if paired and compare:

@@ -1,6 +1,6 @@
 """``arcmemo train`` end to end with a scripted model on real ARC-AGI-1 training tasks.
 
-The model (tests/fixtures/train/chain_model.py) solves the validation task only while the
+The model (experiments/training/chain_model.py) solves the validation task only while the
 concept the second epoch writes is shown, and fails it again once the third epoch writes a
 misleading concept; the sandbox, the checks, the memory writes and the runs are arcmemo's.
 """
@@ -22,7 +22,7 @@ from click.testing import CliRunner
 
 from arcmemo.cli.main import cli
 
-MODEL = Path(__file__).resolve().parents[1] / "fixtures" / "train" / "chain_model.py"
+MODEL = Path(__file__).resolve().parents[2] / "experiments" / "training" / "chain_model.py"
 TRAIN = "67a3c6ac,68b16354,74dd1130"
 VAL = "3c9b0459"
 
@@ -110,10 +110,32 @@ def test_validation_never_sees_its_task_written(trained: Path) -> None:
 
 @pytest.mark.slow
 def test_epoch_runs_are_ordinary_run_directories(trained: Path) -> None:
-    runs = [str(trained / "train" / f"epoch-00{e}" / "validation") for e in (2, 0)]
-    result = CliRunner().invoke(cli, ["table", *runs, "--paired"])
+    run = trained / "train" / "epoch-002" / "validation"
+    assert CliRunner().invoke(cli, ["report", str(run)]).exit_code == 0
+    assert (run / "report.html").is_file()
+
+
+@pytest.mark.slow
+def test_table_of_a_training_pairs_best_with_epoch_zero(trained: Path) -> None:
+    result = CliRunner().invoke(cli, ["table", str(trained / "train")])
     assert result.exit_code == 0, result.output
-    assert "3c9b0459" in result.output or "McNemar" in result.output or "1.0" in result.output
+    rows = [line for line in result.output.splitlines() if line.startswith("| 0 | epoch")]
+    assert [row.split("|")[2].strip() for row in rows] == [
+        "epoch 0", "epoch 1", "epoch 2 (best)", "epoch 3"
+    ]
+    assert "Paired comparison epoch 2 (best) − epoch 0 on 1 tasks" in result.output
+    assert "3c9b0459 +100.00" in result.output
+
+
+@pytest.mark.slow
+def test_report_of_a_training_shows_the_learning_curve(trained: Path) -> None:
+    result = CliRunner().invoke(cli, ["report", str(trained / "train")])
+    assert result.exit_code == 0, result.output
+    page = (trained / "train" / "report.html").read_text()
+    assert "learning curve (best: epoch 2)" in page and "memory size" in page
+    assert "<td>2 (best)</td>" in page and "<td>1.000 ± 0.000</td>" in page
+    svg = (trained / "train" / "learning-curve.svg").read_text()
+    assert svg.startswith("<svg") and "validation oracle@2" in svg
 
 
 @pytest.mark.slow
