@@ -33,7 +33,9 @@ from arcmemo.train.record import BEST_MEMORY_NAME, EpochRecord, TrainingError, T
 # Run settings a training decides itself: train passes write online into the epoch's
 # snapshot, validation passes never write, and an online pass is never sharded.
 TRAINING_DECIDES = ("update", "memory_out", "shard")
-ONLY: dict[str, Any] = {name: None for name in settings_of(RunConfig) if name not in TRAINING_DECIDES}
+ONLY: dict[str, Any] = {
+    name: None for name in settings_of(RunConfig) if name not in TRAINING_DECIDES
+}
 
 
 def _ids(text: str | None) -> list[str] | None:

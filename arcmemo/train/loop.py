@@ -228,9 +228,7 @@ async def run_training(
     train_ids, val_ids = task_lists(base, plan)
     earlier = read_record(out)
     if earlier is not None and (earlier.train_tasks, earlier.val_tasks) != (train_ids, val_ids):
-        raise TrainingError(
-            f"{out} holds a training on other tasks; give this one its own --out"
-        )
+        raise TrainingError(f"{out} holds a training on other tasks; give this one its own --out")
     start = starting_memory(base, out)
     headline = BENCHMARKS.get(base.benchmark.name).cls.headline_metrics
     record = TrainingRecord(

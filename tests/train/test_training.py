@@ -89,7 +89,10 @@ def test_validation_curve_and_best_memory(trained: Path) -> None:
     assert best == (trained / "train" / "memory" / "epoch-002.json").read_text()
     assert best != (trained / "train" / "memory" / "epoch-003.json").read_text()
     assert [e["added"] for e in training["epochs"]] == [
-        [], ["mirror columns"], ["mirror rows"], ["swap axes"]
+        [],
+        ["mirror columns"],
+        ["mirror rows"],
+        ["swap axes"],
     ]
     assert [e["memory_size"]["concepts"] for e in training["epochs"]] == [0, 1, 2, 3]
     # --revisit unsolved (the default): a task written once is not attempted again
@@ -121,7 +124,10 @@ def test_table_of_a_training_pairs_best_with_epoch_zero(trained: Path) -> None:
     assert result.exit_code == 0, result.output
     rows = [line for line in result.output.splitlines() if line.startswith("| 0 | epoch")]
     assert [row.split("|")[2].strip() for row in rows] == [
-        "epoch 0", "epoch 1", "epoch 2 (best)", "epoch 3"
+        "epoch 0",
+        "epoch 1",
+        "epoch 2 (best)",
+        "epoch 3",
     ]
     assert "Paired comparison epoch 2 (best) − epoch 0 on 1 tasks" in result.output
     assert "3c9b0459 +100.00" in result.output
