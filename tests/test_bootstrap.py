@@ -22,7 +22,7 @@ from arcmemo.models.retry import ModelCallError
 from arcmemo.models.scripted import ScriptedProvider
 from arcmemo.run.bootstrap import abstract_into, items_from_programs, items_from_run, memory_summary
 from arcmemo.run.config import RunConfig
-from arcmemo.run.directory import RunDirError
+from arcmemo.run.directory.records import RunDirError
 from arcmemo.run.pipeline import run_benchmark
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

@@ -20,7 +20,9 @@ import pytest
 from arcmemo.benchmarks.aime import AimeBenchmark
 from arcmemo.models.client import ModelConfig, open_model
 from arcmemo.run.config import RunConfig
-from arcmemo.run.directory import RunDirectory, RunDirError, RunWriter
+from arcmemo.run.directory.reader import RunDirectory
+from arcmemo.run.directory.records import RunDirError
+from arcmemo.run.directory.writer import RunWriter
 from arcmemo.run.pipeline import run_benchmark
 from arcmemo.run.runner import Runner
 from arcmemo.selection.base import SELECTORS
@@ -133,7 +135,7 @@ def test_many_processes_open_one_fresh_cache_and_run_at_once(
 _HOLD = """
 import sys, time
 from pathlib import Path
-from arcmemo.run.directory import RunWriter
+from arcmemo.run.directory.writer import RunWriter
 claim = RunWriter(Path(sys.argv[1])).claim(sys.argv[2])
 assert claim is not None
 print("held", flush=True)

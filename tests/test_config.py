@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from arcmemo.core.registry import ComponentSpec
 from arcmemo.run.config import AUX, SOLVER, ModelRole, RunConfig
-from arcmemo.run.directory import RunWriter
+from arcmemo.run.directory.writer import RunWriter
 
 BEFORE_ROLES = Path(__file__).parent / "fixtures" / "config" / "before-roles.json"
 

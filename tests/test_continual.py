@@ -34,7 +34,7 @@ from arcmemo.models.scripted import ScriptedProvider
 from arcmemo.models.structured import OutputError, load_yaml_block
 from arcmemo.run.bootstrap import abstract_into, items_from_run
 from arcmemo.run.config import RunConfig
-from arcmemo.run.directory import RunDirectory
+from arcmemo.run.directory.reader import RunDirectory
 from arcmemo.run.pipeline import run_benchmark
 from arcmemo.signals.base import WRITE_SIGNALS
 

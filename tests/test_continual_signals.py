@@ -21,7 +21,8 @@ from arcmemo.models.scripted import ScriptedProvider
 from arcmemo.run.bootstrap import items_from_run
 from arcmemo.run.config import RunConfig
 from arcmemo.run.continual import ContinualUpdater, record_selection_stats
-from arcmemo.run.directory import Batch, RunWriter
+from arcmemo.run.directory.records import Batch
+from arcmemo.run.directory.writer import RunWriter
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 ARC_DIR = FIXTURES / "arc" / "eval"

@@ -27,7 +27,8 @@ from arcmemo.models.client import ModelClient, ModelConfig
 from arcmemo.models.embedding import OpenAIEmbedder
 from arcmemo.models.scripted import ScriptedProvider
 from arcmemo.run.config import ResolvedRunConfig, RunConfig
-from arcmemo.run.directory import RUNDIR_FORMAT, ConfigFile, RunDirError, RunWriter
+from arcmemo.run.directory.records import RUNDIR_FORMAT, ConfigFile, RunDirError
+from arcmemo.run.directory.writer import RunWriter
 from arcmemo.run.pipeline import dry_run, run_benchmark
 from arcmemo.run.resolve import resolve_config
 from arcmemo.run.session import lasting_run_memory

@@ -21,7 +21,8 @@ from arcmemo.memory.schema import Memory
 from arcmemo.models.client import ModelClient, ModelConfig
 from arcmemo.models.scripted import ScriptedProvider
 from arcmemo.run.config import RunConfig
-from arcmemo.run.directory import RUNDIR_FORMAT, ConfigFile, RunDirectory, RunDirError
+from arcmemo.run.directory.reader import RunDirectory
+from arcmemo.run.directory.records import RUNDIR_FORMAT, ConfigFile, RunDirError
 from arcmemo.run.pipeline import run_benchmark
 from arcmemo.run.summary import (
     SUMMARY_FORMAT,

@@ -16,7 +16,9 @@ from arcmemo.core.tokens import Usage
 from arcmemo.memory.store import dump_memory
 from arcmemo.models.accounting import CallRecord
 from arcmemo.run.config import RunConfig
-from arcmemo.run.directory import BatchCommit, RunDirectory, RunDirError, RunWriter, Schedule
+from arcmemo.run.directory.reader import RunDirectory
+from arcmemo.run.directory.records import BatchCommit, RunDirError, Schedule
+from arcmemo.run.directory.writer import RunWriter
 from arcmemo.selection import SELECTORS
 
 

@@ -18,7 +18,7 @@ from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient, ModelConfig
 from arcmemo.models.scripted import ScriptedProvider
 from arcmemo.run.config import RunConfig
-from arcmemo.run.directory import RunWriter
+from arcmemo.run.directory.writer import RunWriter
 from arcmemo.run.runner import Runner, order_tasks
 from arcmemo.run.solve_prompt import hide_own_concepts
 from arcmemo.run.summary import build_summary

@@ -39,7 +39,9 @@ from arcmemo.models.client import ModelClient, ModelConfig
 from arcmemo.models.scripted import ScriptedProvider, count_tokens_roughly
 from arcmemo.run import continual
 from arcmemo.run.config import RunConfig
-from arcmemo.run.directory import RunDirectory, RunDirError, RunWriter
+from arcmemo.run.directory.reader import RunDirectory
+from arcmemo.run.directory.records import RunDirError
+from arcmemo.run.directory.writer import RunWriter
 from arcmemo.run.pipeline import run_benchmark
 from arcmemo.run.session import writer_lock_path
 

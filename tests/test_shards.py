@@ -15,7 +15,7 @@ import pytest
 from arcmemo.analysis.shards import MergeError, merge_runs
 from arcmemo.models.client import ModelConfig
 from arcmemo.run.config import RunConfig, ShardSpec
-from arcmemo.run.directory import RunDirectory
+from arcmemo.run.directory.reader import RunDirectory
 from arcmemo.run.pipeline import run_benchmark
 
 SUMS = Path(__file__).resolve().parent / "fixtures" / "scripts" / "aime_sums.py"

@@ -15,8 +15,9 @@ from arcmemo.memory.schema import Concept, HistoryEntry, Lesson, Memory, Solutio
 from arcmemo.memory.seeds import load_seed
 from arcmemo.memory.store import dump_memory
 from arcmemo.run.config import RunConfig
-from arcmemo.run.directory import BatchCommit, RunDirError, RunWriter
-from arcmemo.run.snapshots import Kept, MemoryParts, Written, apply_delta, make_delta
+from arcmemo.run.directory.records import BatchCommit, RunDirError
+from arcmemo.run.directory.snapshots import Kept, MemoryParts, Written, apply_delta, make_delta
+from arcmemo.run.directory.writer import RunWriter
 
 V1_ONLINE = Path(__file__).resolve().parent / "fixtures" / "rundir" / "v1" / "arc-online"
 

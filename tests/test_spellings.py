@@ -13,7 +13,8 @@ from arcmemo.benchmarks.base import RunDefaults
 from arcmemo.core.spellings import RETIRED, renamed_fields
 from arcmemo.models.client import ModelConfig
 from arcmemo.run.config import RunConfig
-from arcmemo.run.directory import Batch, RunDirectory
+from arcmemo.run.directory.reader import RunDirectory
+from arcmemo.run.directory.records import Batch
 
 ROOT = Path(__file__).resolve().parents[1]
 # Where the words users and contributors read are; and the files that list retired spellings.

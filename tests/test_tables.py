@@ -16,7 +16,7 @@ from arcmemo.benchmarks.arc.benchmark import ArcBenchmark
 from arcmemo.core.records import Attempt, Step, TaskResult
 from arcmemo.models.accounting import UsageSummary
 from arcmemo.run.config import RunConfig
-from arcmemo.run.directory import RunWriter
+from arcmemo.run.directory.writer import RunWriter
 from arcmemo.run.summary import build_summary
 
 T, F = True, False

@@ -22,7 +22,9 @@ from pydantic import BaseModel, Field
 from arcmemo.core.records import TaskResult
 from arcmemo.models.accounting import CallRecord, usage_from_records
 from arcmemo.run.config import RunConfig, result_values
-from arcmemo.run.directory import RunDirectory, RunDirError, RunWriter
+from arcmemo.run.directory.reader import RunDirectory
+from arcmemo.run.directory.records import RunDirError
+from arcmemo.run.directory.writer import RunWriter
 from arcmemo.run.summary import build_summary, load_summary
 
 # Besides result_values: what decides the task list the shards were cut from.

@@ -7,10 +7,11 @@ belong together and renders the table. Numbers are percentages with two decimals
 paper.
 
 Runs are read from ``config.json`` and ``summary.json`` (through
-:class:`~arcmemo.run.directory.RunDirectory`); a summary without the table's keys (a run that has
-not finished, or one from an older version) is recomputed from ``results.jsonl``. A paired
-comparison of two runs reads their results: per-task score differences, a bootstrap
-confidence interval of the mean difference, an exact sign test and an exact McNemar test.
+:class:`~arcmemo.run.directory.reader.RunDirectory`); a summary without the table's keys (a
+run that has not finished, or one from an older version) is recomputed from
+``results.jsonl``. A paired comparison of two runs reads their results: per-task score
+differences, a bootstrap confidence interval of the mean difference, an exact sign test and
+an exact McNemar test.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from arcmemo.benchmarks.outputs import (
 from arcmemo.core.records import TaskResult
 from arcmemo.core.stats import PairedComparison, mean_std, paired_comparison
 from arcmemo.run.config import RunConfig, result_values
-from arcmemo.run.directory import RunDirectory
+from arcmemo.run.directory.reader import RunDirectory
 from arcmemo.run.summary import load_summary, summarize_directory
 
 Format = Literal["md", "csv", "latex"]

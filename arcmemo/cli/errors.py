@@ -20,7 +20,7 @@ def _user_error_types() -> tuple[type[BaseException], ...]:
     from arcmemo.models.base import ProviderError
     from arcmemo.models.prices import PriceTableError
     from arcmemo.models.retry import ModelCallError
-    from arcmemo.run.directory import RunDirError
+    from arcmemo.run.directory.records import RunDirError
     from arcmemo.run.resolve import RunOptionsError
     from arcmemo.sandbox import SandboxUnavailableError
 

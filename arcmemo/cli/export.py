@@ -31,7 +31,8 @@ def export_run(run: Path, name: str, out: Path | None) -> tuple[int, Path]:
     file written."""
     from arcmemo.benchmarks.base import BENCHMARKS
     from arcmemo.core.files import atomic_write_text
-    from arcmemo.run.directory import RunDirectory, RunDirError
+    from arcmemo.run.directory.reader import RunDirectory
+    from arcmemo.run.directory.records import RunDirError
 
     rundir = RunDirectory(run)
     config = rundir.require_config()

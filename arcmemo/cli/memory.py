@@ -481,7 +481,8 @@ def attribute(run: Path, file: Path, dry_run: bool, out: Path | None) -> None:
     An online run already wrote both into its memory; a run folded once is refused the
     second time.
     """
-    from arcmemo.run.directory import RunDirectory, RunDirError
+    from arcmemo.run.directory.reader import RunDirectory
+    from arcmemo.run.directory.records import RunDirError
 
     rundir = RunDirectory(run)
     try:

@@ -37,7 +37,7 @@ from arcmemo.models.batch import BatchProgress
 from arcmemo.models.prices import BATCH_DISCOUNT
 from arcmemo.models.retry import ModelUnreachableError
 from arcmemo.run.config import ResolvedRunConfig, RunConfig
-from arcmemo.run.directory import RunWriter
+from arcmemo.run.directory.writer import RunWriter
 from arcmemo.run.estimate import RunEstimate, Span
 from arcmemo.run.pipeline import dry_run, interrupted, run_benchmark
 from arcmemo.run.resolve import resolve_config

@@ -17,7 +17,7 @@ from arcmemo.core.registry import ComponentSpec
 from arcmemo.memory.schema import Memory
 from arcmemo.memory.store import editing
 from arcmemo.models.client import ModelClient
-from arcmemo.run.directory import RunDirectory
+from arcmemo.run.directory.reader import RunDirectory
 from arcmemo.run.session import writer_lock_path
 from arcmemo.signals.base import WRITE_SIGNALS
 

@@ -29,7 +29,8 @@ from arcmemo.memory.store import checked_dump, save_checked_text
 from arcmemo.models.client import ModelClient
 from arcmemo.models.retry import ModelCallError
 from arcmemo.run.config import RunConfig
-from arcmemo.run.directory import Batch, BatchCommit, RunWriter, UnwrittenStep, WrittenStep
+from arcmemo.run.directory.records import Batch, BatchCommit, UnwrittenStep, WrittenStep
+from arcmemo.run.directory.writer import RunWriter
 from arcmemo.run.runner import BatchItem
 from arcmemo.signals.base import WRITE_SIGNALS, WriteSignal
 from arcmemo.signals.contrast import contrast_signal

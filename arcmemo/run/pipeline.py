@@ -26,7 +26,8 @@ from arcmemo.models.client import ModelClient
 from arcmemo.models.retry import ModelUnreachableError
 from arcmemo.run.config import RunConfig
 from arcmemo.run.continual import ContinualUpdater
-from arcmemo.run.directory import RunDirError, RunWriter
+from arcmemo.run.directory.records import RunDirError
+from arcmemo.run.directory.writer import RunWriter
 from arcmemo.run.estimate import DryRunReport, estimate_record, estimate_run
 from arcmemo.run.resolve import resolve_config
 from arcmemo.run.runner import Runner
@@ -46,8 +47,6 @@ def interrupted(cause: str) -> str:
     """summary.json's `aborted` of a run that ``cause`` stopped (a partial summary, marked
     incomplete): ``SIGTERM``, ``SIGINT (Ctrl-C)``, ..."""
     return f"interrupted by {cause}; run the same command again to resume"
-
-
 
 
 async def run_benchmark(

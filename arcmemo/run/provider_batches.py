@@ -19,7 +19,8 @@ from pydantic import BaseModel, Field
 from arcmemo.models.base import ProviderError
 from arcmemo.models.batch import BatchBackend, BatchRecord, BatchStatus, read_batch_log
 from arcmemo.models.registry import create_provider
-from arcmemo.run.directory import RunDirectory, RunDirError
+from arcmemo.run.directory.reader import RunDirectory
+from arcmemo.run.directory.records import RunDirError
 
 
 class RunBatch(BaseModel):

@@ -41,7 +41,8 @@ from arcmemo.models.client import ModelClient
 from arcmemo.models.context import PROMPT_TOO_LONG, PromptTooLongError
 from arcmemo.models.retry import ModelCallError
 from arcmemo.run.config import ResolvedRunConfig
-from arcmemo.run.directory import Batch, BatchCommit, RunDirError, RunWriter, Schedule, TaskProgress
+from arcmemo.run.directory.records import Batch, BatchCommit, RunDirError, Schedule, TaskProgress
+from arcmemo.run.directory.writer import RunWriter
 from arcmemo.run.prompt_fit import FittedPrompt, fit_prompt
 from arcmemo.run.solve_prompt import PreparedPrompt, prepare_prompt, selection_library
 from arcmemo.sandbox import SANDBOXES

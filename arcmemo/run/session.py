@@ -22,7 +22,9 @@ from arcmemo.models.client import ModelClient, open_model
 from arcmemo.models.limiter import Limiter
 from arcmemo.models.registry import check_provider_options
 from arcmemo.run.config import DataProvenance, ResolvedRunConfig, RunConfig
-from arcmemo.run.directory import RunDirectory, RunDirError, RunWriter
+from arcmemo.run.directory.reader import RunDirectory
+from arcmemo.run.directory.records import RunDirError
+from arcmemo.run.directory.writer import RunWriter
 from arcmemo.run.runner import order_tasks
 from arcmemo.selection.base import SELECTORS, Selector
 

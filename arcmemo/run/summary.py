@@ -38,7 +38,8 @@ from arcmemo.core.roles import role_of
 from arcmemo.models.accounting import StageUsage, UsageSummary
 from arcmemo.run.config import RunConfig
 from arcmemo.run.continual import run_write_signal
-from arcmemo.run.directory import RunDirectory, RunDirError, UnwrittenStep, WrittenStep
+from arcmemo.run.directory.reader import RunDirectory
+from arcmemo.run.directory.records import RunDirError, UnwrittenStep, WrittenStep
 from arcmemo.run.runner import sandbox_isolation
 from arcmemo.signals.base import WRITE_SIGNALS
 

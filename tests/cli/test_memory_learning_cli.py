@@ -18,7 +18,7 @@ from arcmemo.memory.schema import (
     Provenance,
 )
 from arcmemo.run.config import RunConfig
-from arcmemo.run.directory import RunWriter
+from arcmemo.run.directory.writer import RunWriter
 from arcmemo.signals.base import WRITE_SIGNALS
 
 SPLIT_PROGRAM = "def transform(grid):\n    return split_grid(grid, divider_color=5)[0]\n"

@@ -16,7 +16,7 @@ from arcmemo.cli.main import cli
 from arcmemo.core.records import Attempt, Step, TaskResult
 from arcmemo.models.accounting import UsageSummary
 from arcmemo.run.config import RunConfig
-from arcmemo.run.directory import RunWriter
+from arcmemo.run.directory.writer import RunWriter
 from arcmemo.run.summary import build_summary
 
 V1_ARC = Path(__file__).resolve().parents[1] / "fixtures" / "rundir" / "v1" / "arc-online"

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from arcmemo.run.config import result_values
-from arcmemo.run.directory import RunDirectory
+from arcmemo.run.directory.reader import RunDirectory
 from arcmemo.sandbox import SANDBOXES, SandboxUnavailableError
 from tests.experiments.arc_plan_server import ArcPlanServer
 from tests.experiments.local_slurm import LocalSlurm

@@ -17,7 +17,7 @@ from arcmemo.models.accounting import CallRecord
 from arcmemo.models.batch import BatchProgress, pending_batches, read_batch_log
 from arcmemo.models.prices import BATCH_DISCOUNT, PriceTable
 from arcmemo.run.config import RunConfig
-from arcmemo.run.directory import RunDirectory
+from arcmemo.run.directory.reader import RunDirectory
 from arcmemo.run.pipeline import run_benchmark
 
 from .fake_batch_server import FakeBatchServer

@@ -16,7 +16,7 @@ from arcmemo.models import Message, ModelClient, ModelConfig, ResponseCache, cre
 from arcmemo.models.endpoints import EndpointPool, key_url, pool_identity, split_urls
 from arcmemo.models.redact import public_url
 from arcmemo.run.config import RunConfig
-from arcmemo.run.directory import RunDirectory
+from arcmemo.run.directory.reader import RunDirectory
 from arcmemo.run.pipeline import run_benchmark
 
 from .conftest import RecordingSleep

@@ -18,7 +18,7 @@ from arcmemo.core.records import Attempt, PairCheck, Selection, Step, TaskResult
 from arcmemo.core.tokens import Usage
 from arcmemo.models.accounting import UsageSummary
 from arcmemo.run.config import RunConfig
-from arcmemo.run.directory import RunWriter
+from arcmemo.run.directory.writer import RunWriter
 from arcmemo.run.summary import build_summary
 
 Grid = list[list[int]]

@@ -113,7 +113,7 @@ def test_input_memory_overwritten_by_an_online_run_is_not_trusted(
 def test_only_the_last_snapshot_is_loaded_the_others_are_counted(
     arc_memory_run: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from arcmemo.run.directory import RunDirectory
+    from arcmemo.run.directory.reader import RunDirectory
 
     rebuilt: list[str] = []
     real = RunDirectory.snapshot_raw

@@ -1,9 +1,10 @@
 """Reading a run directory into the data a report shows.
 
-Every file is read through :class:`arcmemo.run.directory.RunDirectory`, which only reads: a torn
-last line of a run in progress is skipped, never cut off. The benchmark named in the run's
-configuration reloads the tasks (ARC grids, AIME problems and answers) and stays with the
-loaded run for its report hooks; when reloading fails the report still builds and says why.
+Every file is read through :class:`arcmemo.run.directory.reader.RunDirectory`, which only
+reads: a torn last line of a run in progress is skipped, never cut off. The benchmark named
+in the run's configuration reloads the tasks (ARC grids, AIME problems and answers) and
+stays with the loaded run for its report hooks; when reloading fails the report still builds
+and says why.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from arcmemo.memory.schema import Memory
 from arcmemo.memory.store import MemoryFileError
 from arcmemo.models.accounting import CallRecord
 from arcmemo.run.config import RunConfig
-from arcmemo.run.directory import RunDirectory, RunDirError
+from arcmemo.run.directory.reader import RunDirectory
+from arcmemo.run.directory.records import RunDirError
 from arcmemo.run.summary import SummaryError, load_summary, summarize_directory
 
 

@@ -16,7 +16,8 @@ from arcmemo.memory.schema import Memory
 from arcmemo.models.client import ModelClient
 from arcmemo.run.config import DataProvenance, ResolvedRunConfig, RunConfig
 from arcmemo.run.continual import ContinualUpdater
-from arcmemo.run.directory import Batch, RunWriter
+from arcmemo.run.directory.records import Batch
+from arcmemo.run.directory.writer import RunWriter
 from arcmemo.run.resolve import resolve_config
 from arcmemo.run.session import create_run_benchmark, load_tasks, memory_access
 from arcmemo.selection.base import SELECTORS, Selector

@@ -18,7 +18,7 @@ from arcmemo.benchmarks.arc.scoring import task_score, task_solved
 from arcmemo.core.records import Attempt, Step, TaskResult
 from arcmemo.models.accounting import UsageSummary
 from arcmemo.run.config import RunConfig
-from arcmemo.run.directory import RunWriter
+from arcmemo.run.directory.writer import RunWriter
 from arcmemo.run.summary import build_summary
 
 N_TASKS = 100
