@@ -323,7 +323,7 @@ def test_identical_retry_prompts_of_two_attempts_get_independent_answers(
 
     def retries_of(out: Path) -> list[str]:
         runner = make_runner(out, arc, Recorder(answer), feedback_rounds=1)
-        runner.model.cache = ResponseCache(tmp_path / "cache")
+        runner.loop.model.cache = ResponseCache(tmp_path / "cache")
         (result,) = run(runner, [tasks["00576224"]])
         return sorted(a.steps[1].completion for a in result.attempts)
 

@@ -1,4 +1,5 @@
-"""The generic run loop: select -> solve -> verify -> retry -> grade, for any benchmark.
+"""The scheduler of a run: which tasks are solved when, for any benchmark (each task by its
+loop, select -> solve -> verify -> retry -> grade: :mod:`arcmemo.run.task_loop`).
 
 Tasks run concurrently (the model layer bounds requests in flight); an interrupted run
 resumes where it stopped and, thanks to the response cache, never pays twice for a call it
@@ -26,25 +27,19 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from typing import Any
 
-from arcmemo.benchmarks.base import Benchmark, PromptRequest
+from arcmemo.benchmarks.base import Benchmark
 from arcmemo.core.progress import ProgressSink, StageStarted
-from arcmemo.core.records import Attempt, PromptCut, PromptTooLong, Step, TaskResult
-from arcmemo.core.tokens import Usage
+from arcmemo.core.records import TaskResult
 from arcmemo.library.task import NO_LIBRARY, TaskLibrary
 from arcmemo.memory.schema import Memory
-from arcmemo.models.base import Completion
 from arcmemo.models.client import ModelClient
-from arcmemo.models.context import PROMPT_TOO_LONG, PromptTooLongError
-from arcmemo.models.retry import ModelCallError
 from arcmemo.run.config import ResolvedRunConfig
 from arcmemo.run.directory.records import Batch, BatchCommit, RunDirError, Schedule, TaskProgress
 from arcmemo.run.directory.writer import RunWriter
-from arcmemo.run.prompt_fit import FittedPrompt, fit_prompt
-from arcmemo.run.solve_prompt import PreparedPrompt, prepare_prompt, selection_library
+from arcmemo.run.solve_prompt import selection_library
+from arcmemo.run.task_loop import TaskLoop, TaskState, judge_attempts
 from arcmemo.sandbox import SANDBOXES
 from arcmemo.selection.base import Selector
 
@@ -66,17 +61,6 @@ def order_tasks(tasks: list[Any], seed: int | None) -> list[Any]:
     return shuffled
 
 
-def judge_attempts(benchmark: Benchmark[Any], task: Any, attempts: list[Attempt]) -> None:
-    """Record, from the hidden labels, which test inputs each step and attempt got right
-    (an attempt counts by its final step)."""
-    for attempt in attempts:
-        for step in attempt.steps:
-            step.correct = benchmark.judge(task, step.prediction)
-        attempt.correct = (
-            attempt.steps[-1].correct or [] if attempt.steps else benchmark.judge(task, None)
-        )
-
-
 def cut_batches(
     task_ids: list[str], size: int, *, first: int, pass_number: int, rerun: int = 0
 ) -> list[Batch]:
@@ -92,48 +76,9 @@ def cut_batches(
     ]
 
 
-def too_long_record(
-    error: PromptTooLongError, cuts: list[PromptCut] | None = None
-) -> PromptTooLong:
-    """The task's record of a prompt that could not fit the model's window (with ``cuts``
-    made before it still did not)."""
-    return PromptTooLong(
-        stage=error.stage,
-        message=error.cause,
-        prompt_tokens=error.prompt_tokens,
-        context_window=error.context_window,
-        cuts=cuts or [],
-    )
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
-
-
-@dataclass(frozen=True)
-class Answer:
-    """One completion of a solver call with what the step records of the call."""
-
-    completion: Completion
-    cost_usd: float | None
-    started_at: str
-    finished_at: str
-
-
-@dataclass
-class TaskState:
-    """A task between passes: its attempts so far and, per prompt variant, the memory
-    section of its first prompt and its library (what retries that do not select again
-    show)."""
-
-    task: Any
-    result: TaskResult
-    concepts: list[str] = field(default_factory=lambda: [""])
-    libraries: list[TaskLibrary] = field(default_factory=lambda: [NO_LIBRARY])
-
-
 class Runner:
-    """Runs one configured benchmark run in its run directory.
+    """Runs one configured benchmark run in its run directory: which tasks are solved when
+    (each under a claim, or batch by batch with commits), each by its :class:`TaskLoop`.
 
     Collaborators come in through the constructor: the memory (shared with the
     ``after_batch`` hook, which grows it in online runs), the selector and its model, and
@@ -156,261 +101,21 @@ class Runner:
     ) -> None:
         self.config = config
         self.benchmark = benchmark
-        self.model = model
         self.rundir = rundir
-        self.selector = selector
         self.memory = memory
-        self.selector_model = selector_model or model
         self.after_batch = after_batch
         self.on_task_done = on_task_done
-        self.feedback_rounds = config.feedback_rounds if config.feedback_rounds is not None else 0
         self.schedule = config.run_schedule
-        self.reselect = config.feedback_rounds_reselect and memory is not None
         self.progress = progress or ProgressSink()
-
-    # -- one task --------------------------------------------------------------------------
-
-    async def _generate(
-        self, task: Any, messages: list[Any], previous: Step | None, n: int, first: int = 0
-    ) -> list[Answer]:
-        sampling = self.config.solver.sampling
-        started = _now()
-        completions = await self.model.generate(
-            messages,
-            stage="solve" if previous is None else "retry",
-            task_id=self.benchmark.task_id(task),
-            n=n,
-            first_sample=first,
-            temperature=sampling.temperature,
-            max_tokens=sampling.max_tokens,
-            reasoning_effort=sampling.reasoning_effort,
-            thinking_budget=sampling.thinking_budget,
-            seed=self.config.request_seed,
+        self.loop = TaskLoop(
+            config,
+            benchmark,
+            model,
+            selector=selector,
+            memory=memory,
+            selector_model=selector_model,
         )
-        finished = _now()
-        return [Answer(c, self._cost(c), started, finished) for c in completions]
-
-    def _cost(self, completion: Completion) -> float | None:
-        """What ``completion`` cost when it was generated (the model layer's rule: the
-        gateway's figure, else the price table's), the same when it comes from the response
-        cache, so a resumed run records what an uninterrupted one does."""
-        if completion.cost_usd is not None:
-            return completion.cost_usd
-        return self.model.prices.cost_usd(self.model.spec, completion.usage)
-
-    async def _step(
-        self,
-        task: Any,
-        answer: Answer,
-        round_: int,
-        selected: list[str],
-        library: TaskLibrary = NO_LIBRARY,
-        fitted: FittedPrompt | None = None,
-    ) -> Step:
-        completion = answer.completion
-        check = await asyncio.to_thread(self.benchmark.check, task, completion.text, library)
-        return Step(
-            **dict(check),
-            round=round_,
-            completion=completion.text,
-            reasoning=completion.reasoning,
-            usage=completion.usage,
-            cost_usd=answer.cost_usd,
-            started_at=answer.started_at,
-            finished_at=answer.finished_at,
-            concepts=selected,
-            truncated=completion.finish_reason == "length",
-            prompt_fit=fitted.fit if fitted is not None else None,
-        )
-
-    async def _prepare(
-        self, task: Any, previous: Step | None = None, variant: int = 0
-    ) -> PreparedPrompt:
-        return await prepare_prompt(
-            self.benchmark,
-            task,
-            memory=self.memory,
-            selector=self.selector,
-            # Variant v's selector calls are sample v of their request: each variant gets
-            # its own selection, also from the response cache.
-            model=self.selector_model.with_samples(variant),
-            previous=previous,
-            library_scope=self.config.library,
-        )
-
-    async def _first_tries(self, task: Any) -> TaskState:
-        """Per prompt variant: select, then sample ``attempts`` first tries and check them."""
-        per_variant, variants = self.config.attempts, self.config.variants
-        attempts = [
-            Attempt(index=v * per_variant + i, variant=v)
-            for v in range(variants)
-            for i in range(per_variant)
-        ]
-        result = TaskResult(
-            task_id=self.benchmark.task_id(task),
-            attempts=attempts,
-            variant_selections=[None] * (variants - 1),
-        )
-        state = TaskState(task, result, [""] * variants, [NO_LIBRARY] * variants)
-        failures = await asyncio.gather(
-            *(self._variant_first_tries(state, v) for v in range(variants))
-        )
-        failure, cuts = next(((f, c) for f, c in failures if f is not None), (None, []))
-        if isinstance(failure, PromptTooLongError):
-            result.prompt_too_long = too_long_record(failure, cuts)
-        elif failure is not None:
-            result.error, result.error_kind = str(failure), failure.kind
-        return state
-
-    async def _fit(self, task: Any, request: PromptRequest) -> FittedPrompt:
-        """The prompt of ``request`` fitted to the solver's context window
-        (:mod:`arcmemo.run.prompt_fit`), with room for an answer of the solver's max_tokens."""
-        window = await self.model.context_window()
-        answer = self.config.solver.sampling.max_tokens
-        return fit_prompt(
-            lambda cuts: self.benchmark.fitted_prompt(task, request, cuts),
-            request.library,
-            window=window,
-            answer_tokens=answer if answer is not None else self.model.defaults.max_tokens,
-        )
-
-    async def _variant_first_tries(
-        self, state: TaskState, variant: int
-    ) -> tuple[ModelCallError | None, list[PromptCut]]:
-        """Variant ``variant``'s selection and first tries (samples ``v * attempts`` on of
-        its prompt, so two variants with the same prompt still sample apart); the failure
-        that stopped it, if any, with what had been cut from its prompt."""
-        task, result = state.task, state.result
-        attempts = [a for a in result.attempts if a.variant == variant]
-        fitted = FittedPrompt([])
-        try:
-            prepared = await self._prepare(task, variant=variant)
-            # Recorded before the call, so that the report shows what was chosen also when
-            # the prompt gets no answer; TaskResult.shown leaves such a selection out of the
-            # memory's evidence (the solver never saw it).
-            if variant == 0:
-                result.selection = prepared.selection
-            else:
-                result.variant_selections[variant - 1] = prepared.selection
-            state.concepts[variant] = prepared.concepts
-            state.libraries[variant] = prepared.library
-            selected = prepared.selection.selected if prepared.selection else []
-            request = PromptRequest(prepared.concepts, library=prepared.library)
-            fitted = await self._fit(task, request)
-            answers = await self._generate(
-                task, fitted.messages, None, len(attempts), attempts[0].index
-            )
-            shown = fitted.shown(selected, "memory block")
-            first_steps = await asyncio.gather(
-                *(self._step(task, c, 0, shown, prepared.library, fitted) for c in answers)
-            )
-            for attempt, step in zip(attempts, first_steps, strict=True):
-                attempt.steps.append(step)
-        except ModelCallError as failure:  # PromptTooLongError included
-            return failure, fitted.cuts
-        return None, []
-
-    def _wants_retry(self, attempt: Attempt) -> bool:
-        """The attempt's last step earns feedback (it fails its visible examples) and retries
-        are left."""
-        return (
-            bool(attempt.steps)
-            and self.benchmark.wants_feedback(attempt.steps[-1])
-            and len(attempt.steps) <= self.feedback_rounds
-        )
-
-    def _waiting(self, state: TaskState) -> bool:
-        return any(self._wants_retry(a) for a in state.result.attempts)
-
-    async def _retry(self, state: TaskState, attempt: Attempt) -> None:
-        """One retry of ``attempt`` with feedback on its last step; with reselection, from
-        the memory as it stands now."""
-        task, previous, variant = state.task, attempt.steps[-1], attempt.variant
-        selection = state.result.selection_of(variant)
-        selected = selection.selected if selection else []
-        library, concepts = state.libraries[variant], state.concepts[variant]
-        fitted = FittedPrompt([])
-        try:
-            request = PromptRequest(concepts, previous, library)
-            if self.reselect:
-                prepared = await self._prepare(task, previous, variant)
-                library = library.union(prepared.library)
-                request = PromptRequest(concepts, previous, library, reselected=prepared.concepts)
-                selected = prepared.selection.selected if prepared.selection else []
-            fitted = await self._fit(task, request)
-            # Attempt i's retries are sample i of their prompt: two attempts that failed the
-            # same way (byte-identical retry prompts) still get independent answers.
-            (answer,) = await self._generate(task, fitted.messages, previous, 1, attempt.index)
-        except ModelCallError as error:
-            attempt.steps.append(
-                Step(
-                    round=len(attempt.steps),
-                    completion="",
-                    error=str(error),
-                    error_kind=error.kind,
-                    prompt_fit=fitted.fit,
-                )
-            )
-            if isinstance(error, PromptTooLongError) and state.result.prompt_too_long is None:
-                state.result.prompt_too_long = too_long_record(error, fitted.cuts)
-            return
-        # The step's concepts are its block's: a retry that selected again lists the new
-        # choice (the reselected block), one that did not the first try's (the memory block).
-        shown = fitted.shown(selected, "reselected concepts" if self.reselect else "memory block")
-        attempt.steps.append(
-            await self._step(task, answer, len(attempt.steps), shown, library, fitted)
-        )
-
-    async def _retry_all_waiting(self, state: TaskState) -> None:
-        """One retry of every attempt of the task that wants one (a pass of retries)."""
-        waiting = [a for a in state.result.attempts if self._wants_retry(a)]
-        await asyncio.gather(*(self._retry(state, a) for a in waiting))
-
-    async def _retry_until_done(self, state: TaskState) -> None:
-        """Every retry of every attempt, inline (the tasks schedule)."""
-
-        async def attempt_rounds(attempt: Attempt) -> None:
-            while self._wants_retry(attempt):
-                await self._retry(state, attempt)
-
-        await asyncio.gather(*(attempt_rounds(a) for a in state.result.attempts))
-
-    def _finish(self, state: TaskState) -> TaskResult:
-        """Grade the task from the hidden labels: its final result."""
-        result = state.result
-        failed_step = next(
-            (
-                s
-                for a in result.attempts
-                for s in a.steps
-                if s.error and s.error_kind != PROMPT_TOO_LONG
-            ),
-            None,
-        )
-        if result.error is None and failed_step is not None:
-            result.error, result.error_kind = failed_step.error, failed_step.error_kind
-        judge_attempts(self.benchmark, state.task, result.attempts)
-        grade = self.benchmark.grade(state.task, result.attempts)
-        tokens = sum((s.usage for a in result.attempts for s in a.steps), Usage())
-        for selection in result.selections:
-            tokens = tokens + selection.usage
-        return result.model_copy(
-            update={
-                "solved": grade.solved,
-                "score": grade.score,
-                "metrics": grade.metrics,
-                "tokens": tokens,
-            }
-        )
-
-    async def solve(self, task: Any) -> TaskResult:
-        """Select, solve (``attempts`` attempts, each with up to ``feedback_rounds`` retries),
-        grade."""
-        state = await self._first_tries(task)
-        await self._retry_until_done(state)
-        return self._finish(state)
-
-    # -- the whole run -------------------------------------------------------------------
+        self.feedback_rounds = self.loop.feedback_rounds
 
     @property
     def batched(self) -> bool:
@@ -464,7 +169,7 @@ class Runner:
                 with claim:
                     result = self.rundir.finished_now().get(task_id)
                     if result is None or result == before.get(task_id):
-                        result = await self.solve(task)
+                        result = await self.loop.solve(task)
                         self.rundir.append_result(result)
                     # else: another process finished it since this session started
             if self.on_task_done:
@@ -543,7 +248,7 @@ class Runner:
         last = schedule.batches[-1]
         first = last.index + 1
         if self.schedule == "passes" and last.pass_number < self.feedback_rounds:
-            ids = [i for i in schedule.task_ids if i in waiting and self._waiting(waiting[i])]
+            ids = [i for i in schedule.task_ids if i in waiting and self.loop.waiting(waiting[i])]
             if ids:
                 return cut_batches(
                     ids,
@@ -630,11 +335,11 @@ class Runner:
             async with gate:
                 if batch.pass_number > 0:
                     state = waiting[task_id]
-                    await self._retry_all_waiting(state)
+                    await self.loop.retry_all_waiting(state)
                     return state
-                state = await self._first_tries(by_id[task_id])
+                state = await self.loop.first_tries(by_id[task_id])
                 if self.schedule == "tasks":
-                    await self._retry_until_done(state)
+                    await self.loop.retry_until_done(state)
                 return state
 
         states = await asyncio.gather(*(one(task_id) for task_id in batch.task_ids))
@@ -644,10 +349,10 @@ class Runner:
         finals: list[TaskResult] = []
         for state in states:
             task_id = state.result.task_id
-            final = last_pass or not self._waiting(state)
+            final = last_pass or not self.loop.waiting(state)
             if final:
                 waiting.pop(task_id, None)
-                result = self._finish(state)
+                result = self.loop.finish(state)
                 finals.append(result)
             else:
                 waiting[task_id] = state

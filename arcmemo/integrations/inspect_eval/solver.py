@@ -1,5 +1,5 @@
 """The solver: arcmemo's loop for one sample (select, solve, verify, retry with feedback,
-grade) run by :class:`arcmemo.run.runner.Runner` on inspect's models."""
+grade) run by :class:`arcmemo.run.task_loop.TaskLoop` on inspect's models."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from arcmemo.core.roles import FALLBACK, MODEL_ROLES, SELECT, SOLVER
 from arcmemo.integrations.inspect_eval.context import EvalContext
 from arcmemo.integrations.inspect_eval.model import inspect_client
 from arcmemo.models.client import ModelClient
-from arcmemo.run.runner import Runner
 from arcmemo.run.session import role_clients
+from arcmemo.run.task_loop import TaskLoop
 
 # Where a sample's arcmemo result (records.TaskResult as JSON) is kept for the scorer and
 # for `inspect view`.
@@ -55,16 +55,15 @@ def arcmemo_solver(context: EvalContext) -> Solver:
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         task = context.tasks[str(state.sample_id)]
         clients = inspect_role_clients(context)
-        runner = Runner(
+        loop = TaskLoop(
             context.config,
             context.benchmark,
             clients[SOLVER],
-            rundir=context.rundir,
             selector=context.selector,
             memory=context.memory,
             selector_model=clients[SELECT],
         )
-        result = await runner.solve(task)
+        result = await loop.solve(task)
         await context.remember(task, result, clients)
         state.metadata[RESULT_KEY] = result.model_dump(mode="json")
         # The transcript holds every call; the conversation shows each attempt's last answer.

@@ -14,7 +14,7 @@ import pytest
 from arcmemo.benchmarks.aime import AimeBenchmark, AimeDataError, AimeProblem, load_problems
 from arcmemo.benchmarks.base import TaskSelectionError
 from arcmemo.core.records import Attempt, Step, TaskGrade, TaskResult
-from arcmemo.run.runner import judge_attempts
+from arcmemo.run.task_loop import judge_attempts
 
 PROBLEMS = Path(__file__).resolve().parents[2] / "fixtures" / "aime" / "problems.jsonl"
 

@@ -32,7 +32,7 @@ from arcmemo.benchmarks.arc.prompt import (
 )
 from arcmemo.benchmarks.base import TaskSelectionError
 from arcmemo.core.records import Attempt, CheckResult, Step, TaskGrade
-from arcmemo.run.runner import judge_attempts
+from arcmemo.run.task_loop import judge_attempts
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "arc"
 EVAL_DIR = FIXTURES / "eval"
