@@ -18,7 +18,8 @@ from types import ModuleType
 import pytest
 
 from arcmemo.benchmarks.aime import AimeBenchmark
-from arcmemo.models.client import ModelConfig, open_model
+from arcmemo.models.client import open_model
+from arcmemo.models.config import ModelConfig
 from arcmemo.run.config import RunConfig
 from arcmemo.run.directory.reader import RunDirectory
 from arcmemo.run.directory.records import RunDirError

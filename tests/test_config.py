@@ -10,8 +10,9 @@ import pytest
 from pydantic import ValidationError
 
 from arcmemo.core.registry import ComponentSpec
-from arcmemo.run.config import AUX, SOLVER, ModelRole, RunConfig
+from arcmemo.run.config import AUX, SOLVER, RunConfig
 from arcmemo.run.directory.writer import RunWriter
+from arcmemo.run.roles import ModelRole
 
 BEFORE_ROLES = Path(__file__).parent / "fixtures" / "config" / "before-roles.json"
 

@@ -16,7 +16,8 @@ from arcmemo.cli.main import cli
 from arcmemo.core.records import Attempt, Selection, Step, TaskResult
 from arcmemo.memory.schema import Concept, Memory
 from arcmemo.models.base import ProviderError, RetryDecision
-from arcmemo.models.client import ModelClient, ModelConfig
+from arcmemo.models.client import ModelClient
+from arcmemo.models.config import ModelConfig
 from arcmemo.models.scripted import ScriptedProvider
 from arcmemo.run.bootstrap import items_from_run
 from arcmemo.run.config import RunConfig

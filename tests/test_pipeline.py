@@ -23,7 +23,8 @@ from arcmemo.core.bulk import collector_pauses
 from arcmemo.core.records import TaskResult
 from arcmemo.memory.schema import Concept, Lesson, Memory, Solution
 from arcmemo.models.accounting import CallRecord
-from arcmemo.models.client import ModelClient, ModelConfig
+from arcmemo.models.client import ModelClient
+from arcmemo.models.config import ModelConfig
 from arcmemo.models.embedding import OpenAIEmbedder
 from arcmemo.models.scripted import ScriptedProvider
 from arcmemo.run.config import ResolvedRunConfig, RunConfig
@@ -668,7 +669,7 @@ def test_provider_statistics_of_solver_and_aux_models_are_merged(tmp_path: Path)
 def test_a_greedy_provider_samples_when_a_run_asks_for_several_attempts(tmp_path: Path) -> None:
     from arcmemo.models.registry import PROVIDERS
     from arcmemo.models.scripted import ScriptedProvider as Base
-    from arcmemo.run.config import DEFAULT_SAMPLING_TEMPERATURE
+    from arcmemo.run.seeds import DEFAULT_SAMPLING_TEMPERATURE
 
     class Greedy(Base):
         """Greedy unless given a temperature (a test provider)."""

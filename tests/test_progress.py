@@ -15,7 +15,8 @@ from arcmemo.core.progress import (
 from arcmemo.core.records import TaskResult
 from arcmemo.core.tokens import Usage
 from arcmemo.models.base import Completion, Message, RequestReport
-from arcmemo.models.client import ModelClient, ModelConfig
+from arcmemo.models.client import ModelClient
+from arcmemo.models.config import ModelConfig
 from arcmemo.models.scripted import ScriptedProvider
 
 

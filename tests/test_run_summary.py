@@ -18,7 +18,8 @@ from arcmemo.benchmarks.aime.metrics import AimeMetrics
 from arcmemo.benchmarks.arc.scoring import ArcMetrics, OracleCell
 from arcmemo.benchmarks.base import BENCHMARKS
 from arcmemo.memory.schema import Memory
-from arcmemo.models.client import ModelClient, ModelConfig
+from arcmemo.models.client import ModelClient
+from arcmemo.models.config import ModelConfig
 from arcmemo.models.scripted import ScriptedProvider
 from arcmemo.run.config import RunConfig
 from arcmemo.run.directory.reader import RunDirectory

@@ -15,7 +15,8 @@ from arcmemo.core.records import TaskResult
 from arcmemo.memory.schema import Memory
 from arcmemo.models.accounting import UsageSummary
 from arcmemo.models.base import Message
-from arcmemo.models.client import ModelClient, ModelConfig
+from arcmemo.models.client import ModelClient
+from arcmemo.models.config import ModelConfig
 from arcmemo.models.scripted import ScriptedProvider
 from arcmemo.run.config import RunConfig
 from arcmemo.run.directory.writer import RunWriter
@@ -276,7 +277,8 @@ def test_seed_reaches_the_providers_sampling_parameters(tmp_path: Path) -> None:
     import asyncio
 
     from arcmemo.models.base import Completion, GenerateParams, Provider
-    from arcmemo.models.client import ModelClient, ModelConfig
+    from arcmemo.models.client import ModelClient
+    from arcmemo.models.config import ModelConfig
     from arcmemo.run.config import RunConfig
     from arcmemo.run.pipeline import run_benchmark
 

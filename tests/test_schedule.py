@@ -35,7 +35,8 @@ from arcmemo.memory.seeds import load_seed
 from arcmemo.memory.store import dump_memory
 from arcmemo.models.base import Completion, GenerateParams
 from arcmemo.models.cache import ResponseCache
-from arcmemo.models.client import ModelClient, ModelConfig
+from arcmemo.models.client import ModelClient
+from arcmemo.models.config import ModelConfig
 from arcmemo.models.scripted import ScriptedProvider, count_tokens_roughly
 from arcmemo.run import continual
 from arcmemo.run.config import RunConfig

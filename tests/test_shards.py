@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 
 from arcmemo.analysis.shards import MergeError, merge_runs
-from arcmemo.models.client import ModelConfig
-from arcmemo.run.config import RunConfig, ShardSpec
+from arcmemo.models.config import ModelConfig
+from arcmemo.run.config import RunConfig
+from arcmemo.run.data_settings import ShardSpec
 from arcmemo.run.directory.reader import RunDirectory
 from arcmemo.run.pipeline import run_benchmark
 

@@ -11,7 +11,7 @@ import pytest
 
 from arcmemo.benchmarks.base import RunDefaults
 from arcmemo.core.spellings import RETIRED, renamed_fields
-from arcmemo.models.client import ModelConfig
+from arcmemo.models.config import ModelConfig
 from arcmemo.run.config import RunConfig
 from arcmemo.run.directory.reader import RunDirectory
 from arcmemo.run.directory.records import Batch

@@ -21,7 +21,8 @@ from arcmemo.cli.config_options import (
 )
 from arcmemo.core.registry import ComponentSpec, Registry
 from arcmemo.models.base import SamplingConfig
-from arcmemo.models.client import ModelClient, ModelConfig, open_model
+from arcmemo.models.client import ModelClient, open_model
+from arcmemo.models.config import ModelConfig
 
 
 def parse_model_args(values: tuple[str, ...]) -> dict[str, str]:

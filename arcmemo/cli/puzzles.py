@@ -101,7 +101,8 @@ def generate(
     from arcmemo.benchmarks.arc.puzzles.store import write_outcome
     from arcmemo.benchmarks.arc.puzzles.verify import PuzzleConfig
     from arcmemo.memory.schema import Memory
-    from arcmemo.models.client import ModelConfig, open_model
+    from arcmemo.models.client import open_model
+    from arcmemo.models.config import ModelConfig
     from arcmemo.sandbox import SANDBOXES
 
     console = Console(stderr=True)

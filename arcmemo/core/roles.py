@@ -1,7 +1,7 @@
 """The roles a run gives a model to, which role each falls back to, and which role answers
 each stage of a run.
 
-A run config holds one :class:`~arcmemo.run.config.ModelRole` per role (``roles``); a role
+A run config holds one :class:`~arcmemo.run.roles.ModelRole` per role (``roles``); a role
 without a model of its own calls the model of the role it falls back to
 (:data:`FALLBACK`), so one model may serve every role. Usage is counted per role
 (:func:`role_of`), in the live progress and in ``summary.json``. A new role is a name here,

@@ -17,7 +17,8 @@ from arcmemo.models.base import (
     RetryDecision,
 )
 from arcmemo.models.cache import ResponseCache
-from arcmemo.models.client import ModelClient, ModelConfig, open_model
+from arcmemo.models.client import ModelClient, open_model
+from arcmemo.models.config import ModelConfig
 from arcmemo.models.limiter import Limiter
 from arcmemo.models.prices import PriceTable
 from arcmemo.models.registry import (

@@ -22,8 +22,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, model_validator
-
 from arcmemo.core.files import append_lines
 from arcmemo.core.progress import (
     CallAccounted,
@@ -32,7 +30,6 @@ from arcmemo.core.progress import (
     RequestEnded,
     RequestStarted,
 )
-from arcmemo.core.spellings import MODEL_CONFIG_FIELDS, renamed_fields
 from arcmemo.core.tokens import Usage, estimate_tokens
 from arcmemo.models.accounting import CallRecord, StageUsage, UsageSummary
 from arcmemo.models.base import (
@@ -54,6 +51,7 @@ from arcmemo.models.batch import (
     BatchUnsupportedError,
 )
 from arcmemo.models.cache import ResponseCache, cache_keys
+from arcmemo.models.config import ModelConfig
 from arcmemo.models.context import PROMPT_TOO_LONG, PromptTooLongError, table_window
 from arcmemo.models.in_flight import mark_in_flight
 from arcmemo.models.limiter import Limiter
@@ -63,49 +61,6 @@ from arcmemo.models.registry import create_provider
 from arcmemo.models.retry import Breaker, ModelCallError, backoff_delay, next_delay
 
 Sleep = Callable[[float], Awaitable[None]]
-
-
-class ModelConfig(BaseModel):
-    """How a run talks to its models (limits, request retries, cache, prices)."""
-
-    concurrency: int = Field(default=16, ge=1, description="Requests in flight at once, run-wide.")
-    rpm: int | None = Field(
-        default=None, ge=1, description="Requests-per-minute ceiling; None = none."
-    )
-    tpm: int | None = Field(
-        default=None, ge=1, description="Tokens-per-minute ceiling; None = none."
-    )
-    request_retries: int = Field(
-        default=6, ge=0, description="Repeats of a failed request after its first try."
-    )
-    retry_budget_s: float = Field(
-        default=300, ge=0, description="Give up once retrying would run past this many seconds."
-    )
-    backoff_base_s: float = Field(default=1.0, ge=0, description="First backoff ceiling (doubles).")
-    backoff_max_s: float = Field(default=60.0, ge=0, description="Largest backoff ceiling.")
-    timeout_s: float = Field(default=600, gt=0, description="Per-request timeout (then retried).")
-    cache: bool = Field(
-        default=True, description="Read the response cache (--no-cache sets False)."
-    )
-    cache_write: bool = Field(
-        default=True, description="Write the response cache; with cache=False too, none is opened."
-    )
-    cache_dir: Path | None = Field(
-        default=None, description="Cache folder; None = ARCMEMO_CACHE_DIR."
-    )
-    prices_path: Path | None = Field(
-        default=None, description="Price override file; None = ARCMEMO_PRICES."
-    )
-    cache_namespace: str = Field(
-        default="",
-        description="Part of every cache key: runs in different namespaces (replicates of an "
-        "experiment) never share cached answers; the same namespace replays them.",
-    )
-
-    @model_validator(mode="before")
-    @classmethod
-    def _current_spellings(cls, values: Any) -> Any:
-        return renamed_fields(values, MODEL_CONFIG_FIELDS)
 
 
 def prompt_tokens(messages: list[Message]) -> int:

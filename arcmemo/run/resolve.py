@@ -9,16 +9,11 @@ from pathlib import Path
 from arcmemo.abstraction.base import ABSTRACTORS
 from arcmemo.benchmarks.base import BENCHMARKS
 from arcmemo.core.prompting import PromptOverlayError, check_overlay, templates_fingerprint
+from arcmemo.core.roles import SOLVER
+from arcmemo.models.base import SamplingConfig
 from arcmemo.models.registry import PROVIDERS, parse_spec
-from arcmemo.run.config import (
-    DEFAULT_SAMPLING_TEMPERATURE,
-    SOLVER,
-    ResolvedRunConfig,
-    RunConfig,
-    SamplingConfig,
-    replicate_namespace,
-    resolved_type,
-)
+from arcmemo.run.config import ResolvedRunConfig, RunConfig, resolved_type
+from arcmemo.run.seeds import DEFAULT_SAMPLING_TEMPERATURE, replicate_namespace
 from arcmemo.sandbox import SANDBOXES
 from arcmemo.selection.base import SELECTORS
 from arcmemo.signals.base import WRITE_SIGNALS

@@ -21,7 +21,8 @@ from arcmemo.models.batch import BatchSettings
 from arcmemo.models.client import ModelClient, open_model
 from arcmemo.models.limiter import Limiter
 from arcmemo.models.registry import check_provider_options
-from arcmemo.run.config import DataProvenance, ResolvedRunConfig, RunConfig
+from arcmemo.run.config import ResolvedRunConfig, RunConfig
+from arcmemo.run.data_settings import DataProvenance
 from arcmemo.run.directory.reader import RunDirectory
 from arcmemo.run.directory.records import RunDirError
 from arcmemo.run.directory.writer import RunWriter

@@ -21,7 +21,8 @@ import pytest
 
 from arcmemo.models import GenerateParams, Message
 from arcmemo.models.base import ProviderError
-from arcmemo.models.client import ModelClient, ModelConfig
+from arcmemo.models.client import ModelClient
+from arcmemo.models.config import ModelConfig
 from arcmemo.models.local_server import (
     KNOWN_MODELS,
     LlamaServer,

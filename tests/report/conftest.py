@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from arcmemo.memory.seeds import load_seed
-from arcmemo.models.client import ModelClient, ModelConfig
+from arcmemo.models.client import ModelClient
+from arcmemo.models.config import ModelConfig
 from arcmemo.models.scripted import ScriptedProvider
 from arcmemo.run.config import RunConfig
 from arcmemo.run.pipeline import run_benchmark

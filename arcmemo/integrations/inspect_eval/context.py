@@ -14,8 +14,9 @@ from arcmemo.core.records import TaskResult
 from arcmemo.core.roles import ABSTRACT, AUX
 from arcmemo.memory.schema import Memory
 from arcmemo.models.client import ModelClient
-from arcmemo.run.config import DataProvenance, ResolvedRunConfig, RunConfig
+from arcmemo.run.config import ResolvedRunConfig, RunConfig
 from arcmemo.run.continual import ContinualUpdater
+from arcmemo.run.data_settings import DataProvenance
 from arcmemo.run.directory.records import Batch
 from arcmemo.run.directory.writer import RunWriter
 from arcmemo.run.resolve import resolve_config

@@ -18,7 +18,8 @@ from inspect_ai.model import (
 from arcmemo.core.registry import NoOptions
 from arcmemo.core.tokens import Usage
 from arcmemo.models.base import Completion, GenerateParams, Message, Provider, ProviderError
-from arcmemo.models.client import ModelClient, ModelConfig
+from arcmemo.models.client import ModelClient
+from arcmemo.models.config import ModelConfig
 from arcmemo.models.registry import register_provider
 
 
