@@ -25,13 +25,8 @@ from arcmemo.run.config import RunConfig
 from arcmemo.run.directory.reader import RunDirectory
 from arcmemo.run.directory.records import RUNDIR_FORMAT, ConfigFile, RunDirError
 from arcmemo.run.pipeline import run_benchmark
-from arcmemo.run.summary import (
-    SUMMARY_FORMAT,
-    SummaryError,
-    load_summary,
-    parse_summary,
-    summarize_directory,
-)
+from arcmemo.run.summary import summarize_directory
+from arcmemo.run.summary_file import SUMMARY_FORMAT, SummaryError, load_summary, parse_summary
 from tests.report.conftest import AIME_SCRIPT, ARC_TASKS
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

@@ -205,7 +205,7 @@ def test_a_corrupt_line_in_the_middle_is_an_error_naming_the_line(tmp_path: Path
 
 
 def test_summary_is_written_as_json(tmp_path: Path) -> None:
-    from arcmemo.run.summary import SUMMARY_FORMAT, RunSummary
+    from arcmemo.run.summary_file import SUMMARY_FORMAT, RunSummary
 
     rundir = RunWriter(tmp_path)
     summary = RunSummary(benchmark="aime", model="m", n_tasks=1, memory=str(tmp_path))

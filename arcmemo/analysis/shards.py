@@ -25,7 +25,8 @@ from arcmemo.run.config import RunConfig, result_values
 from arcmemo.run.directory.reader import RunDirectory
 from arcmemo.run.directory.records import RunDirError
 from arcmemo.run.directory.writer import RunWriter
-from arcmemo.run.summary import build_summary, load_summary
+from arcmemo.run.summary import build_summary
+from arcmemo.run.summary_file import load_summary
 
 # Besides result_values: what decides the task list the shards were cut from.
 _TASK_LIST_FIELDS = ("tasks", "limit")

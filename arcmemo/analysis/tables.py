@@ -36,7 +36,8 @@ from arcmemo.core.records import TaskResult
 from arcmemo.core.stats import PairedComparison, mean_std, paired_comparison
 from arcmemo.run.config import RunConfig, result_values
 from arcmemo.run.directory.reader import RunDirectory
-from arcmemo.run.summary import load_summary, summarize_directory
+from arcmemo.run.summary import summarize_directory
+from arcmemo.run.summary_file import load_summary
 
 Format = Literal["md", "csv", "latex"]
 FORMATS: tuple[Format, ...] = ("md", "csv", "latex")

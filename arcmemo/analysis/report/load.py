@@ -23,7 +23,8 @@ from arcmemo.models.accounting import CallRecord
 from arcmemo.run.config import RunConfig
 from arcmemo.run.directory.reader import RunDirectory
 from arcmemo.run.directory.records import RunDirError
-from arcmemo.run.summary import SummaryError, load_summary, summarize_directory
+from arcmemo.run.summary import summarize_directory
+from arcmemo.run.summary_file import SummaryError, load_summary
 
 
 class ReportError(ValueError):

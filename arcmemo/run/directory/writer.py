@@ -271,7 +271,7 @@ class RunWriter(RunDirectory):
         atomic_write_text(self.task_order_path, json.dumps(ids, indent=1) + "\n")
 
     def write_summary(self, summary: BaseModel) -> None:
-        """``summary.json``: a :class:`arcmemo.run.summary.RunSummary`."""
+        """``summary.json``: a :class:`arcmemo.run.summary_file.RunSummary`."""
         atomic_write_text(self.summary_path, summary.model_dump_json(indent=2) + "\n")
 
     def write_estimate(self, estimate: dict[str, Any]) -> Path:
