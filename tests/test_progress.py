@@ -55,13 +55,13 @@ def test_a_resumed_run_counts_the_tasks_solved_before_it() -> None:
 
 def test_a_view_of_a_client_reports_its_calls_where_it_is_told() -> None:
     """The aux role is a view (with_defaults) of a client the run never sees itself."""
+    recorder = Recorder()
     owner = ModelClient(
         ScriptedProvider.from_script(["an answer"], model="aux"),
         config=ModelConfig(cache=False, cache_write=False),
+        progress=recorder,
     )
     view = owner.with_defaults(owner.defaults)
-    recorder = Recorder()
-    view.progress = recorder
 
     async def call() -> None:
         await view.generate([Message(role="user", content="choose")], stage="select")
@@ -73,9 +73,8 @@ def test_a_view_of_a_client_reports_its_calls_where_it_is_told() -> None:
 
 
 def test_batch_answered_calls_show_their_tokens() -> None:
-    client = ModelClient(ScriptedProvider.from_script([], model="x"))
     recorder = Recorder()
-    client.progress = recorder
+    client = ModelClient(ScriptedProvider.from_script([], model="x"), progress=recorder)
     answered = Completion(text="x", usage=Usage(prompt_tokens=70, completion_tokens=30))
     batch_request = RequestReport(positions=[0], usage=answered.usage)
     client._account(

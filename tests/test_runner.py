@@ -15,6 +15,7 @@ from arcmemo.core.records import TaskResult
 from arcmemo.memory.schema import Memory
 from arcmemo.models.accounting import UsageSummary
 from arcmemo.models.base import Message
+from arcmemo.models.cache import ResponseCache
 from arcmemo.models.client import ModelClient
 from arcmemo.models.config import ModelConfig
 from arcmemo.models.scripted import ScriptedProvider
@@ -57,7 +58,9 @@ class Recorder:
         return self.answer(text)
 
 
-def make_runner(out: Path, benchmark: Any, script: Any, **changes: Any) -> Runner:
+def make_runner(
+    out: Path, benchmark: Any, script: Any, cache: ResponseCache | None = None, **changes: Any
+) -> Runner:
     fields: dict[str, Any] = {
         "benchmark": benchmark.name,
         "data": "fixtures",
@@ -70,6 +73,7 @@ def make_runner(out: Path, benchmark: Any, script: Any, **changes: Any) -> Runne
     client = ModelClient(
         ScriptedProvider.from_script(script),
         config=ModelConfig(),
+        cache=cache,
         call_log_path=out / "calls.jsonl",
     )
     return Runner(
@@ -314,8 +318,6 @@ def test_identical_retry_prompts_of_two_attempts_get_independent_answers(
 ) -> None:
     from itertools import count
 
-    from arcmemo.models.cache import ResponseCache
-
     numbers = count()
 
     def answer(text: str) -> str:
@@ -324,8 +326,8 @@ def test_identical_retry_prompts_of_two_attempts_get_independent_answers(
         return f"```python\n# retry {next(numbers)}\ndef transform(grid):\n    return grid\n```"
 
     def retries_of(out: Path) -> list[str]:
-        runner = make_runner(out, arc, Recorder(answer), feedback_rounds=1)
-        runner.loop.model.cache = ResponseCache(tmp_path / "cache")
+        cache = ResponseCache(tmp_path / "cache")
+        runner = make_runner(out, arc, Recorder(answer), cache, feedback_rounds=1)
         (result,) = run(runner, [tasks["00576224"]])
         return sorted(a.steps[1].completion for a in result.attempts)
 

@@ -69,7 +69,7 @@ def open_cli_model(options: dict[str, Any], call_log_path: Any = None) -> ModelC
     if isinstance(base_url, (tuple, list)):  # repeated --base-url: replicas
         base_url = ",".join(base_url) or None
     concurrency = options["concurrency"]
-    client = open_model(
+    return open_model(
         options["model"],
         base_url=base_url,
         model_args=parse_model_args(options["model_args"]),
@@ -78,11 +78,10 @@ def open_cli_model(options: dict[str, Any], call_log_path: Any = None) -> ModelC
             cache=not options["no_cache"],
         ),
         call_log_path=call_log_path,
+        defaults=SamplingConfig(
+            temperature=options["temperature"], max_tokens=options["max_tokens"]
+        ),
     )
-    client.defaults = SamplingConfig(
-        temperature=options["temperature"], max_tokens=options["max_tokens"]
-    )
-    return client
 
 
 class RegistryHelpCommand(click.Command):

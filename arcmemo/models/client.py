@@ -133,6 +133,9 @@ class ModelClient:
         sleep: Sleep = asyncio.sleep,
         clock: Callable[[], float] = time.monotonic,
         rng: random.Random | None = None,
+        defaults: SamplingConfig | None = None,
+        progress: ProgressSink | None = None,
+        in_flight_dir: Path | None = None,
     ) -> None:
         self.provider = provider
         self.config = config or ModelConfig()
@@ -154,15 +157,16 @@ class ModelClient:
         self._answered = False
         self._breaker = Breaker()
         # Sampling used where a call leaves a parameter unset (a role's settings).
-        self.defaults = SamplingConfig()
+        self.defaults = defaults or SamplingConfig()
         self._owner: ModelClient | None = None
         # Added to every call's sample indices (a view for one prompt variant: with_samples).
         self.sample_offset = 0
-        # Where requests and accounted calls are reported (the run's progress display).
-        self.progress: ProgressSink | None = None
+        # Where requests and accounted calls are reported (the run's progress display; a
+        # view reports where its client does).
+        self.progress = progress
         # Where each provider request in flight leaves a marker file (a run's in_flight/):
         # one left behind names a request a kill or an interrupt cut off, perhaps paid.
-        self.in_flight_dir: Path | None = None
+        self.in_flight_dir = in_flight_dir
         # Batch mode (enable_batch): cache misses go out as provider batches.
         self._batcher: Batcher | None = None
         # The model's context window, found once (context_window()).
@@ -235,6 +239,14 @@ class ModelClient:
             return self
         view = copy.copy(self)
         view.sample_offset = self.sample_offset + offset
+        view._owner = self
+        return view
+
+    def reporting_to(self, progress: ProgressSink, in_flight_dir: Path | None) -> ModelClient:
+        """A view of this client that reports its requests and calls to ``progress`` and
+        marks its requests in flight in ``in_flight_dir`` (a client given to a run)."""
+        view = copy.copy(self)
+        view.progress, view.in_flight_dir = progress, in_flight_dir
         view._owner = self
         return view
 
@@ -608,19 +620,17 @@ class ModelClient:
             await self._sleep(delay)
 
     def _emit(self, event: ProgressEvent) -> None:
-        # A view reports where it was told to, else through the client it was made from
-        # (the aux role is a view of its own client, which the run never sees).
-        sink = self.progress or (self._owner.progress if self._owner is not None else None)
-        if sink is not None:
-            sink.emit(event)
+        if self.progress is not None:
+            self.progress.emit(event)
 
     @contextlib.asynccontextmanager
     async def _in_flight(self, stage: str, task_id: str | None) -> AsyncIterator[None]:
         self._emit(RequestStarted(stage=stage, task_id=task_id))
-        folder = self.in_flight_dir or (self._owner.in_flight_dir if self._owner else None)
         marker = None
-        if folder is not None:
-            marker = mark_in_flight(folder, stage=stage, task_id=task_id, model=self.spec)
+        if self.in_flight_dir is not None:
+            marker = mark_in_flight(
+                self.in_flight_dir, stage=stage, task_id=task_id, model=self.spec
+            )
         cut_off = True
         try:
             yield
@@ -763,10 +773,15 @@ def open_model(
     config: ModelConfig | None = None,
     call_log_path: Path | None = None,
     limiter: Limiter | None = None,
+    defaults: SamplingConfig | None = None,
+    progress: ProgressSink | None = None,
+    in_flight_dir: Path | None = None,
 ) -> ModelClient:
     """Create the provider for ``spec`` and wrap it in a :class:`ModelClient`.
 
-    Pass the same ``limiter`` to every client of a run so they share one budget.
+    Pass the same ``limiter`` to every client of a run so they share one budget; a run's
+    clients report to its ``progress`` and mark their requests in flight in its
+    ``in_flight_dir``.
     """
     config = config or ModelConfig()
     provider = create_provider(spec, base_url=base_url, **(model_args or {}))
@@ -779,4 +794,7 @@ def open_model(
         cache=cache,
         limiter=limiter,
         call_log_path=call_log_path,
+        defaults=defaults,
+        progress=progress,
+        in_flight_dir=in_flight_dir,
     )

@@ -75,8 +75,15 @@ async def run_benchmark(
     progress = progress or ProgressSink()
     # Everything that can fail on user input (tasks, memory, keys) fails while the session
     # opens, before the run directory is claimed, so a corrected command can reuse --out.
-    clients = {name: c for name, c in ((SOLVER, solver), (AUX, aux)) if c is not None}
-    async with open_session(resolved, rundir, clients={**clients, **(models or {})}) as session:
+    given = {name: c for name, c in ((SOLVER, solver), (AUX, aux)) if c is not None}
+    # A client the caller gives is used through a view that reports to this run (one view
+    # per client, so that a client given for two roles stays one).
+    views: dict[int, ModelClient] = {}
+    clients = {
+        name: views.setdefault(id(c), c.reporting_to(progress, rundir.in_flight_dir))
+        for name, c in {**given, **(models or {})}.items()
+    }
+    async with open_session(resolved, rundir, clients=clients, progress=progress) as session:
         assert session.solver is not None and session.aux is not None
         # A batched run (Runner.batched) has its directory to itself; other runs share it
         # with processes that claim tasks.
@@ -91,9 +98,6 @@ async def run_benchmark(
                 await enable_batch_mode(session.clients(), rundir, settings)
             resolved = rundir.start(session.config, force=force_resume)
             rundir.collect_cut_off_calls()
-            for client in session.clients():
-                client.progress = progress
-                client.in_flight_dir = rundir.in_flight_dir
             updater = None
             if session.online and session.memory is not None:
                 updater = ContinualUpdater(

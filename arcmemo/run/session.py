@@ -14,6 +14,7 @@ from typing import Any
 from arcmemo.benchmarks.base import BENCHMARKS, Benchmark, SharedSandbox, tasks_sha256
 from arcmemo.core.bulk import lasting
 from arcmemo.core.files import LockHeldError, held_lock
+from arcmemo.core.progress import ProgressSink
 from arcmemo.core.prompting import prompt_overlay
 from arcmemo.core.roles import AUX, FALLBACK, MODEL_ROLES, SOLVER
 from arcmemo.memory.schema import Memory
@@ -70,6 +71,7 @@ async def open_session(
     *,
     models: bool = True,
     clients: Mapping[str, ModelClient] | None = None,
+    progress: ProgressSink | None = None,
 ) -> AsyncIterator[RunSession]:
     """Open what ``config`` runs on, and close it all afterwards.
 
@@ -98,7 +100,7 @@ async def open_session(
             if models:
                 if benchmark.uses_sandbox:
                     benchmark.sandbox.get()
-                opened = {} if SOLVER in given else open_models(config, rundir)
+                opened = {} if SOLVER in given else open_models(config, rundir, progress)
                 owned.extend(opened.values())
                 session.models = role_clients(config, opened, given)
             yield session
@@ -185,11 +187,14 @@ def memory_access(config: RunConfig) -> Iterator[None]:
         yield
 
 
-def open_models(config: RunConfig, rundir: RunDirectory) -> dict[str, ModelClient]:
+def open_models(
+    config: RunConfig, rundir: RunDirectory, progress: ProgressSink | None = None
+) -> dict[str, ModelClient]:
     """A client for each role that names a model of its own (the solver always does).
 
     Each is built from its own spec, endpoint and options, so a key only ever goes to its
-    own provider's host; they share the run's limits and call log.
+    own provider's host; they share the run's limits, call log, progress display and
+    folder of requests in flight.
     """
     limiter = Limiter(config.models.concurrency, rpm=config.models.rpm, tpm=config.models.tpm)
 
@@ -202,6 +207,8 @@ def open_models(config: RunConfig, rundir: RunDirectory) -> dict[str, ModelClien
             config=config.models,
             call_log_path=rundir.calls_path,
             limiter=limiter,
+            progress=progress,
+            in_flight_dir=rundir.in_flight_dir,
         )
 
     return {
