@@ -10,10 +10,13 @@ call; they read the same way (a line without ``call_id`` is a call of its own).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from arcmemo.core.files import append_lines
 from arcmemo.core.tokens import Usage
 
 
@@ -201,3 +204,18 @@ def usage_from_records(records: Iterable[CallRecord]) -> UsageSummary:
 def add_cost(left: float | None, right: float | None) -> float | None:
     """The sum of two costs; unknown (None) when either is."""
     return None if left is None or right is None else left + right
+
+
+class CallLog:
+    """``calls.jsonl``: the call records of a client, appended one line per request."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+
+    def append(self, records: list[CallRecord]) -> None:
+        with self._lock:
+            # Not fsynced: that would put a disk flush on every model call.
+            append_lines(
+                self.path, [record.model_dump_json() + "\n" for record in records], durable=False
+            )

@@ -14,7 +14,6 @@ import contextlib
 import copy
 import functools
 import random
-import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -22,7 +21,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from arcmemo.core.files import append_lines
 from arcmemo.core.progress import (
     CallAccounted,
     ProgressEvent,
@@ -31,7 +29,7 @@ from arcmemo.core.progress import (
     RequestStarted,
 )
 from arcmemo.core.tokens import Usage, estimate_tokens
-from arcmemo.models.accounting import CallRecord, StageUsage, UsageSummary
+from arcmemo.models.accounting import CallLog, CallRecord, StageUsage, UsageSummary
 from arcmemo.models.base import (
     Completion,
     GenerateParams,
@@ -52,7 +50,7 @@ from arcmemo.models.batch import (
 )
 from arcmemo.models.cache import ResponseCache, cache_keys
 from arcmemo.models.config import ModelConfig
-from arcmemo.models.context import PROMPT_TOO_LONG, PromptTooLongError, table_window
+from arcmemo.models.context import PROMPT_TOO_LONG, PromptTooLongError, WindowProbe
 from arcmemo.models.in_flight import mark_in_flight
 from arcmemo.models.limiter import Limiter
 from arcmemo.models.prices import PriceTable
@@ -147,12 +145,12 @@ class ModelClient:
             self.config.concurrency, rpm=self.config.rpm, tpm=self.config.tpm
         )
         self.prices = prices or PriceTable.load(self.config.prices_path)
-        self.call_log_path = call_log_path
+        # calls.jsonl: one line per request (shared by the clients of a run and their views).
+        self._call_log = CallLog(call_log_path) if call_log_path is not None else None
         self._sleep = sleep
         self._clock = clock
         self._rng = rng or random.Random()
         self._usage = UsageSummary(models=[provider.spec])
-        self._log_lock = threading.Lock()
         # Circuit breaker: fatal-looking failures counted until the first answer arrives.
         self._answered = False
         self._breaker = Breaker()
@@ -170,9 +168,7 @@ class ModelClient:
         # Batch mode (enable_batch): cache misses go out as provider batches.
         self._batcher: Batcher | None = None
         # The model's context window, found once (context_window()).
-        self._window: int | None = None
-        self._window_found = False
-        self._window_lock = asyncio.Lock()
+        self._window = WindowProbe(provider, provider.spec)
 
     @property
     def batcher(self) -> Batcher | None:
@@ -202,19 +198,7 @@ class ModelClient:
         """The model's context window in tokens: ``--model-arg context_window=N``, else what
         its server reports, else the packaged table (:mod:`arcmemo.models.context`); None
         when nothing says. The server is asked once per client."""
-        if self._owner is not None:
-            return await self._owner.context_window()
-        async with self._window_lock:
-            if not self._window_found:
-                window = self.provider.context_window
-                if window is None:
-                    try:
-                        window = await self.provider.server_context_window()
-                    except Exception:
-                        window = None
-                self._window = window if window is not None else table_window(self.spec)
-                self._window_found = True
-        return self._window
+        return await self._window.find()
 
     async def check_batch(self) -> None:
         """Fail at once (BatchUnsupportedError) when the endpoint has no batch API."""
@@ -574,7 +558,7 @@ class ModelClient:
                             redact(str(provider_error)),
                             stage=stage,
                             task_id=task_id,
-                            context_window=self._window,
+                            context_window=self._window.known,
                             attempts=attempt,
                         ) from provider_error
                     failure = provider_error
@@ -720,8 +704,8 @@ class ModelClient:
                 )
             )
         self._usage.add(records)
-        if self.call_log_path is not None:
-            self._log(records)
+        if self._call_log is not None:
+            self._call_log.append(records)
         usage = StageUsage.of_call(records)
         self._emit(
             CallAccounted(
@@ -739,16 +723,6 @@ class ModelClient:
             return 0.0
         reported = [c.cost_usd for c in fresh if c.cost_usd is not None]
         return sum(reported) if reported else self.prices.cost_usd(self.spec, tokens)
-
-    def _log(self, records: list[CallRecord]) -> None:
-        assert self.call_log_path is not None
-        with self._log_lock:
-            # Not fsynced: that would put a disk flush on every model call.
-            append_lines(
-                self.call_log_path,
-                [record.model_dump_json() + "\n" for record in records],
-                durable=False,
-            )
 
     def usage_summary(self) -> UsageSummary:
         """Totals and per-stage usage so far (the sums of this client's call records)."""

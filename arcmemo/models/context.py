@@ -12,14 +12,18 @@ outcome by :func:`is_context_overflow`, for when the estimate was wrong.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arcmemo.core.registry import RegistryError
 from arcmemo.models.retry import ModelCallError
+
+if TYPE_CHECKING:
+    from arcmemo.models.base import Provider
 
 DEFAULT_WINDOWS_PATH = Path(__file__).with_name("context_windows.json")
 PROMPT_TOO_LONG = "prompt_too_long"
@@ -142,3 +146,30 @@ def window_from_models(data: Any, model: str) -> int | None:
 
 def _positive(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+class WindowProbe:
+    """A model's context window, found once and shared by a client and its views:
+    ``--model-arg context_window=N``, else what its server reports, else the packaged table;
+    None when nothing says."""
+
+    def __init__(self, provider: Provider, spec: str) -> None:
+        self._provider = provider
+        self._spec = spec
+        self.known: int | None = None
+        self._found = False
+        self._lock = asyncio.Lock()
+
+    async def find(self) -> int | None:
+        """The window (the server is asked once)."""
+        async with self._lock:
+            if not self._found:
+                window = self._provider.context_window
+                if window is None:
+                    try:
+                        window = await self._provider.server_context_window()
+                    except Exception:
+                        window = None
+                self.known = window if window is not None else table_window(self._spec)
+                self._found = True
+        return self.known
