@@ -24,7 +24,7 @@ from arcmemo.memory.schema import Memory
 from arcmemo.memory.seeds import load_seed
 from arcmemo.models import ModelClient, ScriptedProvider
 from arcmemo.run.config import RunConfig
-from arcmemo.run.directory import RunDirectory
+from arcmemo.run.directory.reader import RunDirectory
 from arcmemo.run.pipeline import run_benchmark
 
 # ARC-AGI-1 training tasks: a left-right mirror, then an upside-down one.

@@ -85,7 +85,7 @@ def _run_programs(
     ``hindsight`` the hindsight programs of its other tasks (:mod:`arcmemo.library.hindsight`)
     with their hindsight tasks' pairs; and how many tasks had no verified program."""
     from arcmemo.library.hindsight import hindsight_id, hindsight_pairs
-    from arcmemo.run.directory import RunDirectory
+    from arcmemo.run.directory.reader import RunDirectory
 
     rundir = RunDirectory(run_dir)
     config = rundir.require_config()

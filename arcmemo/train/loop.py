@@ -32,7 +32,7 @@ from arcmemo.memory.schema import Memory
 from arcmemo.memory.store import dump_memory, load_memory
 from arcmemo.models.client import ModelClient
 from arcmemo.run.config import RunConfig
-from arcmemo.run.directory import RunDirectory
+from arcmemo.run.directory.reader import RunDirectory
 from arcmemo.run.estimate import RunEstimate
 from arcmemo.run.pipeline import dry_run, run_benchmark
 from arcmemo.train.record import (

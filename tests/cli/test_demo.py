@@ -15,7 +15,7 @@ import pytest
 from arcmemo.cli.demo import model as demo_model
 from arcmemo.core.records import TaskResult
 from arcmemo.memory.schema import Memory
-from arcmemo.run.directory import RunDirectory
+from arcmemo.run.directory.reader import RunDirectory
 
 WRITER, USER = "00576224", "0c786b71"
 

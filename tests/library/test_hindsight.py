@@ -21,7 +21,7 @@ from arcmemo.memory.store import load_memory
 from arcmemo.models.client import ModelClient
 from arcmemo.models.scripted import ScriptedProvider
 from arcmemo.run.config import RunConfig
-from arcmemo.run.directory import RunDirectory
+from arcmemo.run.directory.reader import RunDirectory
 from arcmemo.run.pipeline import run_benchmark
 
 TASK = "66e6c45b"
