@@ -10,6 +10,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 # Longer digit strings are no AIME answer (and Python refuses int() past 4,300 digits).
 _MAX_DIGITS = 18
+# An answer text longer than this is read as no integer: no written integer is, and the
+# repeated unwrapping of nested \text{...} would be quadratic in it.
+MAX_ANSWER_CHARS = 1_000
 MIN_ANSWER = 0
 MAX_ANSWER = 999
 
@@ -29,6 +32,7 @@ class ExtractedAnswer(BaseModel):
 
 
 _BOXED = re.compile(r"\\(?:boxed|fbox)(?![A-Za-z])\s*")
+_BRACE = re.compile(r"[{}]")
 _BARE_BOXED_ARGUMENT = re.compile(r"[+-]?\d[\d,]*")
 # "final answer" may be followed directly by the number (e.g. a heading); a bare "answer" needs
 # "is", ":" or "=" so that prose such as "answer 3 questions" is not taken as an answer.
@@ -36,9 +40,10 @@ _PHRASE = re.compile(
     r"(?:\bfinal\s+answer\b[\s*_#:]*(?:is\b|=)?|\banswer\b[\s*_]*(?:is\b|:|=))[\s*_:$]*",
     re.IGNORECASE,
 )
-_PHRASE_TOKEN = re.compile(r"[^\s$*]+")
+# What ends the token after a phrase.
+_TOKEN_END = re.compile(r"[\s$*]")
 # Sentence punctuation after the answer, but not the ")" of a "\)" math delimiter.
-_TRAILING_PUNCTUATION = re.compile(r"(?:(?<!\\)[.,;:!?)])+$")
+_PUNCTUATION = ".,;:!?)"
 _TEXT_COMMANDS = re.compile(
     r"\\(?:text|textbf|textrm|textit|textnormal|mathrm|mathbf|mathit|mbox|boldsymbol|"
     r"operatorname|boxed|fbox)\s*\{([^{}]*)\}"
@@ -79,8 +84,10 @@ def normalize_answer(raw: str) -> int | None:
     """Turn an extracted answer string into an integer 0..999, or None.
 
     :func:`parse_integer` followed by the AIME range check (negative numbers and values above
-    999 give None).
+    999 give None); so does a text longer than :data:`MAX_ANSWER_CHARS`.
     """
+    if len(raw) > MAX_ANSWER_CHARS:
+        return None
     value = parse_integer(raw)
     return value if value is not None and MIN_ANSWER <= value <= MAX_ANSWER else None
 
@@ -118,10 +125,14 @@ def parse_integer(raw: str) -> int | None:
 
 def _last_boxed(text: str) -> str | None:
     found: str | None = None
+    closers: dict[int, int] | None = None
     for match in _BOXED.finditer(text):
         start = match.end()
         if start < len(text) and text[start] == "{":
-            content = _braced_content(text, start)
+            if closers is None:
+                closers = _matching_braces(text)
+            close = closers.get(start)
+            content = text[start + 1 : close] if close is not None else None
         else:
             bare = _BARE_BOXED_ARGUMENT.match(text, start)
             content = bare.group(0) if bare else None
@@ -130,27 +141,45 @@ def _last_boxed(text: str) -> str | None:
     return found
 
 
-def _braced_content(text: str, open_at: int) -> str | None:
-    """Content of the brace group opening at ``open_at``; None when it never closes."""
-    depth = 0
-    for index in range(open_at, len(text)):
-        char = text[index]
-        if char == "{" and text[index - 1] != "\\":
-            depth += 1
-        elif char == "}" and text[index - 1] != "\\":
-            depth -= 1
-            if depth == 0:
-                return text[open_at + 1 : index]
-    return None
+def _matching_braces(text: str) -> dict[int, int]:
+    """Where each brace group of ``text`` closes: opening index -> closing index, for every
+    group that closes (a brace after a backslash is no brace). One pass with a stack, so
+    that an answer of many unclosed ``\\boxed{`` is not rescanned once per box."""
+    closers: dict[int, int] = {}
+    stack: list[int] = []
+    for match in _BRACE.finditer(text):
+        index = match.start()
+        if index > 0 and text[index - 1] == "\\":
+            continue
+        if match.group(0) == "{":
+            stack.append(index)
+        elif stack:
+            closers[stack.pop()] = index
+    return closers
 
 
 def _last_phrase(text: str) -> str | None:
     found: str | None = None
+    token_end = -1  # the first token end at or after the last phrase read
     for match in _PHRASE.finditer(text):
-        token = _PHRASE_TOKEN.match(text, match.end())
-        if token is None:
-            continue
-        candidate = _TRAILING_PUNCTUATION.sub("", token.group(0))
+        start = match.end()
+        if token_end < start:
+            # Phrases come in order, so each stretch of text is searched once (searched
+            # anew per phrase, "answer:answer:..." would read to the end every time).
+            end = _TOKEN_END.search(text, start)
+            token_end = end.start() if end else len(text)
+        if token_end == start or token_end - start > MAX_ANSWER_CHARS:
+            continue  # no token, or a run of non-space too long to be an answer
+        candidate = _without_trailing_punctuation(text[start:token_end])
         if any(char.isdigit() for char in candidate):
             found = candidate
     return found
+
+
+def _without_trailing_punctuation(token: str) -> str:
+    """``token`` less the sentence punctuation that ends it (read from the end: a regular
+    expression anchored at the end retries every start of a run of punctuation)."""
+    end = len(token)
+    while end > 0 and token[end - 1] in _PUNCTUATION and (end < 2 or token[end - 2] != "\\"):
+        end -= 1
+    return token[:end]

@@ -23,10 +23,12 @@ from arcmemo.benchmarks.arc.data import ArcTask
 from arcmemo.benchmarks.arc.grids import Grid
 from arcmemo.benchmarks.base import NO_CUTS, PromptCuts
 from arcmemo.core.records import Step
-from arcmemo.models.structured import PYTHON_LANGUAGES, fenced_blocks
-
-# Every closed fenced block, whatever its language (what a bare-code search must skip).
-_FENCE_SPANS = re.compile(r"```[^\n]*\n.*?```", re.DOTALL)
+from arcmemo.models.structured import (
+    PYTHON_LANGUAGES,
+    fence_language,
+    fenced_blocks,
+    fenced_spans,
+)
 
 GridFormat = Literal["numpy", "digits", "spaces"]
 GRID_FORMATS: tuple[GridFormat, ...] = ("numpy", "digits", "spaces")
@@ -51,7 +53,6 @@ def shape(grid: Grid) -> str:
 
 _DEFINES_TRANSFORM = re.compile(r"^\s*def\s+transform\s*\(", re.MULTILINE)
 _BARE_TRANSFORM = re.compile(r"^def\s+transform\s*\(")
-_OPENING_FENCE = re.compile(r"^```[ \t]*([\w+-]*)[^\n]*\n", re.MULTILINE)
 # Lines at the margin that belong to a module rather than to prose.
 _CODE_AT_MARGIN = re.compile(r"^(def |class |import |from \S+ import |@|#)")
 
@@ -88,15 +89,38 @@ def find_program(text: str) -> FoundProgram | None:
     for body in reversed(fenced_blocks(text, PYTHON_LANGUAGES)):
         if _DEFINES_TRANSFORM.search(body):
             return FoundProgram(body.strip() + "\n")
-    closed_end = max((m.end() for m in _FENCE_SPANS.finditer(text)), default=0)
-    rest = text[closed_end:]
-    opening = _OPENING_FENCE.search(rest)
-    if opening is not None and opening.group(1).lower() in PYTHON_LANGUAGES:
-        body = rest[opening.end() :]
+    spans = fenced_spans(text)
+    rest = text[spans[-1][2] + 3 :] if spans else text
+    opening = _opening_fence(rest)
+    if opening is not None and opening[0].lower() in PYTHON_LANGUAGES:
+        body = rest[opening[1] :]
         if "```" not in body and _DEFINES_TRANSFORM.search(body):
             return FoundProgram(body.strip() + "\n", LENIENT_UNCLOSED)
-    bare = _bare_program(_FENCE_SPANS.sub(lambda m: "\n" * m.group(0).count("\n"), text))
+    bare = _bare_program(_blank_blocks(text, spans))
     return FoundProgram(bare, LENIENT_BARE) if bare is not None else None
+
+
+def _opening_fence(text: str) -> tuple[str, int] | None:
+    """Language and body start of the first fence opening a line of ``text`` (a line that
+    starts with three backquotes and ends), or None."""
+    start = 0 if text.startswith("```") else text.find("\n```")
+    if start < 0:
+        return None
+    start += 0 if text.startswith("```") else 1
+    newline = text.find("\n", start + 3)
+    if newline < 0:
+        return None
+    return fence_language(text, start, newline), newline + 1
+
+
+def _blank_blocks(text: str, spans: list[tuple[int, int, int, str]]) -> str:
+    """``text`` with every closed fenced block replaced by its line breaks."""
+    parts, position = [], 0
+    for start, _, end, _ in spans:
+        parts += [text[position:start], "\n" * text.count("\n", start, end + 3)]
+        position = end + 3
+    parts.append(text[position:])
+    return "".join(parts)
 
 
 def _bare_program(text: str) -> str | None:
