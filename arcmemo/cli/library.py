@@ -12,6 +12,8 @@ import click
 
 from arcmemo.cli.errors import user_errors
 from arcmemo.cli.options import sandbox_options, sandbox_spec
+from arcmemo.memory.untrusted import display_copy
+from arcmemo.sandbox.text import visible_text
 
 BUILD_REPORT_SUFFIX = ".library-build.json"
 REFACTOR_REPORT = "refactor-report.json"
@@ -209,7 +211,7 @@ def stats_command(memory_path: Path, as_json: bool) -> None:
     from arcmemo.memory.store import load_memory
 
     with user_errors():
-        stats = library_stats(load_memory(memory_path))
+        stats = library_stats(display_copy(load_memory(memory_path)))
     if as_json:
         click.echo(stats.model_dump_json(indent=2))
         return
@@ -247,7 +249,7 @@ def test_command(memory_path: Path, **options: Any) -> None:
     tests = sum(r.tests for r in results)
     passed = sum(r.passed for r in results)
     for result in failing:
-        click.echo(f"FAIL {result.name}: {'; '.join(result.failures[:3])}")
+        click.echo(visible_text(f"FAIL {result.name}: {'; '.join(result.failures[:3])}"))
     click.echo(
         f"{passed}/{tests} recorded tests pass; "
         f"{len(results) - len(failing)}/{len(results)} functions pass all theirs"

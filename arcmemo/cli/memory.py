@@ -26,17 +26,34 @@ from arcmemo.memory.edits import yaml_text
 from arcmemo.memory.render import VIEWS
 from arcmemo.memory.schema import Concept, Memory
 from arcmemo.memory.seeds import SeedFileError, available_domains, load_seed
-from arcmemo.memory.store import MemoryFileError
+from arcmemo.memory.store import MemoryFileError, MemorySaveError
+from arcmemo.memory.untrusted import display_copy, unsafe_problems
 
 _FILE = click.Path(dir_okay=False, path_type=Path)
 
 
 def _load(path: Path) -> Memory:
-    """The memory at ``path``, kept out of the collector's walks until the command ends."""
+    """The memory at ``path`` as it is shown (unsafe characters escaped: see
+    arcmemo.memory.untrusted), kept out of the collector's walks until the command ends."""
     try:
-        return click.get_current_context().with_resource(lasting(lambda: Memory.load(path)))
+        return click.get_current_context().with_resource(
+            lasting(lambda: display_copy(Memory.load(path)))
+        )
     except MemoryFileError as error:
         raise click.ClickException(str(error)) from None
+
+
+def _load_to_edit(path: Path) -> Memory:
+    """The memory at ``path`` as it is (for a command that saves it): refused, before any
+    work, when its text holds characters a save would refuse."""
+    try:
+        loaded = click.get_current_context().with_resource(lasting(lambda: Memory.load(path)))
+    except MemoryFileError as error:
+        raise click.ClickException(str(error)) from None
+    unsafe = unsafe_problems(loaded.model_dump(mode="json"))
+    if unsafe:
+        raise click.ClickException(str(MemorySaveError(path, unsafe)))
+    return loaded
 
 
 def _find(memory: Memory, name: str, path: Path) -> Concept:
@@ -340,6 +357,12 @@ def validate(ctx: click.Context, file: Path) -> None:
     except MemoryFileError as error:
         click.echo(str(error), err=True)
         ctx.exit(1)
+    unsafe = unsafe_problems(loaded.model_dump(mode="json"))
+    if unsafe:
+        click.echo(f"{file}: text that may not be shown or saved as it is", err=True)
+        for where, what in unsafe:
+            click.echo(f"  at {where}: {what}", err=True)
+        ctx.exit(1)
     click.echo(
         f"ok: {len(loaded.concepts)} concepts, {len(loaded.types)} types, "
         f"{len(loaded.lessons)} lessons, {len(loaded.solutions)} solutions "
@@ -502,7 +525,7 @@ def attribute(run: Path, file: Path, dry_run: bool, out: Path | None) -> None:
     from arcmemo.signals.base import WRITE_SIGNALS
 
     with _sole_writer(file, out, dry_run):
-        loaded = _load(file)
+        loaded = _load_to_edit(file)
         marker = f"attribution of run {run.resolve()}"
         if any(e.op == "stats" and e.target == marker for e in loaded.history):
             raise click.ClickException(f"{file}: {run} was already folded into this memory")
@@ -547,7 +570,7 @@ def prune(file: Path, min_evidence: int, dry_run: bool, out: Path | None) -> Non
     from arcmemo.memory.evidence import prune as retire_unhelpful
 
     with _sole_writer(file, out, dry_run):
-        loaded = _load(file)
+        loaded = _load_to_edit(file)
         retired = retire_unhelpful(loaded, min_evidence)
         for concept in retired:
             click.echo(f"retire {concept.name!r}: {concept.retired}")
@@ -593,7 +616,7 @@ def consolidate(
         from arcmemo.core.registry import RegistryError
         from arcmemo.memory import consolidate as merging
 
-        loaded = _load(file)
+        loaded = _load_to_edit(file)
         try:
             proposals = asyncio.run(
                 merging.propose_merges(

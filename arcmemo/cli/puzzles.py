@@ -14,7 +14,8 @@ from rich.markup import escape
 
 from arcmemo.cli.errors import user_errors
 from arcmemo.cli.options import model_options, open_cli_model, sandbox_options, sandbox_spec
-from arcmemo.sandbox.text import clean_text
+from arcmemo.memory.untrusted import display_copy
+from arcmemo.sandbox.text import clean_text, visible_text
 
 
 @contextlib.contextmanager
@@ -107,7 +108,7 @@ def generate(
 
     console = Console(stderr=True)
     with _puzzle_errors():
-        memory = Memory.load(memory_path)
+        memory = display_copy(Memory.load(memory_path))
         names = [name.strip() for name in concepts.split(",") if name.strip()]
         if not names:
             raise click.UsageError("--concepts names no concept")
@@ -260,15 +261,19 @@ def show(reference: Path) -> None:
     console.print(f"[bold]{task.id}[/bold]", highlight=False)
     if meta is not None:
         console.print(
-            f"concept {meta.concept_name} ({meta.concept_id}, version {meta.concept_version}); "
-            f"seed {meta.seed}; model {meta.model}; checks when made: {meta.report.summary()}",
+            visible_text(
+                f"concept {meta.concept_name} ({meta.concept_id}, version "
+                f"{meta.concept_version}); seed {meta.seed}; model {meta.model}; "
+                f"checks when made: {meta.report.summary()}"
+            ),
             highlight=False,
+            markup=False,
         )
         for check in meta.report.checks:
             line = f"  [{check.name}] {check.status}" + (f": {check.note}" if check.note else "")
-            console.print(line, highlight=False, markup=False)
+            console.print(visible_text(line), highlight=False, markup=False)
             for detail in check.details:
-                console.print(f"    - {detail}", highlight=False, markup=False)
+                console.print(visible_text(f"    - {detail}"), highlight=False, markup=False)
     train = [(pair.input, pair.output) for pair in task.train]
     test = list(zip(task.test_inputs, task.expected, strict=True))
     console.print(task_view(train, test))

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
+from rich.markup import escape
 
 from arcmemo.benchmarks.base import BENCHMARKS
 from arcmemo.cli.benchmark_help import BenchmarkHelpOption, split_help
@@ -21,7 +22,9 @@ from arcmemo.cli.options import (
     role_model_options,
 )
 from arcmemo.core.registry import ComponentSpec
+from arcmemo.memory.untrusted import display_copy
 from arcmemo.run.config import RunConfig
+from arcmemo.sandbox.text import visible_text
 from arcmemo.selection.base import SELECTORS
 
 if TYPE_CHECKING:
@@ -71,7 +74,7 @@ def select(
             (task,) = bench.load(split=split, data=data, task_ids=[task_id], limit=None)
         finally:
             bench.close()
-        memory = Memory.load(memory_path)
+        memory = display_copy(Memory.load(memory_path))
         # The run's --select options; without --select this command shows the llm selector.
         given = config_values(RunConfig, options, only=SELECT_SETTINGS)
         chosen = given.get("selector", {})
@@ -109,13 +112,16 @@ def show_selection(console: Console, prepared: PreparedPrompt, title: str) -> No
     assert selection is not None
     console.rule(title)
     for name in selection.selected:
-        console.print(f"- {name}")
+        console.print(f"- {visible_text(name)}", markup=False)
     if selection.unknown:
-        console.print(f"[yellow]names matching nothing in memory: {', '.join(selection.unknown)}")
+        unknown = visible_text(", ".join(selection.unknown))
+        console.print(f"[yellow]names matching nothing in memory: {escape(unknown)}")
     if selection.warning:
-        console.print(f"[yellow]warning: {selection.warning}", highlight=False)
+        console.print(
+            f"[yellow]warning: {escape(visible_text(selection.warning))}", highlight=False
+        )
     if selection.trace:
         console.rule("why")
-        console.print(selection.trace, markup=False)
+        console.print(visible_text(selection.trace), markup=False)
     console.rule("solve-prompt concepts section")
-    console.print(prepared.concepts, markup=False)
+    console.print(visible_text(prepared.concepts), markup=False)

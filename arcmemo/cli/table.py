@@ -12,6 +12,7 @@ from arcmemo.cli.benchmark_help import BenchmarkHelpOption, convention_help, str
 from arcmemo.cli.errors import user_errors
 from arcmemo.cli.options import RetiringChoice
 from arcmemo.core.spellings import SCORING_CONVENTIONS
+from arcmemo.sandbox.text import visible_text
 
 _RUN_DIR = click.Path(exists=True, file_okay=False, path_type=Path)
 
@@ -112,9 +113,10 @@ def table(
             raise click.ClickException(str(error)) from None
     for note in notes:
         # CSV holds data only; its notes go to stderr, apart from the file or the pipe.
-        click.echo(f"# {note}", err=True)
+        click.echo(f"# {visible_text(note)}", err=True)
     if out is None:
-        click.echo(text, nl=False)
+        # Run labels and task ids come from run folders that someone else may have written.
+        click.echo(visible_text(text), nl=False)
         return
     try:
         out.write_text(text, encoding="utf-8")

@@ -111,6 +111,12 @@ class Step(CheckResult):
         description="Its class (see TaskResult); prompt_too_long: the retry prompt could not "
         "fit the model's context window even with every cut (an outcome, not an error).",
     )
+    left_unparsed: int = Field(
+        default=0,
+        description="Characters at the start of an answer longer than the parsed window "
+        "(arcmemo.models.structured.MAX_PARSED_CHARS) that were not read: only the tail was "
+        "parsed; the whole answer is in completion. 0 when it was read whole.",
+    )
     truncated: bool = Field(
         default=False,
         description="The answer was cut at max_tokens (the provider's finish_reason 'length').",

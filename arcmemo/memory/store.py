@@ -22,6 +22,7 @@ from arcmemo.memory.edits import verifying
 from arcmemo.memory.merge import merge_unique
 from arcmemo.memory.schema import SCHEMA_VERSION, Memory, concept_id, parse_typedef
 from arcmemo.memory.types import unresolved
+from arcmemo.memory.untrusted import MAX_FILE_BYTES, bound_problems, unsafe_in_text
 
 
 class MemoryFileError(ValueError):
@@ -260,6 +261,8 @@ def parse_memory(text: str, path: Path) -> Memory:
 def _parse_memory(text: str, path: Path) -> Memory:
     try:
         raw = json.loads(text)
+    except RecursionError:
+        raise MemoryFileError(path, [("$", "not valid JSON: nested too deeply")]) from None
     except json.JSONDecodeError as error:
         # json reports a string cut off by the end of the file at the string's start.
         truncated = error.pos >= len(text.rstrip()) or error.msg.startswith("Unterminated")
@@ -270,6 +273,9 @@ def _parse_memory(text: str, path: Path) -> Memory:
         ) from None
     if not isinstance(raw, dict):
         raise MemoryFileError(path, [("$", f"expected a JSON object, got {type(raw).__name__}")])
+    too_big = bound_problems(raw)
+    if too_big:
+        raise MemoryFileError(path, too_big)
     try:
         raw = migrate(raw)
     except (ValueError, KeyError, TypeError, AttributeError) as error:
@@ -287,6 +293,11 @@ def _parse_memory(text: str, path: Path) -> Memory:
 def load_memory(path: Path) -> Memory:
     """Load and validate the memory at ``path`` (read only: the file is never modified)."""
     try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise MemoryFileError(
+                path, [("file", f"{size} bytes, over the {MAX_FILE_BYTES} a memory file may be")]
+            )
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise MemoryFileError(path, [("file", "does not exist")]) from None
@@ -310,9 +321,15 @@ def checked_dump(memory: Memory, path: Path) -> str:
     (:mod:`arcmemo.memory.checked`); what that cannot vouch for is parsed whole."""
     with paused_gc():
         vouched = vouched_dump(memory)
+    unsafe = unsafe_in_text(vouched) if vouched is not None else []
+    if unsafe:
+        raise MemorySaveError(path, unsafe)
     if vouched is not None and not verifying():
         return vouched
     text = dump_memory(memory)
+    unsafe = unsafe_in_text(text)
+    if unsafe:
+        raise MemorySaveError(path, unsafe)
     try:
         parse_memory(text, path)
     except MemoryFileError as error:

@@ -22,6 +22,7 @@ from arcmemo.models.base import Completion
 from arcmemo.models.client import ModelClient
 from arcmemo.models.context import PROMPT_TOO_LONG, PromptTooLongError
 from arcmemo.models.retry import ModelCallError
+from arcmemo.models.structured import parsed_window
 from arcmemo.run.config import ResolvedRunConfig
 from arcmemo.run.prompt_fit import FittedPrompt, fit_prompt
 from arcmemo.run.solve_prompt import PreparedPrompt, prepare_prompt
@@ -140,9 +141,11 @@ class TaskLoop:
         fitted: FittedPrompt | None = None,
     ) -> Step:
         completion = answer.completion
-        check = await asyncio.to_thread(self.benchmark.check, task, completion.text, library)
+        window, left_unparsed = parsed_window(completion.text)
+        check = await asyncio.to_thread(self.benchmark.check, task, window, library)
         return Step(
             **dict(check),
+            left_unparsed=left_unparsed,
             round=round_,
             completion=completion.text,
             reasoning=completion.reasoning,
