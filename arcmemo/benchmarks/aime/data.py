@@ -24,13 +24,15 @@ from __future__ import annotations
 import json
 import os
 import re
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from arcmemo.benchmarks.aime.answers import MAX_ANSWER, MIN_ANSWER
+from arcmemo.benchmarks.aime.escapes import repair_escapes
 from arcmemo.benchmarks.base import BenchmarkDataError
 from arcmemo.core.resources import user_data_dir
 
@@ -64,7 +66,15 @@ class AimeDataError(BenchmarkDataError):
     """A problem file is malformed; the message names the file, the record and the field."""
 
 
-def load_problems(path: Path) -> list[AimeProblem]:
+class AimeDataWarning(UserWarning):
+    """Problem text that was repaired, or holds control characters (the message names the
+    problems)."""
+
+
+EscapeDamage = Literal["repair", "refuse"]
+
+
+def load_problems(path: Path, *, escape_damage: EscapeDamage = "repair") -> list[AimeProblem]:
     """Load AIME problems from a file or a folder of files (see the module docstring).
 
     A file holds JSON Lines or JSON whatever its suffix (``Dataset.to_json`` writes JSON
@@ -73,6 +83,11 @@ def load_problems(path: Path) -> list[AimeProblem]:
     naming the file, the line (JSONL) or index (JSON) and the field for malformed content,
     missing fields, bad answers, duplicate ids or no problems; ``FileNotFoundError`` when the
     path does not exist.
+
+    Problem text with JSON escape damage (a form feed where ``\\frac`` was meant:
+    :mod:`arcmemo.benchmarks.aime.escapes`) is repaired with an :class:`AimeDataWarning`
+    naming the problems, or refused with ``escape_damage="refuse"``; other control
+    characters are named in a warning (prompts drop them).
     """
     path = Path(path)
     if path.is_dir():
@@ -101,7 +116,44 @@ def load_problems(path: Path) -> list[AimeProblem]:
             )
         first_seen[problem.id] = (source, where)
         problems.append(problem)
-    return problems
+    return _checked_text(path, problems, escape_damage)
+
+
+def _checked_text(
+    path: Path, problems: list[AimeProblem], escape_damage: EscapeDamage
+) -> list[AimeProblem]:
+    """``problems`` with escape damage repaired (or refused), warning of what was done."""
+    repaired, controls, checked = [], [], []
+    for problem in problems:
+        text, report = repair_escapes(problem.problem)
+        if report.repairs:
+            repaired.append(f"{problem.id} ({', '.join(dict.fromkeys(report.repairs))})")
+            problem = problem.model_copy(update={"problem": text})
+        if report.controls:
+            controls.append(f"{problem.id} ({', '.join(report.controls)})")
+        checked.append(problem)
+    if repaired and escape_damage == "refuse":
+        raise AimeDataError(
+            f"{path}: JSON escape damage (a control character where a LaTeX command was meant) "
+            f"in {len(repaired)} problems: {'; '.join(repaired)}"
+        )
+    if repaired:
+        warnings.warn(
+            AimeDataWarning(
+                f"{path}: repaired JSON escape damage (a control character where a LaTeX "
+                f"command was meant) in {len(repaired)} problems: {'; '.join(repaired)}"
+            ),
+            stacklevel=3,
+        )
+    if controls:
+        warnings.warn(
+            AimeDataWarning(
+                f"{path}: control characters (dropped from prompts) in {len(controls)} "
+                f"problems: {'; '.join(controls)}"
+            ),
+            stacklevel=3,
+        )
+    return checked
 
 
 _DATA_SUFFIXES = (".jsonl", ".json", ".parquet")
