@@ -16,7 +16,6 @@ import pytest
 
 from arcmemo.memory.schema import Memory
 from arcmemo.memory.store import MemoryFileError, MemorySaveError
-from arcmemo.memory.untrusted import MAX_DEPTH, MAX_FIELD_CHARS
 
 REPO = Path(__file__).resolve().parents[2]
 # Set the terminal's title, clear the screen, an 8-bit CSI, and a right-to-left override.
@@ -113,6 +112,8 @@ def test_html_view_escapes_markup_and_shows_overrides(tmp_path: Path) -> None:
 
 
 def test_field_and_depth_limits_give_one_line_errors(tmp_path: Path) -> None:
+    from arcmemo.memory.untrusted import MAX_DEPTH, MAX_FIELD_CHARS
+
     path = _hostile_memory(tmp_path)
     data = json.loads(path.read_text())
     data["concepts"][0]["description"] = "x" * (MAX_FIELD_CHARS + 1)
