@@ -132,12 +132,15 @@ def main() -> None:
     parser.add_argument("--before", type=Path, required=True, help="another arcmemo checkout")
     parser.add_argument("--cap", type=float, default=30.0, help="seconds per measurement")
     parser.add_argument("--sizes", default=",".join(SIZES), help="of: " + ", ".join(SIZES))
+    parser.add_argument("--only", default=None, help="time this parser only")
     args = parser.parse_args()
     after = Path(__file__).resolve().parents[1]
     sizes = [s.strip() for s in args.sizes.split(",")]
     print(f"| parser | input | size | before ({args.before.name}) | after |")
     print("|---|---|---|---|---|")
     for parser_name, attack in ATTACKS:
+        if args.only is not None and parser_name != args.only:
+            continue
         for size in sizes:
             chars = SIZES[size]
             before = measure(args.before.resolve(), parser_name, attack, chars, args.cap)

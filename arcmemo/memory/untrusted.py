@@ -30,12 +30,22 @@ characters; one of 100,000 is filler that every prompt and screen would carry.""
 MAX_DEPTH = 64
 """Deepest nesting of a memory's JSON (the schema itself is under ten levels deep)."""
 
-# What may hold an unsafe character in a memory's JSON text: the character itself or the
-# JSON escape of one (a cheap test that decides whether the value needs walking at all).
-_SUSPECT = re.compile(
-    UNSAFE.pattern
-    + r"|\\u00[01][0-9a-fA-F]|\\u007[fF]|\\u00[89][0-9a-fA-F]|\\u20(?:2[a-eA-E]|6[6-9])|\\[bfr]"
-)
+# The JSON escapes of unsafe characters (a JSON writer escapes C0 controls; pydantic writes
+# C1 and the bidi overrides raw). Any of them, or a raw unsafe character, sends the value to
+# the precise walk; most memories hold none and are not walked.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_BIDI_CHARS = [chr(code) for code in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))]
+_ESCAPES = ("\\u00", "\\u202", "\\u206", "\\b", "\\f", "\\r")
+
+
+def _suspect(text: str) -> bool:
+    # Three cheap scans rather than one regular expression (whose class with the bidi
+    # range is several times slower per character).
+    return (
+        _CONTROL.search(text) is not None
+        or any(char in text for char in _BIDI_CHARS)
+        or any(escape in text for escape in _ESCAPES)
+    )
 
 
 def _walk(value: Any, path: str = "$") -> Iterator[tuple[str, Any, int]]:
@@ -58,9 +68,32 @@ def _short(where: str) -> str:
     return visible_text(where, 120)
 
 
-def bound_problems(raw: Any) -> list[tuple[str, str]]:
+def _within_bounds(item: Any, depth: int = 0) -> bool:
+    """No string over :data:`MAX_FIELD_CHARS` and no nesting over :data:`MAX_DEPTH` (the
+    quick walk: no paths; it stops before recursing past MAX_DEPTH)."""
+    kind = type(item)
+    if kind is str:
+        return len(item) <= MAX_FIELD_CHARS
+    if kind is dict:
+        if depth >= MAX_DEPTH:
+            return False
+        return all(
+            len(key) <= MAX_FIELD_CHARS and _within_bounds(child, depth + 1)
+            for key, child in item.items()
+        )
+    if kind is list:
+        if depth >= MAX_DEPTH:
+            return False
+        return all(_within_bounds(child, depth + 1) for child in item)
+    return True
+
+
+def bound_problems(raw: Any, size: int | None = None) -> list[tuple[str, str]]:
     """``(json path, problem)`` for each text field over :data:`MAX_FIELD_CHARS` and each
-    value nested over :data:`MAX_DEPTH` levels in a memory's parsed JSON."""
+    value nested over :data:`MAX_DEPTH` levels in a memory's parsed JSON (``size``: the
+    length of its text, when it is known)."""
+    if (size is not None and size <= MAX_DEPTH) or _within_bounds(raw):
+        return []
     problems = []
     for where, item, depth in _walk(raw):
         if depth > MAX_DEPTH:
@@ -76,7 +109,7 @@ def bound_problems(raw: Any) -> list[tuple[str, str]]:
 def unsafe_in_text(text: str) -> list[tuple[str, str]]:
     """:func:`unsafe_problems` of a memory's JSON text (a cheap search first: a clean
     memory is not parsed)."""
-    return unsafe_problems(json.loads(text)) if _SUSPECT.search(text) else []
+    return unsafe_problems(json.loads(text)) if _suspect(text) else []
 
 
 def unsafe_problems(raw: Any) -> list[tuple[str, str]]:
@@ -113,6 +146,6 @@ def display_copy(memory: Memory) -> Memory:
     whose strings show their unsafe characters escaped (never saved: the escapes would
     change what the file says)."""
     text = memory.model_dump_json()
-    if not _SUSPECT.search(text):
+    if not _suspect(text):
         return memory
     return Memory.model_validate(visible_value(memory.model_dump(mode="json")))

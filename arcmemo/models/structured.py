@@ -102,6 +102,11 @@ def last_fenced_block(text: str, languages: tuple[str, ...] = ("yaml", "yml", "j
     return blocks[-1] if blocks else text
 
 
+# A run of openers far deeper than MAX_DEPTH: refused before the YAML scanner, which looks
+# ahead over every open flow level at each token (seconds on a run of thousands).
+_DEEP_OPENERS = re.compile(rf"(?:[\[{{][ \t\r\n]*){{{4 * MAX_DEPTH}}}")
+
+
 class _ModelYamlLoader(yaml.SafeLoader):
     """YAML as a model may write it: no anchors or aliases (shared nodes make a document
     whose walk is exponential in its size), at most :data:`MAX_DEPTH` levels deep."""
@@ -134,6 +139,14 @@ def load_yaml_block(text: str) -> Any:
     """Parse the last yaml/json fenced block (JSON is YAML) with a located error message;
     every string of the value passes through :func:`~arcmemo.sandbox.text.clean_text`."""
     body = last_fenced_block(text)
+    deep = _DEEP_OPENERS.search(body)
+    if deep is not None:
+        line = body.count("\n", 0, deep.start()) + 1
+        column = deep.start() - (body.rfind("\n", 0, deep.start()) + 1) + 1
+        raise OutputError(
+            f"the YAML block does not parse at line {line} column {column}: "
+            f"nested more than {MAX_DEPTH} levels deep"
+        )
     try:
         value = yaml.load(body, Loader=_ModelYamlLoader)  # a SafeLoader
     except yaml.YAMLError as error:
