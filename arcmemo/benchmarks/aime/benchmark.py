@@ -13,12 +13,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from arcmemo.benchmarks.aime import layout
 from arcmemo.benchmarks.aime.answers import extract_answer
 from arcmemo.benchmarks.aime.data import (
     DATA_DIR_ENV,
     AimeDataError,
     AimeProblem,
+    EscapeDamage,
     load_problems,
     split_path,
 )
@@ -38,7 +41,20 @@ from arcmemo.library.task import NO_LIBRARY, TaskLibrary
 from arcmemo.models.base import Message
 
 
-@BENCHMARKS.register("aime")
+class AimeOptions(BaseModel):
+    """Options of the AIME benchmark (``--benchmark-arg k=v``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    escape_damage: EscapeDamage = Field(
+        default="repair",
+        description="Problem text with JSON escape damage (a form feed where \\frac was "
+        "meant, a backspace for \\boxed, a tab for \\times in math): repair it with a "
+        "warning naming the problems, or refuse the file.",
+    )
+
+
+@BENCHMARKS.register("aime", options=AimeOptions)
 class AimeBenchmark(Benchmark[AimeProblem]):
     """AIME problems with integer answers 0..999."""
 
@@ -69,7 +85,9 @@ class AimeBenchmark(Benchmark[AimeProblem]):
             path = split_path(split)
         else:
             raise AimeDataError("give --data FILE or --split YEAR (with ARCMEMO_DATA_DIR set)")
-        return select_tasks(load_problems(path), task_ids, limit)
+        options = self.options
+        damage = options.escape_damage if isinstance(options, AimeOptions) else "repair"
+        return select_tasks(load_problems(path, escape_damage=damage), task_ids, limit)
 
     def data_origin(self, *, split: str | None, data: str | None) -> DataOrigin:
         if not data and split:

@@ -55,3 +55,17 @@ def test_refuse_names_the_damaged_problems() -> None:
 )
 def test_repairs_only_commands_and_only_tabs_in_math(text: str, expected: str) -> None:
     assert repair_escapes(text)[0] == expected
+
+
+def test_the_benchmark_option_refuses_damaged_files() -> None:
+    from arcmemo.benchmarks.base import BENCHMARKS
+    from arcmemo.core.registry import ComponentSpec
+
+    refusing = BENCHMARKS.create(ComponentSpec(name="aime", options={"escape_damage": "refuse"}))
+    with pytest.raises(AimeDataError, match="damaged-frac"):
+        refusing.load(split=None, data=str(FIXTURE), task_ids=None, limit=None)
+    with pytest.warns(AimeDataWarning, match="repaired"):
+        problems = BENCHMARKS.create("aime").load(
+            split=None, data=str(FIXTURE), task_ids=None, limit=None
+        )
+    assert len(problems) == 5
