@@ -64,8 +64,9 @@ def test_the_benchmark_option_refuses_damaged_files() -> None:
     refusing = BENCHMARKS.create(ComponentSpec(name="aime", options={"escape_damage": "refuse"}))
     with pytest.raises(AimeDataError, match="damaged-frac"):
         refusing.load(split=None, data=str(FIXTURE), task_ids=None, limit=None)
-    with pytest.warns(AimeDataWarning, match="repaired"):
+    with pytest.warns(AimeDataWarning) as caught:
         problems = BENCHMARKS.create("aime").load(
             split=None, data=str(FIXTURE), task_ids=None, limit=None
         )
     assert len(problems) == 5
+    assert any("repaired" in str(w.message) for w in caught)
