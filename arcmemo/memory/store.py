@@ -227,10 +227,17 @@ def _with_functions(raw: dict[str, Any]) -> dict[str, Any]:
     return {**raw, "schema_version": 3}
 
 
+def _with_failure_fields(raw: dict[str, Any]) -> dict[str, Any]:
+    """Version 4 lets a pitfall name the concept it guards (``Lesson.guards``) and a library
+    function say which failed task's hindsight it came from; no entry did before."""
+    return {**raw, "schema_version": 4}
+
+
 MIGRATIONS: dict[int, Migration] = {
     0: _from_published_format,
     1: _with_conventions,
     2: _with_functions,
+    3: _with_failure_fields,
 }
 
 

@@ -288,9 +288,9 @@ def test_schema_2_memory_loads_with_no_functions_and_saves_as_3(tmp_path: Path) 
         )
     )
     memory = Memory.load(path)
-    assert memory.schema_version == 3 and memory.concepts[0].functions == []
-    memory.save(tmp_path / "v3.json")
-    assert json.loads((tmp_path / "v3.json").read_text())["schema_version"] == 3
+    assert memory.schema_version == 4 and memory.concepts[0].functions == []
+    memory.save(tmp_path / "v4.json")
+    assert json.loads((tmp_path / "v4.json").read_text())["schema_version"] == 4
 
 
 def test_two_library_functions_with_one_import_name_are_refused(tmp_path: Path) -> None:
