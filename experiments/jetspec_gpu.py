@@ -495,6 +495,56 @@ PLAIN_CONFIGS: dict[str, tuple[str, dict[str, str]]] = {
 }
 
 
+DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4}
+
+
+def weight_bytes(shape: dict[str, Any]) -> int:
+    """Bytes of weights one decode step reads: every layer's projections and norms, the
+    final norm and the lm_head (the embedding matrix gives one row: not counted)."""
+    hidden, layers = shape["hidden"], shape["layers"]
+    head_dim = shape.get("head_dim") or hidden // shape["heads"]
+    q, kv = shape["heads"] * head_dim, shape["kv_heads"] * head_dim
+    intermediate = shape.get("intermediate") or 2 * hidden
+    attention = hidden * q + 2 * hidden * kv + q * hidden + 2 * head_dim  # q/k norms
+    layer = attention + 3 * hidden * intermediate + 2 * hidden  # MLP, two RMS norms
+    parameters = layers * layer + hidden + shape["vocab"] * hidden
+    return parameters * DTYPE_BYTES[shape.get("dtype", "float32")]
+
+
+def step_bytes(shape: dict[str, Any], context: int) -> int:
+    """The fewest bytes a batch-1 decode step at ``context`` tokens reads: the weights once
+    and the keys and values of every layer over the context."""
+    head_dim = shape.get("head_dim") or shape["hidden"] // shape["heads"]
+    per_token = shape["layers"] * shape["kv_heads"] * head_dim * 2
+    return weight_bytes(shape) + context * per_token * DTYPE_BYTES[shape.get("dtype", "float32")]
+
+
+def copy_bandwidth(torch: Any, size: int = 1 << 30, reps: int = 20) -> float:
+    """Bytes per second of a device-to-device copy of ``size`` bytes, read plus written
+    (the median of ``reps`` copies, timed with CUDA events): the ceiling a decode step's
+    reads are held against, measured on the card of the run."""
+    source = torch.empty(size, dtype=torch.uint8, device="cuda").random_(0, 255)
+    target = torch.empty_like(source)
+    for _ in range(3):
+        target.copy_(source)
+    times = []
+    for _ in range(reps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        target.copy_(source)
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) / 1e3)
+    del source, target
+    torch.cuda.empty_cache()
+    return 2 * size / statistics.median(times)
+
+
+def _top2_margins(pairs: list[Any]) -> list[list[float]]:
+    """[top-1 logit, top-1 minus top-2] per sampled position."""
+    return [[float(a), float(a - b)] for a, b in (p.tolist() for p in pairs)]
+
+
 def _timed(torch: Any, run: Any) -> tuple[Any, float]:
     torch.cuda.synchronize()
     start = time.perf_counter()
@@ -522,13 +572,19 @@ def _versus_rows(
     args: Any,
     base: int,
     reference: dict[int, list[int]],
+    reference_top2: dict[int, list[list[float]]] | None = None,
+    shape: dict[str, Any] | None = None,
+    copy_rate: float = 0.0,
 ) -> list[dict[str, Any]]:
     """TTFT, tokens/s and peak memory of ``run(ids, max_new) -> (tokens, stats)`` per length.
 
     Per length: one new token twice (the second is the TTFT), then ``--max-tokens`` twice
     (the first, with any compilation or graph capture at that size, is ``first_call_s``;
-    the second is timed, tokens/s and peak memory).
+    the second is timed, tokens/s and peak memory). Plain rows also get the bytes a step
+    reads and the share of ``copy_rate`` that makes; a row whose greedy tokens part from
+    HF's gets both sides' top-2 logit margins there (``run(ids, n, True)`` records them).
     """
+    reference_top2 = {} if reference_top2 is None else reference_top2
     rows = []
     for length, ids in prompts.items():
         row: dict[str, Any] = {"config": name, "mode": mode, "prompt_tokens": length}
@@ -551,10 +607,23 @@ def _versus_rows(
         row["tokens_per_s"] = len(tokens) / seconds
         row["decode_tokens_per_s"] = (len(tokens) - 1) / max(seconds - row["ttft_s"], 1e-9)
         row |= stats
+        if mode == "plain" and shape is not None and copy_rate:
+            # the step's bytes at the decode's mean context, against the copy ceiling
+            row["step_bytes"] = step_bytes(shape, length + len(tokens) // 2)
+            achieved = row["step_bytes"] * row["decode_tokens_per_s"]
+            row["bandwidth_fraction"] = achieved / copy_rate
         if name == "hf-dynamic":
             reference[length] = tokens
+            reference_top2[length] = run(ids, args.max_tokens, True)[1]["top2"]
         row["first_difference"] = _first_difference(tokens, reference.get(length))
         row["equal_to_hf"] = row["first_difference"] is None and length in reference
+        at = row["first_difference"]
+        if at is not None and mode == "plain" and length in reference_top2:
+            ours = run(ids, args.max_tokens, True)[1].get("top2") or []
+            theirs = reference_top2[length]
+            if at < len(ours) and at < len(theirs):
+                row["margins"] = {"hf": theirs[at][1], "ours": ours[at][1]}
+                row["top1_logit"] = max(abs(theirs[at][0]), abs(ours[at][0]))
         print(_versus_line(row), flush=True)
         rows.append(row)
     return rows
@@ -571,13 +640,24 @@ def _versus_line(row: dict[str, Any]) -> str:
         same = "-"  # no HF run in this process
     else:
         same = f"from {row['first_difference']}"
+    share = row.get("bandwidth_fraction")
+    margins = row.get("margins")
+    margin = f"{margins['hf']:.2g}/{margins['ours']:.2g}" if margins else ""
     return (
         f"{row['config']:18} {row['mode']:5} {row['prompt_tokens']:6} "
         f"{row['tokens_per_s']:8.1f} {row['decode_tokens_per_s']:8.1f} "
         f"{row['ttft_s'] * 1e3:8.1f} {row['first_call_s']:7.1f} "
         f"{'-' if accept is None else f'{accept:.2f}':>6} "
-        f"{row['peak_above_weights_gib']:7.2f} {same:>9}"
-    )
+        f"{row['peak_above_weights_gib']:7.2f} "
+        f"{'-' if share is None else f'{share:.0%}':>5} {same:>9} {margin}"
+    ).rstrip()
+
+
+def _live_caches(loaded: Any) -> list[Any]:
+    """The KV cache a tree session keeps (the engine's own; none without a session)."""
+    session = getattr(loaded.engine, "_tree_session", None) or {}
+    cache = session.get("cache")
+    return [cache] if cache is not None and hasattr(cache, "pool_bytes") else []
 
 
 def versus(args: argparse.Namespace) -> int:
@@ -596,8 +676,17 @@ def versus(args: argparse.Namespace) -> int:
     prompts = {n: torch.randint(len(SPECIALS), vocab, (1, n), generator=generator) for n in lengths}
     out_file = args.out / f"versus-{args.model}-{args.tag or 'run'}.json"
     reference: dict[int, list[int]] = {}
+    reference_top2: dict[int, list[list[float]]] = {}
+    shape = MODELS[args.model]
+    copy_rate = copy_bandwidth(torch)
+    print(f"device-to-device copy: {copy_rate / 1e12:.2f} TB/s (read + written)", flush=True)
     rows: list[dict[str, Any]] = []
     dtype = getattr(torch, MODELS[args.model].get("dtype", "float32"))
+
+    def document(rows: list[dict[str, Any]]) -> dict[str, Any]:
+        card = torch.cuda.get_device_name(0)
+        return {"args": _args(args), "card": card, "copy_bytes_per_s": copy_rate, "rows": rows}
+
     hf_configs = [c for c in configs if c in HF_CONFIGS]
     if hf_configs:
         from transformers import AutoModelForCausalLM, StaticCache
@@ -612,7 +701,7 @@ def versus(args: argparse.Namespace) -> int:
         for name in hf_configs:
 
             def run(
-                ids: Any, new: int, name: str = name, model: Any = model
+                ids: Any, new: int, top2: bool = False, name: str = name, model: Any = model
             ) -> tuple[list[int], dict]:
                 nonlocal static
                 extra: dict[str, Any] = {}
@@ -627,12 +716,24 @@ def versus(args: argparse.Namespace) -> int:
                 # outside of generate's own calls (reset) and must not be an inference tensor
                 with torch.no_grad():
                     out = model.generate(
-                        ids.to("cuda"), max_new_tokens=new, do_sample=False, **extra
+                        ids.to("cuda"),
+                        max_new_tokens=new,
+                        do_sample=False,
+                        output_scores=top2,
+                        return_dict_in_generate=True,
+                        **extra,
                     )
-                return out[0, ids.shape[1] :].tolist(), {}
+                stats = {}
+                if top2:
+                    pairs = [s.float().topk(2, dim=-1).values[0] for s in out.scores]
+                    stats["top2"] = _top2_margins(pairs)
+                return out.sequences[0, ids.shape[1] :].tolist(), stats
 
-            rows += _versus_rows(torch, name, "plain", run, prompts, args, base, reference)
-            _write(out_file, {"args": _args(args), "rows": rows})
+            rows += _versus_rows(
+                torch, name, "plain", run, prompts, args, base, reference, reference_top2,
+                shape, copy_rate,
+            )  # fmt: skip
+            _write(out_file, document(rows))
         del model, static, run  # run holds the model: JetSpec's base must not count it
         gc.collect()
         torch.cuda.empty_cache()
@@ -651,25 +752,41 @@ def versus(args: argparse.Namespace) -> int:
                 def run(
                     ids: Any,
                     new: int,
+                    top2: bool = False,
                     speculative: bool = speculative,
                     provider: Any = provider,
                 ) -> tuple[list[int], dict]:
                     def job(loaded: Any) -> tuple[list[int], dict]:
+                        from arcmemo.models.jetspec import hooks
+
                         sampling = loaded.sampling_params(
                             GenerateParams(max_tokens=new, temperature=0.0)
                         )
-                        result, _ = loaded.decode(ids, sampling, speculative)
+                        record: list[Any] | None = [] if top2 else None
+                        hooks.record_top2(record)
+                        try:
+                            result, _ = loaded.decode(ids, sampling, speculative)
+                        finally:
+                            hooks.record_top2(None)
                         rounds = int(result.get("rounds", 0))
                         accepted = result.get("accept_lengths") or []
                         stats = {"mean_accept_length": sum(accepted) / rounds} if rounds else {}
+                        if record is not None:
+                            stats["top2"] = _top2_margins(record)
+                        pools = [c.pool_bytes() for c in _live_caches(loaded)]
+                        if pools:
+                            stats["kv_pool_gib"] = max(pools) / GIB
                         return [int(t) for t in result["token_ids"]], stats
 
                     return asyncio.run(provider.run_on_engine(job))
 
                 mode = "spec" if speculative else "plain"
                 label = name if args.lean else f"{name}/upstream"
-                rows += _versus_rows(torch, label, mode, run, prompts, args, base, reference)
-                _write(out_file, {"args": _args(args), "rows": rows})
+                rows += _versus_rows(
+                    torch, label, mode, run, prompts, args, base, reference, reference_top2,
+                    shape, copy_rate,
+                )  # fmt: skip
+                _write(out_file, document(rows))
         finally:
             asyncio.run(provider.aclose())
     return 1 if any("error" in r for r in rows) else 0
@@ -792,19 +909,19 @@ AIME_PROMPTS = (  # written for this recipe, in the shape of AIME problems
 
 
 def _arc_messages(task: Any) -> list[Any]:
-    from arcmemo.benchmarks.arc.prompt import solve_view
-    from arcmemo.benchmarks.base import solve_messages
-    from arcmemo.core import prompting
+    """The first solve prompt of ``task`` as a run without memory sends it (the benchmark's
+    own ``prompt``, which the runner calls), so a template change reaches this recipe."""
+    from arcmemo.benchmarks.arc.benchmark import ArcBenchmark
 
-    text = prompting.render("arc/solve", **solve_view(task), previous=None)
-    return solve_messages("arc", "", text)
+    return ArcBenchmark().prompt(task, concepts="", previous=None)
 
 
 def _aime_messages(problem: str) -> list[Any]:
-    from arcmemo.benchmarks.base import solve_messages
-    from arcmemo.core import prompting
+    from arcmemo.benchmarks.aime.benchmark import AimeBenchmark
+    from arcmemo.benchmarks.aime.data import AimeProblem
 
-    return solve_messages("aime", "", prompting.render("aime/solve", problem=problem))
+    task = AimeProblem(id="recipe", problem=problem, answer=0, source="jetspec_gpu.py")
+    return AimeBenchmark().prompt(task, concepts="", previous=None)
 
 
 def _synthetic_documents(count: int, seed: int) -> list[tuple[list[Any], str]]:
@@ -858,6 +975,8 @@ def _eval_prompts() -> list[tuple[str, list[Any]]]:
 
 
 def _render(messages: list[Any]) -> str:
+    """The training text of ``messages``: :data:`CHAR_TEMPLATE`, which the trained model's
+    tokenizer also carries as its chat template (``real`` renders through that)."""
     from jinja2 import Template
 
     return Template(CHAR_TEMPLATE).render(
@@ -866,16 +985,17 @@ def _render(messages: list[Any]) -> str:
     )
 
 
-def train(args: argparse.Namespace) -> int:
-    """Train a small character-level Qwen3 on synthetic ARC/AIME documents for --train-s
-    seconds; save it (with its tokenizer and chat template) as ``--model``."""
-    import torch
-    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast, Qwen3Config, Qwen3ForCausalLM
+def training_texts(count: int = 3000, seed: int = 0) -> list[str]:
+    """The training corpus: synthetic ARC and AIME-like documents, prompt and answer."""
+    return [_render(m) + answer + "<|im_end|>\n" for m, answer in _synthetic_documents(count, seed)]
 
-    directory = args.models_dir / args.model
-    documents = _synthetic_documents(3000, seed=0)
-    texts = [_render(m) + answer + "<|im_end|>\n" for m, answer in documents]
+
+def char_tokenizer(texts: list[str]) -> Any:
+    """A character-level tokenizer over the characters of ``texts``, the evaluation prompts
+    and printable ASCII, with :data:`CHAR_TEMPLATE` as its chat template."""
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
     eval_texts = [_render(m) for _, m in _eval_prompts()]
     chars = sorted({c for text in texts + eval_texts for c in text} | set(map(chr, range(32, 127))))
     specials = ["<|im_start|>", "<|im_end|>", "<unk>"]
@@ -889,14 +1009,48 @@ def train(args: argparse.Namespace) -> int:
         eos_token="<|im_end|>",
         additional_special_tokens=["<|im_start|>"],
     )
-    fast.chat_template = CHAT_TEMPLATE
+    fast.chat_template = CHAR_TEMPLATE
+    return fast
+
+
+def real_prompts(tokenizer: Any) -> list[tuple[str, Any]]:
+    """(name, ids) of the evaluation prompts, longest first, rendered by the provider's own
+    chat-template step (:func:`arcmemo.models.jetspec.engine.chat_text`)."""
+    from arcmemo.models.jetspec.engine import chat_text
+
+    prompts = [
+        (
+            name,
+            tokenizer(
+                chat_text(tokenizer, m, thinking=False),
+                add_special_tokens=False,
+                return_tensors="pt",
+            ).input_ids,
+        )
+        for name, m in _eval_prompts()
+    ]
+    # longest first: a session sized by the first prompt holds every later one
+    prompts.sort(key=lambda pair: -int(pair[1].shape[1]))
+    return prompts
+
+
+def train(args: argparse.Namespace) -> int:
+    """Train a small character-level Qwen3 on synthetic ARC/AIME documents for --train-s
+    seconds; save it (with its tokenizer and chat template) as ``--model``."""
+    import torch
+    from transformers import Qwen3Config, Qwen3ForCausalLM
+
+    directory = args.models_dir / args.model
+    texts = training_texts()
+    fast = char_tokenizer(texts)
+    vocab = fast.get_vocab()
     directory.mkdir(parents=True, exist_ok=True)
     fast.save_pretrained(directory)
     stream = []
     for text in texts:
         stream += fast(text, add_special_tokens=False).input_ids
     data = torch.tensor(stream, dtype=torch.long, device="cuda")
-    lengths = [len(fast(t, add_special_tokens=False).input_ids) for t in eval_texts]
+    lengths = [int(ids.shape[1]) for _, ids in real_prompts(fast)]
     print(
         f"corpus {len(stream):,} tokens ({len(texts)} documents), vocab {len(vocab)}; "
         f"eval prompts {min(lengths)}-{max(lengths)} tokens",
@@ -963,13 +1117,7 @@ def real(args: argparse.Namespace) -> int:
     from arcmemo.models.jetspec import JetSpecProvider
 
     target = str(args.models_dir / args.model)
-    tokenizer = AutoTokenizer.from_pretrained(target)
-    prompts = [
-        (name, tokenizer(_render(m), add_special_tokens=False, return_tensors="pt").input_ids)
-        for name, m in _eval_prompts()
-    ]
-    # longest first: a session sized by the first prompt holds every later one
-    prompts.sort(key=lambda pair: -int(pair[1].shape[1]))
+    prompts = real_prompts(AutoTokenizer.from_pretrained(target))
     model = AutoModelForCausalLM.from_pretrained(
         target, dtype=torch.bfloat16, attn_implementation="sdpa"
     ).to("cuda")
@@ -1144,21 +1292,27 @@ def summary(args: argparse.Namespace) -> int:
     for path in sorted(args.out.glob("versus-*.json")):
         document = json.loads(path.read_text())
         settings = document["args"]
+        copy_rate = document.get("copy_bytes_per_s")
+        ceiling = f"; copy {copy_rate / 1e12:.2f} TB/s" if copy_rate else ""
         print(
             f"\n-- {settings['model']} (random weights, bf16, batch 1, greedy, "
-            f"{settings['max_tokens']} new tokens; {path.name})"
+            f"{settings['max_tokens']} new tokens; {document.get('card', '?')}{ceiling}; "
+            f"{path.name})"
         )
         print(
             f"{'config':18} {'mode':5} {'prompt':>6} {'tok/s':>8} {'decode':>8} "
-            f"{'TTFT ms':>8} {'first s':>7} {'accept':>6} {'peak GiB':>7} {'= HF':>9}"
+            f"{'TTFT ms':>8} {'first s':>7} {'accept':>6} {'peak GiB':>7} {'bw':>5} "
+            f"{'= HF':>9} margin HF/ours"
         )
         for row in document["rows"]:
             print(_versus_line(row))
     print("(tok/s: new tokens / wall time of the call; decode: after the first token; TTFT:")
     print(" a warm call for one new token; first s: the first full call at that length,")
     print(" compilation and capture included; accept: mean accepted length per verify round;")
-    print(" peak: above the weights; = HF: greedy tokens equal to HF's dynamic-cache generate,")
-    print(" or the index where they part)")
+    print(" peak: above the weights; bw: bytes a plain step reads (weights + KV at the mean")
+    print(" context) x decode tok/s over the copy bandwidth measured in the same run; = HF:")
+    print(" greedy tokens equal to HF's dynamic-cache generate, or the index where they part;")
+    print(" margin: top-1 minus top-2 logit there, HF's and JetSpec's)")
     return 0
 
 

@@ -46,6 +46,23 @@ class JobContext:
     abort: threading.Event = field(default_factory=threading.Event)
 
 
+def chat_text(tokenizer: Any, messages: list[Message], *, thinking: bool) -> str:
+    """``messages`` through the tokenizer's chat template, ending with the assistant turn's
+    opening: the text the engine is given (also what a recipe measures with)."""
+    if not getattr(tokenizer, "chat_template", None):
+        raise ProviderError(
+            "jetspec provider: the tokenizer of this model has no chat template; "
+            "add one (tokenizer_config.json 'chat_template') to use it with arcmemo"
+        )
+    text: str = tokenizer.apply_chat_template(
+        [{"role": m.role, "content": m.content} for m in messages],
+        tokenize=False,
+        add_generation_prompt=True,
+        enable_thinking=thinking,
+    )
+    return text
+
+
 class LoadedEngine:
     """A JetSpecEngine with its tokenizer and drafter; used only on its worker's thread."""
 
@@ -82,7 +99,12 @@ class LoadedEngine:
         )
         self.tokenizer = self.engine.tokenizer
         layers = getattr(getattr(self.engine.model, "config", None), "num_hidden_layers", None)
-        hooks.configure_thread(kv_pool=options.kv_pool, layers=layers, lean=options.lean)
+        hooks.configure_thread(
+            kv_pool=options.kv_pool,
+            layers=layers,
+            lean=options.lean,
+            logical_kv=options.attn_backend.endswith("_nogather"),
+        )
         if options.lean and getattr(self.engine, "runner", None) is not None:
             hooks.trim_prefill_logits(self.engine.runner)
         self.drafter: Any = None
@@ -147,17 +169,7 @@ class LoadedEngine:
 
     def render_prompt(self, messages: list[Message]) -> str:
         """The chat-templated prompt text, ending with the assistant turn's opening."""
-        if not getattr(self.tokenizer, "chat_template", None):
-            raise ProviderError(
-                "jetspec provider: the tokenizer of this model has no chat template; "
-                "add one (tokenizer_config.json 'chat_template') to use it with arcmemo"
-            )
-        return self.tokenizer.apply_chat_template(
-            [{"role": m.role, "content": m.content} for m in messages],
-            tokenize=False,
-            add_generation_prompt=True,
-            enable_thinking=self.options.thinking,
-        )
+        return chat_text(self.tokenizer, messages, thinking=self.options.thinking)
 
     def encode(self, prompt: str) -> Any:
         """Prompt ids as a (1, T) tensor; the template already holds any special tokens."""

@@ -7,8 +7,11 @@
   36x for Qwen3-8B). A block id belongs to one layer at a time, so one tensor can serve
   every layer: :func:`shared_pool_class` keeps a single key and a single value tensor that
   all layers index (``kv_pool=shared``, the default). The logical-KV ("nogather")
-  backends give every layer the *same* round block ids; when the engine reserves such
-  layer-shared blocks the cache goes back to one tensor per layer before it grows.
+  backends give every layer the *same* round block ids, which one shared tensor cannot
+  hold; for them the cache keeps one tensor per layer and gives every layer the *same*
+  block ids for the prompt too (a block id is then a position range of all layers, as in
+  vLLM), so each tensor spans one layer's blocks: ``L`` times the KV, not ``L x L``
+  (JetSpec's pool there: about 3 MB per prompt token of Qwen3-0.6B, 28x its KV).
 * **A checkpoint per decoding step**, for request timeouts that start when the engine
   starts the request: the engine's sampler (called once per plain decoding step and at
   prefill) and the drafter (called once per verify round) check the current job's
@@ -47,12 +50,16 @@ class EngineTimeout(Exception):
     """A decode ran past its deadline (or was abandoned by its caller) and was stopped."""
 
 
-def configure_thread(*, kv_pool: str, layers: int | None = None, lean: bool = True) -> None:
+def configure_thread(
+    *, kv_pool: str, layers: int | None = None, lean: bool = True, logical_kv: bool = False
+) -> None:
     """Settings of the engine owned by the calling thread (``layers``: the target's;
-    ``lean``: the lean prefill, block bookkeeping and pool attention described above)."""
+    ``lean``: the lean prefill, block bookkeeping and pool attention described above;
+    ``logical_kv``: the engine's backend is a logical-KV ("nogather") one)."""
     _settings.kv_pool = kv_pool
     _settings.layers = layers
     _settings.lean = lean
+    _settings.logical_kv = logical_kv
 
 
 def trim_prefill_logits(runner: Any) -> bool:
@@ -132,9 +139,19 @@ def install(engine_module: Any) -> None:
             engine_module.PagedKVCache = shared_pool_class(cache_class)
 
 
+def record_top2(record: list[Any] | None) -> None:
+    """Append the two largest logits of every row the engine samples on this thread to
+    ``record`` (device tensors; None: stop). For where greedy tokens part from another
+    implementation's: how near a tie the choice was."""
+    _settings.top2 = record
+
+
 def _checkpointed(sample: Callable[..., Any]) -> Callable[..., Any]:
     def checked_sample(*args: Any, **kwargs: Any) -> Any:
         checkpoint()
+        record = getattr(_settings, "top2", None)
+        if record is not None and args:
+            record.append(args[0][..., -1, :].float().topk(2, dim=-1).values.reshape(-1, 2)[0])
         return sample(*args, **kwargs)
 
     checked_sample._arcmemo_checkpointed = True  # type: ignore[attr-defined]
@@ -342,11 +359,14 @@ def shared_pool_class(base: Any) -> type:
 
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
-            self._layers_share = (
-                getattr(_settings, "kv_pool", "upstream") == "shared" and self._is_single_seq
-            )
-            self._exact_growth = False
+            shared = getattr(_settings, "kv_pool", "upstream") == "shared" and self._is_single_seq
             self._lean = bool(getattr(_settings, "lean", False))
+            # logical-KV backends: one tensor per layer, one block id for all layers
+            self._ids_shared = (
+                shared and self._lean and bool(getattr(_settings, "logical_kv", False))
+            )
+            self._layers_share = shared and not self._ids_shared
+            self._exact_growth = False
 
         def update(
             self, key_states: Any, value_states: Any, layer_idx: int, cache_kwargs: Any = None
@@ -366,6 +386,46 @@ def shared_pool_class(base: Any) -> type:
             )
             result = super().update(key_states, value_states, layer_idx, cache_kwargs)
             return (key_states, value_states) if prefill else result
+
+        def append(
+            self,
+            key_states: Any,
+            value_states: Any,
+            layer_idx: int,
+            block_ids: Any = None,
+            seq_id: int | None = None,
+        ) -> int:
+            if not self._ids_shared or block_ids is not None:
+                return int(super().append(key_states, value_states, layer_idx, block_ids, seq_id))
+            # Layer-shared ids: the blocks that hold positions [start, start + n) of this
+            # layer are the ones another layer already took for them; only blocks past
+            # every layer's table are new. Each layer still writes its own tensor.
+            seq_id = self._default_seq_id if seq_id is None else seq_id
+            self._ensure_layer(layer_idx, key_states)
+            self._ensure_seq(seq_id)
+            new = key_states.shape[-2]
+            start = self.get_seq_length(layer_idx, seq_id=seq_id)
+            if new == 0:
+                return start
+            size = self._block_size
+            tables = self._seq_block_tables[seq_id]
+            table = tables.setdefault(layer_idx, [])
+            missing = -(-(start + new) // size) - len(table)
+            if missing > 0:
+                longest = max(tables.values(), key=len)
+                taken = longest[len(table) : len(table) + missing]
+                fresh = self.allocate(missing - len(taken)).tolist() if missing > len(taken) else []
+                for block in (*taken, *fresh):
+                    self._incref_block(int(block))
+                table.extend([*taken, *(int(b) for b in fresh)])
+            positions = start + torch.arange(new, device=self.device)
+            blocks = torch.tensor(table, dtype=torch.long, device=self.device)[positions // size]
+            offsets = positions % size
+            self._kpool[layer_idx][blocks, offsets] = key_states[0].transpose(0, 1)
+            self._vpool[layer_idx][blocks, offsets] = value_states[0].transpose(0, 1)
+            self._seq_filled[seq_id][layer_idx] = (start + new - 1) % size + 1
+            self._touch(seq_id)
+            return start + new
 
         def allocate(self, num_blocks: int) -> Any:
             # JetSpec pops the free list's head one block at a time (each pop shifts the
@@ -421,10 +481,12 @@ def shared_pool_class(base: Any) -> type:
                 not tables.setdefault(layer, []) or filled.setdefault(layer, 0) >= size
                 for layer in layer_ids
             ]
-            new_blocks = self.allocate(sum(full)).tolist() if any(full) else []
+            # layer-shared ids: one new block serves every layer that needs one
+            count = (1 if self._ids_shared else sum(full)) if any(full) else 0
+            new_blocks = self.allocate(count).tolist() if count else []
             for layer, needs in zip(layer_ids, full, strict=True):
                 if needs:
-                    block = int(new_blocks.pop(0))
+                    block = int(new_blocks[0] if self._ids_shared else new_blocks.pop(0))
                     self._incref_block(block)
                     tables[layer].append(block)
                 filled[layer] = past_len % size + 1
@@ -469,7 +531,7 @@ def shared_pool_class(base: Any) -> type:
             self._vpool[layer_idx] = torch.zeros(shape, dtype=self.dtype, device=self.device)
 
         def _grow_pool(self, extra_blocks: int) -> None:
-            if not self._layers_share or not self._kpool:
+            if not (self._layers_share or self._ids_shared) or not self._kpool:
                 super()._grow_pool(extra_blocks)
                 return
             if self._pool_frozen:
@@ -479,25 +541,25 @@ def shared_pool_class(base: Any) -> type:
             if not self._exact_growth:
                 # On-demand growth (one block per layer every block_size tokens) would copy
                 # the whole pool each time: size it for the whole decode at once, and then
-                # grow by an eighth at least.
-                layers = getattr(_settings, "layers", None) or len(self._kpool)
+                # grow by an eighth at least. Layer-shared ids need one id per block of
+                # positions, not one per layer.
+                layers = 1 if self._ids_shared else None
+                layers = layers or getattr(_settings, "layers", None) or len(self._kpool)
                 expected = getattr(_settings, "expected_tokens", None) or 0
                 planned = layers * (math.ceil(expected / self._block_size) + 1)
                 extra_blocks = max(
                     extra_blocks, planned - self._num_blocks, math.ceil(self._num_blocks / 8)
                 )
             old = self._num_blocks
-            first = next(iter(self._kpool))
-            shape = (extra_blocks, self._block_size, self._num_heads, self._head_dim)
-            pools = []
-            for pool in (self._kpool[first], self._vpool[first]):
-                grown = torch.zeros(
-                    (old + extra_blocks, *shape[1:]), dtype=self.dtype, device=self.device
-                )
-                grown[:old].copy_(pool)
-                pools.append(grown)
-            for layer_idx in self._kpool:
-                self._kpool[layer_idx], self._vpool[layer_idx] = pools
+            grown: dict[Any, Any] = {}  # a tensor of several layers is grown once
+            for pools in (self._kpool, self._vpool):
+                for layer_idx, pool in pools.items():
+                    if id(pool) not in grown:
+                        bigger = pool.new_zeros((old + extra_blocks, *pool.shape[1:]))
+                        bigger[:old].copy_(pool)
+                        grown[id(pool)] = bigger
+                        del bigger
+                    pools[layer_idx] = grown[id(pool)]
             self._num_blocks = old + extra_blocks
             self._free_blocks.extend(range(old, self._num_blocks))
 
@@ -507,6 +569,20 @@ def shared_pool_class(base: Any) -> type:
             block_table_tokens: int | None = None,
             extra_shared_blocks: int = 0,
         ) -> None:
+            if self._ids_shared and self._num_heads is not None:
+                # JetSpec counts one id per layer for every block of positions; here one id
+                # serves all layers, and the logical rounds' layer-shared ids come on top
+                table_tokens = total_tokens if block_table_tokens is None else block_table_tokens
+                width = self._blocks_for(table_tokens) + 1
+                self._reserved_per_layer = max(getattr(self, "_reserved_per_layer", 0), width)
+                needed = self._blocks_for(total_tokens) + 1 + extra_shared_blocks
+                if needed > self._num_blocks:
+                    self._exact_growth = True
+                    try:
+                        self._grow_pool(needed - self._num_blocks)
+                    finally:
+                        self._exact_growth = False
+                return
             if self._layers_share and extra_shared_blocks > 0:
                 self._separate_layers()
             self._exact_growth = True
