@@ -1320,7 +1320,8 @@ def _args(args: argparse.Namespace) -> dict[str, Any]:
     return {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items() if k != "run"}
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line (experiments/jetspec_gpu.sh's calls are checked against it in CI)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "command",
@@ -1347,7 +1348,21 @@ def main(argv: list[str] | None = None) -> int:
         "--upstream", dest="lean", action="store_false", help="versus: JetSpec's own paths"
     )
     parser.add_argument("--tag", default="", help="versus: suffix of the JSON file")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def known_configs(names: str) -> list[str]:
+    """The ``--configs`` names no command knows (empty when all are known)."""
+    known = {*CONFIGS, *HF_CONFIGS, *PLAIN_CONFIGS}
+    return [name for name in names.split(",") if name not in known]
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    unknown = known_configs(args.configs)
+    if unknown:
+        print(f"unknown --configs {','.join(unknown)}", file=sys.stderr)
+        return 2
     args.out.mkdir(parents=True, exist_ok=True)
     if args.command != "summary":
         import torch

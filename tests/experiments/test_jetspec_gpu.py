@@ -193,3 +193,19 @@ def test_decode_step_bytes(recipe: ModuleType) -> None:
     assert recipe.step_bytes(shape, 1000) == weights + 1000 * kv_per_token
     eight = recipe.weight_bytes(recipe.MODELS["qwen3-8b"])
     assert 15.0e9 < eight < 15.3e9  # 7.6B parameters without the embedding matrix
+
+
+def test_every_call_of_the_shell_recipe_parses(recipe: ModuleType) -> None:
+    """experiments/jetspec_gpu.sh's calls of this script: known commands, options, configs."""
+    import shlex
+
+    text = (REPO / "experiments" / "jetspec_gpu.sh").read_text().replace("\\\n", " ")
+    calls = [line.split("$X ", 1)[1] for line in text.splitlines() if "$X " in line]
+    assert len(calls) >= 10
+    parser = recipe.build_parser()
+    for call in calls:
+        argv = shlex.split(call.split("|")[0].replace("$OUT", "out").replace("$MODELS", "m"))
+        args = parser.parse_args([*argv, "--out", "out"])
+        assert not recipe.known_configs(args.configs), call
+    done = subprocess.run(["bash", "-n", str(REPO / "experiments" / "jetspec_gpu.sh")])
+    assert done.returncode == 0

@@ -1167,6 +1167,45 @@ def test_lean_pool_attention_decodes_as_hugging_face_on_cpu(
     assert chunked and max(chunked) >= 3  # the pool attention served, over several chunks
 
 
+def test_layer_shared_ids_hold_the_same_keys_in_a_layers_share_of_memory() -> None:
+    """The nogather backends' cache (one block id for all layers, a tensor per layer): each
+    layer's keys and values read back as JetSpec's own cache holds them, through prefill,
+    plain steps across block boundaries and a logical round's reservation, with one id per
+    block of positions (JetSpec's pool: one per layer, each tensor spanning all of them)."""
+    _real_runtime_or_skip()
+    import torch
+    from jetspec.inference_engine.paged_kv_cache import PagedKVCache
+
+    from arcmemo.models.jetspec import hooks
+
+    layers, generator = 3, torch.Generator().manual_seed(0)
+    steps = [torch.randn(layers, 2, 1, 2, n, 8, generator=generator) for n in (13, 1, 1, 1, 5)]
+    caches = []
+    for logical_kv in (True, False):
+        hooks.configure_thread(kv_pool="shared", layers=layers, lean=True, logical_kv=logical_kv)
+        hooks.expect_tokens(40)
+        cache = hooks.shared_pool_class(PagedKVCache)(block_size=4)
+        caches.append(cache)
+        for kv in steps:
+            for layer in range(layers):
+                cache.update(kv[layer, 0], kv[layer, 1], layer)
+        cache.reserve_capacity(32, block_table_tokens=40, extra_shared_blocks=6)
+        cache.reserve_tree_slots(0, 1, 21, block_table_width=11)
+    shared_ids, own = caches
+    assert shared_ids._ids_shared and not own._ids_shared
+    for layer in range(layers):
+        for mine, theirs in zip(shared_ids._logical_kv(layer), own._logical_kv(layer), strict=True):
+            assert mine.shape[-2] == 22 and torch.equal(mine, theirs), layer
+    tables = shared_ids._seq_block_tables[0]
+    assert tables[0] == tables[1] == tables[2] and len(tables[0]) == 6
+    assert len({id(t) for t in shared_ids._kpool.values()}) == layers
+    _, round_blocks = shared_ids.reserve_logical_slots(8)  # layer-shared, as upstream
+    assert len(round_blocks) == 2 and not set(round_blocks) & set(tables[0])
+    # ids: the positions' blocks plus the rounds', not times the layers
+    assert shared_ids._num_blocks <= 32 // 4 + 1 + 6 < own._num_blocks
+    assert shared_ids.reserved_block_table_width == own.reserved_block_table_width == 11
+
+
 def test_lean_decode_slots_are_jetspecs_own() -> None:
     """The lean reservation of a plain step's slot hands out the same blocks, tables,
     slots and lengths as JetSpec's own, step after step across block boundaries."""
