@@ -192,6 +192,9 @@ MODELS: dict[str, dict[str, Any]] = {
         "dtype": "bfloat16",
     },
 }
+# The 8B shape's first 4 layers in fp32 (the whole model in fp32 is 30 GB of random weights
+# to build): token equality with HF fp32 where bf16's near-ties are out of the way.
+MODELS["qwen3-8b-4l-fp32"] = MODELS["qwen3-8b"] | {"layers": 4, "dtype": "float32"}
 GIB = 2**30
 
 
@@ -1295,7 +1298,8 @@ def summary(args: argparse.Namespace) -> int:
         copy_rate = document.get("copy_bytes_per_s")
         ceiling = f"; copy {copy_rate / 1e12:.2f} TB/s" if copy_rate else ""
         print(
-            f"\n-- {settings['model']} (random weights, bf16, batch 1, greedy, "
+            f"\n-- {settings['model']} (random weights, "
+            f"{MODELS.get(settings['model'], {}).get('dtype', 'float32')}, batch 1, greedy, "
             f"{settings['max_tokens']} new tokens; {document.get('card', '?')}{ceiling}; "
             f"{path.name})"
         )
