@@ -43,6 +43,8 @@ COVERED = {
     "jetspec_gpu.sh": "tests/experiments/test_jetspec_gpu.py",  # each call's arguments
     "bench_concurrency.py": "tests/experiments/test_scripts.py",
     "behaviour_cost.py": "tests/experiments/test_scripts.py",
+    "learning_from_failure.py": "tests/experiments/test_scripts.py",
+    "scale/submit.sh": "tests/experiments/test_scale_slurm.py",
 }
 # run by another script that the named test module runs (all.sh, the paper route)
 RUN_BY_OTHERS = ("common.sh", "estimate_total.py", "paper_examples.py", "arc/ps-paper-memory.sh")
@@ -50,6 +52,7 @@ RUN_BY_OTHERS = ("common.sh", "estimate_total.py", "paper_examples.py", "arc/ps-
 # or a long scripted run: CI parses their arguments (which imports all they import).
 ARGUMENTS_ONLY = (
     "bench_learning.py",
+    "compare_outputs.py",
     "bench_report.py",
     "bench_run.py",
     "bench_rundir.py",
@@ -61,6 +64,7 @@ ARGUMENTS_ONLY = (
 
 def _scripts() -> list[str]:
     found = [*EXPERIMENTS.glob("*.py"), *EXPERIMENTS.glob("*.sh"), *EXPERIMENTS.glob("*/*.sh")]
+    found += EXPERIMENTS.glob("*/*.py")
     return sorted(str(path.relative_to(EXPERIMENTS)) for path in found)
 
 
@@ -123,3 +127,12 @@ def test_behaviour_cost_on_a_small_library(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "functions" in done.stdout and out.is_file()
+
+
+@pytest.mark.slow
+def test_learning_from_failure_runs_both_arms() -> None:
+    done = _run(str(EXPERIMENTS / "learning_from_failure.py"))
+    assert done.returncode == 0, done.stderr[-2000:]
+    arms = json.loads(done.stdout)["contrast"]
+    assert [arm["contrast"] for arm in arms] == [False, True]
+    assert all({"solved", "model_calls", "pitfalls"} <= set(arm) for arm in arms)
