@@ -8,6 +8,7 @@ is given one of the two.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -45,7 +46,11 @@ COVERED = {
     "behaviour_cost.py": "tests/experiments/test_scripts.py",
     "learning_from_failure.py": "tests/experiments/test_scripts.py",
     "scale/submit.sh": "tests/experiments/test_scale_slurm.py",
+    "training/chain_model.py": "tests/train/test_training.py",  # the scripted model it trains
 }
+# imported only: its one run is a minute of `arcmemo train` (tests/train runs that training
+# through the CLI in-process; the script's own subprocess call is not run in CI)
+IMPORTED_ONLY = ("training/learning_curve.py",)
 # run by another script that the named test module runs (all.sh, the paper route)
 RUN_BY_OTHERS = ("common.sh", "estimate_total.py", "paper_examples.py", "arc/ps-paper-memory.sh")
 # Scripts whose every run needs another checkout, a tokenizer package CI does not install
@@ -53,6 +58,7 @@ RUN_BY_OTHERS = ("common.sh", "estimate_total.py", "paper_examples.py", "arc/ps-
 ARGUMENTS_ONLY = (
     "bench_learning.py",
     "compare_outputs.py",
+    "parsers_bench.py",
     "bench_report.py",
     "bench_run.py",
     "bench_rundir.py",
@@ -76,9 +82,10 @@ def _run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
 
 def test_every_script_is_covered() -> None:
     scripts = _scripts()
-    missing = [s for s in scripts if s not in COVERED and s not in ARGUMENTS_ONLY]
+    named = [*COVERED, *ARGUMENTS_ONLY, *IMPORTED_ONLY]
+    missing = [s for s in scripts if s not in named]
     assert not missing, f"give these a CPU test on tiny inputs: {missing}"
-    assert sorted([*COVERED, *ARGUMENTS_ONLY]) == scripts  # no stale names
+    assert sorted(named) == scripts  # no stale names
     for script, module in COVERED.items():
         if script not in RUN_BY_OTHERS:
             assert Path(script).stem in (REPO / module).read_text(), (script, module)
@@ -136,3 +143,13 @@ def test_learning_from_failure_runs_both_arms() -> None:
     arms = json.loads(done.stdout)["contrast"]
     assert [arm["contrast"] for arm in arms] == [False, True]
     assert all({"solved", "model_calls", "pitfalls"} <= set(arm) for arm in arms)
+
+
+@pytest.mark.parametrize("script", IMPORTED_ONLY)
+def test_imports(script: str) -> None:
+    path = EXPERIMENTS / script
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # a __main__ guard keeps it from running
+    assert callable(module.main)
