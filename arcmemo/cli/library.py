@@ -11,7 +11,12 @@ from typing import Any
 import click
 
 from arcmemo.cli.errors import user_errors
-from arcmemo.cli.options import sandbox_options, sandbox_spec
+from arcmemo.cli.options import (
+    open_role_model,
+    run_role_options,
+    sandbox_options,
+    sandbox_spec,
+)
 from arcmemo.memory.untrusted import display_copy
 from arcmemo.sandbox.text import visible_text
 
@@ -269,35 +274,29 @@ def test_command(memory_path: Path, **options: Any) -> None:
 )
 @_split_option
 @_data_option
-@click.option(
-    "--model",
-    "model_spec",
-    default=None,
-    help="A model (PROVIDER:MODEL) that proposes shared helpers and rewritten programs; "
-    "execution keeps what returns identical outputs (default: the AST refactoring).",
-)
-@click.option("--base-url", default=None, help="Endpoint of --model.")
 @sandbox_options
+@run_role_options("abstract")
 def refactor_command(
     programs_dir: Path,
     memory_path: Path,
     out: Path,
     split: str | None,
     data: str | None,
-    model_spec: str | None,
-    base_url: str | None,
     **options: Any,
 ) -> None:
     """Rewrite the programs to import the library functions with their helpers' behaviour,
     re-verify each on its task (train and labelled test pairs; a failing one is kept as it
-    was) and report the tokens before and after. With --model, the model proposes shared
-    helpers for groups of programs (see docs/learning-from-failure.md)."""
+    was) and report the tokens before and after. With a model for the abstract role
+    (--model-role abstract=SPEC, --aux-model or --model), the model proposes shared helpers
+    for groups of programs (see docs/learning-from-failure.md)."""
     from arcmemo.core.files import atomic_write_text
     from arcmemo.library.refactor import refactor_programs
     from arcmemo.memory.store import load_memory
 
-    if model_spec is not None:
-        _model_refactor(programs_dir, memory_path, out, split, data, model_spec, base_url, options)
+    with user_errors():
+        model = open_role_model(options, "abstract", call_log_path=out / "calls.jsonl")
+    if model is not None:
+        _model_refactor(programs_dir, memory_path, out, split, data, model, options)
         return
     with user_errors():
         programs = _read_programs(programs_dir)
@@ -329,20 +328,17 @@ def _model_refactor(
     out: Path,
     split: str | None,
     data: str | None,
-    model_spec: str,
-    base_url: str | None,
+    model: Any,
     options: dict[str, Any],
 ) -> None:
-    """``library refactor --model``: :mod:`arcmemo.library.model_refactor`."""
+    """``library refactor`` with a model: :mod:`arcmemo.library.model_refactor`."""
     from arcmemo.core.files import atomic_write_text
     from arcmemo.library.model_refactor import refactor_sync
     from arcmemo.memory.store import editing
-    from arcmemo.models.client import open_model
     from arcmemo.sandbox.text import clean_text
 
     with user_errors():
         programs = _read_programs(programs_dir)
-        model = open_model(model_spec, base_url=base_url)
         with _opened(options) as (benchmark, sandbox):
             tasks = (
                 benchmark.find_tasks(list(programs))

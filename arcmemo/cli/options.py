@@ -84,6 +84,78 @@ def open_cli_model(options: dict[str, Any], call_log_path: Any = None) -> ModelC
     )
 
 
+# The settings of a command that calls one role's model and names it as a run does: the
+# solver's (--model ...), the aux model's (--aux-model ...) and any role's (--model-role
+# ROLE=SPEC, --model-role-arg, --endpoint), with the run's concurrency and cache; the role
+# falls back along arcmemo.core.roles.FALLBACK as in a run.
+ROLE_SETTINGS: dict[str, Iterable[str] | None] = {
+    **MODEL_SETTINGS,
+    "aux_model": None,
+    "aux_base_url": None,
+    "aux_model_args": None,
+    "aux_sampling": ("temperature", "max_tokens"),
+    "roles": None,
+    "endpoints": None,
+}
+
+
+def run_role_options(role: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The model options of ``arcmemo run`` (:data:`ROLE_SETTINGS`) for a command whose
+    model plays ``role``; none of them given means the command calls no model."""
+    from arcmemo.run.config import RunConfig
+
+    def decorate(function: Callable[..., Any]) -> Callable[..., Any]:
+        function = config_options(RunConfig, ROLE_SETTINGS)(function)
+        for param in getattr(function, "__click_params__", []):
+            if param.name == "model" and isinstance(param, click.Option):
+                param.help = (
+                    f"Model the {role} role falls back to when neither --model-role "
+                    f"{role}=SPEC nor --aux-model names one, provider:model."
+                )
+        return function
+
+    return decorate
+
+
+def open_role_model(
+    options: dict[str, Any], role: str, call_log_path: Any = None
+) -> ModelClient | None:
+    """The client ``role`` calls, from :func:`run_role_options` values, as a run would open
+    it (its own model, else its fallback's: endpoint, options and sampling); None when no
+    option names a model."""
+    from arcmemo.core.roles import FALLBACK
+    from arcmemo.run.config import RunConfig
+
+    values = config_values(RunConfig, options, only=ROLE_SETTINGS)
+    named = {name: given.get("spec") for name, given in values.get("roles", {}).items()}
+    chain: list[str] = []
+    step: str | None = role
+    while step is not None:
+        chain.append(step)
+        step = FALLBACK[step]
+    flat = {"aux": values.get("aux_model"), "solver": values.get("model")}
+    spec = next((named.get(r) or flat.get(r) for r in chain if named.get(r) or flat.get(r)), None)
+    if spec is None:
+        return None
+    # The roles are resolved by a run's config, which always has a solver, a benchmark and
+    # a folder: a command that names only its role's model stands it in as the solver
+    # (never called: the role's own model comes first in the fallback chain), and the
+    # benchmark and folder are never read.
+    values.setdefault("model", spec)
+    config = RunConfig.model_validate({"benchmark": "arc-agi-1", "out": ".", **values})
+    owner = config.model_owner(role)
+    spec, endpoint, provider_options = config.role_spec(owner)
+    client = open_model(
+        spec,
+        base_url=endpoint,
+        model_args=provider_options,
+        config=config.models,
+        call_log_path=call_log_path,
+    )
+    client.defaults = config.role_sampling(role)
+    return client
+
+
 class RegistryHelpCommand(click.Command):
     """A command whose help ends with the registered components it can use.
 

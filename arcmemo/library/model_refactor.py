@@ -436,6 +436,21 @@ def _attach(memory: Memory, function: LibraryFunction, concept: str) -> None:
     )
 
 
-def refactor_sync(*args: Any, **kwargs: Any) -> tuple[ModelRefactorReport, dict[str, str]]:
-    """:func:`refactor_with_model` run to completion (for the command line)."""
-    return asyncio.run(refactor_with_model(*args, **kwargs))
+def refactor_sync(
+    programs: Mapping[str, str],
+    inputs: Mapping[str, tuple[Sequence[Any], Sequence[Any]]],
+    memory: Memory,
+    sandbox: Sandbox,
+    model: ModelClient,
+    **kwargs: Any,
+) -> tuple[ModelRefactorReport, dict[str, str]]:
+    """:func:`refactor_with_model` run to completion (for the command line); closes
+    ``model``."""
+
+    async def go() -> tuple[ModelRefactorReport, dict[str, str]]:
+        try:
+            return await refactor_with_model(programs, inputs, memory, sandbox, model, **kwargs)
+        finally:
+            await model.aclose()
+
+    return asyncio.run(go())

@@ -164,3 +164,77 @@ def test_programs_sharing_a_concept_are_grouped_first() -> None:
         ("crop", ["b", "d"]),
         ("", ["a", "c", "e"]),
     ]
+
+
+def _task_files(folder: Any) -> None:
+    import json
+
+    folder.mkdir()
+    for task, (train, test) in INPUTS.items():
+        outputs = [run_program(PROGRAMS[task], g) for g in [*train, *test]]
+        pairs = [{"input": g, "output": o} for g, o in zip([*train, *test], outputs, strict=True)]
+        content = {"train": pairs[: len(train)], "test": pairs[len(train) :]}
+        (folder / f"{task}.json").write_text(json.dumps(content), encoding="utf-8")
+
+
+def run_program(source: str, grid_in: list[list[int]]) -> list[list[int]]:
+    namespace: dict[str, Any] = {}
+    exec(source, namespace)  # the test's own fixed programs
+    result: list[list[int]] = namespace["transform"](grid_in).tolist()
+    return result
+
+
+@pytest.mark.parametrize("flag", ["--model-role=abstract=", "--aux-model=", "--model="])
+def test_the_command_takes_the_abstract_roles_model(
+    sandbox: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Any, flag: str
+) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from arcmemo.cli.main import cli
+
+    monkeypatch.setenv("ARCMEMO_CACHE_DIR", str(tmp_path / "cache"))
+    programs = tmp_path / "programs"
+    programs.mkdir()
+    for task, source in PROGRAMS.items():
+        (programs / f"{task}.py").write_text(source, encoding="utf-8")
+    _task_files(tmp_path / "tasks")
+    script = tmp_path / "refactorer.json"
+    script.write_text(json.dumps([PROPOSAL]), encoding="utf-8")
+    memory = tmp_path / "memory.json"
+    memory.write_text(Memory(domain="arc").model_dump_json(), encoding="utf-8")
+    out = tmp_path / "out"
+    args = ["library", "refactor", "--from-programs", str(programs), "--memory", str(memory)]
+    args += ["--out", str(out), "--data", str(tmp_path / "tasks"), f"{flag}scripted:{script}"]
+    result = CliRunner().invoke(cli, args, env={"COLUMNS": "300"})
+    assert result.exit_code == 0, result.output
+    assert "rejected t3: train input 1: a different output" in result.output
+    assert "rewrites kept 2, rejected 1; functions kept 1" in result.output
+    assert (out / "calls.jsonl").read_text(encoding="utf-8").count("\n") == 1
+
+
+def test_a_role_model_is_opened_as_a_run_opens_it(tmp_path: Any) -> None:
+    from arcmemo.cli.options import open_role_model
+
+    for name in ("solver", "writer", "helper"):
+        (tmp_path / f"{name}.json").write_text('["an answer"]', encoding="utf-8")
+    solver, writer, helper = (
+        f"scripted:{tmp_path / n}.json" for n in ("solver", "writer", "helper")
+    )
+
+    def options(**given: Any) -> dict[str, Any]:
+        empty: dict[str, Any] = {
+            "model": None, "base_url": (), "model_args": (), "temperature": None,
+            "max_tokens": None, "concurrency": None, "no_cache": False, "aux_model": None,
+            "aux_base_url": (), "aux_model_args": (), "aux_temperature": None,
+            "aux_max_tokens": None, "roles": (), "roles_args": (), "endpoints": (),
+        }  # fmt: skip
+        return {**empty, **given}
+
+    assert open_role_model(options(), "abstract") is None
+    own = open_role_model(options(model=solver, roles=(f"abstract={writer}",)), "abstract")
+    assert own is not None and own.provider.model == writer.removeprefix("scripted:")
+    aux = open_role_model(options(model=solver, aux_model=helper, aux_temperature=0.5), "abstract")
+    assert aux is not None and aux.provider.model == helper.removeprefix("scripted:")
+    assert aux.defaults.temperature == 0.5
