@@ -360,10 +360,14 @@ def _model_refactor(
             click.echo(clean_text(f"rejected {rewrite.task_id}: {rewrite.rejected}"))
     for name, why in report.functions_rejected.items():
         click.echo(clean_text(f"function {name} not kept: {why}"))
+    for name in report.functions_pruned:
+        click.echo(clean_text(f"pruned {name}: no program imports it any more"))
+    by = ", ".join(f"{count} by {how}" for how, count in report.groups_by.items())
     click.echo(
-        f"{report.groups} groups, {report.model_calls} model calls, {report.proposals} usable "
-        f"proposals; rewrites kept {report.kept}, rejected {report.rejected}; functions kept "
-        f"{len(report.functions_kept)}; tokens {report.tokens_before} -> "
-        f"{report.tokens_after} (+{report.library_tokens} for the kept functions, once)"
+        f"{report.groups} groups ({by or 'none'}), {report.model_calls} model calls, "
+        f"{report.proposals} usable proposals; rewrites kept {report.kept}, rejected "
+        f"{report.rejected}; functions kept {len(report.functions_kept)}; tokens "
+        f"{report.tokens_before} -> {report.tokens_after} "
+        f"(+{report.library_tokens} for the kept functions, once)"
     )
     click.echo(f"report: {out / REFACTOR_REPORT}")

@@ -1,10 +1,10 @@
 """A library the model refactors and execution keeps honest.
 
-``arcmemo library refactor --model SPEC``: verified programs are grouped (those whose
-tasks one concept of the memory names as sources, the rest in order, :data:`GROUP_SIZE` at
-a time) and each group is shown to the model (``prompts/library/refactor.j2``), which
-proposes shared helper functions and rewritten programs that import them. Execution
-decides what stays:
+``arcmemo library refactor`` with the abstract role's model: verified programs are grouped
+(those whose tasks one concept of the memory names as sources, then those whose code is
+alike, the rest in order; :data:`GROUP_SIZE` at a time) and each group is shown to the
+model (``prompts/library/refactor.j2``), which proposes shared helper functions and
+rewritten programs that import them. Execution decides what stays:
 
 - a rewrite is kept only if, with the proposed helpers as its ``arcmemo_library``, it
   returns exactly the original program's output on every train and test input of its task
@@ -14,9 +14,11 @@ decides what stays:
   a rewrite that imports a function not kept is dropped in turn (until nothing changes).
 
 Kept functions join the memory (a concept of their name, else a proposed one), with the
-kept rewrites' tasks as sources and importers. The report counts the corpus tokens before
-and after (and the library's, once), and the functions and imports per program. Without a
-model the AST-based refactoring (:mod:`arcmemo.library.refactor`) is the one that runs.
+kept rewrites' tasks as sources and importers; a library function that no program imports
+any more leaves the memory, with history (:mod:`arcmemo.library.prune`). The report counts
+the corpus tokens before and after (and the library's, once), and the functions and imports
+per program. Without a model the AST-based refactoring (:mod:`arcmemo.library.refactor`)
+is the one that runs.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import asyncio
 import functools
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, Field
 
@@ -34,6 +36,8 @@ from arcmemo.core import prompting
 from arcmemo.core.tokens import estimate_tokens
 from arcmemo.library.calls import run_recorded_tests
 from arcmemo.library.modules import MODULE_NAME, memory_functions
+from arcmemo.library.prune import prune_unimported
+from arcmemo.library.similar import similar_groups
 from arcmemo.library.trace import Pair, trace_program
 from arcmemo.memory.schema import Concept, LibraryFunction, Memory, RecordedCall
 from arcmemo.models.base import Message
@@ -94,6 +98,13 @@ class ModelRefactorReport(BaseModel):
         default_factory=dict, description="Task -> library imports in its program after."
     )
     model_calls: int = 0
+    groups_by: dict[str, int] = Field(
+        default_factory=dict, description="Groups by what put them together (concept, ...)."
+    )
+    functions_pruned: list[str] = Field(
+        default_factory=list,
+        description="Library functions removed because no program imports them any more.",
+    )
 
     @property
     def kept(self) -> int:
@@ -104,13 +115,27 @@ class ModelRefactorReport(BaseModel):
         return sum(not r.kept for r in self.rewrites)
 
 
+class Group(NamedTuple):
+    """Programs shown to the model together, and why: ``concept`` (a live concept names
+    their tasks as sources; ``name`` is it), ``similar code``
+    (:mod:`arcmemo.library.similar`) or ``order`` (what is left, in order)."""
+
+    name: str
+    tasks: list[str]
+    by: str
+
+
 def groups_of(
-    memory: Memory, tasks: Sequence[str], size: int = GROUP_SIZE
-) -> list[tuple[str, list[str]]]:
-    """(concept name or "", tasks) groups: the tasks a live concept names as sources
-    (at least two, largest first, each task once), then the rest in order."""
+    memory: Memory,
+    tasks: Sequence[str],
+    size: int = GROUP_SIZE,
+    sources: Mapping[str, str] | None = None,
+) -> list[Group]:
+    """Groups of at least two tasks, each task once: the tasks a live concept names as
+    sources (largest first), then with ``sources`` (task -> program) those whose code is
+    alike, then the rest in order."""
     left = list(tasks)
-    groups: list[tuple[str, list[str]]] = []
+    groups: list[Group] = []
     by_concept = sorted(
         (c for c in memory.concepts if c.retired is None),
         key=lambda c: -len(set(c.provenance.sources) & set(tasks)),
@@ -118,10 +143,14 @@ def groups_of(
     for concept in by_concept:
         members = [t for t in left if t in set(concept.provenance.sources)][:size]
         if len(members) >= MIN_IMPORTERS:
-            groups.append((concept.name, members))
+            groups.append(Group(concept.name, members, "concept"))
             left = [t for t in left if t not in members]
-    groups += [("", left[i : i + size]) for i in range(0, len(left), size) if left[i : i + size]]
-    return [g for g in groups if len(g[1]) >= MIN_IMPORTERS]
+    if sources is not None:
+        alike, left = similar_groups(sources, left, size)
+        groups += [Group("", members, "similar code") for members in alike]
+    chunks = [left[i : i + size] for i in range(0, len(left), size)]
+    groups += [Group("", chunk, "order") for chunk in chunks]
+    return [g for g in groups if len(g.tasks) >= MIN_IMPORTERS]
 
 
 def _defs(tree: ast.Module, text: str) -> dict[str, str]:
@@ -252,8 +281,9 @@ async def refactor_with_model(
     reference = {t: run_outputs(sandbox, programs[t], every[t], entry=entry) for t in programs}
     runnable = [t for t in programs if all(ok for ok, _ in reference[t])]
     taken = set(memory_functions(memory))
-    for concept, tasks in groups_of(memory, runnable):
+    for concept, tasks, by in groups_of(memory, runnable, sources=programs):
         report.groups += 1
+        report.groups_by[by] = report.groups_by.get(by, 0) + 1
         shown = [{"task_id": t, "source": programs[t]} for t in tasks]
         content = prompting.render(
             "library/refactor", programs=shown, concept=concept, module=MODULE_NAME
@@ -284,6 +314,7 @@ async def refactor_with_model(
             _attach(memory, function, concept)
             report.functions_kept.append(function.name)
             report.library_tokens += estimate_tokens(function.source)
+    report.functions_pruned = prune_unimported(memory, kept_text)
     report.tokens_after = sum(estimate_tokens(s) for s in kept_text.values())
     for task, text in kept_text.items():
         tree = ast.parse(text)

@@ -139,6 +139,7 @@ def test_the_correct_refactoring_is_kept_and_the_changing_one_rejected(
     assert report.functions_per_program == {"t1": 1, "t2": 1, "t3": 1}
     assert report.tokens_after < report.tokens_before and report.library_tokens > 0
     assert report.model_calls == 1 and report.proposals == 1
+    assert report.groups_by == {"similar code": 1} and report.functions_pruned == []
     (concept,) = [c for c in memory.concepts if c.functions]
     (function,) = concept.functions
     assert function.name == "crop" and sorted(function.imported_by) == ["t1", "t2"]
@@ -161,8 +162,20 @@ def test_programs_sharing_a_concept_are_grouped_first() -> None:
     memory = Memory(domain="arc")
     memory.add(Concept(name="crop", kind="routine", provenance=Provenance(sources=["b", "d"])))
     assert groups_of(memory, ["a", "b", "c", "d", "e"], size=4) == [
-        ("crop", ["b", "d"]),
-        ("", ["a", "c", "e"]),
+        ("crop", ["b", "d"], "concept"),
+        ("", ["a", "c", "e"], "order"),
+    ]
+
+
+def test_programs_with_alike_code_are_grouped_before_the_rest() -> None:
+    memory = Memory(domain="arc")
+    other = "def transform(grid):\n    return [[c * 2 for c in row] for row in grid]\n"
+    lone = "def transform(grid):\n    return grid[::-1]\n"
+    sources = {"a": PROGRAMS["t1"], "b": other, "c": PROGRAMS["t3"], "d": lone, "e": other}
+    groups = groups_of(memory, list(sources), size=4, sources=sources)
+    assert groups == [
+        ("", ["a", "c"], "similar code"),
+        ("", ["b", "e"], "similar code"),
     ]
 
 
