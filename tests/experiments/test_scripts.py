@@ -53,10 +53,13 @@ COVERED = {
 IMPORTED_ONLY = ("training/learning_curve.py",)
 # run by another script that the named test module runs (all.sh, the paper route)
 RUN_BY_OTHERS = ("common.sh", "estimate_total.py", "paper_examples.py", "arc/ps-paper-memory.sh")
-# Scripts whose every run needs another checkout, a tokenizer package CI does not install
-# or a long scripted run: CI parses their arguments (which imports all they import).
+# Scripts whose every run needs another checkout, BARC's seed programs (fetched by the
+# user), a tokenizer package CI does not install or a long scripted run: CI parses their
+# arguments (which imports all they import).
 ARGUMENTS_ONLY = (
     "bench_learning.py",
+    "hindsight_barc.py",
+    "refactor_barc.py",
     "compare_outputs.py",
     "parsers_bench.py",
     "bench_report.py",
