@@ -447,6 +447,9 @@ class Benchmark(abc.ABC, Generic[TaskT]):
 
     # The split loaded when none is given (None: a split, --data or --tasks is required).
     default_split: ClassVar[str | None] = None
+    # False for a benchmark with one set of tasks (game24): a run that names no split, data
+    # or tasks runs it. True: such a run is refused rather than loading default_split.
+    needs_task_choice: ClassVar[bool] = True
 
     @classmethod
     def split_help(cls) -> str:
@@ -546,5 +549,6 @@ BENCHMARKS: BenchmarkRegistry = BenchmarkRegistry(
         "arc-agi-2": "arcmemo.benchmarks.arc",
         "aime": "arcmemo.benchmarks.aime",
         "jsonl": "arcmemo.benchmarks.jsonl",
+        "game24": "arcmemo.benchmarks.game24",
     },
 )

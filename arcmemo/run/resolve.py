@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import Any
 
 from arcmemo.abstraction.base import ABSTRACTORS
-from arcmemo.benchmarks.base import BENCHMARKS
+from arcmemo.benchmarks.base import BENCHMARKS, Benchmark
 from arcmemo.core.prompting import PromptOverlayError, check_overlay, templates_fingerprint
 from arcmemo.core.roles import SOLVER
 from arcmemo.models.base import SamplingConfig
@@ -84,11 +85,17 @@ def check_options(config: RunConfig) -> None:
             check_overlay(config.prompts)
         except PromptOverlayError as error:
             raise RunOptionsError(str(error)) from None
-    if config.split is None and config.data is None and not config.tasks:
+    chosen = config.split is not None or config.data is not None or bool(config.tasks)
+    if not chosen and _benchmark_class(config).needs_task_choice:
         raise RunOptionsError(
             "no tasks chosen: give --split (`arcmemo run --help` names the benchmark's "
             "splits), --data FILE_OR_FOLDER or --tasks IDS"
         )
+
+
+def _benchmark_class(config: RunConfig) -> type[Benchmark[Any]]:
+    registered = BENCHMARKS.get(config.benchmark.name).registered_class
+    return registered if registered is not None else Benchmark
 
 
 def _resolved(path: str | Path | None) -> str | None:

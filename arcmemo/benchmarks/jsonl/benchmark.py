@@ -100,12 +100,16 @@ class TextBenchmark(Benchmark[TextProblem]):
         previous: Step | None,
         library: TaskLibrary = NO_LIBRARY,
     ) -> list[Message]:
-        text = prompting.render(f"{self.domain}/solve", problem=task.problem)
+        text = prompting.render(f"{self.domain}/solve", **self.solve_variables(task))
         if previous is not None and self.wants_feedback(previous):
             text += "\n" + prompting.render(
                 f"{self.domain}/retry", answer=previous.candidate, feedback=self.feedback(previous)
             )
         return solve_messages(self.domain, concepts, text)
+
+    def solve_variables(self, task: TextProblem) -> dict[str, Any]:
+        """What the solve template (``prompts/DOMAIN/solve.j2``) is given."""
+        return {"problem": task.problem}
 
     def feedback(self, step: Step) -> str:
         """What a feedback round tells the solver about ``step``."""
