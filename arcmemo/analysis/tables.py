@@ -2,7 +2,7 @@
 
 Each benchmark lays out its own runs (:meth:`~arcmemo.benchmarks.base.Benchmark.table`: ARC's
 Tables 4 and 5 in :mod:`arcmemo.benchmarks.arc.layout`, AIME's pass@k and maj@n in
-:mod:`arcmemo.benchmarks.aime.layout`); this module loads the runs, refuses runs that do not
+:mod:`arcmemo.benchmarks.sampled`); this module loads the runs, refuses runs that do not
 belong together and renders the table. Numbers are percentages with two decimals, as in the
 paper.
 

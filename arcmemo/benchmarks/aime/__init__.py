@@ -2,8 +2,8 @@
 
 Modules: :mod:`~arcmemo.benchmarks.aime.data` (problem files),
 :mod:`~arcmemo.benchmarks.aime.answers` (answer extraction),
-:mod:`~arcmemo.benchmarks.aime.metrics` (pass@k, maj@k),
-:mod:`~arcmemo.benchmarks.aime.layout` (the table of pass@k and maj@n),
+:mod:`~arcmemo.benchmarks.aime.metrics` (pass@k, maj@k; their table is
+:mod:`arcmemo.benchmarks.sampled`'s),
 :mod:`~arcmemo.benchmarks.aime.report` (answers in the report) and
 :mod:`~arcmemo.benchmarks.aime.benchmark` (the registered benchmark).
 """

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from arcmemo.benchmarks.aime import layout
+from arcmemo.benchmarks import sampled
 from arcmemo.benchmarks.aime.answers import extract_answer
 from arcmemo.benchmarks.aime.data import (
     DATA_DIR_ENV,
@@ -25,7 +25,7 @@ from arcmemo.benchmarks.aime.data import (
     load_problems,
     split_path,
 )
-from arcmemo.benchmarks.aime.metrics import AimeMetrics, aime_metrics, problem_metrics
+from arcmemo.benchmarks.aime.metrics import AimeMetrics, aime_metrics, problem_metrics, samples
 from arcmemo.benchmarks.base import (
     BENCHMARKS,
     Benchmark,
@@ -174,23 +174,23 @@ class AimeBenchmark(Benchmark[AimeProblem]):
 
         return report.template()
 
-    # -- arcmemo table: pass@k and maj@n (arcmemo.benchmarks.aime.layout) --------------------
+    # -- arcmemo table: pass@k and maj@n (arcmemo.benchmarks.sampled) ------------------------
 
     task_noun = "problems"
 
     # strict and convention never reach these: tables refuses them for AIME runs.
     def has_table(self, summary: dict[str, Any], *, convention: Convention = "text") -> bool:
-        return layout.has_table(summary)
+        return sampled.has_table(summary)
 
     def table(
         self, runs: Sequence[ScoredRun], *, strict: bool, convention: Convention = "text"
     ) -> Table:
-        return layout.table(runs)
+        return sampled.table(runs, title="AIME scores", noun=self.task_noun)
 
     def order_rows(
         self, runs: Sequence[ScoredRun], *, strict: bool, convention: Convention = "text"
     ) -> OrderRows:
-        return layout.order_rows(runs)
+        return sampled.order_rows(runs)
 
     def task_values(
         self,
@@ -200,7 +200,10 @@ class AimeBenchmark(Benchmark[AimeProblem]):
         strict: bool,
         convention: Convention = "text",
     ) -> dict[str, tuple[float, bool]]:
-        return layout.task_values(results)
+        return sampled.task_values(
+            {r.task_id: samples(r.metrics.get("answer"), r.metrics.get("answers") or [])
+             for r in results}
+        )  # fmt: skip
 
     def paired_metric(self, *, strict: bool, convention: Convention = "text") -> str:
         return "per-problem pass@1"

@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from arcmemo.benchmarks.aime.answers import MAX_ANSWER, MIN_ANSWER
 from arcmemo.benchmarks.aime.escapes import repair_escapes
 from arcmemo.benchmarks.base import BenchmarkDataError
+from arcmemo.benchmarks.parquet import is_parquet, parquet_records
 from arcmemo.core.resources import user_data_dir
 
 DATA_DIR_ENV = "ARCMEMO_DATA_DIR"
@@ -162,8 +163,8 @@ _DATA_SUFFIXES = (".jsonl", ".json", ".parquet")
 def _file_records(path: Path) -> list[tuple[str, Any]]:
     """(where, record) for each record of one file, JSON, JSON Lines or Parquet."""
     data = path.read_bytes()
-    if data[:4] == b"PAR1" or path.suffix.lower() == ".parquet":
-        return _parquet_records(path)
+    if is_parquet(path, data):
+        return parquet_records(path, AimeDataError)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
@@ -185,20 +186,6 @@ def _file_records(path: Path) -> list[tuple[str, Any]]:
     except RecursionError:
         pass  # reported with its place by _json_records
     return _json_records(path, text)
-
-
-def _parquet_records(path: Path) -> list[tuple[str, Any]]:
-    try:
-        import pyarrow.parquet as parquet  # type: ignore[import-not-found,unused-ignore]
-    except ModuleNotFoundError:
-        raise AimeDataError(
-            f"{path}: reading Parquet needs the pyarrow package: pip install pyarrow"
-        ) from None
-    try:
-        rows = parquet.read_table(path).to_pylist()
-    except Exception as error:  # pyarrow raises its own types for broken files
-        raise AimeDataError(f"{path}: not a readable Parquet file ({error})") from None
-    return [(f"row {index}", row) for index, row in enumerate(rows)]
 
 
 def user_aime_dir() -> Path:

@@ -70,6 +70,7 @@ class Game24Benchmark(TextBenchmark):
     domain = "game24"
     templates = ("game24/system", "game24/concepts", "game24/solve", "game24/retry")
     task_noun = "puzzles"
+    scores_name = "Game of 24 scores"
     default_split = SPLIT
     needs_task_choice = False
 

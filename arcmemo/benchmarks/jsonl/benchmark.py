@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from arcmemo.benchmarks import sampled
 from arcmemo.benchmarks.base import (
     BENCHMARKS,
     Benchmark,
@@ -33,7 +34,8 @@ from arcmemo.benchmarks.jsonl.checkers import (
     verdict_of,
 )
 from arcmemo.benchmarks.jsonl.data import JsonlDataError, TextProblem, load_text_problems
-from arcmemo.benchmarks.jsonl.metrics import TextMetrics, text_metrics
+from arcmemo.benchmarks.jsonl.metrics import TextMetrics, text_metrics, voting
+from arcmemo.benchmarks.outputs import Convention, OrderRows, ScoredRun, Table
 from arcmemo.core import prompting
 from arcmemo.core.records import Attempt, CheckResult, Step, TaskGrade, TaskResult
 from arcmemo.library.task import NO_LIBRARY, TaskLibrary
@@ -150,12 +152,45 @@ class TextBenchmark(Benchmark[TextProblem]):
         )
 
     def summarize(self, results: list[TaskResult], attempts: int) -> dict[str, Any]:
-        per_task = [
-            [(a, bool(c)) for a, c in r.metrics["samples"]]
-            for r in results
-            if "samples" in r.metrics
-        ]
-        return text_metrics(per_task)
+        return text_metrics([_samples_of(r) for r in results if "samples" in r.metrics])
+
+    # -- arcmemo table: pass@k and maj@n (arcmemo.benchmarks.sampled) ------------------------
+
+    # What the table's notes call the scores.
+    scores_name: ClassVar[str] = "Scores"
+
+    def has_table(self, summary: dict[str, Any], *, convention: Convention = "text") -> bool:
+        return sampled.has_table(summary)
+
+    def table(
+        self, runs: Sequence[ScoredRun], *, strict: bool, convention: Convention = "text"
+    ) -> Table:
+        return sampled.table(runs, title=self.scores_name, noun=self.task_noun)
+
+    def order_rows(
+        self, runs: Sequence[ScoredRun], *, strict: bool, convention: Convention = "text"
+    ) -> OrderRows:
+        return sampled.order_rows(runs)
+
+    def task_values(
+        self,
+        results: list[TaskResult],
+        *,
+        attempts: int,
+        strict: bool,
+        convention: Convention = "text",
+    ) -> dict[str, tuple[float, bool]]:
+        return sampled.task_values({r.task_id: voting(_samples_of(r)) for r in results})
+
+    def paired_metric(self, *, strict: bool, convention: Convention = "text") -> str:
+        return f"per-{self.task_noun.removesuffix('s')} pass@1"
+
+    def paired_solved(self, *, attempts: int, strict: bool) -> str:
+        return f"one of the {attempts} samples right"
+
+
+def _samples_of(result: TaskResult) -> list[tuple[str | None, bool]]:
+    return [(a, bool(c)) for a, c in result.metrics.get("samples") or []]
 
 
 def _sample(attempt: Attempt) -> tuple[str | None, bool]:

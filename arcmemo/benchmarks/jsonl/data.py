@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from arcmemo.benchmarks.base import BenchmarkDataError
+from arcmemo.benchmarks.parquet import is_parquet, parquet_records
 
 # Bounds on what one record may hold: a problem file is untrusted text.
 MAX_LINE_CHARS = 1_000_000
@@ -81,8 +82,10 @@ def load_text_problems(path: Path) -> list[TextProblem]:
     path = Path(path)
     if not path.is_file():
         raise JsonlDataError(f"{path}: no such file")
-    if path.suffix.lower() == ".parquet" or path.read_bytes()[:4] == b"PAR1":
-        records = _parquet_records(path)
+    with path.open("rb") as handle:
+        head = handle.read(4)
+    if is_parquet(path, head):
+        records = parquet_records(path, JsonlDataError)
     else:
         records = _jsonl_records(path)
     problems: list[TextProblem] = []
@@ -118,17 +121,3 @@ def _jsonl_records(path: Path) -> list[tuple[str, Any]]:
         except RecursionError:
             raise JsonlDataError(f"{path}, line {number}: JSON nested too deeply") from None
     return records
-
-
-def _parquet_records(path: Path) -> list[tuple[str, Any]]:
-    try:
-        import pyarrow.parquet as parquet  # type: ignore[import-not-found,unused-ignore]
-    except ModuleNotFoundError:
-        raise JsonlDataError(
-            f"{path}: reading Parquet needs pyarrow: pip install pyarrow"
-        ) from None
-    try:
-        rows = parquet.read_table(path).to_pylist()
-    except Exception as error:  # pyarrow raises its own types for broken files
-        raise JsonlDataError(f"{path}: not a readable Parquet file ({error})") from None
-    return [(f"row {index}", row) for index, row in enumerate(rows)]
