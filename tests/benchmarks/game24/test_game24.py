@@ -91,6 +91,7 @@ def test_the_prompt_shows_the_numbers_never_the_stored_solution() -> None:
     assert benchmark.describe(puzzle((3, 3, 8, 8))) == "Use the numbers 3, 3, 8, 8 to make 24."
 
 
+@pytest.mark.slow
 def test_a_scripted_run_scores_as_designed_with_a_feedback_round(tmp_path: Path) -> None:
     # The first five puzzles: 1 1 1 8, 1 1 1 11, 1 1 1 12, 1 1 1 13, 1 1 2 6.
     script = tmp_path / "s.json"
