@@ -41,6 +41,7 @@ from arcmemo.benchmarks.jsonl.benchmark import TextBenchmark
 from arcmemo.benchmarks.jsonl.data import TextProblem
 from arcmemo.core.files import LockHeldError, atomic_write_text, file_lock, held_lock
 from arcmemo.core.records import Step
+from arcmemo.core.registry import ComponentSpec
 from arcmemo.memory.schema import Memory
 from arcmemo.memory.store import checked_dump, load_memory
 from arcmemo.models.base import Message
@@ -97,7 +98,7 @@ class AgentMemory:
         *,
         models: Mapping[str, ModelClient],
         selector: Selector,
-        abstractor_name: str,
+        abstractor: ComponentSpec,
         benchmark: Benchmark[Any],
         domain: str,
         origin: str,
@@ -106,7 +107,7 @@ class AgentMemory:
         self.path = path
         self.models = dict(models)
         self.selector = selector
-        self.abstractor_name = abstractor_name
+        self.abstractor = abstractor
         self.benchmark = benchmark
         self.domain = domain
         self.origin = origin
@@ -214,7 +215,7 @@ class AgentMemory:
         return stack
 
     def _abstractor(self, model: ModelClient) -> Abstractor:
-        return ABSTRACTORS.create(self.abstractor_name, actor=model.spec)
+        return ABSTRACTORS.create(self.abstractor, actor=model.spec)
 
     async def learn(
         self,
@@ -308,12 +309,18 @@ class AgentMemory:
         await self.aclose()
 
 
+def _spec(given: str | ComponentSpec) -> ComponentSpec:
+    """A memory format's spec, its options checked now rather than at the first write."""
+    spec = ComponentSpec(name=given) if isinstance(given, str) else given
+    return ABSTRACTORS.spec(spec.name, spec.options)
+
+
 def open_memory(
     path: str | Path,
     *,
     roles: Mapping[str, str | ModelClient] | None = None,
-    selector: str | None = None,
-    memory_format: str | None = None,
+    selector: str | ComponentSpec | None = None,
+    memory_format: str | ComponentSpec | None = None,
     benchmark: str | Benchmark[Any] | None = None,
     domain: str | None = None,
     origin: str = "python",
@@ -321,9 +328,10 @@ def open_memory(
     """Open the memory at ``path`` (created on its first write when it does not exist).
 
     ``roles``: a ``provider:model`` spec or an open client per role (``select``,
-    ``abstract``, and ``aux`` which both fall back to). ``selector``: a registered selector
-    (default ``llm`` with a select model, else ``all``). ``memory_format``: ``ps``, ``oe``
-    or ``cheatsheet`` (default: ``ps``). ``benchmark``: what non-text problems are (default
+    ``abstract``, and ``aux`` which both fall back to). ``selector``: a registered selector,
+    by name or with options (default ``llm`` with a select model, else ``all``).
+    ``memory_format``: ``ps``, ``oe`` or ``cheatsheet``, by name or with options (default:
+    ``ps``). ``benchmark``: what non-text problems are (default
     text only). ``domain``: a new memory's domain (default ``text``). ``origin``: who
     writes, recorded in the history (the MCP server names its client here).
     """
@@ -350,7 +358,7 @@ def open_memory(
         path,
         models=models,
         selector=chosen,
-        abstractor_name=memory_format or "ps",
+        abstractor=_spec(memory_format or "ps"),
         benchmark=bench,
         domain=existing or domain or "text",
         origin=origin,
