@@ -346,37 +346,40 @@ def test_the_readme_example_registers_a_selector_the_cli_accepts(tmp_path: Path)
 
 
 def test_the_readme_agent_loop_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The README's agent-loop example, run with a scripted model on a training task."""
-    from arcmemo.memory.seeds import load_seed
+    """The README's agent loop, run as written with a scripted abstract model: it learns from
+    the first problem and shows the concept to the second."""
+    import arcmemo
 
-    fixtures = Path(__file__).resolve().parent / "fixtures" / "loop"
-    program = (fixtures / "programs" / "68b16354.py").read_text()
-    script = tmp_path / "model.py"
-    script.write_text(
-        "import importlib.util, sys\n"
-        f"LOOP = {str(fixtures / 'loop_model.py')!r}\n"
-        "spec = importlib.util.spec_from_file_location('readme_lm', LOOP)\n"
-        "lm = importlib.util.module_from_spec(spec)\nsys.modules['readme_lm'] = lm\n"
-        "spec.loader.exec_module(lm)\n"
-        f"PROGRAM = {program!r}\n"
-        "def respond(messages):\n"
-        "    stage = lm.stage_of(messages)\n"
-        "    if stage == 'solve':\n        return lm.program_answer(PROGRAM)\n"
-        "    if stage == 'select':\n        return '```yaml\\n- reflect grid\\n```'\n"
-        "    if stage == 'pseudocode':\n"
-        "        return '<summary>flip</summary>\\n<pseudocode>\\nflip rows\\n</pseudocode>'\n"
-        "    return lm.FLIP_CONCEPTS\n"
-    )
-    monkeypatch.chdir(tmp_path)
-    load_seed("arc").save(tmp_path / "memory.json")
+    script = tmp_path / "abstract.json"
+    script.write_text(json.dumps({
+        "Rewrite the solution as short pseudocode":
+            "<summary>add</summary>\n<pseudocode>\nreturn a + b\n</pseudocode>",
+        "Abstract the reusable concepts":
+            "```yaml\n- name: add two numbers\n  kind: routine\n  routine_subtype: technique\n"
+            "  description: add the numbers given\n  cues: [a sum is asked for]\n```",
+    }), encoding="utf-8")  # fmt: skip
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    code = readme.split("serve an agent loop of your own", 1)[1].split("```python\n", 1)[1]
-    code = code.split("```", 1)[0]
-    code = code.replace('"openai:o4-mini"', repr(f"scripted:{script}"))
-    code = code.replace('"97239e3d"', '"68b16354"').replace('split="val100"', 'split="training"')
-    exec(compile(code, "README.md", "exec"), {"__name__": "readme"})
+    code = readme.split("uses the memory through one object", 1)[1].split("```python\n", 1)[1]
+    code = code.split("```", 1)[0].replace('"openai:gpt-4.1-mini"', repr(f"scripted:{script}"))
+    assert len(code.strip().splitlines()) <= 10
+    seen: list[str] = []
+
+    async def my_agent(messages: list[Any]) -> str:
+        seen.append("\n".join(m.content for m in messages))
+        return "Answer: 5"
+
+    def my_check(problem: str, answer: str) -> bool:
+        return answer.endswith("5")
+
+    namespace: dict[str, Any] = {"arcmemo": arcmemo, "my_agent": my_agent, "my_check": my_check}
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "README.md", "exec"), namespace)
+    asyncio.run(namespace["solve_and_learn"]("What is 2 + 3?", "first"))
+    asyncio.run(namespace["solve_and_learn"]("What is 1 + 4?", "second"))
     grown = Memory.load(tmp_path / "memory.json")
-    assert "68b16354" in grown.solutions and grown.find("mirror the whole grid") is not None
+    concept = grown.find("add two numbers")
+    assert concept is not None and concept.stats.helpful == ["second"]
+    assert "add two numbers" in seen[1] and "add two numbers" not in seen[0]
 
 
 @pytest.mark.parametrize("name", SELECTORS.names())
