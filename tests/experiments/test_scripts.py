@@ -47,12 +47,22 @@ COVERED = {
     "learning_from_failure.py": "tests/experiments/test_scripts.py",
     "scale/submit.sh": "tests/experiments/test_scale_slurm.py",
     "training/chain_model.py": "tests/train/test_training.py",  # the scripted model it trains
+    "game24/baseline.sh": "tests/experiments/test_game24_scripts.py",
+    "game24/cheatsheet.sh": "tests/experiments/test_game24_scripts.py",
+    "game24/concepts.sh": "tests/experiments/test_game24_scripts.py",
+    "game24/common.sh": "tests/experiments/test_game24_scripts.py",  # sourced by each
 }
 # imported only: its one run is a minute of `arcmemo train` (tests/train runs that training
 # through the CLI in-process; the script's own subprocess call is not run in CI)
 IMPORTED_ONLY = ("training/learning_curve.py",)
 # run by another script that the named test module runs (all.sh, the paper route)
-RUN_BY_OTHERS = ("common.sh", "estimate_total.py", "paper_examples.py", "arc/ps-paper-memory.sh")
+RUN_BY_OTHERS = (
+    "common.sh",
+    "estimate_total.py",
+    "paper_examples.py",
+    "arc/ps-paper-memory.sh",
+    "game24/common.sh",
+)
 # Scripts whose every run needs another checkout, BARC's seed programs (fetched by the
 # user), a tokenizer package CI does not install or a long scripted run: CI parses their
 # arguments (which imports all they import).
