@@ -43,8 +43,14 @@ def batches(run: Path, ids: tuple[str, ...], cancel: bool, as_json: bool) -> Non
         console.print(f"{run}: no batches recorded", highlight=False)
         return
     table = Table(box=None, pad_edge=False)
+    # An id is what `arcmemo batches RUN ID` takes: its column never shrinks below it.
+    widest_id = max(len(row.batch_id) for row in rows)
     for column in ("batch", "model", "state", "done", "failed", "requests", "created", "reason"):
-        table.add_column(column, no_wrap=column != "reason")
+        table.add_column(
+            column,
+            no_wrap=column != "reason",
+            min_width=widest_id if column == "batch" else None,
+        )
     for row in rows:
         state = f"{row.state} (cancel sent)" if row.canceled else row.state
         table.add_row(
@@ -54,9 +60,15 @@ def batches(run: Path, ids: tuple[str, ...], cancel: bool, as_json: bool) -> Non
             "" if row.done is None else str(row.done),
             "" if row.failed is None else str(row.failed),
             str(row.requests),
-            row.created or row.submitted,
+            _minute(row.created or row.submitted),
             row.reason or row.note or "",
         )
     print_table(console, table)
     if cancel and not any(row.canceled for row in rows):
         console.print("nothing to cancel: every batch chosen has ended", highlight=False)
+
+
+def _minute(stamp: str) -> str:
+    """An ISO time to the minute (``2026-12-07 11:36``): the seconds and the offset make the
+    table wider than a log's line for nothing."""
+    return stamp[:16].replace("T", " ") if len(stamp) >= 16 and stamp[10:11] == "T" else stamp
