@@ -244,7 +244,7 @@ def test_a_version_1_run_is_recomputed_from_its_results(tmp_path: Path) -> None:
 
 
 def test_published_is_refused_for_aime_runs(tmp_path: Path) -> None:
-    from tests.test_tables import aime_result  # a test helper, imported where it is used
+    from tests.analysis.test_tables import aime_result  # a test helper, imported where it is used
 
     writer = RunWriter(tmp_path / "aime")
     writer.start(

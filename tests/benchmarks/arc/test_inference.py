@@ -19,7 +19,7 @@ from arcmemo.models.client import ModelClient
 from arcmemo.models.scripted import ScriptedProvider
 from arcmemo.run.config import RunConfig
 from arcmemo.run.pipeline import run_benchmark
-from tests.test_continual import QUADRANTS, lm
+from tests.run.test_continual import QUADRANTS, lm
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 TASKS = ["0c786b71", "e345f17b"]

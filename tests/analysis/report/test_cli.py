@@ -1,0 +1,71 @@
+"""``arcmemo report`` and ``arcmemo memory show --html``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner, Result
+
+from arcmemo.cli.main import cli
+from tests.analysis.report.pages import with_memory_entries
+from tests.support.paths import FIXTURES
+
+
+def invoke(*args: str) -> Result:
+    return CliRunner().invoke(cli, list(args))
+
+
+def assert_clean_error(result: Result, text: str) -> None:
+    assert result.exit_code != 0, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert "Traceback" not in result.output
+    assert text in result.output
+
+
+def test_report_writes_the_page(arc_memory_run: Path, tmp_path: Path) -> None:
+    out = tmp_path / "sub" / "page.html"
+    out.parent.mkdir()
+    result = invoke("report", str(arc_memory_run), "--out", str(out))
+    assert result.exit_code == 0, result.output
+    assert f"wrote {out}" in result.output
+    page = out.read_text()
+    assert page.startswith("<!DOCTYPE html>") and 'id="task-66e6c45b"' in page
+
+
+def test_report_defaults_to_the_run_directory(aime_run: Path) -> None:
+    result = invoke("report", str(aime_run))
+    assert result.exit_code == 0, result.output
+    assert "toy-1" in (aime_run / "report.html").read_text()
+
+
+def test_report_compare(arc_memory_run: Path, arc_baseline_run: Path, tmp_path: Path) -> None:
+    out = tmp_path / "compare.html"
+    result = invoke(
+        "report", str(arc_memory_run), "--compare", str(arc_baseline_run), "--out", str(out)
+    )
+    assert result.exit_code == 0, result.output
+    assert '<section id="compare">' in out.read_text()
+
+
+def test_report_errors_are_clean(tmp_path: Path) -> None:
+    assert_clean_error(invoke("report", str(tmp_path)), "not a run directory")
+    assert_clean_error(invoke("report", str(tmp_path / "nope")), "does not exist")
+    (tmp_path / "results.jsonl").write_text("garbage\n")
+    assert_clean_error(invoke("report", str(tmp_path)), "results.jsonl, line 1")
+
+
+def test_memory_show_html(tmp_path: Path) -> None:
+    out = tmp_path / "memory.html"
+    source = FIXTURES / "memory" / "valid_small.json"
+    result = invoke("memory", "show", str(source), "--html", str(out))
+    assert result.exit_code == 0, result.output
+    page = out.read_text()
+    assert 'id="mem-search"' in page and "memory valid_small.json" in page
+    assert with_memory_entries(page).count('class="entry" id="mem-') >= 1
+
+
+def test_memory_show_html_bad_file_is_clean(tmp_path: Path) -> None:
+    bad = FIXTURES / "memory" / "bad_truncated.json"
+    result = invoke("memory", "show", str(bad), "--html", str(tmp_path / "m.html"))
+    assert_clean_error(result, "bad_truncated.json")
+    assert not (tmp_path / "m.html").exists()
