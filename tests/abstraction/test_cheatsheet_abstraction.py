@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from arcmemo.memory.schema import Memory
-from tests.abstraction.abstraction_helpers import ACTOR, ITEM, Recorder, abstract
+from tests.support.abstraction import ACTOR, ITEM, Recorder, abstract
 
 OLD_SHEET = "\n".join(
     f"- strategy {n}: look for symmetry of kind {n} and complete it" for n in range(20)

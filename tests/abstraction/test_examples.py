@@ -16,7 +16,7 @@ from arcmemo.abstraction.examples import (
 from arcmemo.abstraction.ps import parse_concepts
 from arcmemo.benchmarks import BENCHMARKS
 from arcmemo.memory.seeds import load_seed
-from tests.abstraction.abstraction_helpers import (
+from tests.support.abstraction import (
     ITEM,
     PSEUDOCODE,
     Recorder,

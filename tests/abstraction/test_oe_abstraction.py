@@ -11,7 +11,7 @@ from arcmemo.core.records import SolvedItem
 from arcmemo.core.registry import ComponentSpec
 from arcmemo.memory.schema import Concept, Lesson, Memory, TypeDef
 from arcmemo.models.structured import OutputError
-from tests.abstraction.abstraction_helpers import ACTOR, ITEM, Recorder, abstract, fenced
+from tests.support.abstraction import ACTOR, ITEM, Recorder, abstract, fenced
 
 TRACE = (
     "Here is how it could be found.\n<thought_process>\n"

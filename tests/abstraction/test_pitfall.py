@@ -21,7 +21,7 @@ from arcmemo.models.client import ModelClient
 from arcmemo.models.scripted import ScriptedProvider
 from arcmemo.run.config import RunConfig
 from arcmemo.run.pipeline import run_benchmark
-from tests.fixtures.loop.load import loop_model
+from tests.support.scripted_models import loop_model
 
 FAILED, SOLVED = "bbb1b8b6", "66e6c45b"
 FLIP = "def transform(grid):\n    return np.fliplr(grid)  # reflect the grid\n"

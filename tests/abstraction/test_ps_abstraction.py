@@ -11,7 +11,7 @@ from arcmemo.abstraction.ps import normalize_item, parse_concepts
 from arcmemo.core.registry import RegistryError
 from arcmemo.memory.schema import Memory
 from arcmemo.models.structured import OutputError
-from tests.abstraction.abstraction_helpers import (
+from tests.support.abstraction import (
     ACTOR,
     ITEM,
     PSEUDOCODE,

@@ -18,6 +18,7 @@ from arcmemo.models.accounting import UsageSummary
 from arcmemo.run.config import RunConfig
 from arcmemo.run.directory.writer import RunWriter
 from arcmemo.run.summary import build_summary
+from tests.support.task_results import aime_result
 
 T, F = True, False
 
@@ -33,10 +34,6 @@ def arc_result(task_id: str, *attempts: list[list[bool]]) -> TaskResult:
         for a, rounds in enumerate(attempts)
     ]
     return TaskResult(task_id=task_id, attempts=built)
-
-
-def aime_result(task_id: str, answer: int, answers: list[int | None]) -> TaskResult:
-    return TaskResult(task_id=task_id, metrics={"answer": answer, "answers": answers})
 
 
 def table_run(

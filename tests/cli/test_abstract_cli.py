@@ -17,7 +17,7 @@ from arcmemo.models.client import ModelClient
 from arcmemo.models.scripted import ScriptedProvider
 from arcmemo.run.config import RunConfig
 from arcmemo.run.pipeline import run_benchmark
-from tests.fixtures.loop.load import loop_model as load_loop_model
+from tests.support.scripted_models import loop_model as load_loop_model
 
 LOOP = Path(__file__).resolve().parent.parent / "fixtures" / "loop"
 PROGRAMS = LOOP / "programs"

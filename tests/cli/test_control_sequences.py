@@ -8,7 +8,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from arcmemo.cli.main import cli
-from tests.benchmarks.arc.barc_fixture import GENERATOR, write_checkout
+from tests.support.barc import GENERATOR, write_checkout
 
 SAMPLES = Path(__file__).resolve().parents[2] / "puzzles" / "samples"
 # Set the terminal's title, clear the screen, and an 8-bit CSI.

@@ -11,7 +11,7 @@ from click.testing import CliRunner, Result
 
 from arcmemo.cli.main import cli
 from arcmemo.memory.store import load_memory, save_memory
-from tests.fixtures.library.load import PROGRAMS, TASKS
+from tests.support.library_programs import PROGRAMS, TASKS
 
 
 def invoke(*args: str) -> Result:

@@ -18,6 +18,7 @@ from arcmemo.models.accounting import UsageSummary
 from arcmemo.run.config import RunConfig
 from arcmemo.run.directory.writer import RunWriter
 from arcmemo.run.summary import build_summary
+from tests.support.task_results import aime_result
 
 V1_ARC = Path(__file__).resolve().parents[1] / "fixtures" / "rundir" / "v1" / "arc-online"
 T, F = True, False
@@ -177,9 +178,7 @@ def test_the_two_conventions_differ_where_the_issue_says(tmp_path: Path) -> None
     published = oracle2_by_depth(invoke(str(run), "--convention", "code").output)
     assert (published[1], default[1]) == (pytest.approx(0.75), pytest.approx(0.5))
     strict = oracle2_by_depth(invoke(str(run), "--strict").output)
-    published_strict = oracle2_by_depth(
-        invoke(str(run), "--strict", "--convention", "code").output
-    )
+    published_strict = oracle2_by_depth(invoke(str(run), "--strict", "--convention", "code").output)
     assert (published_strict[0], strict[0]) == (
         pytest.approx(0.25),
         pytest.approx(5 / 12, abs=5e-5),
@@ -244,8 +243,6 @@ def test_a_version_1_run_is_recomputed_from_its_results(tmp_path: Path) -> None:
 
 
 def test_published_is_refused_for_aime_runs(tmp_path: Path) -> None:
-    from tests.analysis.test_tables import aime_result  # a test helper, imported where it is used
-
     writer = RunWriter(tmp_path / "aime")
     writer.start(
         RunConfig(benchmark="aime", data="p", model="scripted:x", attempts=1, out=tmp_path / "aime")

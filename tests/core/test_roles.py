@@ -22,9 +22,9 @@ from arcmemo.models.client import ModelClient
 from arcmemo.models.scripted import ScriptedProvider
 from arcmemo.run.config import RESULT_FIELDS, RunConfig, result_values
 from arcmemo.run.pipeline import run_benchmark
-from tests.fixtures.loop.load import loop_model
-from tests.run.test_continual import CORNERS, CORNERS_CONCEPT, QUADRANTS
+from tests.support.arc_solutions import CORNERS, CORNERS_CONCEPT, QUADRANTS
 from tests.support.paths import FIXTURES
+from tests.support.scripted_models import loop_model
 
 lm = loop_model()
 ARC_DIR = FIXTURES / "arc" / "eval"

@@ -3,57 +3,9 @@ every run and their total, runs nothing paid without a yes, and everything with 
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-ALL = REPO / "experiments" / "all.sh"
-
-# Logs each call; a dry run writes an estimate (1-3 calls, $1-$2) into its --out folder; a
-# memory command creates its --out file (the scripts copy bootstrapped memories).
-FAKE_ARCMEMO = r"""#!/usr/bin/env bash
-echo "$*" >> "$FAKE_LOG"
-out=""; prev=""
-for arg in "$@"; do [ "$prev" = --out ] && out="$arg"; prev="$arg"; done
-case " $* " in
-  *" --dry-run "*)
-    mkdir -p "$out"
-    span() { echo "{\"low\": $1, \"high\": $2}"; }
-    echo "{\"total\": {\"calls\": $(span 1 3), \"input_tokens\": $(span 1000 2000),"\
-      "\"output_tokens\": $(span 10 30), \"cost_usd\": $(span 1 2)}}" > "$out/estimate.json"
-    echo "$out/estimate.json" ;;
-  "memory "*) [ -n "$out" ] && echo '{"schema_version": 1}' > "$out" ;;
-esac
-exit 0
-"""
-
-
-def run_all(
-    tmp: Path, *args: str, answer: str = "", **env: str
-) -> subprocess.CompletedProcess[str]:
-    bin_dir = tmp / "bin"
-    bin_dir.mkdir(exist_ok=True)
-    fake = bin_dir / "arcmemo"
-    fake.write_text(FAKE_ARCMEMO)
-    fake.chmod(0o755)
-    environment = {
-        "PATH": f"{bin_dir}:{os.environ['PATH']}",
-        "HOME": str(tmp),
-        "FAKE_LOG": str(tmp / "calls.log"),
-        "RUNS": str(tmp / "runs"),
-        "BOOTSTRAP": "training",
-        **env,
-    }
-    return subprocess.run(
-        ["bash", str(ALL), *args],
-        input=answer,
-        capture_output=True,
-        text=True,
-        env=environment,
-        timeout=300,
-        check=False,
-    )
+from tests.support.experiment_scripts import run_all
 
 
 def calls(tmp: Path) -> list[str]:

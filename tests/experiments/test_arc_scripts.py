@@ -15,7 +15,7 @@ import yaml
 from arcmemo.abstraction import ABSTRACTORS
 from arcmemo.abstraction.examples import load_examples
 from arcmemo.core.inlined_library import LIBRARY_BEGIN, LIBRARY_END
-from tests.abstraction.abstraction_helpers import (
+from tests.support.abstraction import (
     ITEM,
     PSEUDOCODE,
     Recorder,
@@ -23,7 +23,7 @@ from tests.abstraction.abstraction_helpers import (
     fenced,
     small_memory,
 )
-from tests.experiments.test_all import FAKE_ARCMEMO, run_all
+from tests.support.experiment_scripts import FAKE_ARCMEMO, run_all
 
 REPO = Path(__file__).resolve().parents[2]
 ARC = REPO / "experiments" / "arc"

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.fixtures.library.load import PROGRAMS, TASKS
+from tests.support.library_programs import PROGRAMS, TASKS
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "experiments" / "library_build.py"

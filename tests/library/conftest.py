@@ -10,7 +10,7 @@ import pytest
 from arcmemo.library import BuildReport, build_library
 from arcmemo.memory.schema import Memory
 from arcmemo.sandbox import SANDBOXES, Sandbox, SandboxUnavailableError
-from tests.fixtures.library.load import ENTRY_POINTS, pairs, programs, seeded_memory
+from tests.support.library_programs import ENTRY_POINTS, pairs, programs, seeded_memory
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ from arcmemo.library.build import PROPOSED_AUTHOR, build_library
 from arcmemo.memory.schema import Memory
 from arcmemo.memory.store import dump_memory, parse_memory
 from arcmemo.sandbox import Sandbox
-from tests.fixtures.library.load import ENTRY_POINTS, pairs, programs, seeded_memory
+from tests.support.library_programs import ENTRY_POINTS, pairs, programs, seeded_memory
 
 
 def test_the_same_code_in_two_programs_is_one_function(built: tuple[Memory, BuildReport]) -> None:

@@ -9,7 +9,7 @@ from types import ModuleType
 
 from arcmemo.library import CallCache, memory_functions, trace_programs
 from arcmemo.sandbox import Sandbox
-from tests.fixtures.library.load import ENTRY_POINTS, pairs, programs
+from tests.support.library_programs import ENTRY_POINTS, pairs, programs
 
 SCRIPT = Path(__file__).resolve().parents[2] / "experiments" / "library_loo.py"
 

@@ -21,15 +21,15 @@ from arcmemo.cli.main import cli
 from arcmemo.memory.schema import Memory
 from arcmemo.models.base import Completion, GenerateParams, Message
 from arcmemo.models.local_server import LocalServerProvider
-from tests.fixtures.loop.load import loop_model
-from tests.library.test_library_in_a_run import (
+from tests.support.fake_llm_server import FakeLLMServer, _text_of
+from tests.support.library_run import (
     TASKS,
     assert_import_credited,
     importing_model,
     library_memory,
 )
-from tests.models.fake_server import FakeLLMServer, _text_of
-from tests.models.local_model import real_model_missing
+from tests.support.local_model import real_model_missing
+from tests.support.scripted_models import loop_model
 
 lm = loop_model()
 LIBRARY_LINE = "from arcmemo_library import tile_mirrored"

@@ -9,7 +9,7 @@ from arcmemo.library import BuildReport
 from arcmemo.library.refactor import refactor_program, refactor_programs, rewrite
 from arcmemo.memory.schema import Memory
 from arcmemo.sandbox import CallResult, Program, Sandbox
-from tests.fixtures.library.load import ENTRY_POINTS, pairs, programs
+from tests.support.library_programs import ENTRY_POINTS, pairs, programs
 
 SOURCE = """import numpy as np
 import random

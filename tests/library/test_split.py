@@ -11,7 +11,7 @@ from arcmemo.library.split import (
     signature_of,
     split_program,
 )
-from tests.fixtures.library.load import ENTRY_POINTS, programs
+from tests.support.library_programs import ENTRY_POINTS, programs
 
 SOURCE = '''
 import numpy as np

@@ -12,8 +12,8 @@ from arcmemo.library import build_library, memory_functions, run_recorded_tests
 from arcmemo.library.split import SplitProgram, split_program
 from arcmemo.memory.schema import Memory
 from arcmemo.sandbox import Sandbox
-from tests.benchmarks.arc.barc_fixture import EDGE_COMMON, EDGE_SEED
-from tests.fixtures.library.load import ENTRY_POINTS
+from tests.support.barc import EDGE_COMMON, EDGE_SEED
+from tests.support.library_programs import ENTRY_POINTS
 
 
 def edge_program(tmp_path: Path) -> SplitProgram:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from arcmemo.library.trace import trace_program
 from arcmemo.library.values import decode
 from arcmemo.sandbox import Sandbox
-from tests.fixtures.library.load import pairs, programs
+from tests.support.library_programs import pairs, programs
 
 PROGRAM = """
 def double(x):

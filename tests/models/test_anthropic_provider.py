@@ -15,9 +15,8 @@ from arcmemo.models import (
     ModelConfig,
     create_provider,
 )
-
-from .conftest import RecordingSleep, server_client
-from .fake_server import FakeLLMServer
+from tests.support.fake_llm_server import FakeLLMServer
+from tests.support.model_clients import RecordingSleep, server_client
 
 pytestmark = pytest.mark.usefixtures("api_keys")
 SPEC = "anthropic:claude-haiku-4-5"

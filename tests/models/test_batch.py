@@ -24,9 +24,8 @@ from arcmemo.models.batch import (
 from arcmemo.models.prices import BATCH_DISCOUNT, ModelPrice, PriceTable
 from arcmemo.models.registry import create_provider
 from arcmemo.models.scripted import ScriptedProvider
-
-from .conftest import RecordingSleep
-from .fake_batch_server import FakeBatchServer
+from tests.support.fake_batch_server import FakeBatchServer
+from tests.support.model_clients import RecordingSleep
 
 SPECS = ("openai:gpt-4o-mini", "anthropic:claude-sonnet-4-5")
 PRICES = PriceTable({spec: ModelPrice(input=2.0, output=8.0) for spec in SPECS})

@@ -19,8 +19,7 @@ from arcmemo.models.prices import BATCH_DISCOUNT, PriceTable
 from arcmemo.run.config import RunConfig
 from arcmemo.run.directory.reader import RunDirectory
 from arcmemo.run.pipeline import run_benchmark
-
-from .fake_batch_server import FakeBatchServer
+from tests.support.fake_batch_server import FakeBatchServer
 
 ARC_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "arc" / "eval"
 MEMORY = ARC_DIR.parents[1] / "memory" / "published_v0.json"

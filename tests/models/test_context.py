@@ -17,9 +17,8 @@ from arcmemo.core.tokens import estimate_tokens
 from arcmemo.memory.seeds import load_seed
 from arcmemo.models import Message
 from arcmemo.models.context import PromptTooLongError, is_context_overflow, table_window
-
-from .conftest import server_client
-from .fake_server import FakeLLMServer, _text_of
+from tests.support.fake_llm_server import FakeLLMServer, _text_of
+from tests.support.model_clients import server_client
 
 pytestmark = pytest.mark.usefixtures("api_keys")
 

@@ -18,9 +18,8 @@ from arcmemo.models.redact import public_url
 from arcmemo.run.config import RunConfig
 from arcmemo.run.directory.reader import RunDirectory
 from arcmemo.run.pipeline import run_benchmark
-
-from .conftest import RecordingSleep
-from .fake_server import FakeLLMServer
+from tests.support.fake_llm_server import FakeLLMServer
+from tests.support.model_clients import RecordingSleep
 
 
 class Down(Exception):

@@ -31,7 +31,7 @@ from arcmemo.models.local_server import (
     missing_server_package,
 )
 from arcmemo.models.registry import create_provider
-from tests.models.local_model import real_model_missing
+from tests.support.local_model import real_model_missing
 
 FAKE_SERVER = Path(__file__).resolve().parents[1] / "fixtures" / "scripts" / "fake_llama_server.py"
 REPO = Path(__file__).resolve().parents[2]
@@ -106,7 +106,7 @@ _KILLED_PARENT = """
 import asyncio, sys, time
 from pathlib import Path
 from arcmemo.models.local_server import LlamaServer, LocalOptions
-from tests.models.local_model import real_model_missing
+from tests.support.local_model import real_model_missing
 command = LlamaServer.command
 LlamaServer.command = lambda self: [sys.executable, sys.argv[1], *command(self)[3:]]
 server = LlamaServer(Path(sys.argv[2]), LocalOptions(), 2048)

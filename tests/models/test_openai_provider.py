@@ -17,9 +17,8 @@ from arcmemo.models import (
     create_provider,
     usage_from_records,
 )
-
-from .conftest import RecordingSleep, server_client
-from .fake_server import FakeLLMServer
+from tests.support.fake_llm_server import FakeLLMServer
+from tests.support.model_clients import RecordingSleep, server_client
 
 pytestmark = pytest.mark.usefixtures("api_keys")
 

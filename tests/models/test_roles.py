@@ -10,8 +10,7 @@ from click.testing import CliRunner
 
 from arcmemo.cli.main import cli
 from arcmemo.memory.seeds import load_seed
-
-from .fake_server import FakeLLMServer
+from tests.support.fake_llm_server import FakeLLMServer
 
 ARC_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "arc" / "eval"
 

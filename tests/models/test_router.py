@@ -35,7 +35,7 @@ from arcmemo.models.local_server import (
     free_port,
     gguf_path,
 )
-from tests.models.local_model import real_model_missing
+from tests.support.local_model import real_model_missing
 
 PROBLEMS = 12
 KEY = "sk-arcmemo-router-test"

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -25,23 +22,12 @@ from arcmemo.run.config import RunConfig
 from arcmemo.run.directory.records import RunDirError
 from arcmemo.run.pipeline import run_benchmark
 from tests.support.paths import FIXTURES
+from tests.support.scripted_models import loop_model
 
 PROGRAMS = FIXTURES / "loop" / "programs"
 
 
-def load_loop_model() -> ModuleType:
-    """``tests/fixtures/loop/loop_model.py`` as a module (loaded once)."""
-    name = "arcmemo_loop_model_fixture"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, FIXTURES / "loop" / "loop_model.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-lm = load_loop_model()
+lm = loop_model()
 
 
 @pytest.fixture(autouse=True)

@@ -9,15 +9,13 @@ shown (selection and solve prompts) and what the run wrote (memory, snapshots, l
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 import os
 import re
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType, SimpleNamespace
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -37,59 +35,16 @@ from arcmemo.run.config import RunConfig
 from arcmemo.run.directory.reader import RunDirectory
 from arcmemo.run.pipeline import run_benchmark
 from arcmemo.signals.base import WRITE_SIGNALS
+from tests.support.arc_solutions import CORNERS, CORNERS_CONCEPT, MIRROR_TILES, QUADRANTS
 from tests.support.paths import FIXTURES
+from tests.support.scripted_models import loop_model
 
+lm = loop_model()
 
-def load_loop_model() -> ModuleType:
-    """``tests/fixtures/loop/loop_model.py`` as a module (loaded once)."""
-    name = "arcmemo_loop_model_fixture"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, FIXTURES / "loop" / "loop_model.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-lm = load_loop_model()
-
-CORNERS = """
-def transform(grid):
-    out = np.zeros_like(grid)
-    out[[0, 0, -1, -1], [0, -1, 0, -1]] = grid[[1, 1, 2, 2], [1, 2, 1, 2]]
-    return out
-"""
-MIRROR_TILES = """
-def transform(grid):
-    row = np.hstack([grid] * 3)
-    flipped = np.hstack([grid[:, ::-1]] * 3)
-    return np.vstack([row, flipped, row])
-"""
-QUADRANTS = """
-def transform(grid):
-    turned = grid[::-1, ::-1]
-    top = np.hstack([turned, turned[:, ::-1]])
-    return np.vstack([top, top[::-1]])
-"""
 
 BOOTSTRAP_TASKS = ["66e6c45b", "00576224", "68b67ca3"]
 ONLINE_TASKS = ["66e6c45b", "0c786b71", "e345f17b", "bbb1b8b6"]
 
-CORNERS_CONCEPT = lm.yaml_block(
-    """
-- name: move center to corners
-  kind: routine
-  routine_subtype: grid manipulation
-  description: move the cells of a centered block to the corners of the grid
-  parameters:
-    - name: grid
-      type: grid
-  output_type: grid
-  cues: [a small block sits in the middle of an empty grid]
-  implementation: [copy each center cell to its nearest corner and clear the center]
-"""
-)
 TILING_CONCEPTS = lm.yaml_block(
     """
 - name: mirror tiling

@@ -34,8 +34,8 @@ from arcmemo.models.base import Message
 from arcmemo.models.client import prompt_tokens
 from arcmemo.models.context import answer_room
 from arcmemo.run.prompt_fit import CUT_ORDER, FittedPrompt, fit_prompt
-from tests.library.test_library_in_a_run import TILE, library_memory
-from tests.models.fake_server import FakeLLMServer, _text_of
+from tests.support.fake_llm_server import FakeLLMServer, _text_of
+from tests.support.library_run import TILE, library_memory
 from tests.support.paths import FIXTURES
 
 GRID = [[(r * 3 + c) % 10 for c in range(12)] for r in range(12)]

@@ -24,8 +24,8 @@ from arcmemo.models.scripted import ScriptedProvider
 from arcmemo.run.config import RunConfig
 from arcmemo.run.pipeline import dry_run, run_benchmark
 from arcmemo.run.summary import build_summary
-from tests.analysis.report.pages import task_section
-from tests.fixtures.loop.load import loop_model
+from tests.support.report_pages import task_section
+from tests.support.scripted_models import loop_model
 
 TASK = "66e6c45b"
 REFLECT = "```yaml\n- name: reflect grid\n  reason: the corners mirror each other\n```"

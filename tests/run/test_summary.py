@@ -27,8 +27,8 @@ from arcmemo.run.directory.records import RUNDIR_FORMAT, ConfigFile, RunDirError
 from arcmemo.run.pipeline import run_benchmark
 from arcmemo.run.summary import summarize_directory
 from arcmemo.run.summary_file import SUMMARY_FORMAT, SummaryError, load_summary, parse_summary
-from tests.analysis.report.conftest import AIME_SCRIPT, ARC_TASKS
 from tests.support.paths import FIXTURES
+from tests.support.report_runs import AIME_SCRIPT, ARC_TASKS
 
 V1 = FIXTURES / "rundir" / "v1"
 

@@ -11,15 +11,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from arcmemo.sandbox import SANDBOXES, Sandbox, SandboxUnavailableError
-
-
-def make(name: str, **options: object) -> Sandbox:
-    """A sandbox of kind ``name``; skips the test when the kind cannot run here."""
-    try:
-        return SANDBOXES.create(SANDBOXES.spec(name, options))
-    except SandboxUnavailableError as error:
-        pytest.skip(f"{name} sandbox unavailable here: {error}")
+from arcmemo.sandbox import Sandbox
+from tests.support.sandboxes import make
 
 
 @pytest.fixture(scope="module", params=["bwrap", "process"])

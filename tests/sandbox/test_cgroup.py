@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from arcmemo.sandbox import _cgroup
-from tests.sandbox.conftest import make
-from tests.sandbox.helpers import still_works
+from tests.support.sandboxes import make, still_works
 
 
 def _fake(tmp_path: Path, *, controllers: str, subtree: str, procs: str) -> tuple[Path, Path]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from arcmemo.sandbox import Sandbox, SandboxLimits
-from tests.sandbox.corpus import CORPUS
-from tests.sandbox.helpers import arc_program, call
+from tests.support.sandbox_corpus import CORPUS
+from tests.support.sandboxes import arc_program, call
 
 
 @pytest.mark.parametrize(("name", "source", "grid", "expected"), CORPUS, ids=[c[0] for c in CORPUS])

@@ -182,16 +182,17 @@ def test_native_attacks_are_contained_through_arcmemo_run(
     if shutil.which("bwrap") is None:
         pytest.skip("bubblewrap is not installed (.ci/run installs it)")
     from arcmemo.sandbox import _seccomp
-    from tests.sandbox.native import MODULE, build
-    from tests.sandbox.test_native import _numbers, _plant_key
+    from tests.support.native_module import MODULE, build, plant_key, syscall_numbers
 
     probe = build(tmp_path / "native")
     secret = b"keyring-secret-end-to-end"
-    _plant_key(secret)
+    plant_key(secret)
     monkeypatch.syspath_prepend(str(probe.parent))
     keyctl = _seccomp.syscall_number("keyctl")
     assert keyctl is not None
-    attacks = _native_attacks(keyctl, _numbers("write", "memfd_create"), probe.read_bytes().hex())
+    attacks = _native_attacks(
+        keyctl, syscall_numbers("write", "memfd_create"), probe.read_bytes().hex()
+    )
     plan = Path(__file__).resolve().parents[1] / "fixtures" / "scripts"
     run_dir = tmp_path / "run"
     script = tmp_path / "native.py"

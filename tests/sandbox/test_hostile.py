@@ -28,8 +28,7 @@ import pytest
 from arcmemo.sandbox import Program, Sandbox, SandboxLimits
 from arcmemo.sandbox._pool import process_table
 from arcmemo.sandbox.base import MAX_ERROR_CHARS, MAX_STDOUT_CHARS
-from tests.sandbox.conftest import make
-from tests.sandbox.helpers import QUICK, call, run, still_works
+from tests.support.sandboxes import QUICK, call, make, run, still_works
 
 KINDS = {
     "bwrap": {"name": "bwrap"},

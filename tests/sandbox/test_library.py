@@ -5,7 +5,7 @@ from __future__ import annotations
 from arcmemo.library.task import task_library
 from arcmemo.memory.schema import Concept, LibraryFunction, Memory
 from arcmemo.sandbox import Program, Sandbox
-from tests.sandbox.helpers import arc_program
+from tests.support.sandboxes import arc_program
 
 CROP = LibraryFunction(
     name="crop_to_object",

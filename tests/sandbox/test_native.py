@@ -10,7 +10,6 @@ the seccomp filter, the launcher and the rlimits stand between it and the host.
 
 from __future__ import annotations
 
-import ctypes
 import errno
 import json
 import os
@@ -22,9 +21,8 @@ from pathlib import Path
 import pytest
 
 from arcmemo.sandbox import Program, Sandbox, SandboxLimits, _seccomp, bwrap
-from tests.sandbox.conftest import make
-from tests.sandbox.helpers import call, run
-from tests.sandbox.native import MODULE, build
+from tests.support.native_module import MODULE, build, plant_key, syscall_numbers
+from tests.support.sandboxes import call, make, run
 
 KINDS: dict[str, dict[str, object]] = {
     "bwrap": {"name": "bwrap"},
@@ -64,11 +62,6 @@ def native(request: pytest.FixtureRequest, probe: Path) -> Iterator[Sandbox]:
     box.close()
 
 
-def _numbers(*names: str) -> dict[str, int]:
-    numbers = {name: _seccomp.syscall_number(name) for name in names}
-    return {name: number for name, number in numbers.items() if number is not None}
-
-
 # ----------------------------------------------------------------------------- loading
 
 
@@ -92,7 +85,7 @@ return module.syscall(39)
 
 
 def test_the_seccomp_filter_refuses_dangerous_syscalls(native: Sandbox) -> None:
-    refused = _numbers(
+    refused = syscall_numbers(
         "keyctl", "add_key", "request_key", "ptrace", "process_vm_readv", "process_vm_writev",
         "bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter",
         "io_uring_register", "memfd_create", "kexec_load", "kexec_file_load", "mount",
@@ -110,7 +103,7 @@ return {{name: probe.syscall(number, 0, 0, 0, 0, 0, 0)[1] for name, number in ar
 def test_only_unix_sockets_can_be_created(native: Sandbox) -> None:
     families = {"AF_UNIX": 1, "AF_INET": 2, "AF_INET6": 10, "AF_NETLINK": 16, "AF_PACKET": 17,
                 "AF_VSOCK": 40}  # fmt: skip
-    numbers = _numbers("socket", "socketpair")
+    numbers = syscall_numbers("socket", "socketpair")
     body = f"""
 import {MODULE} as probe
 out = {{}}
@@ -148,20 +141,9 @@ return out
 # ----------------------------------------------------------------------------- keyring
 
 
-def _plant_key(secret: bytes) -> int:
-    libc = ctypes.CDLL(None, use_errno=True)
-    number = _seccomp.syscall_number("add_key")
-    if number is None:
-        pytest.skip("no add_key syscall on this architecture")
-    key = libc.syscall(number, b"user", b"arcmemo-test-key", secret, len(secret), -3)
-    if key < 0:
-        pytest.skip(f"cannot plant a key here (add_key: {errno.errorcode[ctypes.get_errno()]})")
-    return int(key)
-
-
 def test_the_callers_session_keyring_is_out_of_reach(native: Sandbox) -> None:
     secret = b"keyring-secret-0123456789"
-    key = _plant_key(secret)
+    key = plant_key(secret)
     body = f"""
 import {MODULE} as probe
 keyctl = args[0]
@@ -181,7 +163,7 @@ return out
 def test_the_launcher_gives_the_zygote_a_fresh_session_keyring(tmp_path: Path) -> None:
     # Without the seccomp filter: the keyring the zygote starts with is not the caller's.
     secret = b"keyring-secret-launcher"
-    _plant_key(secret)
+    plant_key(secret)
     keyctl = _seccomp.syscall_number("keyctl")
     script = (
         "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
@@ -210,7 +192,7 @@ def test_the_launcher_gives_the_zygote_a_fresh_session_keyring(tmp_path: Path) -
 
 
 def test_memfd_and_shared_memory_hold_nothing_past_the_limit(native: Sandbox) -> None:
-    numbers = _numbers("memfd_create", "shmget")
+    numbers = syscall_numbers("memfd_create", "shmget")
     body = f"""
 import os, {MODULE} as probe
 out = {{}}
@@ -240,7 +222,7 @@ def test_memfd_is_refused_in_every_sandbox(any_box: Sandbox) -> None:
 
 
 def test_native_code_reaches_no_other_requests_channel(native: Sandbox) -> None:
-    numbers = _numbers("pidfd_open", "pidfd_getfd", "write")
+    numbers = syscall_numbers("pidfd_open", "pidfd_getfd", "write")
     look = f"""
 import os, {MODULE} as probe
 return {{'proc': os.path.exists('/proc/1/fd'),

@@ -7,8 +7,7 @@ import threading
 import pytest
 
 from arcmemo.sandbox import Program, Sandbox, SandboxLimits
-from tests.sandbox.conftest import make
-from tests.sandbox.helpers import arc_program, call
+from tests.support.sandboxes import arc_program, call, make
 
 FLIP = """
 def transform(grid):

@@ -24,8 +24,8 @@ from arcmemo.selection.behaviour import (
     rank_by_behaviour,
 )
 from arcmemo.selection.llm import LLMSelector
-from tests.sandbox.conftest import make
-from tests.selection.selection_helpers import Recorder
+from tests.support.sandboxes import make
+from tests.support.selection import Recorder
 
 
 def routine(name: str, function: str, body: str, *sources: str) -> Concept:

@@ -17,9 +17,7 @@ from arcmemo.models.client import ModelClient
 from arcmemo.models.scripted import ScriptedProvider
 from arcmemo.selection.base import SELECTORS
 from arcmemo.selection.dcrs import DcrsSelector, DcrsSelectorOptions
-
-HERE = Path(__file__).resolve().parent
-ARC_DIR = HERE.parents[0] / "fixtures" / "arc" / "eval"
+from tests.support.paths import ARC_EVAL, SCRIPTS
 
 
 def sheet_memory() -> Memory:
@@ -84,7 +82,7 @@ def test_an_empty_memory_makes_no_model_call() -> None:
 
 
 def test_arcmemo_run_with_dcrs_shows_the_synthesised_sheet(tmp_path: Path) -> None:
-    tasks = {p.stem: json.loads(p.read_text()) for p in sorted(ARC_DIR.glob("*.json"))}
+    tasks = {p.stem: json.loads(p.read_text()) for p in sorted(ARC_EVAL.glob("*.json"))}
     target = "66e6c45b"
     memory = Memory(domain="arc", cheatsheet="GLOBAL sheet")
     # Stored problems: the target's own text under another id is the nearest neighbour.
@@ -102,11 +100,11 @@ def test_arcmemo_run_with_dcrs_shows_the_synthesised_sheet(tmp_path: Path) -> No
             "run",
             "arc-agi-1",
             "--data",
-            str(ARC_DIR),
+            str(ARC_EVAL),
             "--tasks",
             target,
             "--model",
-            f"scripted:{HERE / 'dcrs_script.py'}",
+            f"scripted:{SCRIPTS / 'dcrs_script.py'}",
             "--memory",
             str(tmp_path / "memory.json"),
             "--select",

@@ -19,7 +19,7 @@ from arcmemo.selection.describe import (
     parse_description,
     parse_lesson_numbers,
 )
-from tests.selection.selection_helpers import Recorder
+from tests.support.selection import Recorder
 
 PROBLEM = (
     "Example 1 input (2x2):\n[[1, 2],\n [3, 4]]\n\nExample 1 output (2x2):\n[[3, 1],\n [4, 2]]\n"

@@ -13,7 +13,7 @@ from arcmemo.models.base import MissingCredentialError
 from arcmemo.models.embedding import OpenAIEmbedder, TfidfEmbedder, create_embedder
 from arcmemo.selection import SELECTORS
 from arcmemo.selection.embedding import EmbeddingSelector, EmbeddingSelectorOptions, entry_texts
-from tests.selection.selection_helpers import selection_memory
+from tests.support.selection import selection_memory
 
 PROBLEM = "Each region on the right changes color: the right region is filled."
 

@@ -20,7 +20,7 @@ from arcmemo.selection.llm import (
     parse_names,
     resolve_names,
 )
-from tests.selection.selection_helpers import Recorder, concept, selection_memory
+from tests.support.selection import Recorder, concept, selection_memory
 
 PROBLEM = "Example 1 input (2x2):\n12\n34\n\nExample 1 output (2x2):\n31\n42\n"
 

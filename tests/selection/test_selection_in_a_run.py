@@ -17,7 +17,7 @@ from arcmemo.models.client import ModelClient
 from arcmemo.models.scripted import ScriptedProvider
 from arcmemo.run.config import RunConfig
 from arcmemo.run.pipeline import run_benchmark
-from tests.fixtures.loop.load import loop_model
+from tests.support.scripted_models import loop_model
 
 NAMED, NOTHING = "66e6c45b", "bbb1b8b6"
 # How a real model answered: a YAML list of mappings, each with a name and a reason.

@@ -10,7 +10,7 @@ from arcmemo.core.records import Selection
 from arcmemo.core.registry import RegistryError
 from arcmemo.memory.paper_view import render_paper
 from arcmemo.selection import SELECTORS
-from tests.selection.selection_helpers import selection_memory
+from tests.support.selection import selection_memory
 
 
 def test_registry_lists_every_selector() -> None:

@@ -9,3 +9,5 @@ REPO = TESTS.parent
 FIXTURES = TESTS / "fixtures"
 ARC_EVAL = FIXTURES / "arc" / "eval"
 SCRIPTS = FIXTURES / "scripts"
+HANDWRITTEN = REPO / "puzzles" / "handwritten"  # the repository's hand-written puzzles
+SAMPLES = REPO / "puzzles" / "samples"

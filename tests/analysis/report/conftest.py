@@ -3,7 +3,6 @@ ARC run to compare with, and an AIME run. Built once per session (each takes sec
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -12,46 +11,19 @@ from typing import Any
 import pytest
 
 from arcmemo.memory.seeds import load_seed
-from arcmemo.models.client import ModelClient
-from arcmemo.models.config import ModelConfig
-from arcmemo.models.scripted import ScriptedProvider
 from arcmemo.run.config import RunConfig
-from arcmemo.run.pipeline import run_benchmark
-from tests.analysis.report.chromium import Browser, find_chromium
+from tests.support.chromium import Browser, find_chromium
 from tests.support.paths import FIXTURES
-
-ARC_TASKS = ["66e6c45b", "00576224", "68b67ca3", "e345f17b", "bbb1b8b6", "ca8de6ea"]
-XSS = "<script>alert('pwned')</script>"
-NO_CHROMIUM = "Chromium is not installed (Debian/Ubuntu: apt-get install -y chromium)"
-
-SELECTION_ANSWER = "I pick these.\n```yaml\n- tile grid\n- reflect grids\n- made up concept\n```"
-PSEUDOCODE_ANSWER = "<summary>copy corners</summary><pseudocode>corners of the core</pseudocode>"
-CONCEPTS_ANSWER = (
-    "```yaml\n"
-    "- name: tile grid\n"
-    "  cues: ['output size is a multiple of the input size']\n"
-    "- name: corner copy\n"
-    "  kind: routine\n"
-    "  routine_subtype: grid manipulation\n"
-    "  description: copy the inner block's corners to the grid corners\n"
-    "  parameters:\n"
-    "    - name: grid\n"
-    "      type: grid\n"
-    "  output_type: grid\n"
-    "```"
+from tests.support.report_runs import (
+    AIME_SCRIPT,
+    ARC_TASKS,
+    CONCEPTS_ANSWER,
+    NO_CHROMIUM,
+    PSEUDOCODE_ANSWER,
+    SELECTION_ANSWER,
+    XSS,
+    run_scripted,
 )
-
-
-def _client(respond: Any, out: Path) -> ModelClient:
-    return ModelClient(
-        ScriptedProvider.from_script(respond),
-        config=ModelConfig(),
-        call_log_path=out / "calls.jsonl",
-    )
-
-
-def _run(config: RunConfig, respond: Any) -> None:
-    asyncio.run(run_benchmark(config, solver=_client(respond, config.out)))
 
 
 @pytest.fixture(scope="session")
@@ -90,7 +62,7 @@ def arc_memory_run(tmp_path_factory: pytest.TempPathFactory, arc_plan: ModuleTyp
         schedule="tasks",  # a snapshot every two tasks, as the tests below count them
         out=base / "run",
     )
-    _run(config, respond)
+    run_scripted(config, respond)
     return config.out
 
 
@@ -112,27 +84,8 @@ def arc_baseline_run(tmp_path_factory: pytest.TempPathFactory, arc_plan: ModuleT
         feedback_rounds=0,
         out=base / "run",
     )
-    _run(config, arc_plan.PlanScript(plan))
+    run_scripted(config, arc_plan.PlanScript(plan))
     return config.out
-
-
-AIME_SCRIPT: dict[str, Any] = {
-    "Find $2 + 3$": [
-        {"text": "So the answer is \\boxed{5}.", "reasoning": "two plus three is five"},
-        {"text": "\\boxed{5}", "reasoning": "adding"},
-        {"text": "\\boxed{6}", "reasoning": "off by one"},
-    ],
-    "divisors of $2^{15}$": [
-        {"text": "\\boxed{16}", "reasoning": "exponent plus one"},
-        {"text": "\\boxed{15}", "reasoning": "forgot one"},
-        {"text": "\\boxed{15}", "reasoning": "forgot one again"},
-    ],
-    "remainder when": [
-        {"text": f"I refuse {XSS} to answer.", "reasoning": f"thinking {XSS}"},
-        {"text": "\\boxed{1073}", "reasoning": "too big"},
-        {"text": "\\boxed{73}", "reasoning": "mod 1000"},
-    ],
-}
 
 
 @pytest.fixture(scope="session")
@@ -146,14 +99,14 @@ def aime_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
         attempts=3,
         out=base / "run",
     )
-    _run(config, AIME_SCRIPT)
+    run_scripted(config, AIME_SCRIPT)
     return config.out
 
 
 @pytest.fixture(scope="session")
 def synthetic_400(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A synthetic ARC run of 400 tasks with retries (tests/report/synthetic.py)."""
-    from tests.analysis.report.synthetic import write_run
+    from tests.support.synthetic_runs import write_run
 
     return write_run(tmp_path_factory.mktemp("synthetic-400"), 400)
 

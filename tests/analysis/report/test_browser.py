@@ -20,8 +20,9 @@ import pytest
 
 from arcmemo.analysis.report import write_report
 from arcmemo.analysis.report.html import environment
-from tests.analysis.report.chromium import Browser, find_chromium
-from tests.analysis.report.conftest import FIXTURES, NO_CHROMIUM
+from tests.support.chromium import Browser, find_chromium
+from tests.support.paths import FIXTURES
+from tests.support.report_runs import NO_CHROMIUM
 
 CHROMIUM = find_chromium()
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)]

@@ -7,8 +7,8 @@ from pathlib import Path
 from click.testing import CliRunner, Result
 
 from arcmemo.cli.main import cli
-from tests.analysis.report.pages import with_memory_entries
 from tests.support.paths import FIXTURES
+from tests.support.report_pages import with_memory_entries
 
 
 def invoke(*args: str) -> Result:

@@ -19,8 +19,9 @@ from arcmemo.analysis.report import (
     write_report,
 )
 from arcmemo.core.bulk import collector_pauses
-from tests.analysis.report.conftest import ARC_TASKS, FIXTURES, XSS
-from tests.analysis.report.pages import DATA_OPEN, grid_attr, task_section, with_memory_entries
+from tests.support.paths import FIXTURES
+from tests.support.report_pages import DATA_OPEN, grid_attr, task_section, with_memory_entries
+from tests.support.report_runs import ARC_TASKS, XSS
 
 ESCAPED_XSS = "&lt;script&gt;alert(&#39;pwned&#39;)&lt;/script&gt;"
 

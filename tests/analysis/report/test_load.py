@@ -10,7 +10,7 @@ import pytest
 
 from arcmemo.analysis.report.load import ReportError, load_run
 from arcmemo.run.pipeline import interrupted
-from tests.analysis.report.conftest import ARC_TASKS
+from tests.support.report_runs import ARC_TASKS
 
 
 def _copy(run: Path, tmp_path: Path) -> Path:

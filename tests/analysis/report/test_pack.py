@@ -8,7 +8,7 @@ from pathlib import Path
 
 from arcmemo.analysis.report.html import environment
 from arcmemo.analysis.report.pack import pack, unpack
-from tests.analysis.report.chromium import Browser
+from tests.support.chromium import Browser
 
 HOSTILE = (
     "</script><script>window.pwned = 1</script>"

@@ -33,8 +33,8 @@ from arcmemo.library.task import NO_LIBRARY, TaskLibrary
 from arcmemo.models.base import Message
 from arcmemo.run.config import RunConfig
 from arcmemo.run.pipeline import run_benchmark
-from tests.analysis.report.conftest import XSS, _client
-from tests.analysis.report.pages import task_section
+from tests.support.report_pages import task_section
+from tests.support.report_runs import XSS, scripted_client
 
 ESCAPED_XSS = "&lt;script&gt;alert(&#39;pwned&#39;)&lt;/script&gt;"
 
@@ -150,7 +150,7 @@ def toy_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
         attempts=2,
         out=base / "run",
     )
-    asyncio.run(run_benchmark(config, solver=_client(SCRIPT, config.out)))
+    asyncio.run(run_benchmark(config, solver=scripted_client(SCRIPT, config.out)))
     return config.out
 
 

@@ -21,7 +21,7 @@ from arcmemo.benchmarks.arc.barc import (
 )
 from arcmemo.cli.main import cli
 from arcmemo.core.inlined_library import without_library
-from tests.benchmarks.arc.barc_fixture import FLIP, TILE, write_checkout
+from tests.support.barc import FLIP, TILE, write_checkout
 
 
 @pytest.fixture

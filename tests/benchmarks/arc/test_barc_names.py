@@ -20,7 +20,7 @@ from arcmemo.benchmarks.arc.barc import (
 )
 from arcmemo.cli.main import cli
 from arcmemo.core.inlined_library import LIBRARY_BEGIN, LIBRARY_END
-from tests.benchmarks.arc.barc_fixture import (
+from tests.support.barc import (
     COMPOUND_COMMON,
     COMPOUND_SEED,
     EDGE_COMMON,

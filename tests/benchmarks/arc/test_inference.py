@@ -19,9 +19,11 @@ from arcmemo.models.client import ModelClient
 from arcmemo.models.scripted import ScriptedProvider
 from arcmemo.run.config import RunConfig
 from arcmemo.run.pipeline import run_benchmark
-from tests.run.test_continual import QUADRANTS, lm
+from tests.support.arc_solutions import QUADRANTS
+from tests.support.paths import FIXTURES
+from tests.support.scripted_models import loop_model
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+lm = loop_model()
 TASKS = ["0c786b71", "e345f17b"]
 
 

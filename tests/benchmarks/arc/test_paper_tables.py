@@ -13,8 +13,14 @@ from pathlib import Path
 import pytest
 
 from arcmemo.analysis import tables
-
-from .paper_runs import ATTEMPTS, SETTINGS, TABLE_4, TABLE_5, read_summary, write_paper_run
+from tests.support.paper_runs import (
+    ATTEMPTS,
+    SETTINGS,
+    TABLE_4,
+    TABLE_5,
+    read_summary,
+    write_paper_run,
+)
 
 GOLDEN = Path(__file__).parent / "golden"
 

@@ -24,10 +24,10 @@ from arcmemo.memory.schema import Memory
 from arcmemo.models.client import ModelClient, open_model
 from arcmemo.run.config import RunConfig
 from arcmemo.run.pipeline import run_benchmark
-from tests.integrations.inspect_eval.scripted_server import SCRIPTS, scripted_server
-from tests.models.fake_server import FakeLLMServer
+from tests.support.fake_llm_server import FakeLLMServer
+from tests.support.inspect_server import scripted_server
+from tests.support.paths import FIXTURES, SCRIPTS
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 ARC_DIR = FIXTURES / "arc" / "eval"
 AIME_FILE = FIXTURES / "aime" / "problems.jsonl"
 # 00576224: fixed on retry 1; e345f17b: each attempt wrong on a different test input

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -9,10 +8,6 @@ from arcmemo.core.registry import ComponentSpec
 from arcmemo.memory.schema import Memory
 from arcmemo.memory.seeds import load_seed
 from arcmemo.sandbox import SANDBOXES, Sandbox
-
-REPO = Path(__file__).resolve().parents[4]
-HANDWRITTEN = REPO / "puzzles" / "handwritten"
-SAMPLES = REPO / "puzzles" / "samples"
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ from arcmemo.benchmarks.arc.puzzles.verify import RoutineHints, VerifiedPuzzle, 
 from arcmemo.memory.schema import Memory
 from arcmemo.sandbox import Sandbox
 from tests.benchmarks.arc.puzzles.cheats import source
-from tests.benchmarks.arc.puzzles.conftest import HANDWRITTEN
+from tests.support.paths import HANDWRITTEN
 
 OLD_CHECKS = ("runs", "well_formed", "deterministic", "diverse")
 

@@ -23,7 +23,7 @@ from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient
 from arcmemo.models.scripted import ScriptedProvider
 from arcmemo.sandbox import Sandbox
-from tests.benchmarks.arc.puzzles import modules
+from tests.support import puzzle_modules as modules
 
 
 def fenced(source: str) -> str:

@@ -14,7 +14,7 @@ from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient
 from arcmemo.models.scripted import ScriptedProvider
 from arcmemo.sandbox import Sandbox
-from tests.benchmarks.arc.puzzles import modules
+from tests.support import puzzle_modules as modules
 
 # No rule of the property table matches this name, so the routine goes to review.
 CONCEPT_NO_RULE = Concept(name="swap sides", kind="routine", description="reverse the columns")

@@ -10,7 +10,7 @@ from arcmemo.benchmarks.arc.puzzles.recheck import recheck_folder
 from arcmemo.benchmarks.arc.puzzles.store import read_meta, task_paths
 from arcmemo.memory.schema import Memory
 from arcmemo.sandbox import Sandbox
-from tests.benchmarks.arc.puzzles.conftest import HANDWRITTEN, SAMPLES
+from tests.support.paths import HANDWRITTEN, SAMPLES
 
 
 def test_every_committed_sample_passes_every_check(sandbox: Sandbox) -> None:

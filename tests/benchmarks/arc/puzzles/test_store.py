@@ -25,7 +25,7 @@ from arcmemo.benchmarks.arc.puzzles.store import (
 from arcmemo.benchmarks.arc.puzzles.verify import PuzzleConfig, verify_module
 from arcmemo.memory.schema import Memory
 from arcmemo.sandbox import Sandbox
-from tests.benchmarks.arc.puzzles import modules
+from tests.support import puzzle_modules as modules
 
 
 def write(

@@ -13,8 +13,8 @@ from arcmemo.benchmarks.arc.puzzles.verify import (
     verify_module,
 )
 from arcmemo.sandbox import Sandbox
-from tests.benchmarks.arc.puzzles import modules
-from tests.benchmarks.arc.puzzles.conftest import HANDWRITTEN
+from tests.support import puzzle_modules as modules
+from tests.support.paths import HANDWRITTEN
 
 HINTS = RoutineHints(
     grid_params=["grid"], returns_grid=True, properties=["involution", "same_colors"]
@@ -39,7 +39,7 @@ def details(puzzle: VerifiedPuzzle, name: str) -> str:
 
 
 def test_every_bad_module_differs_from_the_good_one() -> None:
-    # Guards the string surgery in modules.py (beside this file): a replace that matched
+    # Guards the string surgery in tests/support/puzzle_modules.py: a replace that matched
     # nothing would make a "bad" module a copy of the good one.
     bad = {name: value for name, value in vars(modules).items() if name.isupper()}
     del bad["GOOD"]

@@ -26,7 +26,7 @@ from email.policy import default as default_policy
 from typing import Any
 from urllib.parse import urlparse
 
-from .fake_server import FakeLLMServer, _error_payload, _Handler
+from tests.support.fake_llm_server import FakeLLMServer, _error_payload, _Handler
 
 _OPENAI_STATES = ("validating", "in_progress", "finalizing", "completed")
 

@@ -10,9 +10,7 @@ from typing import Any
 
 from arcmemo.models.base import GenerateParams, Message
 from arcmemo.models.registry import create_provider
-from tests.models.fake_server import FakeLLMServer
-
-SCRIPTS = Path(__file__).resolve().parents[2] / "fixtures" / "scripts"
+from tests.support.fake_llm_server import FakeLLMServer
 
 
 def _message(raw: dict[str, Any]) -> Message:

@@ -8,6 +8,8 @@ no compiler or no headers are found.
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import os
 import shutil
 import subprocess
@@ -16,7 +18,10 @@ from pathlib import Path
 
 import pytest
 
-SOURCE = Path(__file__).resolve().parents[1] / "fixtures" / "native" / "probe.c"
+from arcmemo.sandbox import _seccomp
+from tests.support.paths import FIXTURES
+
+SOURCE = FIXTURES / "native" / "probe.c"
 MODULE = "arcmemo_probe"
 
 
@@ -35,3 +40,21 @@ def build(folder: Path) -> Path:
     if built.returncode != 0:
         pytest.skip(f"the native probe did not compile: {built.stderr.strip()[-300:]}")
     return target
+
+
+def syscall_numbers(*names: str) -> dict[str, int]:
+    """The numbers of the named system calls this architecture has."""
+    numbers = {name: _seccomp.syscall_number(name) for name in names}
+    return {name: number for name, number in numbers.items() if number is not None}
+
+
+def plant_key(secret: bytes) -> int:
+    """Add a key holding ``secret`` to the caller's session keyring (or skip); its id."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    number = _seccomp.syscall_number("add_key")
+    if number is None:
+        pytest.skip("no add_key syscall on this architecture")
+    key = libc.syscall(number, b"user", b"arcmemo-test-key", secret, len(secret), -3)
+    if key < 0:
+        pytest.skip(f"cannot plant a key here (add_key: {errno.errorcode[ctypes.get_errno()]})")
+    return int(key)

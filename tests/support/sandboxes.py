@@ -1,8 +1,26 @@
-"""Running small programs in a sandbox, for the tests."""
+"""Sandboxes for the tests and small programs run in them."""
 
 from __future__ import annotations
 
-from arcmemo.sandbox import CallResult, Program, Sandbox, SandboxLimits
+import pytest
+
+from arcmemo.sandbox import (
+    SANDBOXES,
+    CallResult,
+    Program,
+    Sandbox,
+    SandboxLimits,
+    SandboxUnavailableError,
+)
+
+
+def make(name: str, **options: object) -> Sandbox:
+    """A sandbox of kind ``name``; skips the test when the kind cannot run here."""
+    try:
+        return SANDBOXES.create(SANDBOXES.spec(name, options))
+    except SandboxUnavailableError as error:
+        pytest.skip(f"{name} sandbox unavailable here: {error}")
+
 
 QUICK = SandboxLimits(timeout_s=1.0)
 
