@@ -1,4 +1,5 @@
-"""The local SLURM cluster of the scale-out tests (``local_slurm.py``), one per module."""
+"""The local SLURM cluster of the scale-out tests (``tests/support/local_slurm.py``), one per
+module."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.experiments.local_slurm import LocalSlurm, SlurmUnavailable
+from tests.support.local_slurm import LocalSlurm, SlurmUnavailable
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,7 @@
 """docs/scale.md's SLURM recipe, run: ``experiments/scale/submit.sh`` and ``shards.sbatch``
 submitted unchanged but for their variables to a single-node SLURM on this machine
-(``conftest.py``), against an OpenAI-protocol server on 127.0.0.1 (``arc_plan_server.py``).
+(``conftest.py``), against an OpenAI-protocol server on 127.0.0.1
+(``tests/support/arc_plan_server.py``).
 The merged run equals an unsharded run of the same tasks; a shard killed mid-run and
 requeued resumes without asking an answered request again; a merge while a shard failed
 refuses, naming the shard."""
@@ -24,8 +25,8 @@ import pytest
 from arcmemo.run.config import result_values
 from arcmemo.run.directory.reader import RunDirectory
 from arcmemo.sandbox import SANDBOXES, SandboxUnavailableError
-from tests.experiments.arc_plan_server import ArcPlanServer
-from tests.experiments.local_slurm import LocalSlurm
+from tests.support.arc_plan_server import ArcPlanServer
+from tests.support.local_slurm import LocalSlurm
 
 REPO = Path(__file__).resolve().parents[2]
 SCALE = REPO / "experiments" / "scale"

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-from tests.fixtures.loop.load import loop_model
-from tests.models.fake_server import FakeLLMServer
+from tests.support.fake_llm_server import FakeLLMServer
+from tests.support.scripted_models import loop_model
 
 SELECTION = "The grid is mirrored.\n```yaml\n- reflect grid\n```\n"
 HOLD_TIMEOUT_S = 300.0
