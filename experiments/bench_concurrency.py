@@ -36,7 +36,7 @@ from arcmemo.models import (
     create_provider,
 )
 
-_FAKE_SERVER = Path(__file__).resolve().parents[1] / "tests" / "models" / "fake_server.py"
+_FAKE_SERVER = Path(__file__).resolve().parents[1] / "tests" / "support" / "fake_llm_server.py"
 
 
 def _load_fake_server():  # -> module

@@ -3,7 +3,6 @@ checkouts taking turns, the best reported with the worst beside it."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import subprocess
 import sys
@@ -11,20 +10,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.experiment_scripts import experiment_script
+
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "experiments" / "bench_memory.py"
 
 
-def _bench():
-    spec = importlib.util.spec_from_file_location("bench_memory", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_rounds_give_the_best_and_the_worst_and_a_failed_round_fails_the_measurement() -> None:
-    bench = _bench()
+    bench = experiment_script("bench_memory")
     combined = bench._combined([{"seconds": 0.3, "tokens": 9}, {"seconds": 0.2, "tokens": 9}])
     assert combined == {"seconds": 0.2, "worst": 0.3, "tokens": 9}
     assert bench._seconds(combined) == "200.0 ms (300.0 ms)"
@@ -36,7 +29,7 @@ def test_rounds_give_the_best_and_the_worst_and_a_failed_round_fails_the_measure
 
 def test_both_checkouts_are_measured_in_every_round_taking_turns() -> None:
     old, new = ("old", Path("/old")), ("new", Path("/new"))
-    jobs = _bench()._schedule(["load", "stats"], [new, old], 3)
+    jobs = experiment_script("bench_memory")._schedule(["load", "stats"], [new, old], 3)
     assert [(op, label) for op, label, _ in jobs] == [
         ("load", "new"), ("load", "old"), ("stats", "new"), ("stats", "old"),
         ("load", "old"), ("load", "new"), ("stats", "old"), ("stats", "new"),

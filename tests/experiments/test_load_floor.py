@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +12,7 @@ from pydantic_core import SchemaValidator, ValidationError
 
 from arcmemo.memory import Memory
 from arcmemo.memory.synthetic import synthetic_memory
+from tests.support.experiment_scripts import experiment_script
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "experiments" / "load_floor.py"
@@ -29,10 +29,7 @@ def test_every_step_is_timed(tmp_path: Path) -> None:
 
 
 def test_the_bare_schema_keeps_no_function_validator_and_still_validates() -> None:
-    spec = importlib.util.spec_from_file_location("load_floor", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = experiment_script("load_floor")
     schema = copy.deepcopy(Memory.__pydantic_core_schema__)
     assert "'function-" in repr(schema)  # the models do have validators to leave out
     bare = SchemaValidator(module._without_functions(schema))

@@ -3,29 +3,16 @@ functions are found in a library built without it, under the names that library 
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-from types import ModuleType
-
 from arcmemo.library import CallCache, memory_functions, trace_programs
 from arcmemo.sandbox import Sandbox
+from tests.support.experiment_scripts import experiment_script
 from tests.support.library_programs import ENTRY_POINTS, pairs, programs
-
-SCRIPT = Path(__file__).resolve().parents[2] / "experiments" / "library_loo.py"
-
-
-def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("library_loo", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_a_fold_is_built_without_the_held_out_program_and_finds_what_it_used(
     bwrap: Sandbox,
 ) -> None:
-    loo = _script()
+    loo = experiment_script("library_loo")
     everything = programs()
     traces = trace_programs(everything, pairs(), bwrap, entry_points=ENTRY_POINTS)
     cache = CallCache()

@@ -1,15 +1,27 @@
-"""The experiment scripts run with a fake ``arcmemo`` on PATH that logs its calls and writes
-what the scripts read back (dry-run estimates, memory files)."""
+"""The scripts of ``experiments/`` under test: loaded as modules, or run with a fake
+``arcmemo`` on PATH that logs its calls and writes what the scripts read back (dry-run
+estimates, memory files)."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 from pathlib import Path
+from types import ModuleType
 
 from tests.support.paths import REPO
 
 ALL = REPO / "experiments" / "all.sh"
+
+
+def experiment_script(name: str) -> ModuleType:
+    """``experiments/<name>.py`` as a module (a fresh one on every call)."""
+    spec = importlib.util.spec_from_file_location(name, REPO / "experiments" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 # Logs each call; a dry run writes an estimate (1-3 calls, $1-$2) into its --out folder; a

@@ -105,7 +105,7 @@ def aime_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def synthetic_400(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A synthetic ARC run of 400 tasks with retries (tests/report/synthetic.py)."""
+    """A synthetic ARC run of 400 tasks with retries (tests/support/synthetic_runs.py)."""
     from tests.support.synthetic_runs import write_run
 
     return write_run(tmp_path_factory.mktemp("synthetic-400"), 400)
