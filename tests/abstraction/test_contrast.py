@@ -27,7 +27,7 @@ from arcmemo.run.config import RunConfig
 from arcmemo.run.pipeline import dry_run, run_benchmark
 from arcmemo.signals.base import WRITE_SIGNALS
 from arcmemo.signals.contrast import ContrastSignalError, contrast_signal
-from tests.fixtures.loop.load import loop_model
+from tests.support.scripted_models import loop_model
 
 TASK = "66e6c45b"
 CORNERS = """
