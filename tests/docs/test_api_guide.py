@@ -7,7 +7,8 @@ import os
 from pathlib import Path
 
 import pytest
-from docs_blocks import DOCS, blocks
+
+from tests.support.docs_blocks import DOCS, blocks
 
 GUIDE = DOCS / "api.md"
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import re
 
 import pytest
-from docs_blocks import DOCS
 
 from arcmemo.core.settings import Setting, settings_of
 from arcmemo.run.config import RunConfig
+from tests.support.docs_blocks import DOCS
 
 mkdocs_click = pytest.importorskip("mkdocs_click._extension", reason="the docs extra")
 

@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from docs_blocks import REPO, pages, runnable, shell_words
+
+from tests.support.docs_blocks import REPO, pages, runnable, shell_words
 
 # Subcommands that call no model, so they may appear in a console block as they are.
 NO_MODEL = ("memory", "models", "table", "report", "export", "merge", "select --help", "--help")

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import click
 import pytest
-from docs_blocks import REPO, documented_commands, flags_of, pages, resolve
 
 from arcmemo.cli.main import cli
+from tests.support.docs_blocks import REPO, documented_commands, flags_of, pages, resolve
 
 
 def all_commands() -> list[tuple[str, str]]:

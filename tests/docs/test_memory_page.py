@@ -6,9 +6,8 @@ from __future__ import annotations
 import json
 import re
 
-from docs_blocks import DOCS, blocks
-
 from arcmemo.memory.schema import Concept
+from tests.support.docs_blocks import DOCS, blocks
 
 PAGE = DOCS / "memory.md"
 
