@@ -76,17 +76,20 @@ def test_a_malformed_price_file_is_a_one_line_user_error(
     assert expected in lines[0]
 
 
-def test_the_readme_anthropic_example_is_a_current_priced_model() -> None:
-    """The README's Anthropic command names a model the installed SDK lists, neither
-    deprecated nor warned about with extended thinking, and the price table prices it."""
+def test_the_documented_anthropic_examples_are_current_priced_models() -> None:
+    """Every Anthropic command of the README and the docs names a model the installed SDK
+    lists, neither deprecated nor warned about with extended thinking, and the price table
+    prices it."""
     import typing
 
     from anthropic._data import DEPRECATED_MODELS, MODELS_TO_WARN_WITH_THINKING_ENABLED
     from anthropic.types.model import Model
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    named = set(re.findall(r"--model anthropic:([\w.-]+)", readme))
-    assert named, "the README has no Anthropic example"
+    root = Path(__file__).resolve().parents[2]
+    pages = [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+    text = "\n".join(page.read_text(encoding="utf-8") for page in pages)
+    named = set(re.findall(r"--model anthropic:([\w.-]+)", text))
+    assert named, "neither the README nor the docs have an Anthropic example"
     known = {name for arg in typing.get_args(Model) for name in typing.get_args(arg)}
     table = PriceTable.load()
     for model in named:
