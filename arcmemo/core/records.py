@@ -92,6 +92,17 @@ class Step(CheckResult):
         default=None, description="Per test input, whether this step's prediction is right."
     )
     concepts: list[str] = Field(default_factory=list, description="Concepts shown in the prompt.")
+    cited: list[str] = Field(
+        default_factory=list,
+        description="With --cite: the shown concepts the answer says it used (its list of "
+        "names, matched as selections are), in memory spelling; empty without --cite, "
+        "without a list, and in runs from before it.",
+    )
+    cited_unshown: list[str] = Field(
+        default_factory=list,
+        description="With --cite: names the answer cites that its prompt did not show (a "
+        "memory entry in memory spelling, else the name as written): never credited.",
+    )
     usage: Usage = Field(default_factory=Usage, description="Tokens of this call.")
     cost_usd: float | None = Field(
         default=None,
@@ -262,6 +273,13 @@ class TaskResult(BaseModel):
             if step.answered
             for name in step.concepts
         ]
+        return list(dict.fromkeys(names))
+
+    @property
+    def cited(self) -> list[str]:
+        """The shown memory entries the task's answered steps cite (``--cite``), once each in
+        the order first cited."""
+        names = [name for a in self.attempts for s in a.steps if s.answered for name in s.cited]
         return list(dict.fromkeys(names))
 
     @property

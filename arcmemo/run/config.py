@@ -88,6 +88,22 @@ class RunConfig(MemorySettings):
         ge=0,
         description="Feedback rounds per attempt while train fails; None = the benchmark's.",
     )
+    cite: Annotated[
+        bool,
+        Setting(
+            "--cite",
+            group="Solving",
+            results=True,
+            help="The solve prompt asks the model to end with a ```concepts block naming the "
+            "memory entries it used; recorded per step as `cited` (default off: the paper's "
+            "prompt).",
+        ),
+    ] = Field(
+        default=False,
+        description="Ask the solver to list the memory entries it used (prompts/cite.j2, added "
+        "to prompts that show memory); the list is optional, matched to the shown entries as "
+        "selections are, and recorded per step (Step.cited, Step.cited_unshown).",
+    )
     order_seed: Annotated[
         int | None,
         Setting(

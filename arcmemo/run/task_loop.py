@@ -13,16 +13,17 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from arcmemo.benchmarks.base import Benchmark, PromptRequest
+from arcmemo.benchmarks.base import Benchmark, PromptCuts, PromptRequest
 from arcmemo.core.records import Attempt, PromptCut, PromptTooLong, Step, TaskResult
 from arcmemo.core.tokens import Usage
 from arcmemo.library.task import NO_LIBRARY, TaskLibrary
 from arcmemo.memory.schema import Memory
-from arcmemo.models.base import Completion
+from arcmemo.models.base import Completion, Message
 from arcmemo.models.client import ModelClient
 from arcmemo.models.context import PROMPT_TOO_LONG, PromptTooLongError
 from arcmemo.models.retry import ModelCallError
 from arcmemo.models.structured import parsed_window
+from arcmemo.run.citations import cited_names, resolve_citations, with_citation_request
 from arcmemo.run.config import ResolvedRunConfig
 from arcmemo.run.prompt_fit import FittedPrompt, fit_prompt
 from arcmemo.run.solve_prompt import PreparedPrompt, prepare_prompt
@@ -143,8 +144,15 @@ class TaskLoop:
         completion = answer.completion
         window, left_unparsed = parsed_window(completion.text)
         check = await asyncio.to_thread(self.benchmark.check, task, window, library)
+        cited, unshown = (
+            resolve_citations(cited_names(window), self.memory, selected)
+            if self.config.cite
+            else ([], [])
+        )
         return Step(
             **dict(check),
+            cited=cited,
+            cited_unshown=unshown,
             left_unparsed=left_unparsed,
             round=round_,
             completion=completion.text,
@@ -202,8 +210,15 @@ class TaskLoop:
         (:mod:`arcmemo.run.prompt_fit`), with room for an answer of the solver's max_tokens."""
         window = await self.model.context_window()
         answer = self.config.solver.sampling.max_tokens
+
+        def prompt(cuts: PromptCuts) -> list[Message]:
+            messages = self.benchmark.fitted_prompt(task, request, cuts)
+            kept = request.cut(cuts)  # asked only of a prompt whose memory block is kept
+            shows = bool(kept.concepts or kept.reselected)
+            return with_citation_request(messages) if self.config.cite and shows else messages
+
         return fit_prompt(
-            lambda cuts: self.benchmark.fitted_prompt(task, request, cuts),
+            prompt,
             request.library,
             window=window,
             answer_tokens=answer if answer is not None else self.model.defaults.max_tokens,
