@@ -484,6 +484,37 @@ def _sole_writer(file: Path, out: Path | None, dry_run: bool) -> Iterator[None]:
         yield
 
 
+def _judge_opinions(
+    judge_model: str, memory: Memory, results: list[Any], signal: Any, domain: str
+) -> dict[str, dict[str, bool] | None]:
+    """The judge's opinions by task id for ``arcmemo memory attribute --by judge``, in one
+    event loop (None where a call failed or its answer could not be used: evidence decides)."""
+    import asyncio
+
+    from arcmemo.memory.judge import judge_usage
+    from arcmemo.models.client import open_model
+    from arcmemo.models.retry import ModelCallError
+
+    judge = open_model(judge_model)
+
+    async def one(result: Any) -> dict[str, bool] | None:
+        try:
+            confirmed = signal.confirmed_step(result)
+            return await judge_usage(judge, memory, result, confirmed, domain=domain)
+        except ModelCallError as error:
+            click.echo(f"  {result.task_id}: the judge failed ({error}); evidence decides")
+            return None
+
+    async def every() -> list[dict[str, bool] | None]:
+        try:
+            return list(await asyncio.gather(*(one(r) for r in results)))
+        finally:
+            await judge.aclose()
+
+    opinions = asyncio.run(every())
+    return {r.task_id: o for r, o in zip(results, opinions, strict=True)}
+
+
 _DRY_RUN = click.option("--dry-run", is_flag=True, help="Print what would change; save nothing.")
 _OUT = click.option(
     "--out", type=_FILE, default=None, help="Write the result here instead of FILE (FILE.bak)."
@@ -493,16 +524,36 @@ _OUT = click.option(
 @memory.command()
 @click.argument("run", type=click.Path(file_okay=False, exists=True, path_type=Path))
 @click.option("--memory", "file", required=True, type=_FILE, help="Memory file to fold into.")
+@click.option(
+    "--by",
+    "source",
+    type=click.Choice(["evidence", "judge", "citations"]),
+    default="evidence",
+    show_default=True,
+    help="What decides that a solution used a concept: evidence (imports, else words of "
+    "the solution), judge (the --judge-model's opinion, one call per task; imports still "
+    "decide for concepts with code) or citations (the solver's own list, runs with --cite: "
+    "cited by the confirmed solution -> helpful; cited, none confirmed -> harmful).",
+)
+@click.option(
+    "--judge-model",
+    default=None,
+    metavar="PROVIDER:MODEL",
+    help="With --by judge: the model that judges (answers come from the response cache "
+    "when it holds them).",
+)
 @_DRY_RUN
 @_OUT
-def attribute(run: Path, file: Path, dry_run: bool, out: Path | None) -> None:
+def attribute(
+    run: Path, file: Path, source: str, judge_model: str | None, dry_run: bool, out: Path | None
+) -> None:
     """Fold a fixed-memory run's selections and attribution into a memory file.
 
     For every final task of RUN (results.jsonl), each concept shown in a prompt the solver
     answered gets a verdict (helpful / unused / harmful, see arcmemo.memory.attribution)
-    against the step the run's write signal confirms; the selection counts are added too.
-    An online run already wrote both into its memory; a run folded once is refused the
-    second time.
+    against the step the run's write signal confirms; the selection and citation counts are
+    added too. An online run already wrote both into its memory; a run folded once is
+    refused the second time.
     """
     from arcmemo.run.directory.reader import RunDirectory
     from arcmemo.run.directory.records import RunDirError
@@ -513,6 +564,12 @@ def attribute(run: Path, file: Path, dry_run: bool, out: Path | None) -> None:
         results = rundir.ordered_results()
     except RunDirError as error:
         raise click.ClickException(str(error)) from None
+    if source == "judge" and judge_model is None:
+        raise click.ClickException("--by judge needs --judge-model PROVIDER:MODEL")
+    if source == "citations" and not config.cite:
+        raise click.ClickException(
+            f"{run}: the run did not ask its solver to cite (--cite), so it has no citations"
+        )
     if config.update == "online":
         raise click.ClickException(
             f"{run}: an online run (--update online) already wrote its selections and "
@@ -520,6 +577,7 @@ def attribute(run: Path, file: Path, dry_run: bool, out: Path | None) -> None:
         )
     from arcmemo.benchmarks.base import BENCHMARKS
     from arcmemo.memory.attribution import attribute_task, record_attribution, summarize
+    from arcmemo.memory.citations import attribute_by_citations
     from arcmemo.memory.schema import HistoryEntry
     from arcmemo.run.continual import record_selection_stats
     from arcmemo.signals.base import WRITE_SIGNALS
@@ -533,12 +591,21 @@ def attribute(run: Path, file: Path, dry_run: bool, out: Path | None) -> None:
             raise click.ClickException(f"{run}: config.json names no write signal")
         signal = WRITE_SIGNALS.create(config.write_signal)
         entry_points = BENCHMARKS.get(config.benchmark.name).factory.entry_points  # type: ignore[attr-defined]
+        final = [r for r in results if r.error is None]
+        opinions: dict[str, dict[str, bool] | None] = {}
+        if source == "judge" and judge_model is not None:
+            domain = BENCHMARKS.get(config.benchmark.name).factory.domain  # type: ignore[attr-defined]
+            opinions = _judge_opinions(judge_model, loaded, final, signal, domain)
         attributions = []
         for result in results:
             if result.error is not None:
                 continue  # not a result: the task ended on a model-call failure
             confirmed = signal.confirmed_step(result)
-            attribution = attribute_task(loaded, result, confirmed, ignore=entry_points)
+            if source == "citations":
+                attribution = attribute_by_citations(loaded, result, confirmed)
+            else:
+                judged = opinions.get(result.task_id)
+                attribution = attribute_task(loaded, result, confirmed, judged, ignore=entry_points)
             attributions.append(attribution)
             record_selection_stats(loaded, result, confirmed is not None)
             record_attribution(loaded, attribution)
@@ -550,7 +617,8 @@ def attribute(run: Path, file: Path, dry_run: bool, out: Path | None) -> None:
                 click.echo(f"  {attribution.task_id}: {verdict.name}: {verdict.verdict}{why}")
         if dry_run:
             return
-        loaded.history.append(HistoryEntry(op="stats", target=marker, why=summary.line()))
+        why = f"{summary.line()} (by {source})"
+        loaded.history.append(HistoryEntry(op="stats", target=marker, why=why))
         click.echo(f"wrote {_save_as(loaded, file, out)}")
 
 

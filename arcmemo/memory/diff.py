@@ -36,7 +36,7 @@ def concept_changes(old: Concept, new: Concept) -> list[str]:
         changes += _list_change(
             f"provenance.{field}", getattr(old.provenance, field), getattr(new.provenance, field)
         )
-    for field in ("selected", "selected_solved"):
+    for field in ("selected", "selected_solved", "cited", "cited_solved"):
         before, after = getattr(old.stats, field), getattr(new.stats, field)
         if before != after:
             changes.append(f"stats.{field}: {before} -> {after}")

@@ -226,6 +226,8 @@ def _merge_concept(
         update={
             "selected": old.stats.selected + new.stats.selected,
             "selected_solved": old.stats.selected_solved + new.stats.selected_solved,
+            "cited": old.stats.cited + new.stats.cited,
+            "cited_solved": old.stats.cited_solved + new.stats.cited_solved,
             "helpful": merge_unique(old.stats.helpful, new.stats.helpful),
             "unused": merge_unique(old.stats.unused, new.stats.unused),
             "harmful": merge_unique(old.stats.harmful, new.stats.harmful),

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, m
 from arcmemo.memory.edits import CLOCK, Tracked, TrackedList, TrackedListField, list_index
 from arcmemo.memory.types import unresolved, vocabulary
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 ConceptKind = Literal["structure", "routine"]
 # How a memory names and types its concepts: "arcmemo" merges near-duplicate names and
 # keeps every type definition in the vocabulary; "paper" keeps the published code's rules
@@ -139,6 +139,17 @@ class ConceptStats(Tracked):
         ge=0,
         description="Of those, the tasks whose solution the write signal then confirmed "
         "(train pairs by default: never test labels unless the run says it leaks).",
+    )
+    cited: int = Field(
+        default=0,
+        ge=0,
+        description="Of the selected tasks, those whose answered steps cited it as used "
+        "(runs with --cite; a citation of an entry the prompt did not show never counts).",
+    )
+    cited_solved: int = Field(
+        default=0,
+        ge=0,
+        description="Of those, the tasks whose solution the write signal then confirmed.",
     )
     # Attribution (arcmemo.memory.attribution documents the three verdicts); one task id per
     # attributed selection, so the counts are the lengths of these lists.

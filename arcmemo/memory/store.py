@@ -233,11 +233,18 @@ def _with_failure_fields(raw: dict[str, Any]) -> dict[str, Any]:
     return {**raw, "schema_version": 4}
 
 
+def _with_citations(raw: dict[str, Any]) -> dict[str, Any]:
+    """Version 5 counts citations in an entry's stats (``cited``, ``cited_solved``); none
+    were counted before."""
+    return {**raw, "schema_version": 5}
+
+
 MIGRATIONS: dict[int, Migration] = {
     0: _from_published_format,
     1: _with_conventions,
     2: _with_functions,
     3: _with_failure_fields,
+    4: _with_citations,
 }
 
 

@@ -43,17 +43,24 @@ def run_write_signal(config: RunConfig, benchmark: Benchmark[Any]) -> ComponentS
 
 def record_selection_stats(memory: Memory, result: TaskResult, confirmed: bool) -> None:
     """Count each entry shown in full for the task (every prompt variant's selection and
-    reselections on retries, in prompts the solver answered: :attr:`TaskResult.shown`), and
-    whether the task's solution was confirmed by the write signal."""
+    reselections on retries, in prompts the solver answered: :attr:`TaskResult.shown`), each
+    entry those answers cited (:attr:`TaskResult.cited`, with ``--cite``), and whether the
+    task's solution was confirmed by the write signal."""
     lessons = {concept_id(lesson_name(i)): les for i, les in enumerate(memory.lessons)}
     # Every name is looked up before any count changes: a count is an edit, and an edit
     # drops the memory's id index (one lookup after each would rebuild it).
     entries = [memory.find(name) or lessons.get(concept_id(name)) for name in result.shown]
+    cited = [memory.find(name) or lessons.get(concept_id(name)) for name in result.cited]
     for entry in entries:
         if entry is None:
             continue
         entry.stats.selected += 1
         entry.stats.selected_solved += confirmed
+    for entry in cited:  # only shown entries are ever cited (Step.cited)
+        if entry is None:
+            continue
+        entry.stats.cited += 1
+        entry.stats.cited_solved += confirmed
 
 
 class ContinualUpdater:

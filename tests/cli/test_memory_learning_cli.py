@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner, Result
 
 from arcmemo.cli.main import cli
@@ -238,3 +239,24 @@ def test_credit_by_import_reaches_attribute_stats_and_prune(tmp_path: Path) -> N
     pruned = run("prune", str(path), "--min-evidence", "3", "--dry-run")
     assert pruned.exit_code == 0, pruned.output
     assert "retire 'crop object'" in pruned.output and "bounding box" not in pruned.output
+
+
+def test_attribute_by_judge_takes_the_judge_models_opinion(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ARCMEMO_CACHE_DIR", str(tmp_path / "cache"))
+    path = memory_file(tmp_path)
+    rundir = fixed_run(tmp_path, path)
+    judge = tmp_path / "judge.yaml"
+    # The judge finds "recolor object" used wherever it was shown, and nothing else.
+    judge.write_text('"Decide, for each concept": "```yaml\\n- recolor object\\n```"\n')
+    missing = run("attribute", str(rundir), "--memory", str(path), "--by", "judge")
+    assert missing.exit_code == 1 and "--judge-model" in missing.output
+    done = run(
+        "attribute", str(rundir), "--memory", str(path), "--by", "judge",
+        "--judge-model", f"scripted:{judge}", "--dry-run",
+    )  # fmt: skip
+    assert done.exit_code == 0, done.output
+    assert "t1: split grid: unused" in done.output
+    assert "t1: recolor object: helpful" in done.output and "aux model: used" in done.output
+    assert "t3: recolor object: helpful" in done.output

@@ -288,9 +288,20 @@ def test_schema_2_memory_loads_with_no_functions_and_saves_as_3(tmp_path: Path) 
         )
     )
     memory = Memory.load(path)
-    assert memory.schema_version == 4 and memory.concepts[0].functions == []
+    assert memory.schema_version == SCHEMA_VERSION and memory.concepts[0].functions == []
     memory.save(tmp_path / "v4.json")
-    assert json.loads((tmp_path / "v4.json").read_text())["schema_version"] == 4
+    assert json.loads((tmp_path / "v4.json").read_text())["schema_version"] == SCHEMA_VERSION
+
+
+def test_a_version_4_memory_loads_with_no_citations_counted(tmp_path: Path) -> None:
+    path = tmp_path / "v4.json"
+    stats = {"selected": 2, "selected_solved": 1}
+    concept = {"name": "zigzag marker", "kind": "routine", "stats": stats}
+    path.write_text(json.dumps({"schema_version": 4, "concepts": [concept]}))
+    memory = Memory.load(path)
+    assert memory.schema_version == SCHEMA_VERSION == 5
+    assert (memory.concepts[0].stats.selected, memory.concepts[0].stats.cited) == (2, 0)
+    assert memory.concepts[0].stats.cited_solved == 0
 
 
 def test_two_library_functions_with_one_import_name_are_refused(tmp_path: Path) -> None:

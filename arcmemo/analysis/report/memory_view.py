@@ -42,6 +42,10 @@ class MemoryView:
     marks: dict[str, str]
     # (name, link, helpful, unused, harmful, retired) per concept with attribution evidence
     attribution: list[tuple[str, str | None, int, int, int, bool]] = field(default_factory=list)
+    # With --cite: (name, link, tasks shown, tasks cited, cited in solved tasks) per entry
+    # shown, and the citations of names the prompt did not show (never credited).
+    citations: list[tuple[str, str | None, int, int, int]] = field(default_factory=list)
+    cited_unshown: int = 0
 
 
 def _size(memory: Memory) -> tuple[int, int, int]:
@@ -134,6 +138,28 @@ def _usage(
     return rows, unanswered
 
 
+def _citations(
+    run: RunData, index: MemoryIndex
+) -> tuple[list[tuple[str, str | None, int, int, int]], int]:
+    """Per entry shown in an answered prompt (tasks): shown, cited by an answered step, and
+    cited in a solved task, most cited first; and how many citations named an entry that
+    the step's prompt did not show."""
+    shown: Counter[str] = Counter()
+    cited: Counter[str] = Counter()
+    cited_solved: Counter[str] = Counter()
+    unshown = 0
+    for result in run.results:
+        shown.update(result.shown)
+        cited.update(result.cited)
+        cited_solved.update(result.cited if result.solved else [])
+        unshown += sum(len(s.cited_unshown) for a in result.attempts for s in a.steps)
+    rows = [
+        (name, index.link(name), count, cited[name], cited_solved[name])
+        for name, count in sorted(shown.items(), key=lambda item: (-cited[item[0]], item[0]))
+    ]
+    return rows, unshown
+
+
 def _attribution(
     memory: Memory, index: MemoryIndex
 ) -> list[tuple[str, str | None, int, int, int, bool]]:
@@ -169,6 +195,8 @@ def memory_view(run: RunData, index: MemoryIndex) -> MemoryView | None:
         c[1][1:]: "changed" for c in changed if c[1]
     }
     usage, unanswered = _usage(run, index)
+    cites = run.config is not None and run.config.cite
+    citations, cited_unshown = _citations(run, index) if cites else ([], 0)
     return MemoryView(
         before=_size(before) if before is not None else None,
         after=_size(final),
@@ -183,4 +211,6 @@ def memory_view(run: RunData, index: MemoryIndex) -> MemoryView | None:
         groups=concept_groups(final.concepts),
         marks=marks,
         attribution=_attribution(final, index),
+        citations=citations,
+        cited_unshown=cited_unshown,
     )
