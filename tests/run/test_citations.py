@@ -134,6 +134,13 @@ def test_a_cited_shown_entry_is_recorded_counted_and_attributed(tmp_path: Path) 
     assert "cited" in line["attempts"][0]["steps"][0]
     assert json.loads((out / "config.json").read_text())["cite"] is True
 
+    reported = CliRunner().invoke(cli, ["report", str(out)])
+    assert reported.exit_code == 0, reported.output
+    html = (out / "report.html").read_text()
+    table = html[html.index('id="citations-table"') :].split("</table>")[0]
+    assert '>zigzag marker</a></td><td class="num">3</td><td class="num">1</td>' in table
+    assert "3 citation(s) named an entry the prompt did not show" in html  # 2 + the messy line
+
     path = memory_file(tmp_path)
     folded = CliRunner().invoke(
         cli, ["memory", "attribute", str(out), "--memory", str(path), "--by", "citations"]
