@@ -27,6 +27,7 @@ from arcmemo.core.roles import ABSTRACT, AUX, SELECT, SOLVER
 from arcmemo.core.tokens import estimate_tokens
 from arcmemo.models.prices import ModelPrice, PriceTable
 from arcmemo.models.structured import REPAIRS
+from arcmemo.run.citations import with_citation_request
 from arcmemo.run.config import RunConfig
 from arcmemo.run.solve_prompt import prepare_prompt
 
@@ -187,7 +188,10 @@ async def estimate_run(session: RunSession) -> RunEstimate:
             preview=True,
             library_scope=config.library,
         )
-        text = "\n\n".join(f"[{m.role}]\n{m.content}" for m in prepared.messages)
+        messages = prepared.messages
+        if config.cite and prepared.concepts:  # as the task loop asks it (--cite)
+            messages = with_citation_request(messages)
+        text = "\n\n".join(f"[{m.role}]\n{m.content}" for m in messages)
         rundir.write_prompt(task_id, text)
         prompt = estimate_tokens(text)
         if solver_window is not None and prompt >= solver_window:
