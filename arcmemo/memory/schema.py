@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, m
 from arcmemo.memory.edits import CLOCK, Tracked, TrackedList, TrackedListField, list_index
 from arcmemo.memory.types import unresolved, vocabulary
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 4
 ConceptKind = Literal["structure", "routine"]
 # How a memory names and types its concepts: "arcmemo" merges near-duplicate names and
 # keeps every type definition in the vocabulary; "paper" keeps the published code's rules

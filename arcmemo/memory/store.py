@@ -228,15 +228,11 @@ def _with_functions(raw: dict[str, Any]) -> dict[str, Any]:
 
 
 def _with_failure_fields(raw: dict[str, Any]) -> dict[str, Any]:
-    """Version 4 lets a pitfall name the concept it guards (``Lesson.guards``) and a library
-    function say which failed task's hindsight it came from; no entry did before."""
+    """Version 4 lets a pitfall name the concept it guards (``Lesson.guards``), a library
+    function say which failed task's hindsight it came from, and an entry's stats count
+    citations (``cited``, ``cited_solved``); no entry had them before."""
     return {**raw, "schema_version": 4}
 
-
-def _with_citations(raw: dict[str, Any]) -> dict[str, Any]:
-    """Version 5 counts citations in an entry's stats (``cited``, ``cited_solved``); none
-    were counted before."""
-    return {**raw, "schema_version": 5}
 
 
 MIGRATIONS: dict[int, Migration] = {
@@ -244,7 +240,6 @@ MIGRATIONS: dict[int, Migration] = {
     1: _with_conventions,
     2: _with_functions,
     3: _with_failure_fields,
-    4: _with_citations,
 }
 
 

@@ -293,13 +293,13 @@ def test_schema_2_memory_loads_with_no_functions_and_saves_as_3(tmp_path: Path) 
     assert json.loads((tmp_path / "v4.json").read_text())["schema_version"] == SCHEMA_VERSION
 
 
-def test_a_version_4_memory_loads_with_no_citations_counted(tmp_path: Path) -> None:
-    path = tmp_path / "v4.json"
+def test_a_version_3_memory_loads_with_no_citations_counted(tmp_path: Path) -> None:
+    path = tmp_path / "v3.json"
     stats = {"selected": 2, "selected_solved": 1}
     concept = {"name": "zigzag marker", "kind": "routine", "stats": stats}
-    path.write_text(json.dumps({"schema_version": 4, "concepts": [concept]}))
+    path.write_text(json.dumps({"schema_version": 3, "concepts": [concept]}))
     memory = Memory.load(path)
-    assert memory.schema_version == SCHEMA_VERSION == 5
+    assert memory.schema_version == SCHEMA_VERSION == 4
     assert (memory.concepts[0].stats.selected, memory.concepts[0].stats.cited) == (2, 0)
     assert memory.concepts[0].stats.cited_solved == 0
 

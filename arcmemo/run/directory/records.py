@@ -18,9 +18,9 @@ from arcmemo.run.config import RunConfig
 # (Step.prompt_fit, PromptTooLong.cuts; both absent, read as nothing cut, from earlier runs);
 # 4: config.json's feedback_rounds and models.request_retries, schedule.json's batch rerun
 # (earlier runs spelled them retries, max_retries and round: read through core.spellings);
-# 5: a step may record the concepts its answer cites (Step.cited, Step.cited_unshown: --cite;
+# a step may record the concepts its answer cites (Step.cited, Step.cited_unshown: --cite;
 # absent, read as none cited, from earlier runs).
-RUNDIR_FORMAT = 5
+RUNDIR_FORMAT = 4
 
 
 class RunDirError(ValueError):
