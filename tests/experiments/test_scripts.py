@@ -47,6 +47,7 @@ COVERED = {
     "learning_from_failure.py": "tests/experiments/test_scripts.py",
     "scale/submit.sh": "tests/experiments/test_scale_slurm.py",
     "training/chain_model.py": "tests/train/test_training.py",  # the scripted model it trains
+    "training/citations_vs_judge.py": "tests/experiments/test_citations_vs_judge.py",
     "game24/baseline.sh": "tests/experiments/test_game24_scripts.py",
     "game24/cheatsheet.sh": "tests/experiments/test_game24_scripts.py",
     "game24/concepts.sh": "tests/experiments/test_game24_scripts.py",
