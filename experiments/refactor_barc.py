@@ -9,7 +9,8 @@ functions) as a shared helper, each program rewritten to import them instead; an
 the first group where it can, one output-changing refactoring besides: one more program's
 rewrite whose ``transform`` turns its result a quarter turn. Execution decides what stays.
 The script prints the groups, calls, rewrites kept and rejected (the rejected one with the
-input that differs), functions kept and pruned, and the corpus tokens before and after.
+input that differs), functions kept, reused and pruned, and the corpus tokens before and
+after.
 
     python experiments/refactor_barc.py SEEDS_DIR [--json FILE]
 """
@@ -138,6 +139,8 @@ def measure(seeds_dir: Path) -> dict[str, Any]:
         "wrong_rewrite_sent_for": script.wrong_sent,
         "functions_kept": len(report.functions_kept),
         "functions_rejected": len(report.functions_rejected),
+        "functions_reused": len(report.functions_reused),
+        "functions_reused_distinct": len(set(report.functions_reused)),
         "functions_pruned": report.functions_pruned,
         "tokens_before": report.tokens_before,
         "tokens_after": report.tokens_after,
@@ -165,6 +168,10 @@ def main() -> None:
     print(f"output-changing sent    {result['wrong_rewrite_sent_for']}")
     print(
         f"functions kept          {result['functions_kept']} ({result['functions_rejected']} not)"
+    )
+    print(
+        f"functions reused        {result['functions_reused']} times "
+        f"({result['functions_reused_distinct']} functions)"
     )
     print(f"functions pruned        {len(result['functions_pruned'])}")
     print(f"imports                 {result['imports']}")

@@ -366,7 +366,8 @@ def _model_refactor(
     click.echo(
         f"{report.groups} groups ({by or 'none'}), {report.model_calls} model calls, "
         f"{report.proposals} usable proposals; rewrites kept {report.kept}, rejected "
-        f"{report.rejected}; functions kept {len(report.functions_kept)}; tokens "
+        f"{report.rejected}; functions kept {len(report.functions_kept)}, reused "
+        f"{len(report.functions_reused)}; tokens "
         f"{report.tokens_before} -> {report.tokens_after} "
         f"(+{report.library_tokens} for the kept functions, once)"
     )

@@ -11,7 +11,11 @@ rewritten programs that import them. Execution decides what stays:
   (run in the sandbox); a rejected one is reported with the first input that differs;
 - a proposed function is kept only if at least :data:`MIN_IMPORTERS` kept rewrites import
   it and the calls recorded while they ran (its tests) pass when it runs standalone;
-  a rewrite that imports a function not kept is dropped in turn (until nothing changes).
+  a rewrite that imports a function not kept is dropped in turn (until nothing changes);
+- a proposed function with the code of a function the memory already has (the same syntax
+  tree: formatting and comments aside) is that function: one kept rewrite importing it is
+  enough, the recorded calls must pass on the memory's own function, and the rewrites'
+  tasks join its sources and importers. One of that name with other code is refused.
 
 Kept functions join the memory (a concept of their name, else a proposed one), with the
 kept rewrites' tasks as sources and importers; a library function that no program imports
@@ -104,6 +108,11 @@ class ModelRefactorReport(BaseModel):
     functions_pruned: list[str] = Field(
         default_factory=list,
         description="Library functions removed because no program imports them any more.",
+    )
+    functions_reused: list[str] = Field(
+        default_factory=list,
+        description="Proposed functions the memory already had with the same code, that kept "
+        "rewrites now import (once per group).",
     )
 
     @property
@@ -280,7 +289,6 @@ async def refactor_with_model(
     every = {t: [*inputs[t][0], *inputs[t][1]] for t in programs}
     reference = {t: run_outputs(sandbox, programs[t], every[t], entry=entry) for t in programs}
     runnable = [t for t in programs if all(ok for ok, _ in reference[t])]
-    taken = set(memory_functions(memory))
     for concept, tasks, by in groups_of(memory, runnable, sources=programs):
         report.groups += 1
         report.groups_by[by] = report.groups_by.get(by, 0) + 1
@@ -302,15 +310,19 @@ async def refactor_with_model(
         report.proposals += 1
         proposal = answer.value
         rewrites = _verify_rewrites(sandbox, proposal, reference, every, inputs, entry)
+        existing = memory_functions(memory)
         accepted = _accept_functions(
-            sandbox, proposal, rewrites, reference, every, taken, concept, entry, report
+            sandbox, proposal, rewrites, reference, every, existing, concept, entry, report
         )
         for rewrite in rewrites:
             report.rewrites.append(rewrite)
             if rewrite.kept:
                 kept_text[rewrite.task_id] = proposal.programs[rewrite.task_id]
         for function in accepted:
-            taken.add(function.name)
+            if function.name in existing:
+                _reuse(existing[function.name], function)
+                report.functions_reused.append(function.name)
+                continue
             _attach(memory, function, concept)
             report.functions_kept.append(function.name)
             report.library_tokens += estimate_tokens(function.source)
@@ -352,18 +364,19 @@ def _accept_functions(
     rewrites: list[Rewrite],
     reference: Mapping[str, list[tuple[bool, Any]]],
     every: Mapping[str, list[Any]],
-    taken: set[str],
+    existing: Mapping[str, LibraryFunction],
     concept: str,
     entry: str,
     report: ModelRefactorReport,
 ) -> list[LibraryFunction]:
     """The proposed functions that enough kept rewrites import and whose recorded calls
-    pass standalone; rewrites importing a rejected function are dropped (to a fixpoint)."""
+    pass standalone; rewrites importing a rejected function are dropped (to a fixpoint).
+    A function the memory has with the same code comes back with the calls recorded of it
+    (they passed on the memory's own function), for :func:`_reuse`."""
     rejected = report.functions_rejected
     for name in proposal.functions:
-        if name in taken:
-            rejected[name] = "the memory already has a library function of this name"
-    header = _header(proposal.helpers)
+        if name in existing and not same_code(existing[name].source, proposal.functions[name]):
+            rejected[name] = "the memory already has a library function of this name, other code"
     while True:
         for rewrite in rewrites:
             bad = [n for n in rewrite.imports if n in rejected]
@@ -375,13 +388,19 @@ def _accept_functions(
             for name in proposal.functions
             if name not in rejected
         }
-        few = {n for n, users in importers.items() if len(users) < MIN_IMPORTERS}
-        for name in few:
-            rejected[name] = f"imported by {len(importers[name])} kept rewrite(s), fewer than 2"
+        few = {
+            n: least
+            for n, users in importers.items()
+            if len(users) < (least := 1 if n in existing else MIN_IMPORTERS)
+        }
+        for name, least in few.items():
+            rejected[name] = (
+                f"imported by {len(importers[name])} kept rewrite(s), fewer than {least}"
+            )
         if few:
             continue
         functions = _recorded(sandbox, proposal, rewrites, reference, every, importers, entry)
-        failing = _failing(sandbox, functions, header)
+        failing = _failing(sandbox, functions, existing)
         for name, why in failing.items():
             rejected[name] = why
         if not failing:
@@ -431,20 +450,52 @@ def _recorded(
 
 
 def _failing(
-    sandbox: Sandbox, functions: Mapping[str, LibraryFunction], header: str
+    sandbox: Sandbox,
+    functions: Mapping[str, LibraryFunction],
+    existing: Mapping[str, LibraryFunction],
 ) -> dict[str, str]:
-    """Function -> why its recorded tests do not pass standalone (none: all pass)."""
+    """Function -> why its recorded tests do not pass standalone (none: all pass). One
+    the memory has already runs as the memory's own text, with what it calls there."""
     failing = {n: "no call of it was recorded" for n, f in functions.items() if not f.tests}
+    tested = [
+        existing[n].model_copy(update={"tests": f.tests}) if n in existing else f
+        for n, f in functions.items()
+    ]
+    others = [f for n, f in existing.items() if n not in functions]
     scratch = Memory(domain="arc")
-    scratch.concepts.append(
-        Concept(name="scratch", kind="routine", functions=list(functions.values()))
-    )
+    scratch.concepts.append(Concept(name="scratch", kind="routine", functions=others + tested))
     for result in run_recorded_tests(scratch, sandbox, names=list(functions)):
         if not result.ok and result.name not in failing:
             failing[result.name] = "recorded tests fail standalone: " + "; ".join(
                 result.failures[:2]
             )
     return failing
+
+
+def same_code(source: str, proposed: str) -> bool:
+    """Whether the def ``proposed`` is the same code as the def of its name in ``source``
+    (the same syntax tree: formatting and comments aside, the docstring counted)."""
+    try:
+        (node,) = [n for n in ast.parse(proposed).body if isinstance(n, ast.FunctionDef)]
+        mine = [
+            n
+            for n in ast.parse(source).body
+            if isinstance(n, ast.FunctionDef) and n.name == node.name
+        ]
+    except (SyntaxError, ValueError):
+        return False
+    return len(mine) == 1 and ast.dump(mine[0]) == ast.dump(node)
+
+
+def _reuse(function: LibraryFunction, found: LibraryFunction) -> None:
+    """The memory's ``function`` gains the kept rewrites' tasks as sources and importers,
+    and their recorded calls as tests (up to :data:`MAX_TESTS`)."""
+    for task in found.sources:
+        if task not in function.sources:
+            function.sources.append(task)
+        if task not in function.imported_by:
+            function.imported_by.append(task)
+    function.tests += found.tests[: max(0, MAX_TESTS - len(function.tests))]
 
 
 def _attach(memory: Memory, function: LibraryFunction, concept: str) -> None:

@@ -251,3 +251,82 @@ def test_a_role_model_is_opened_as_a_run_opens_it(tmp_path: Any) -> None:
     aux = open_role_model(options(model=solver, aux_model=helper, aux_temperature=0.5), "abstract")
     assert aux is not None and aux.provider.model == helper.removeprefix("scripted:")
     assert aux.defaults.temperature == 0.5
+
+
+LATER = {
+    "t4": f"import numpy as np\n\ndef transform(grid):\n    grid = np.array(grid)\n{CROP}"
+    "    return np.rot90(part)\n",
+    "t5": "def transform(grid):\n    return [row[::-1] for row in grid]\n",
+}
+
+
+def _proposal(crop: str) -> str:
+    return (
+        f"<helpers>\n```python\nimport numpy as np\n\n{crop}\n```\n</helpers>\n"
+        '<program task="t4">\n```python\nimport numpy as np\nfrom arcmemo_library import crop\n\n'
+        "def transform(grid):\n    return np.rot90(crop(grid))\n```\n</program>\n"
+    )
+
+
+# The memory's crop, formatted otherwise and with a comment: the same code.
+SAME_CROP = '''def crop(grid):
+    """The smallest box holding every colored cell."""
+    grid = np.array(grid)  # a copy as an array
+    rows = np.nonzero(np.any(grid != 0, axis=1))[0]
+    cols = np.nonzero(np.any(grid != 0, axis=0))[0]
+    return grid[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1]
+'''
+OTHER_CROP = SAME_CROP.replace("grid = np.array(grid)", "grid = np.asarray(grid)")
+
+
+def _refactored_twice(
+    sandbox: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Any, crop: str
+) -> tuple[Memory, Any, dict[str, str]]:
+    monkeypatch.setenv("ARCMEMO_CACHE_DIR", str(tmp_path / "cache"))
+    memory = Memory(domain="arc")
+    first = ModelClient(ScriptedProvider.from_script(lambda _: PROPOSAL, model="first"))
+    asyncio.run(refactor_with_model(PROGRAMS, INPUTS, memory, sandbox, first))
+    later = ModelClient(ScriptedProvider.from_script(lambda _: _proposal(crop), model="later"))
+    inputs = {t: INPUTS["t1"] for t in LATER}
+    report, kept = asyncio.run(refactor_with_model(LATER, inputs, memory, sandbox, later))
+    return memory, report, kept
+
+
+def test_a_proposed_function_the_memory_has_is_that_function(
+    sandbox: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    memory, report, kept = _refactored_twice(sandbox, monkeypatch, tmp_path, SAME_CROP)
+    assert report.functions_reused == ["crop"] and report.functions_kept == []
+    assert report.functions_rejected == {}
+    assert [r.task_id for r in report.rewrites if r.kept] == ["t4"]  # one importer suffices
+    assert "from arcmemo_library import crop" in kept["t4"]
+    (concept,) = [c for c in memory.concepts if c.functions]
+    (function,) = concept.functions  # no second crop
+    assert sorted(function.imported_by) == ["t1", "t2", "t4"]
+    assert "t4" in function.sources
+    assert any(call.task_id == "t4" for call in function.tests)
+    assert "a copy as an array" not in function.source  # the memory's text stays
+    assert all(r.ok for r in run_recorded_tests(memory, sandbox))
+
+
+def test_a_proposed_function_of_that_name_with_other_code_is_refused(
+    sandbox: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    memory, report, kept = _refactored_twice(sandbox, monkeypatch, tmp_path, OTHER_CROP)
+    assert report.functions_reused == [] and report.functions_kept == []
+    assert report.functions_rejected["crop"].endswith("of this name, other code")
+    (rewrite,) = report.rewrites
+    assert not rewrite.kept and rewrite.rejected == "imports crop, which was not kept"
+    assert kept["t4"] == LATER["t4"]
+    (function,) = [f for c in memory.concepts for f in c.functions]
+    assert sorted(function.imported_by) == ["t1", "t2"]
+
+
+def test_same_code_compares_syntax_trees() -> None:
+    from arcmemo.library.model_refactor import same_code
+
+    source = "import numpy as np\n\n\n" + SAME_CROP.replace("  # a copy as an array", "")
+    assert same_code(source, SAME_CROP)
+    assert not same_code(source, OTHER_CROP)
+    assert not same_code(source, SAME_CROP.replace("def crop", "def crop2"))
+    assert not same_code(source, "def crop(:\n")
