@@ -85,13 +85,16 @@ def abstract(
     data: str | None,
     **options: Any,
 ) -> None:
-    """Abstract every confirmed solution into the memory (resumable: solved ids are skipped)."""
+    """Abstract every confirmed solution into the memory (resumable: solved ids are skipped).
+
+    From a run, a memory format with contrast=true also contrasts a passing against a failing
+    attempt of each such task, as an online run does."""
     from arcmemo.memory.schema import Memory
     from arcmemo.run.bootstrap import (
         abstract_into,
         items_from_programs,
-        items_from_run,
         memory_summary,
+        writes_from_run,
     )
 
     console = Console(stderr=True)
@@ -106,9 +109,23 @@ def abstract(
                 f"`arcmemo memory init --domain arc --out {memory_path}`"
             )
         Memory.load(memory_path)  # fail early on a bad file
+        fmt = memory_format_spec(options, console)
+        contrasting = ABSTRACTORS.create(fmt)
+        pairs: dict[str, Any] = {}
         if run_dir is not None:
-            items = items_from_run(run_dir, signal)
+            items, pairs = writes_from_run(
+                run_dir,
+                signal,
+                contrast=contrasting.contrasts,
+                contrast_named=contrasting.contrast_signal,
+            )
         else:
+            if contrasting.contrasts:
+                console.print(
+                    "[yellow]warning: contrast=true: a folder of programs holds no failing "
+                    "attempt; nothing is contrasted (give --from RUN)",
+                    highlight=False,
+                )
             assert programs is not None
             bench = BENCHMARKS.create(benchmark)
             try:
@@ -117,12 +134,18 @@ def abstract(
                 bench.close()
             for task_id in rejected:
                 console.print(f"[yellow]skipped {task_id}: the program fails its train pairs")
-        fmt = memory_format_spec(options, console)
-        console.print(f"{len(items)} verified solutions to abstract ({fmt.name})")
+        paired = f", {len(pairs)} with a passing and a failing attempt" if pairs else ""
+        console.print(f"{len(items)} verified solutions to abstract ({fmt.name}){paired}")
         log_path = memory_path.with_name(memory_path.name + ".abstraction.jsonl")
         model = open_cli_model(options, memory_path.with_name(memory_path.name + ".calls.jsonl"))
         progress = Progress(console=console, transient=True)
-        bar = progress.add_task("abstracting", total=len(items))
+        bar = progress.add_task("abstracting", total=len(items) + len(pairs))
+
+        contrasts: list[Any] = []
+
+        def contrasted(outcome: Any) -> None:
+            contrasts.append(outcome)
+            done(outcome)
 
         def done(outcome: Any) -> None:
             progress.advance(bar)
@@ -132,7 +155,14 @@ def abstract(
         async def go() -> list[Any]:
             try:
                 return await abstract_into(
-                    memory_path, items, model, memory_format=fmt, log_path=log_path, on_done=done
+                    memory_path,
+                    items,
+                    model,
+                    memory_format=fmt,
+                    log_path=log_path,
+                    on_done=done,
+                    pairs=pairs,
+                    on_contrast=contrasted,
                 )
             finally:
                 await model.aclose()
@@ -141,8 +171,10 @@ def abstract(
             outcomes = asyncio.run(go())
         written = sum(len(o.written) for o in outcomes)
         failed = sum(bool(o.failures) for o in outcomes)
+        also = f" and {len(contrasts)} contrasts" if pairs else ""
         console.print(
-            f"abstracted {len(outcomes)} solutions: {written} entries written, {failed} with "
+            f"abstracted {len(outcomes) - len(contrasts)} solutions{also}: {written} entries "
+            f"written, {failed} with "
             f"failures (see {log_path}); memory now has {memory_summary(Memory.load(memory_path))}"
         )
 
