@@ -6,7 +6,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import click
 
@@ -18,7 +18,7 @@ from arcmemo.cli.options import (
     sandbox_spec,
 )
 from arcmemo.memory.untrusted import display_copy
-from arcmemo.sandbox.text import visible_text
+from arcmemo.sandbox.text import clean_text, visible_text
 
 BUILD_REPORT_SUFFIX = ".library-build.json"
 REFACTOR_REPORT = "refactor-report.json"
@@ -85,9 +85,17 @@ def _pairs(
     return pairs
 
 
-def _run_programs(
-    benchmark: Any, run_dir: Path, *, hindsight: bool
-) -> tuple[dict[str, str], dict[str, list[Any]], int]:
+class RunPrograms(NamedTuple):
+    """What :func:`_run_programs` reads from a run."""
+
+    programs: dict[str, str]
+    pairs: dict[str, list[Any]]
+    unverified: int
+    train: dict[str, int]  # hindsight task -> how many of its pairs are train pairs
+    model: str  # the run's solver model
+
+
+def _run_programs(benchmark: Any, run_dir: Path, *, hindsight: bool) -> RunPrograms:
     """A finished run's train-verified programs with their tasks' train pairs, and with
     ``hindsight`` the hindsight programs of its other tasks (:mod:`arcmemo.library.hindsight`)
     with their hindsight tasks' pairs; and how many tasks had no verified program."""
@@ -100,6 +108,7 @@ def _run_programs(
     tasks = benchmark.load(split=config.split, data=config.data, task_ids=list(results), limit=None)
     programs: dict[str, str] = {}
     pairs: dict[str, list[Any]] = {}
+    train: dict[str, int] = {}
     unverified = 0
     for task in tasks:
         finals = [a.steps[-1] for a in results[task.id].attempts if a.steps]
@@ -115,8 +124,9 @@ def _run_programs(
             if found is not None and step.candidate:
                 programs[hindsight_id(task.id)] = step.candidate
                 pairs[hindsight_id(task.id)] = found
+                train[hindsight_id(task.id)] = len(inputs)
                 break
-    return programs, pairs, unverified
+    return RunPrograms(programs, pairs, unverified, train, str(config.model))
 
 
 @library.command("build")
@@ -139,6 +149,13 @@ def _run_programs(
     "test input, as the program of the hindsight task its outputs define (never a solution "
     "of the task itself).",
 )
+@click.option(
+    "--puzzles",
+    "puzzles_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="With --hindsight: also save each hindsight task as a helper puzzle in this folder, "
+    "for the concept whose library function its program calls (see `arcmemo puzzles show`).",
+)
 @_memory_option
 @_split_option
 @_data_option
@@ -147,6 +164,7 @@ def build_command(
     programs_dir: Path | None,
     run_dir: Path | None,
     hindsight: bool,
+    puzzles_dir: Path | None,
     memory_path: Path,
     split: str | None,
     data: str | None,
@@ -165,11 +183,14 @@ def build_command(
         raise click.UsageError("give exactly one of --from-programs DIR or --from RUN_DIR")
     if hindsight and run_dir is None:
         raise click.UsageError("--hindsight reads a run's failed programs: give --from RUN_DIR")
+    if puzzles_dir is not None and not hindsight:
+        raise click.UsageError("--puzzles saves hindsight tasks: give --hindsight")
     with user_errors():
         programs = _read_programs(programs_dir) if programs_dir is not None else {}
         with _opened(options) as (benchmark, sandbox):
             if run_dir is not None:
-                programs, pairs, unverified = _run_programs(benchmark, run_dir, hindsight=hindsight)
+                read = _run_programs(benchmark, run_dir, hindsight=hindsight)
+                programs, pairs, unverified = read.programs, read.pairs, read.unverified
             else:
                 pairs = _pairs(benchmark, list(programs), split, data, tests=False)
             if not memory_path.exists():
@@ -183,6 +204,13 @@ def build_command(
                     entry_points=type(benchmark).entry_points,
                 )
                 only_hindsight = mark_hindsight(memory)
+                saved = (
+                    _hindsight_puzzles(memory, read, puzzles_dir, str(memory_path))
+                    if puzzles_dir is not None
+                    else []
+                )
+        if puzzles_dir is not None:
+            click.echo(f"{len(saved)} hindsight puzzles written to {clean_text(str(puzzles_dir))}")
         if hindsight:
             taken = sum(1 for task in programs if task.startswith(PREFIX))
             click.echo(
@@ -205,6 +233,48 @@ def build_command(
     for task, why in list(report.errors.items())[:20]:
         click.echo(f"no calls from {task}: {why}")
     click.echo(f"report: {report_path}")
+
+
+def _hindsight_puzzles(
+    memory: Any, read: RunPrograms, folder: Path, memory_name: str
+) -> list[Path]:
+    """Each hindsight task as a helper puzzle for the concept of the first library function
+    its program was traced calling (:mod:`arcmemo.benchmarks.arc.puzzles.hindsight`)."""
+    from arcmemo.benchmarks.arc.puzzles.hindsight import write_hindsight_puzzle
+    from arcmemo.library.hindsight import original_task
+
+    written: list[Path] = []
+    for task, program in read.programs.items():
+        original = original_task(task)
+        if original is None:
+            continue
+        found = next(
+            (
+                (concept, function)
+                for concept in memory.concepts
+                if concept.retired is None
+                for function in concept.functions
+                if any(call.task_id == task for call in function.tests)
+            ),
+            None,
+        )
+        if found is None:
+            continue
+        concept, function = found
+        path = write_hindsight_puzzle(
+            folder,
+            concept=concept,
+            function=function.name,
+            task_id=original,
+            program=program,
+            pairs=read.pairs[task],
+            train=read.train[task],
+            model=read.model,
+            memory=memory_name,
+        )
+        if path is not None:
+            written.append(path)
+    return written
 
 
 @library.command("stats")

@@ -260,11 +260,16 @@ def show(reference: Path) -> None:
         meta = read_meta(path) if meta_path(path).is_file() else None
     console.print(f"[bold]{task.id}[/bold]", highlight=False)
     if meta is not None:
+        made = (
+            f"origin hindsight of {meta.hindsight_of} (its failed program's own outputs, "
+            f"calling {meta.exercised_by}); model {meta.model}"
+            if meta.origin == "hindsight"
+            else f"origin generated; seed {meta.seed}; model {meta.model}"
+        )
         console.print(
             visible_text(
                 f"concept {meta.concept_name} ({meta.concept_id}, version "
-                f"{meta.concept_version}); seed {meta.seed}; model {meta.model}; "
-                f"checks when made: {meta.report.summary()}"
+                f"{meta.concept_version}); {made}; checks when made: {meta.report.summary()}"
             ),
             highlight=False,
             markup=False,

@@ -116,3 +116,46 @@ def test_only_a_program_with_a_valid_grid_for_every_input_defines_a_hindsight_ta
     assert hindsight_pairs(step([grid], [None]), [[[0]]], [[[5]]]) is None  # no test output
     assert hindsight_pairs(step([grid], [[[10]]]), [[[0]]], [[[5]]]) is None  # not a color
     assert not valid_grid([[1, 2], [3]]) and not valid_grid([]) and not valid_grid([[True]])
+
+
+def test_hindsight_tasks_are_saved_as_helper_puzzles_of_their_concept(
+    failed_run: Path, tmp_path: Path
+) -> None:
+    import json
+
+    memory_path, puzzles = tmp_path / "memory.json", tmp_path / "puzzles"
+    built = invoke("library", "build", "--from", str(failed_run), "--hindsight",
+                   "--memory", str(memory_path), "--puzzles", str(puzzles))  # fmt: skip
+    if "unavailable" in built.output:
+        pytest.skip(built.output)
+    assert built.exit_code == 0, built.output
+    assert "1 hindsight puzzles written to" in built.output
+    memory = load_memory(memory_path)
+    (concept,) = [c for c in memory.concepts if c.functions]
+    (task_file,) = puzzles.glob("*.json")
+    assert task_file.stem == f"{concept.id}-hindsight-{TASK}"
+    meta = json.loads((puzzles / "meta" / task_file.name).read_text())
+    assert meta["origin"] == "hindsight" and meta["hindsight_of"] == TASK
+    assert meta["exercised_by"] == "mirror" and meta["concept_id"] == concept.id
+    assert (puzzles / "programs" / f"{task_file.stem}.py").read_text() == meta["generator_source"]
+    # the puzzle's expected outputs are the failed program's own: mirrored inputs
+    content = json.loads(task_file.read_text())
+    first = content["train"][0]
+    assert first["output"] == [row[::-1] for row in first["input"]]
+    shown = invoke("puzzles", "show", str(task_file))
+    assert shown.exit_code == 0, shown.output
+    assert f"origin hindsight of {TASK}" in shown.output and "calling mirror" in shown.output
+    verified = invoke("puzzles", "verify", str(puzzles))
+    assert verified.exit_code == 0, verified.output
+    assert "1/1 puzzles pass every check" in verified.output
+    # a file whose outputs are not the program's own fails the re-check
+    content["train"][0]["output"] = first["input"]
+    task_file.write_text(json.dumps(content))
+    tampered = invoke("puzzles", "verify", str(puzzles))
+    assert tampered.exit_code == 1
+    assert "pair 1: the program's output differs from the file's" in tampered.output
+    # the original task stays unsolved; the puzzles' folder is apart from the run
+    (result,) = RunDirectory(failed_run).ordered_results()
+    assert result.solved is False
+    assert invoke("library", "build", "--from", str(failed_run), "--puzzles", str(puzzles),
+                  "--memory", str(memory_path)).exit_code == 2  # fmt: skip

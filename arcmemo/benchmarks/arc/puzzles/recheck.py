@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, Field
 
 from arcmemo.benchmarks.arc import ArcTaskError, parse_task
 from arcmemo.benchmarks.arc.puzzles.review import apply_review, needs_review
-from arcmemo.benchmarks.arc.puzzles.store import PuzzleStoreError, read_json, read_meta
+from arcmemo.benchmarks.arc.puzzles.store import (
+    PuzzleMeta,
+    PuzzleStoreError,
+    read_json,
+    read_meta,
+)
 from arcmemo.benchmarks.arc.puzzles.verify import VerificationReport, verify_module
 from arcmemo.sandbox.base import Sandbox
 
@@ -44,6 +50,8 @@ def recheck_puzzle(sandbox: Sandbox, task_path: Path) -> RecheckResult:
         result.problems.append(str(error))
         return result
     result.concept_id = meta.concept_id
+    if meta.origin == "hindsight" or meta.config is None:
+        return _recheck_hindsight(sandbox, task_path, task, meta, result)
     (puzzle,) = verify_module(
         sandbox,
         meta.generator_source,
@@ -70,6 +78,22 @@ def recheck_puzzle(sandbox: Sandbox, task_path: Path) -> RecheckResult:
                 f"{task_path}: the puzzle rebuilt from its generator and seed {meta.seed} "
                 "differs from the file"
             )
+    return result
+
+
+def _recheck_hindsight(
+    sandbox: Sandbox, task_path: Path, task: Any, meta: PuzzleMeta, result: RecheckResult
+) -> RecheckResult:
+    """A hindsight puzzle: its program must still return the file's outputs, and they must
+    be well formed."""
+    from arcmemo.benchmarks.arc.puzzles.hindsight import hindsight_report, reproduces
+
+    pairs = [(p.input, p.output) for p in task.train]
+    pairs += list(zip(task.test_inputs, task.expected, strict=True))
+    result.report = hindsight_report(pairs, meta.exercised_by or "?")
+    why = reproduces(sandbox, meta.generator_source, pairs)
+    if why is not None:
+        result.problems.append(f"{task_path}: {why}")
     return result
 
 

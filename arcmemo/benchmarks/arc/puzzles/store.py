@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 from datetime import datetime
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -64,7 +65,9 @@ class PuzzleMeta(BaseModel):
     hints: RoutineHints = Field(
         default_factory=RoutineHints, description="What the neutral substitute was told."
     )
-    config: PuzzleConfig = Field(description="How the puzzle was built and checked.")
+    config: PuzzleConfig | None = Field(
+        description="How the puzzle was built and checked (None for a hindsight puzzle)."
+    )
     references: list[ReferenceRoutine] = Field(
         default_factory=list,
         description="Other concepts' reference routines the crux check tried as rivals.",
@@ -74,6 +77,19 @@ class PuzzleMeta(BaseModel):
     )
     report: VerificationReport = Field(description="The checks when the puzzle was made.")
     created_at: datetime = Field(default_factory=utc_now, description="When it was written.")
+    origin: Literal["generated", "hindsight"] = Field(
+        default="generated",
+        description="'generated': built by generator_source from seed; 'hindsight': an "
+        "unsolved task's inputs with its failed program's own outputs "
+        "(arcmemo.benchmarks.arc.puzzles.hindsight), the program in generator_source.",
+    )
+    hindsight_of: str | None = Field(
+        default=None, description="For a hindsight puzzle: the task whose failed program it is."
+    )
+    exercised_by: str | None = Field(
+        default=None,
+        description="For a hindsight puzzle: the concept's library function its program calls.",
+    )
 
 
 class FailureRecord(BaseModel):
