@@ -60,6 +60,7 @@ def environment() -> jinja2.Environment:
         lesson_anchor=links.lesson_anchor,
         task_anchor=lambda task_id: links.anchor("task", task_id),
         config_rows=summary.config_rows,
+        run_alerts=summary.run_alerts,
         concept_key=concept_id,
         display=display,
     )

@@ -87,6 +87,36 @@ def model_traffic(summary: dict[str, Any]) -> str | None:
     return f"{requests:,} ({samples:,} samples; {replays:,} replayed from the cache)"
 
 
+def run_alerts(summary: dict[str, Any]) -> list[tuple[str, str]]:
+    """What went wrong or must be known about a run, from its summary: each warning, each
+    kind of error that ended tasks (count and first message), the prompts too long for the
+    model, a partial merge; as (``"warning"`` or ``"error"``, line)."""
+    alerts: list[tuple[str, str]] = []
+    for kind, entry in (summary.get("errors") or {}).items():
+        if isinstance(entry, dict):
+            alerts.append(
+                (
+                    "error",
+                    f"{entry.get('count', '?')} task(s) ended on {kind} (first, "
+                    f"{entry.get('task', '?')}: {entry.get('first', '')})",
+                )
+            )
+    too_long = summary.get("prompt_too_long") or {}
+    if isinstance(too_long, dict) and too_long:
+        first, why = next(iter(too_long.items()))
+        alerts.append(
+            (
+                "warning",
+                f"{len(too_long)} task(s) had a prompt longer than the model's context "
+                f"window (first, {first}: {why})",
+            )
+        )
+    for reason in summary.get("partial_merge") or []:
+        alerts.append(("error", f"partial merge: {reason}"))
+    alerts += [("warning", str(w)) for w in summary.get("warnings") or []]
+    return alerts
+
+
 def summary_table(runs: list[RunData]) -> list[tuple[str, list[str]]]:
     """Metric rows with one column per run (metrics a run lacks show as a dash)."""
     per_run = [dict(summary_rows(r.summary, run_metrics(r))) for r in runs]

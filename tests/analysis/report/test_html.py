@@ -223,6 +223,22 @@ def test_report_without_reloadable_tasks_still_builds(arc_memory_run: Path, tmp_
     assert '<table class="grid"' in task_section(page, "66e6c45b")  # produced outputs
 
 
+def test_overview_shows_the_runs_warnings_and_errors(arc_memory_run: Path) -> None:
+    run = load_run(arc_memory_run)
+    run.summary = {
+        **run.summary,
+        "warnings": ["2 of 6 tasks got no memory entry from the selector (first, t: x)"],
+        "errors": {"timeout": {"count": 1, "first": f"read {XSS}", "task": "68b67ca3"}},
+    }
+    page = render_report(run)
+    overview = page[page.index('id="overview"') : page.index('id="tasks"')]
+    assert '<li class="bad">error: 1 task(s) ended on timeout (first, 68b67ca3: read ' in overview
+    assert ESCAPED_XSS in overview and XSS not in overview
+    assert (
+        '<li class="warn">warning: 2 of 6 tasks got no memory entry from the selector' in overview
+    )
+
+
 def test_memory_page_groups_entries_and_escapes(arc_memory_run: Path) -> None:
     run = load_run(arc_memory_run)
     memory = run.final_memory

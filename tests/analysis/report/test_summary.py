@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from arcmemo.analysis.report.summary import summary_rows
+from arcmemo.analysis.report.summary import run_alerts, summary_rows
 
 
 def test_summary_rows_format_rates_and_k() -> None:
@@ -28,3 +28,21 @@ def test_summary_rows_follow_the_given_metrics() -> None:
         ("oracle@1", "25.0%"),
         ("oracle@2", "50.0%"),
     ]
+
+
+def test_run_alerts_name_errors_warnings_and_long_prompts() -> None:
+    summary = {
+        "errors": {"timeout": {"count": 2, "first": "read timed out", "task": "t1"}},
+        "prompt_too_long": {"t3": "solve: 9000 > 8192 tokens", "t4": "solve: too long"},
+        "warnings": ["3 of 5 tasks got no memory entry from the selector (first, t2: empty)"],
+    }
+    assert run_alerts(summary) == [
+        ("error", "2 task(s) ended on timeout (first, t1: read timed out)"),
+        (
+            "warning",
+            "2 task(s) had a prompt longer than the model's context window "
+            "(first, t3: solve: 9000 > 8192 tokens)",
+        ),
+        ("warning", "3 of 5 tasks got no memory entry from the selector (first, t2: empty)"),
+    ]
+    assert run_alerts({"n_tasks": 3, "warnings": [], "errors": {}}) == []
