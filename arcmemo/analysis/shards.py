@@ -3,8 +3,9 @@
 Shard ``I`` of ``N`` ran the tasks at positions ``I, I + N, ...`` of the run's ordered task
 list, so the shards together are the unsharded run: the merged directory holds every
 shard's results in the unsharded order, every shard's calls, and the summary that an
-unsharded run of the same tasks writes (only ``wall_seconds`` differs: it is the shards'
-sum). ``merged.json`` records which shards went in.
+unsharded run of the same tasks writes (but for ``wall_seconds``, the shards' sum, and
+``sessions`` and ``span_seconds``, of all the shards' sessions). ``merged.json`` records
+which shards went in.
 
 Merging refuses, naming the shard: a directory that is not a shard, shards whose configs
 differ in anything but the shard (or that cut a different task list), a shard given twice
@@ -24,6 +25,7 @@ from arcmemo.models.accounting import CallRecord, usage_from_records
 from arcmemo.run.config import RunConfig, result_values
 from arcmemo.run.directory.reader import RunDirectory
 from arcmemo.run.directory.records import RunDirError
+from arcmemo.run.directory.sessions import wall_time
 from arcmemo.run.directory.writer import RunWriter
 from arcmemo.run.summary import build_summary
 from arcmemo.run.summary_file import load_summary
@@ -204,6 +206,7 @@ def merge_runs(out: Path, paths: list[Path], *, allow_partial: bool = False) -> 
             n_planned=len(order),
             warnings=run_warnings(config),
             partial_merge=problems or None,
+            sessions=wall_time([m for s in shards for m in s.rundir.session_marks()]),
         )
     finally:
         benchmark.close()

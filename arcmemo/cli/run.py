@@ -18,7 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from arcmemo.abstraction.base import ABSTRACTORS
-from arcmemo.analysis.report.summary import summary_rows
+from arcmemo.analysis.report.summary import summary_rows, wall_time_text
 from arcmemo.benchmarks.base import BENCHMARKS
 from arcmemo.cli.config_options import GroupedOption, config_options, config_values
 from arcmemo.cli.console import print_table
@@ -106,16 +106,15 @@ def _count(value: Any) -> str:
 def summary_table_rows(summary: dict[str, Any], metrics: tuple[str, ...]) -> list[tuple[str, str]]:
     """The run's numbers as (label, formatted value) rows: no Python reprs."""
     rows = [
-        (label, value)
-        for label, value in summary_rows(summary, metrics)
-        if label != "wall time"
+        (label, value) for label, value in summary_rows(summary, metrics) if label != "wall time"
     ]
     if "mode" in summary:
         rows.insert(1, ("mode", str(summary["mode"])))
     if summary.get("n_unlabelled") and "mode" not in summary:
         rows.append(("unlabelled tasks", _count(summary["n_unlabelled"]) + " (not scored)"))
-    if "wall_seconds" in summary:
-        rows.append(("wall time", clock_text(float(summary["wall_seconds"]))))
+    wall = wall_time_text(summary)
+    if wall is not None:
+        rows.append(("wall time", wall))
     precision = summary.get("write_precision")
     if isinstance(precision, dict) and (precision.get("written") or precision.get("confirmed")):
         text = (

@@ -97,6 +97,7 @@ async def run_benchmark(
                 )
                 await enable_batch_mode(session.clients(), rundir, settings)
             resolved = rundir.start(session.config, force=force_resume)
+            rundir.begin_session()
             rundir.collect_cut_off_calls()
             updater = None
             if session.online and session.memory is not None:
@@ -146,18 +147,22 @@ async def run_benchmark(
             by_id = rundir.finished()
             ids = (session.benchmark.task_id(t) for t in session.tasks)
             results = [by_id[i] for i in ids if i in by_id]
+            rundir.mark_session("end")
+            # The time all the run's sessions ran (a killed one up to its last progress).
+            sessions = rundir.wall_time()
             summary = build_summary(
                 resolved,
                 session.benchmark,
                 results,
                 rundir.usage(),
-                time.perf_counter() - started,
+                sessions.seconds if sessions else time.perf_counter() - started,
                 n_planned=len(session.tasks),
                 aborted=stopped,
                 warnings=run_warnings(resolved),
                 written=written_steps(rundir, resolved),
                 unwritten=unwritten_steps(rundir),
                 cut_off_calls=len(rundir.cut_off_calls()),
+                sessions=sessions,
             )
             rundir.write_summary(summary)
         compact_results(rundir)

@@ -19,6 +19,7 @@ from arcmemo.run.config import RunConfig
 from arcmemo.run.continual import run_write_signal
 from arcmemo.run.directory.reader import RunDirectory
 from arcmemo.run.directory.records import UnwrittenStep, WrittenStep
+from arcmemo.run.directory.sessions import WallTime
 from arcmemo.run.runner import sandbox_isolation
 from arcmemo.run.summary_file import (
     ErrorKind,
@@ -155,6 +156,7 @@ def build_summary(
     unwritten: dict[str, UnwrittenStep] | None = None,
     partial_merge: list[str] | None = None,
     cut_off_calls: int = 0,
+    sessions: WallTime | None = None,
 ) -> RunSummary:
     """The summary of a run (finished or not) from its results and usage.
 
@@ -163,7 +165,8 @@ def build_summary(
     ``unwritten``: its confirmed solutions whose write failed (errors of the abstract stage:
     the run is not complete until a rerun writes them); ``cut_off_calls``: requests earlier
     sessions left in flight (``cut_off_calls.jsonl``);
-    ``wall_seconds`` None: a run still going; ``partial_merge``: why a merge of shards is
+    ``wall_seconds`` None: a run still going; ``sessions``: how many sessions ran the run and
+    its span (:mod:`arcmemo.run.directory.sessions`); ``partial_merge``: why a merge of shards is
     incomplete.
     """
     n_planned = len(results) if n_planned is None else n_planned
@@ -217,6 +220,8 @@ def build_summary(
             for key, stat in sorted(total.provider_stats.items())
         },
         wall_seconds=None if wall_seconds is None else round(wall_seconds, 3),
+        sessions=sessions.sessions if sessions else None,
+        span_seconds=round(sessions.span_seconds, 3) if sessions else None,
         leaks_test_labels=config.leaks_test_labels,
         sandbox=config.sandbox.name,
         isolation=sandbox_isolation(config.sandbox.name),

@@ -9,7 +9,9 @@ benchmark's own model (:attr:`arcmemo.benchmarks.base.Benchmark.metrics_model`);
 
 Versions (``format_version``): 1 is a file without one (arcmemo before it was recorded);
 2 adds ``format_version`` and ``roles`` (usage per model role); 3 adds ``prompts_cut`` (model
-calls whose prompt was cut to fit the model's window). :func:`load_summary` reads them all.
+calls whose prompt was cut to fit the model's window); 4 adds ``sessions`` and
+``span_seconds`` (``wall_seconds`` is then the time all the run's sessions ran, not the last
+session's). :func:`load_summary` reads them all.
 """
 
 from __future__ import annotations
@@ -33,10 +35,19 @@ from arcmemo.models.accounting import StageUsage
 from arcmemo.run.directory.reader import RunDirectory
 from arcmemo.run.directory.records import RunDirError
 
-SUMMARY_FORMAT = 3
+SUMMARY_FORMAT = 4
 # Keys left out of the file when they are None (absent in the files before the model).
 _OPTIONAL_KEYS = frozenset(
-    {"n_solved", "mode", "wall_seconds", "write_precision", "partial_merge", "calls_cut_off"}
+    {
+        "n_solved",
+        "mode",
+        "wall_seconds",
+        "sessions",
+        "span_seconds",
+        "write_precision",
+        "partial_merge",
+        "calls_cut_off",
+    }
 )
 
 
@@ -144,7 +155,17 @@ class RunSummary(BaseModel):
         "names a model for it).",
     )
     provider_stats: dict[str, StatRange] = Field(default_factory=dict)
-    wall_seconds: float | None = Field(default=None, description="None: still running.")
+    wall_seconds: float | None = Field(
+        default=None,
+        description="The time the run's sessions ran, summed (None: still running; before "
+        "format 4, the last session's).",
+    )
+    sessions: int | None = Field(
+        default=None, description="Sessions (processes) that ran the run (None: not recorded)."
+    )
+    span_seconds: float | None = Field(
+        default=None, description="From the first session's start to the last one's end."
+    )
     leaks_test_labels: bool = False
     sandbox: str | None = None
     isolation: str | None = None
@@ -214,8 +235,8 @@ def _migrated(raw: dict[str, Any], where: str) -> dict[str, Any]:
             f"{where}: format_version {version} was written by a newer arcmemo (this one "
             f"reads up to {SUMMARY_FORMAT}); upgrade arcmemo"
         )
-    # 1 -> 2 -> 3 only added keys (format_version, roles; prompts_cut), which read as their
-    # defaults.
+    # 1 -> 2 -> 3 -> 4 only added keys (format_version, roles; prompts_cut; sessions,
+    # span_seconds), which read as their defaults.
     return {**raw, "format_version": SUMMARY_FORMAT}
 
 

@@ -21,8 +21,17 @@ from arcmemo.run.pipeline import run_benchmark
 from tests.support.paths import FIXTURES
 
 SUMS = FIXTURES / "scripts" / "aime_sums.py"
-# What may differ between two runs of the same work: how long it took.
-TIMING = {"wall_seconds", "latency_s", "ts", "duration_s", "started_at", "finished_at"}
+# What may differ between two runs of the same work: how long it took, in how many sessions.
+TIMING = {
+    "wall_seconds",
+    "sessions",
+    "span_seconds",
+    "latency_s",
+    "ts",
+    "duration_s",
+    "started_at",
+    "finished_at",
+}
 
 
 def config(data: Path, out: Path, shard: str | None = None, **changes: Any) -> RunConfig:

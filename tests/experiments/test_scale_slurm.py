@@ -33,7 +33,16 @@ SCALE = REPO / "experiments" / "scale"
 TASKS = REPO / "tests" / "fixtures" / "arc" / "eval"
 MODEL = "openai:arc-plan"
 # What may differ between two runs of the same work: how long it took, and when.
-TIMING = {"wall_seconds", "latency_s", "ts", "duration_s", "started_at", "finished_at"}
+TIMING = {
+    "wall_seconds",
+    "sessions",
+    "span_seconds",
+    "latency_s",
+    "ts",
+    "duration_s",
+    "started_at",
+    "finished_at",
+}
 # The flags of shards.sbatch but --shard and --out, for the unsharded run it must equal.
 RUN_FLAGS = (
     *("--select", "llm", "--attempts", "2", "--feedback-rounds", "2", "--replicate", "0"),

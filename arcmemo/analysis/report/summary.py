@@ -67,9 +67,32 @@ def summary_rows(summary: dict[str, Any], metrics: tuple[str, ...]) -> list[tupl
     traffic = model_traffic(summary)
     if traffic is not None:
         rows.append(("model requests", traffic))
-    if "wall_seconds" in summary:
-        rows.append(("wall time", f"{summary['wall_seconds']:.1f} s"))
+    wall = wall_time_text(summary)
+    if wall is not None:
+        rows.append(("wall time", wall))
     return rows
+
+
+def duration_text(seconds: float) -> str:
+    """A duration in the unit a reader takes in: ``48.3 s``, ``17.2 min``, ``1 h 3 min``."""
+    if seconds < 90:
+        return f"{seconds:.1f} s"
+    if seconds < 3600:
+        return f"{seconds / 60:.1f} min"
+    minutes = round(seconds / 60)
+    return f"{minutes // 60} h {minutes % 60} min"
+
+
+def wall_time_text(summary: dict[str, Any]) -> str | None:
+    """The time the run's sessions ran, summed, with their count and span when there were
+    several: ``17.2 min over 2 sessions (span 1 h 3 min)``."""
+    wall = summary.get("wall_seconds")
+    if not isinstance(wall, int | float):
+        return None
+    sessions, span = summary.get("sessions"), summary.get("span_seconds")
+    if not isinstance(sessions, int) or sessions < 2 or not isinstance(span, int | float):
+        return duration_text(wall)
+    return f"{duration_text(wall)} over {sessions} sessions (span {duration_text(span)})"
 
 
 def model_traffic(summary: dict[str, Any]) -> str | None:

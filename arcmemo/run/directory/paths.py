@@ -64,6 +64,11 @@ class RunPaths:
         return self.path / "cut_off_calls.jsonl"
 
     @property
+    def sessions_path(self) -> Path:
+        """``sessions.jsonl``: each session's start, progress and end (:mod:`.sessions`)."""
+        return self.path / "sessions.jsonl"
+
+    @property
     def abstraction_path(self) -> Path:
         return self.path / "abstraction.jsonl"
 

@@ -29,6 +29,7 @@ from arcmemo.run.directory.records import (
     Schedule,
     TaskProgress,
 )
+from arcmemo.run.directory.sessions import SessionMark, WallTime, wall_time
 from arcmemo.run.directory.snapshots import SnapshotDelta, apply_delta
 
 RecordT = TypeVar("RecordT", bound=BaseModel)
@@ -234,6 +235,14 @@ class RunDirectory(RunPaths):
         if self.initial_memory_path.exists():
             return self.initial_memory_path
         return Path(config.memory)
+
+    def session_marks(self) -> list[SessionMark]:
+        """When each session of the run started, made progress and ended (``sessions.jsonl``)."""
+        return [m for _, m, _ in read_json_lines(self.sessions_path, SessionMark) if m]
+
+    def wall_time(self) -> WallTime | None:
+        """The time the run's sessions ran (None for a run from before it was recorded)."""
+        return wall_time(self.session_marks())
 
     def abstraction_outcomes(self) -> list[AbstractionOutcome]:
         """What each abstraction of the run wrote and what failed, in order."""

@@ -8,9 +8,11 @@ import json
 import os
 import socket
 import threading
+import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -39,6 +41,7 @@ from arcmemo.run.directory.records import (
     TaskProgress,
     config_file_type,
 )
+from arcmemo.run.directory.sessions import SessionMark
 from arcmemo.run.directory.snapshots import MemoryParts, make_delta
 
 
@@ -57,6 +60,8 @@ class RunWriter(RunDirectory):
         self._seen_bytes = 0
         # The last snapshot written, for the next one's delta: its file name and memory.
         self._last_snapshot: tuple[str, MemoryParts] | None = None
+        # This process's session of the run, once begun (sessions.jsonl).
+        self._session: str | None = None
 
     def refuse_a_file(self) -> None:
         """Fail with a one-line error when the run directory's path is an existing file."""
@@ -235,6 +240,22 @@ class RunWriter(RunDirectory):
     def append_results(self, results: list[TaskResult]) -> None:
         """Append finished tasks durably, in the given order."""
         self._append(self.results_path, [r.model_dump_json() + "\n" for r in results])
+        self.mark_session("progress")
+
+    def begin_session(self) -> None:
+        """Record that a session of the run starts now (its wall time counts from here)."""
+        self._session = uuid.uuid4().hex[:16]
+        with file_lock(self.sessions_path):  # a session killed mid-line tore the last one
+            cut_torn_tail(self.sessions_path)
+        self.mark_session("start")
+
+    def mark_session(self, event: Literal["start", "progress", "end"]) -> None:
+        """Append ``event`` (``progress`` or ``end``) of this process's session, if begun:
+        a session killed before its end counts up to its last mark."""
+        if self._session is None:
+            return
+        mark = SessionMark(session=self._session, event=event, at=time.time())
+        self._append(self.sessions_path, [mark.model_dump_json() + "\n"])
 
     def append_calls(self, records: list[CallRecord]) -> None:
         """Append call records (``arcmemo merge``; a running run's model client logs its own)."""
@@ -246,6 +267,7 @@ class RunWriter(RunDirectory):
     def append_progress(self, records: list[TaskProgress]) -> None:
         """Append the states of tasks that still have retries to run (``passes.jsonl``)."""
         self._append(self.passes_path, [r.model_dump_json() + "\n" for r in records])
+        self.mark_session("progress")
 
     def _append(self, path: Path, lines: list[str]) -> None:
         with self._lock:
