@@ -9,6 +9,7 @@ and says why.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -184,6 +185,40 @@ def _read(rundir: RunDirectory, run: RunData, data: str | None) -> None:
     run.cost_by_task = _costs(rundir.calls())
 
 
+def _range(span: Any, money: bool = False) -> str:
+    if not isinstance(span, dict):
+        return "?"
+    low, high = (span.get(k) for k in ("low", "high"))
+    if not isinstance(low, int | float) or not isinstance(high, int | float):
+        return "?"
+
+    def text(value: float) -> str:
+        return f"${value:,.2f}" if money else f"{round(value):,}"
+
+    return text(low) if low == high else f"{text(low)}-{text(high)}"
+
+
+def _dry_run_line(rundir: RunDirectory) -> str | None:
+    """What a dry run's directory holds and how to get a report, in one line (None when
+    ``rundir`` is not a dry run's)."""
+    if not rundir.estimate_path.is_file():
+        return None
+    try:
+        estimate = json.loads(rundir.estimate_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        estimate = {}
+    total = estimate.get("total") if isinstance(estimate, dict) else None
+    total = total if isinstance(total, dict) else {}
+    prompts = sum(1 for p in rundir.prompts_dir.glob("*") if p.is_file())
+    return (
+        f"{rundir.path}: a dry run's directory, with no results to report: "
+        f"{rundir.estimate_path.name} estimates {estimate.get('n_tasks', '?')} tasks, "
+        f"{_range(total.get('calls'))} requests, {_range(total.get('cost_usd'), money=True)}, "
+        f"and {rundir.prompts_dir.name}/ holds {prompts} prompt files; run the same command "
+        "without --dry-run, then arcmemo report on its --out"
+    )
+
+
 def load_run(path: Path, *, label: str | None = None, data: str | None = None) -> RunData:
     """Read the run directory ``path``; ``data`` overrides where the tasks are reloaded from."""
     rundir = RunDirectory(Path(path))
@@ -193,7 +228,8 @@ def load_run(path: Path, *, label: str | None = None, data: str | None = None) -
         config = rundir.read_config()
         if config is None and not rundir.results_path.exists():
             raise ReportError(
-                f"{rundir.path}: not a run directory (no config.json or results.jsonl)"
+                _dry_run_line(rundir)
+                or f"{rundir.path}: not a run directory (no config.json or results.jsonl)"
             )
         run = RunData(
             path=rundir.path,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from click.testing import CliRunner, Result
@@ -52,6 +53,24 @@ def test_report_errors_are_clean(tmp_path: Path) -> None:
     assert_clean_error(invoke("report", str(tmp_path / "nope")), "does not exist")
     (tmp_path / "results.jsonl").write_text("garbage\n")
     assert_clean_error(invoke("report", str(tmp_path)), "results.jsonl, line 1")
+
+
+def test_report_of_a_dry_run_says_what_it_left_and_how_to_get_a_report(tmp_path: Path) -> None:
+    out = tmp_path / "dry"
+    args = ["run", "arc-agi-1", "--data", str(FIXTURES / "arc" / "eval"), "--out", str(out)]
+    dry = invoke(*args, "--model", "openai:o4-mini", "--dry-run")
+    assert dry.exit_code == 0, dry.output
+    estimate = json.loads((out / "estimate.json").read_text())
+    calls = estimate["total"]["calls"]
+
+    result = invoke("report", str(out))
+
+    assert_clean_error(result, f"{out}: a dry run's directory, with no results to report")
+    line = result.output.strip().splitlines()
+    assert len(line) == 1, result.output
+    assert f"estimates 8 tasks, {calls['low']:,.0f}-{calls['high']:,.0f} requests, $" in line[0]
+    assert "prompts/ holds 8 prompt files" in line[0]
+    assert "without --dry-run, then arcmemo report on its --out" in line[0]
 
 
 def test_memory_show_html(tmp_path: Path) -> None:
