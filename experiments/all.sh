@@ -10,14 +10,15 @@
 # Settings come from common.sh (SOLVER, AUX, SPLIT, RUNS, BOOTSTRAP, BARC_DIR, ...). Scripts
 # whose inputs are not set are skipped, with the reason: arc/ps-paper-memory.sh without
 # ARC_MEMO_DIR, arc/ps-paper-route.sh without ARC_MEMO_DIR or BARC_DIR, aime/*.sh without
-# ARCMEMO_DATA_DIR.
+# the AIME splits they read (`arcmemo data fetch aime --split 2025` puts one in the user
+# data folder; ARCMEMO_DATA_DIR names another folder).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 yes=0
 for arg in "$@"; do
   case "$arg" in
     -y|--yes) yes=1 ;;
-    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "all.sh: unknown argument $arg (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -27,13 +28,24 @@ if [ "${BOOTSTRAP:-seeds}" = seeds ] && [ -z "${BARC_DIR:-}" ]; then
   exit 2
 fi
 
+# Where `arcmemo run aime --split YEAR` reads aime_YEAR.jsonl (arcmemo.benchmarks.aime.data).
+if [ -n "${ARCMEMO_DATA_DIR:-}" ]; then
+  aime_dir="$ARCMEMO_DATA_DIR"
+elif [ "$(uname)" = Darwin ]; then
+  aime_dir="$HOME/Library/Application Support/arcmemo/aime"
+else
+  aime_dir="${XDG_DATA_HOME:-$HOME/.local/share}/arcmemo/aime"
+fi
+
 scripts=()
 for script in "$here"/arc/*.sh "$here"/aime/*.sh; do
   name="${script#"$here"/}"
+  splits=()
   case "$name" in
     arc/ps-paper-memory.sh) needs=(ARC_MEMO_DIR) ;;
     arc/ps-paper-route.sh) needs=(ARC_MEMO_DIR BARC_DIR) ;;
-    aime/*) needs=(ARCMEMO_DATA_DIR) ;;
+    aime/baseline.sh) needs=(); splits=("${AIME_SPLIT:-2025}") ;;
+    aime/*) needs=(); splits=(2022 2023 "${AIME_SPLIT:-2025}") ;;
     *) needs=() ;;
   esac
   unset_needs=()
@@ -42,6 +54,16 @@ for script in "$here"/arc/*.sh "$here"/aime/*.sh; do
   done
   if [ "${#unset_needs[@]}" -gt 0 ]; then
     echo "skipped $name: set ${unset_needs[*]}" >&2
+    continue
+  fi
+  missing=()
+  for split in "${splits[@]}"; do
+    [ -f "$aime_dir/aime_$split.jsonl" ] || missing+=("$split")
+  done
+  if [ "${#missing[@]}" -gt 0 ]; then
+    echo "skipped $name: no AIME ${missing[*]} in $aime_dir (arcmemo data fetch aime" \
+      "--split YEAR, --source OWNER/NAME for a year without a default; or set" \
+      "ARCMEMO_DATA_DIR)" >&2
     continue
   fi
   scripts+=("$script")

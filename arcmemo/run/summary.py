@@ -209,6 +209,8 @@ def build_summary(
         ),
         cost_usd=total.cost_usd,
         calls=total.calls,
+        requests=total.requests,
+        samples=total.samples,
         cache_hits=total.cache_hits,
         calls_cut_off=cut_off_calls or None,
         stages=usage.stages,

@@ -11,7 +11,8 @@ Versions (``format_version``): 1 is a file without one (arcmemo before it was re
 2 adds ``format_version`` and ``roles`` (usage per model role); 3 adds ``prompts_cut`` (model
 calls whose prompt was cut to fit the model's window); 4 adds ``sessions`` and
 ``span_seconds`` (``wall_seconds`` is then the time all the run's sessions ran, not the last
-session's). :func:`load_summary` reads them all.
+session's), and ``requests`` and ``samples`` (with ``cache_hits``, the run's model traffic
+as the final table and the report count it). :func:`load_summary` reads them all.
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ _OPTIONAL_KEYS = frozenset(
         "wall_seconds",
         "sessions",
         "span_seconds",
+        "requests",
+        "samples",
         "write_precision",
         "partial_merge",
         "calls_cut_off",
@@ -141,8 +144,18 @@ class RunSummary(BaseModel):
     )
     tokens: TokenTotals = Field(default_factory=TokenTotals)
     cost_usd: float | None = 0.0
-    calls: int = 0
-    cache_hits: int = 0
+    calls: int = Field(default=0, description="generate() calls.")
+    requests: int | None = Field(
+        default=None,
+        description="Provider requests made, repeats included: the lines of calls.jsonl that "
+        "went to the provider (None in summaries before format 4: see stages).",
+    )
+    samples: int | None = Field(
+        default=None,
+        description="Completions obtained, those replayed from the cache included (None in "
+        "summaries before format 4).",
+    )
+    cache_hits: int = Field(default=0, description="Completions replayed from the cache.")
     calls_cut_off: int | None = Field(
         default=None,
         description="Provider requests a kill or an interrupt cut off in flight in earlier "
@@ -236,7 +249,7 @@ def _migrated(raw: dict[str, Any], where: str) -> dict[str, Any]:
             f"reads up to {SUMMARY_FORMAT}); upgrade arcmemo"
         )
     # 1 -> 2 -> 3 -> 4 only added keys (format_version, roles; prompts_cut; sessions,
-    # span_seconds), which read as their defaults.
+    # span_seconds, requests, samples), which read as their defaults.
     return {**raw, "format_version": SUMMARY_FORMAT}
 
 

@@ -6,7 +6,8 @@
 # "[Number theory] ..."), from self-consistent solutions only (no labels: an answer given by
 # a majority of attempts is taken as confirmed); at solve time the aux model describes each
 # problem and picks the top 5 lessons (--select describe). aime/ps.sh is the other option:
-# typed PS concepts. Needs ARCMEMO_DATA_DIR pointing at a folder with aime_YYYY.jsonl.
+# typed PS concepts. Reads AIME 2022, 2023 and 2025 (`arcmemo data fetch aime --split YEAR`;
+# 2022 and 2023 need --source OWNER/NAME) or aime_YYYY.jsonl under ARCMEMO_DATA_DIR.
 source "$(dirname "$0")/../common.sh"
 memory="$RUNS/memory-aime-oe.json"
 [ -f "$memory" ] || printf '{"schema_version": 1, "domain": "aime"}\n' > "$memory"

@@ -34,7 +34,10 @@ def test_estimate_first_and_nothing_paid_without_a_yes(tmp_path: Path) -> None:
         "total", "7", "-", "21", "7,000", "-", "14,000", "70", "-", "210", "$7.00", "-", "$14.00"
     ]  # fmt: skip
     assert "arcmemo abstract --from $RUNS/train-solve --memory $RUNS/memory-oe.json" in done.stdout
-    assert "skipped aime/baseline.sh: set ARCMEMO_DATA_DIR" in done.stderr
+    aime_dir = tmp_path / ".local" / "share" / "arcmemo" / "aime"
+    assert (
+        f"skipped aime/baseline.sh: no AIME 2025 in {aime_dir} (arcmemo data fetch" in done.stderr
+    )
     assert "[y/N]" in done.stderr and "nothing run" in done.stderr
     made = calls(tmp_path)
     assert made and all(
@@ -43,7 +46,19 @@ def test_estimate_first_and_nothing_paid_without_a_yes(tmp_path: Path) -> None:
     assert not (tmp_path / "runs").exists()  # the estimate ran in a scratch folder
 
 
+def test_aime_runs_on_the_splits_fetched_into_the_user_data_folder(tmp_path: Path) -> None:
+    aime_dir = tmp_path / ".local" / "share" / "arcmemo" / "aime"
+    aime_dir.mkdir(parents=True)
+    (aime_dir / "aime_2025.jsonl").write_text("")
+    done = run_all(tmp_path, answer="n\n")
+    assert "skipped aime/baseline.sh" not in done.stderr
+    assert "skipped aime/ps.sh: no AIME 2022 2023 in" in done.stderr
+    assert any(c.startswith("run aime --split 2025") for c in calls(tmp_path))
+
+
 def test_yes_runs_every_script(tmp_path: Path) -> None:
+    for year in (2022, 2023, 2025):
+        (tmp_path / f"aime_{year}.jsonl").write_text("")
     done = run_all(tmp_path, "--yes", ARCMEMO_DATA_DIR=str(tmp_path))
     assert done.returncode == 0, done.stderr
     assert "[y/N]" not in done.stderr

@@ -97,16 +97,23 @@ def wall_time_text(summary: dict[str, Any]) -> str | None:
 
 def model_traffic(summary: dict[str, Any]) -> str | None:
     """The run's model traffic in one phrase, the same in the final table and the report:
-    requests (the lines of calls.jsonl: one per HTTP request, or per call answered wholly
-    from the cache), the samples they returned, and how many were replays from the cache."""
-    stages = summary.get("stages")
-    if not isinstance(stages, dict) or not stages:
-        if "calls" not in summary:
-            return None
-        return f"{summary['calls']:,} ({summary.get('cache_hits', 0):,} replayed from the cache)"
-    requests = sum(int(s.get("requests", s.get("calls", 0))) for s in stages.values())
-    samples = sum(int(s.get("samples", 0)) for s in stages.values())
-    replays = sum(int(s.get("cache_hits", 0)) for s in stages.values())
+    ``requests`` (provider requests made, repeats included), the ``samples`` (completions)
+    they and the cache gave, and how many of those were replays from the cache
+    (``cache_hits``). Summaries before format 4 have them only per stage."""
+    if isinstance(summary.get("requests"), int) and isinstance(summary.get("samples"), int):
+        requests, samples = summary["requests"], summary["samples"]
+        replays = int(summary.get("cache_hits", 0))
+    else:
+        stages = summary.get("stages")
+        if not isinstance(stages, dict) or not stages:
+            if "calls" not in summary:
+                return None
+            return (
+                f"{summary['calls']:,} ({summary.get('cache_hits', 0):,} replayed from the cache)"
+            )
+        requests = sum(int(s.get("requests", s.get("calls", 0))) for s in stages.values())
+        samples = sum(int(s.get("samples", 0)) for s in stages.values())
+        replays = sum(int(s.get("cache_hits", 0)) for s in stages.values())
     return f"{requests:,} ({samples:,} samples; {replays:,} replayed from the cache)"
 
 
