@@ -237,6 +237,10 @@ class Benchmark(abc.ABC, Generic[TaskT]):
         self.options = options or NoOptions()
         # Benchmarks that run programs take them to this sandbox; the others never open it.
         self.sandbox = sandbox or SharedSandbox()
+        # What load() found in the data that a reader of the run's numbers must know (a
+        # repaired file, dropped characters), one line each: a run records them among
+        # summary.json's warnings and shows them with its final numbers.
+        self.data_warnings: list[str] = []
 
     @abc.abstractmethod
     def load(

@@ -158,7 +158,9 @@ async def run_benchmark(
                 sessions.seconds if sessions else time.perf_counter() - started,
                 n_planned=len(session.tasks),
                 aborted=stopped,
-                warnings=run_warnings(resolved),
+                warnings=list(
+                    dict.fromkeys([*run_warnings(resolved), *session.benchmark.data_warnings])
+                ),
                 written=written_steps(rundir, resolved),
                 unwritten=unwritten_steps(rundir),
                 cut_off_calls=len(rundir.cut_off_calls()),

@@ -87,7 +87,8 @@ class AimeBenchmark(Benchmark[AimeProblem]):
             raise AimeDataError("give --data FILE or --split YEAR (with ARCMEMO_DATA_DIR set)")
         options = self.options
         damage = options.escape_damage if isinstance(options, AimeOptions) else "repair"
-        return select_tasks(load_problems(path, escape_damage=damage), task_ids, limit)
+        problems = load_problems(path, escape_damage=damage, warn=self.data_warnings.append)
+        return select_tasks(problems, task_ids, limit)
 
     def data_origin(self, *, split: str | None, data: str | None) -> DataOrigin:
         if not data and split:

@@ -25,7 +25,7 @@ import json
 import os
 import re
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -75,7 +75,12 @@ class AimeDataWarning(UserWarning):
 EscapeDamage = Literal["repair", "refuse"]
 
 
-def load_problems(path: Path, *, escape_damage: EscapeDamage = "repair") -> list[AimeProblem]:
+def load_problems(
+    path: Path,
+    *,
+    escape_damage: EscapeDamage = "repair",
+    warn: Callable[[str], None] | None = None,
+) -> list[AimeProblem]:
     """Load AIME problems from a file or a folder of files (see the module docstring).
 
     A file holds JSON Lines or JSON whatever its suffix (``Dataset.to_json`` writes JSON
@@ -88,7 +93,8 @@ def load_problems(path: Path, *, escape_damage: EscapeDamage = "repair") -> list
     Problem text with JSON escape damage (a form feed where ``\\frac`` was meant:
     :mod:`arcmemo.benchmarks.aime.escapes`) is repaired with an :class:`AimeDataWarning`
     naming the problems, or refused with ``escape_damage="refuse"``; other control
-    characters are named in a warning (prompts drop them).
+    characters are named in a warning (prompts drop them). ``warn`` takes each warning's
+    line instead (a run records them as its own warnings).
     """
     path = Path(path)
     if path.is_dir():
@@ -117,11 +123,19 @@ def load_problems(path: Path, *, escape_damage: EscapeDamage = "repair") -> list
             )
         first_seen[problem.id] = (source, where)
         problems.append(problem)
-    return _checked_text(path, problems, escape_damage)
+    return _checked_text(path, problems, escape_damage, warn)
+
+
+def _python_warning(line: str) -> None:
+    # stacklevel: the caller of load_problems.
+    warnings.warn(AimeDataWarning(line), stacklevel=4)
 
 
 def _checked_text(
-    path: Path, problems: list[AimeProblem], escape_damage: EscapeDamage
+    path: Path,
+    problems: list[AimeProblem],
+    escape_damage: EscapeDamage,
+    warn: Callable[[str], None] | None,
 ) -> list[AimeProblem]:
     """``problems`` with escape damage repaired (or refused), warning of what was done."""
     repaired, controls, checked = [], [], []
@@ -138,21 +152,16 @@ def _checked_text(
             f"{path}: JSON escape damage (a control character where a LaTeX command was meant) "
             f"in {len(repaired)} problems: {'; '.join(repaired)}"
         )
+    warn = warn or _python_warning
     if repaired:
-        warnings.warn(
-            AimeDataWarning(
-                f"{path}: repaired JSON escape damage (a control character where a LaTeX "
-                f"command was meant) in {len(repaired)} problems: {'; '.join(repaired)}"
-            ),
-            stacklevel=3,
+        warn(
+            f"{path}: repaired JSON escape damage (a control character where a LaTeX "
+            f"command was meant) in {len(repaired)} problems: {'; '.join(repaired)}"
         )
     if controls:
-        warnings.warn(
-            AimeDataWarning(
-                f"{path}: control characters (dropped from prompts) in {len(controls)} "
-                f"problems: {'; '.join(controls)}"
-            ),
-            stacklevel=3,
+        warn(
+            f"{path}: control characters (dropped from prompts) in {len(controls)} "
+            f"problems: {'; '.join(controls)}"
         )
     return checked
 

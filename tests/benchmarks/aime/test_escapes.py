@@ -3,6 +3,8 @@ refused; other control characters are named (arcmemo.benchmarks.aime.escapes).""
 
 from __future__ import annotations
 
+import json
+import warnings
 from pathlib import Path
 
 import pytest
@@ -64,9 +66,31 @@ def test_the_benchmark_option_refuses_damaged_files() -> None:
     refusing = BENCHMARKS.create(ComponentSpec(name="aime", options={"escape_damage": "refuse"}))
     with pytest.raises(AimeDataError, match="damaged-frac"):
         refusing.load(split=None, data=str(FIXTURE), task_ids=None, limit=None)
-    with pytest.warns(AimeDataWarning) as caught:
-        problems = BENCHMARKS.create("aime").load(
-            split=None, data=str(FIXTURE), task_ids=None, limit=None
-        )
+    benchmark = BENCHMARKS.create("aime")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the benchmark records them; no Python warning
+        problems = benchmark.load(split=None, data=str(FIXTURE), task_ids=None, limit=None)
     assert len(problems) == 5
-    assert any("repaired" in str(w.message) for w in caught)
+    repaired, controls = benchmark.data_warnings
+    assert repaired.startswith(f"{FIXTURE}: repaired JSON escape damage")
+    assert "damaged-frac (\\frac)" in repaired and "stray-bell" in controls
+
+
+def test_a_run_records_the_repair_among_its_warnings_and_shows_it(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from arcmemo.analysis.report import build_report
+    from arcmemo.cli.main import cli
+
+    script = tmp_path / "answers.py"
+    script.write_text("def respond(messages):\n    return 'So \\\\boxed{5}.'\n")
+    out = tmp_path / "run"
+    args = ["run", "aime", "--data", str(FIXTURE), "--model", f"scripted:{script}"]
+    result = CliRunner().invoke(cli, [*args, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((out / "summary.json").read_text())
+    repaired = next(w for w in summary["warnings"] if "repaired JSON escape damage" in w)
+    assert "damaged-frac (\\frac)" in repaired and "\n" not in repaired
+    assert "benchmark.py" not in result.output and "AimeDataWarning" not in result.output
+    assert "damaged-frac" in result.output  # the final table's WARNING row
+    assert "repaired JSON escape damage" in build_report(out)
