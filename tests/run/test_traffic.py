@@ -17,8 +17,9 @@ from arcmemo.models.config import ModelConfig
 from arcmemo.models.scripted import ScriptedProvider
 from arcmemo.run.config import RunConfig
 from arcmemo.run.pipeline import run_benchmark
+from tests.support.paths import FIXTURES
 
-AIME_FILE = Path(__file__).resolve().parent / "fixtures" / "aime" / "problems.jsonl"
+AIME_FILE = FIXTURES / "aime" / "problems.jsonl"
 SCRIPT = {
     "Find $2 + 3$.": ["So \\boxed{5}.", "\\boxed{6}"],
     "divisors of $2^{15}$": ["\\boxed{016}", "\\boxed{15}"],

@@ -18,8 +18,9 @@ from arcmemo.models.scripted import ScriptedProvider
 from arcmemo.run.config import RunConfig
 from arcmemo.run.directory.sessions import SessionMark, wall_time
 from arcmemo.run.pipeline import run_benchmark
+from tests.support.paths import FIXTURES
 
-AIME_FILE = Path(__file__).resolve().parent / "fixtures" / "aime" / "problems.jsonl"
+AIME_FILE = FIXTURES / "aime" / "problems.jsonl"
 SCRIPT = {
     "Find $2 + 3$.": "So \\boxed{5}.",
     "divisors of $2^{15}$": "There are 16 divisors: \\boxed{016}",
