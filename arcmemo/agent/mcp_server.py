@@ -17,6 +17,10 @@ Resources: ``memory://concepts/{name}`` (one concept as JSON) and ``memory://vie
 (the memory rendered: ``full``, ``compressed``, ...). Bad arguments come back as a tool error
 that says what was wrong; the server keeps serving. Model keys stay in the environment: no
 tool returns the configuration. Importing this module needs the ``mcp`` extra.
+
+The memory is untrusted text (:mod:`arcmemo.memory.untrusted`) and a client may show what it
+gets: every string a tool or resource returns shows its control characters and bidirectional
+overrides escaped (``\\x1b``, ``\\u202e``), as the CLI does.
 """
 
 from __future__ import annotations
@@ -30,7 +34,9 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from arcmemo.agent.memory import AgentMemory, MemoryBusyError, MemoryChangedError
 from arcmemo.agent.outcomes import UnknownConceptError
 from arcmemo.memory.store import MemoryFileError
+from arcmemo.memory.untrusted import visible_value
 from arcmemo.models.retry import ModelCallError
+from arcmemo.sandbox.text import visible_text
 
 # Errors that are the caller's or the moment's, reported as tool errors in one line.
 _TOOL_ERRORS = (
@@ -73,7 +79,9 @@ def build_server(memory: AgentMemory) -> MCPServer[Any]:
     )
 
     def failing(error: Exception) -> ToolError:
-        return ToolError(str(error).splitlines()[0] if str(error) else type(error).__name__)
+        return ToolError(
+            visible_text(str(error).splitlines()[0]) if str(error) else type(error).__name__
+        )
 
     @server.tool()
     async def select_concepts(problem: str, task_id: str | None = None) -> dict[str, Any]:
@@ -97,8 +105,9 @@ def build_server(memory: AgentMemory) -> MCPServer[Any]:
         """One concept of the memory in full."""
         concept = memory.memory.find(name)
         if concept is None:
-            raise ToolError(f"no concept {name!r} in the memory")
-        return concept.model_dump(mode="json")
+            raise ToolError(visible_text(f"no concept {name!r} in the memory"))
+        shown: dict[str, Any] = visible_value(concept.model_dump(mode="json"))
+        return shown
 
     @server.tool()
     async def record_solution(
@@ -124,11 +133,14 @@ def build_server(memory: AgentMemory) -> MCPServer[Any]:
             raise failing(error) from None
         if outcome is None:
             return {"written": [], "note": "nothing to learn: the solution was not verified"}
-        return {
-            "written": outcome.written,
-            "conflicts": outcome.conflicts,
-            "failures": [f"{f.stage}: {f.error}" for f in outcome.failures],
-        }
+        written: dict[str, Any] = visible_value(
+            {
+                "written": outcome.written,
+                "conflicts": outcome.conflicts,
+                "failures": [f"{f.stage}: {f.error}" for f in outcome.failures],
+            }
+        )
+        return written
 
     @server.tool()
     def record_outcome(
@@ -152,14 +164,15 @@ def build_server(memory: AgentMemory) -> MCPServer[Any]:
             )
         except _TOOL_ERRORS as error:
             raise failing(error) from None
-        return record.model_dump(mode="json")
+        recorded: dict[str, Any] = visible_value(record.model_dump(mode="json"))
+        return recorded
 
     @server.tool()
     def memory_stats() -> dict[str, Any]:
         """How many concepts, lessons and outcomes the memory holds."""
         current = memory.memory
         return {
-            "domain": current.domain,
+            "domain": visible_text(current.domain),
             "concepts": len(current.concepts),
             "retired": sum(c.retired is not None for c in current.concepts),
             "lessons": len(current.lessons),
@@ -175,15 +188,15 @@ def build_server(memory: AgentMemory) -> MCPServer[Any]:
         """One concept as JSON."""
         concept = memory.memory.find(name)
         if concept is None:
-            raise ResourceError(f"no concept {name!r} in the memory")
-        return json.dumps(concept.model_dump(mode="json"), indent=2)
+            raise ResourceError(visible_text(f"no concept {name!r} in the memory"))
+        return json.dumps(visible_value(concept.model_dump(mode="json")), indent=2)
 
     @server.resource("memory://view/{view}", mime_type="text/markdown")
     def view_resource(view: str) -> str:
         """The memory rendered in one of its views (full, compressed, ...)."""
         try:
-            return memory.memory.render(view)
+            return visible_text(memory.memory.render(view))
         except (ValueError, KeyError) as error:
-            raise ResourceError(f"no memory view {view!r} ({error})") from None
+            raise ResourceError(visible_text(f"no memory view {view!r} ({error})")) from None
 
     return server

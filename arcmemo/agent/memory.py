@@ -43,11 +43,12 @@ from arcmemo.core.files import LockHeldError, atomic_write_text, file_lock, held
 from arcmemo.core.records import Step
 from arcmemo.core.registry import ComponentSpec
 from arcmemo.memory.schema import Memory
-from arcmemo.memory.store import checked_dump, load_memory
+from arcmemo.memory.store import MemorySaveError, checked_dump, load_memory
 from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient, open_model
 from arcmemo.run.session import writer_lock_path
 from arcmemo.run.solve_prompt import prepare_prompt
+from arcmemo.sandbox.text import visible_text
 from arcmemo.selection.base import SELECTORS, Selector
 
 # The roles the facade calls a model for, and the one each falls back to (as in a run).
@@ -65,7 +66,12 @@ class MemoryChangedError(RuntimeError):
 
 @dataclass
 class Selected:
-    """What :meth:`AgentMemory.select` chose for a problem."""
+    """What :meth:`AgentMemory.select` chose for a problem.
+
+    The memory is untrusted text (:mod:`arcmemo.memory.untrusted`): the names and the block
+    show its control characters and bidirectional overrides escaped (``\\x1b``,
+    ``\\u202e``), as every command that prints memory text does; the solve prompt's
+    messages drop them, as every prompt does."""
 
     task_id: str
     concepts: list[str]
@@ -125,7 +131,11 @@ class AgentMemory:
         if stamp is not None and stamp != self._stamp:
             self._memory = load_memory(self.path)
             self._stamp = _stamp(self.path)
-            self._dirty_check = checked_dump(self._memory, self.path)
+            try:
+                self._dirty_check = checked_dump(self._memory, self.path)
+            except MemorySaveError:
+                # Unsafe text (memory.untrusted): it is read, shown escaped; writes refuse it.
+                self._dirty_check = None
 
     @property
     def memory(self) -> Memory:
@@ -163,13 +173,16 @@ class AgentMemory:
         )
         return Selected(
             task_id=self.benchmark.task_id(task),
-            concepts=list(prepared.selection.selected) if prepared.selection else [],
-            block=prepared.concepts,
+            concepts=[visible_text(n) for n in prepared.selection.selected]
+            if prepared.selection
+            else [],
+            block=visible_text(prepared.concepts),
             messages=prepared.messages,
         )
 
     def search(self, query: str, *, limit: int = 10) -> list[str]:
-        """Names of the concepts whose text holds the most of ``query``'s words."""
+        """Names of the concepts whose text holds the most of ``query``'s words (shown
+        escaped, as :class:`Selected`'s)."""
         words = {w for w in query.lower().split() if len(w) > 2}
         scored = []
         for concept in self.memory.concepts:
@@ -181,7 +194,7 @@ class AgentMemory:
             hits = sum(w in text for w in words)
             if hits:
                 scored.append((-hits, concept.name))
-        return [name for _, name in sorted(scored)[:limit]]
+        return [visible_text(name) for _, name in sorted(scored)[:limit]]
 
     # -- writing ---------------------------------------------------------------------------
 

@@ -16,7 +16,15 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    JsonValue,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from arcmemo.memory.edits import CLOCK, Tracked, TrackedList, TrackedListField, list_index
 from arcmemo.memory.types import unresolved, vocabulary
@@ -49,6 +57,10 @@ def _singular(word: str) -> str:
     if word.endswith("s"):
         return word[:-1]
     return word
+
+
+DISPLAY_COPY = "display copy"
+"""The validation context key of a memory copy made only to be shown."""
 
 
 @lru_cache(maxsize=1 << 17)  # names repeat: every load, merge and lookup derives them
@@ -302,9 +314,12 @@ class Concept(Tracked):
         return cleaned
 
     @model_validator(mode="after")
-    def _derive_id(self) -> Concept:
+    def _derive_id(self, info: ValidationInfo) -> Concept:
         expected = concept_id(self.name)
-        if self.id and self.id not in (expected, exact_id(self.name)):
+        # A display copy (memory.untrusted) shows a name's unsafe characters as escapes that
+        # the id, made of the name's words, never held.
+        shown = bool(info.context and info.context.get(DISPLAY_COPY))
+        if self.id and not shown and self.id not in (expected, exact_id(self.name)):
             raise ValueError(
                 f"id {self.id!r} does not match name {self.name!r} (expected {expected!r})"
             )

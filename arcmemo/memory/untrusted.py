@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from arcmemo.memory.schema import Memory
+from arcmemo.memory.schema import DISPLAY_COPY, Memory
 from arcmemo.sandbox.text import UNSAFE, visible_text
 
 MAX_FILE_BYTES = 100 * 2**20
@@ -148,4 +148,6 @@ def display_copy(memory: Memory) -> Memory:
     text = memory.model_dump_json()
     if not _suspect(text):
         return memory
-    return Memory.model_validate(visible_value(memory.model_dump(mode="json")))
+    return Memory.model_validate(
+        visible_value(memory.model_dump(mode="json")), context={DISPLAY_COPY: True}
+    )

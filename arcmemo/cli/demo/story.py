@@ -6,7 +6,8 @@ from pathlib import Path
 
 from arcmemo.core.records import Step, TaskResult
 from arcmemo.memory.schema import Memory
-from arcmemo.sandbox.text import clean_text
+from arcmemo.memory.untrusted import display_copy
+from arcmemo.sandbox.text import visible_text
 
 INDENT = " " * 12
 
@@ -28,20 +29,21 @@ def step_line(step: Step) -> str:
 
 
 def story(run_dir: Path, memory_path: Path) -> list[str]:
-    """One block of lines per task: selection, rounds, memory writes, credit."""
-    memory = Memory.load(memory_path)
+    """One block of lines per task: selection, rounds, memory writes, credit (the memory's
+    text shown escaped, as every command shows it: :mod:`arcmemo.memory.untrusted`)."""
+    memory = display_copy(Memory.load(memory_path))
     names = {concept.id: concept.name for concept in memory.concepts}
     lines: list[str] = []
     for result in results(run_dir):
-        task = result.task_id
-        selected = result.selection.selected if result.selection else []
+        task = visible_text(result.task_id)  # as the display copy spells it
+        selected = [visible_text(n) for n in result.selection.selected] if result.selection else []
         shown = []
         for name in selected:
             concept = memory.find(name)
             origin = [s for s in concept.provenance.sources if s != "seed"] if concept else []
             written_by = [s for s in origin if s != task]
             shown.append(f"{name} (written from {', '.join(written_by)})" if written_by else name)
-        lines.append(f"  {task}  selected: {clean_text(', '.join(shown) or 'nothing', 300)}")
+        lines.append(f"  {task}  selected: {visible_text(', '.join(shown) or 'nothing', 300)}")
         for attempt in result.attempts:
             for step in attempt.steps:
                 lines.append(INDENT + step_line(step))
@@ -53,13 +55,13 @@ def story(run_dir: Path, memory_path: Path) -> list[str]:
                 f"{'added' if h.op == 'add' else 'extended'} '{names.get(h.target, h.target)}'"
                 for h in writes
             )
-            lines.append(INDENT + clean_text(f"memory: {done}", 300))
+            lines.append(INDENT + visible_text(f"memory: {done}", 300))
         else:
             lines.append(INDENT + "memory: nothing written (no verified program)")
         credited = [c.name for c in memory.concepts if task in c.stats.helpful]
         if credited:
             lines.append(
                 INDENT
-                + clean_text(f"credit: {', '.join(credited)} (the verified program uses it)", 300)
+                + visible_text(f"credit: {', '.join(credited)} (the verified program uses it)", 300)
             )
     return lines
