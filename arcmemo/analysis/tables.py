@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from arcmemo.benchmarks.base import BENCHMARKS, Benchmark, published_runs, strict_runs
+from arcmemo.benchmarks.base import BENCHMARKS, Benchmark, code_runs, strict_runs
 from arcmemo.benchmarks.outputs import (
     Cell,
     Column,
@@ -137,7 +137,7 @@ def _benchmark(name: str) -> Benchmark[Any]:
 
 def _given(convention: Convention) -> dict[str, Convention]:
     """The benchmark hooks' ``convention`` argument: given only when it is not the default,
-    so a benchmark without published scores keeps hooks that take no such argument."""
+    so a benchmark without code-convention scores keeps hooks that take no such argument."""
     return {} if convention == "text" else {"convention": convention}
 
 
@@ -145,8 +145,8 @@ def _check_scores(benchmark: Benchmark[Any], *, strict: bool, convention: Conven
     """Refuse --strict or --convention code for runs whose benchmark has no such scores."""
     if strict and benchmark.strict_scores is None:
         raise TableError(f"--strict is for {strict_runs()}")
-    if convention != "text" and benchmark.published_scores is None:
-        raise TableError(f"--convention {convention} is for {published_runs()}")
+    if convention != "text" and benchmark.code_scores is None:
+        raise TableError(f"--convention {convention} is for {code_runs()}")
 
 
 def build_table(

@@ -401,8 +401,8 @@ class Benchmark(abc.ABC, Generic[TaskT]):
     # The runs --convention code is for and what it means there (None: the benchmark has
     # only the text convention), as strict_scores: "ARC runs (any step up to ...)". The
     # table hooks below get ``convention`` only when it is "code", so a benchmark
-    # without published scores may leave the argument out of its hooks.
-    published_scores: ClassVar[str | None] = None
+    # without code-convention scores may leave the argument out of its hooks.
+    code_scores: ClassVar[str | None] = None
 
     def has_table(self, summary: dict[str, Any], *, convention: Convention = "text") -> bool:
         """Whether ``summary`` holds what :meth:`table` reads under ``convention`` (else it
@@ -532,10 +532,10 @@ def per_benchmark(text: Callable[[type[Benchmark[Any]]], str]) -> str:
     return "; ".join(f"{', '.join(owners)}: {said}" for said, owners in names.items())
 
 
-def published_runs() -> str:
-    """The runs that have published-convention scores and what those are, from the
+def code_runs() -> str:
+    """The runs that have code-convention scores and what those are, from the
     registered benchmarks (as :func:`strict_runs`)."""
-    said = dict.fromkeys(s for _, cls in BENCHMARKS.classes() if (s := cls.published_scores))
+    said = dict.fromkeys(s for _, cls in BENCHMARKS.classes() if (s := cls.code_scores))
     return " and ".join(said)
 
 

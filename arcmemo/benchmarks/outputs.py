@@ -17,7 +17,7 @@ from arcmemo.core.records import TaskResult
 
 # How a table reads a run's scores (the scoring convention): "text" as the paper's text
 # defines them, "code" as the paper's published code computes them (a benchmark that has
-# such a variant says what it is in :attr:`~arcmemo.benchmarks.base.Benchmark.published_scores`).
+# such a variant says what it is in :attr:`~arcmemo.benchmarks.base.Benchmark.code_scores`).
 Convention = Literal["text", "code"]
 CONVENTIONS: tuple[Convention, ...] = get_args(Convention)
 

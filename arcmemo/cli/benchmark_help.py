@@ -58,10 +58,10 @@ def strict_help() -> str:
 def convention_help() -> str:
     """``arcmemo table --convention``: the two readings of a run's scores, and the runs that
     have the published one."""
-    from arcmemo.benchmarks.base import published_runs
+    from arcmemo.benchmarks.base import code_runs
 
     return (
         "text: the scores as the paper's text defines them (at each retry depth an attempt "
         "counts by its last program). code: as the paper's published code and its "
-        f"notebooks compute them, for {published_runs() or 'no registered benchmark'}."
+        f"notebooks compute them, for {code_runs() or 'no registered benchmark'}."
     )

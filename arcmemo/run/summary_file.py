@@ -12,7 +12,10 @@ Versions (``format_version``): 1 is a file without one (arcmemo before it was re
 calls whose prompt was cut to fit the model's window); 4 adds ``sessions`` and
 ``span_seconds`` (``wall_seconds`` is then the time all the run's sessions ran, not the last
 session's), and ``requests`` and ``samples`` (with ``cache_hits``, the run's model traffic
-as the final table and the report count it). :func:`load_summary` reads them all.
+as the final table and the report count it), and names the code convention's scores
+``code_score``, ``code_strict_score``, ``code_by_retry`` and ``code_strict_by_retry``
+(``published_*`` before, read through :data:`arcmemo.core.spellings.SUMMARY_KEYS`).
+:func:`load_summary` reads them all.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from pydantic import (
 
 from arcmemo.benchmarks.base import BENCHMARKS, RunMetrics
 from arcmemo.core.registry import RegistryError
+from arcmemo.core.spellings import SUMMARY_KEYS, renamed_fields
 from arcmemo.models.accounting import StageUsage
 from arcmemo.run.directory.reader import RunDirectory
 from arcmemo.run.directory.records import RunDirError
@@ -248,8 +252,11 @@ def _migrated(raw: dict[str, Any], where: str) -> dict[str, Any]:
             f"{where}: format_version {version} was written by a newer arcmemo (this one "
             f"reads up to {SUMMARY_FORMAT}); upgrade arcmemo"
         )
-    # 1 -> 2 -> 3 -> 4 only added keys (format_version, roles; prompts_cut; sessions,
-    # span_seconds, requests, samples), which read as their defaults.
+    # 1 -> 2 -> 3 only added keys (format_version, roles; prompts_cut), which read as their
+    # defaults; 4 added sessions, span_seconds, requests and samples (defaults too) and
+    # renamed the code convention's keys (published_* before).
+    if version < 4:
+        raw = renamed_fields(raw, SUMMARY_KEYS)
     return {**raw, "format_version": SUMMARY_FORMAT}
 
 

@@ -184,8 +184,8 @@ def test_the_two_conventions_differ_where_the_issue_says(tmp_path: Path) -> None
         pytest.approx(5 / 12, abs=5e-5),
     )
     summary = json.loads((run / "summary.json").read_text())
-    assert summary["published_score"] == pytest.approx(0.75)
-    assert summary["published_strict_score"] == pytest.approx(5 / 12)
+    assert summary["code_score"] == pytest.approx(0.75)
+    assert summary["code_strict_score"] == pytest.approx(5 / 12)
     assert summary["score"] == pytest.approx(0.5)
 
 
@@ -224,7 +224,7 @@ def test_a_version_1_run_is_recomputed_from_its_results(tmp_path: Path) -> None:
     # steps carry their test correctness and train verification.
     run = shutil.copytree(V1_ARC, tmp_path / "arc-online")
     saved = (run / "summary.json").read_text()
-    assert "published_by_retry" not in saved
+    assert "code_by_retry" not in saved
     arcmemo = invoke(str(run))
     # The convention's retired spelling (published: code) still reads, with a warning.
     published = invoke(str(run), "--convention", "published", "--strict")

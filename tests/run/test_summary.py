@@ -17,6 +17,7 @@ from arcmemo.analysis.report.load import load_run
 from arcmemo.benchmarks.aime.metrics import AimeMetrics
 from arcmemo.benchmarks.arc.scoring import ArcMetrics, OracleCell
 from arcmemo.benchmarks.base import BENCHMARKS
+from arcmemo.core.spellings import SUMMARY_KEYS
 from arcmemo.memory.schema import Memory
 from arcmemo.models.client import ModelClient
 from arcmemo.models.config import ModelConfig
@@ -81,12 +82,27 @@ def test_a_summary_of_version_1_reads_whole_with_typed_metrics() -> None:
         assert written.pop("roles") == {}  # not recorded then
         assert written.pop("prompt_too_long") == {} and written.pop("truncated") == 0
         assert written.pop("prompts_cut") == 0  # version 3
-        assert written == raw  # nothing lost
+        # version 5: the code convention's keys, read from their retired spellings
+        assert written == {SUMMARY_KEYS.get(key, key): value for key, value in raw.items()}
     arc = load_summary(RunDirectory(V1 / "arc-online"), "arc-agi-1")
     assert arc is not None and isinstance(arc.metrics, ArcMetrics)
     assert arc.metrics.by_retry is not None
     assert isinstance(arc.metrics.by_retry["2"]["oracle@2"], OracleCell)
     assert arc.write_precision is not None and arc.write_precision.signal == "train"
+
+
+def test_a_summary_before_format_5_reads_its_published_keys_as_the_code_conventions() -> None:
+    rundir = RunDirectory(FIXTURES / "legacy" / "6eae7ae" / "arc-online")
+    old = rundir.read_summary()
+    assert old is not None and old["format_version"] < 5 and "code_score" not in old
+    summary = load_summary(rundir, "arc-agi-1")
+    assert summary is not None and isinstance(summary.metrics, ArcMetrics)
+    assert summary.metrics.code_score == old["published_score"] == 0.75
+    assert summary.metrics.code_strict_by_retry is not None
+    written = summary.file_dict()
+    assert written["code_by_retry"] == old["published_by_retry"]
+    assert written["code_strict_by_retry"] == old["published_strict_by_retry"]
+    assert not [key for key in written if key.startswith("published")]
 
 
 def test_files_of_a_newer_format_are_refused_in_one_line(tmp_path: Path) -> None:

@@ -381,7 +381,7 @@ class ArcBenchmark(Benchmark[ArcTask]):
     # -- arcmemo table: the paper's Tables 4 and 5 (arcmemo.benchmarks.arc.layout) ----------
 
     strict_scores = "ARC runs (one program right on every test input)"
-    published_scores = (
+    code_scores = (
         "ARC runs (the published code's official_score and strict_score, as its notebooks "
         "report them: a test input counts when any step up to the retry depth is right on "
         "it; strict also needs every train pair right)"

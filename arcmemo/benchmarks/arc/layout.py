@@ -4,8 +4,8 @@ One row per setting (a run) and retry depth, columns ``run0 run1 ...`` (each att
 the paper's runs) and ``oracle@1 ... oracle@n`` (mean over the k-subsets of attempts, the
 sample std over them in brackets); ``strict`` gives Table 5. Everything is read from the
 summary's ``by_retry`` / ``strict_by_retry`` (:func:`~arcmemo.benchmarks.arc.scoring.run_scores`),
-or under the code convention (the published code's) its ``published_by_retry`` /
-``published_strict_by_retry`` (a run whose results did not record them shows empty cells and
+or under the code convention (the published code's) its ``code_by_retry`` /
+``code_strict_by_retry`` (a run whose results did not record them shows empty cells and
 a note saying so).
 """
 
@@ -33,17 +33,17 @@ from arcmemo.core.records import TaskResult
 _BY_RETRY: dict[tuple[Convention, bool], str] = {
     ("text", False): "by_retry",
     ("text", True): "strict_by_retry",
-    ("code", False): "published_by_retry",
-    ("code", True): "published_strict_by_retry",
+    ("code", False): "code_by_retry",
+    ("code", True): "code_strict_by_retry",
 }
 NOT_RECORDED = "the code convention is not recorded (results.jsonl has no per-step records)"
 
 
 def has_table(summary: dict[str, Any], *, convention: Convention = "text") -> bool:
-    """``by_retry`` is there (and, for the published convention, its key, even when None:
+    """``by_retry`` is there (and, for the code convention, its key, even when None:
     a summary from before it was written is recomputed from the results)."""
-    published = convention == "text" or _BY_RETRY[(convention, False)] in summary
-    return isinstance(summary.get("by_retry"), dict) and published
+    recorded = convention == "text" or _BY_RETRY[(convention, False)] in summary
+    return isinstance(summary.get("by_retry"), dict) and recorded
 
 
 def recorded(run: ScoredRun, convention: Convention, strict: bool) -> bool:
@@ -141,7 +141,7 @@ def task_values(
         if convention == "text":
             matrices[result.task_id] = scoring.task_matrix(result, None, n, strict=strict)
             continue
-        matrix = scoring.published_matrix(result, None, n, strict=strict)
+        matrix = scoring.code_matrix(result, None, n, strict=strict)
         if matrix is None:
             raise NotRecordedError(f"task {result.task_id}: {NOT_RECORDED}")
         matrices[result.task_id] = matrix

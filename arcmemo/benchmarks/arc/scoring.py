@@ -24,7 +24,7 @@ A run's ``score`` is oracle@2 at the final retry depth (oracle@1 when there is o
 the official ARC metric as the paper reports it. A task's score is its own oracle@min(2, n),
 so the run's ``score`` is the mean of its tasks' scores.
 
-**The published convention** (``published_*`` keys) reads attempts as the paper's published
+**The code convention** (``code_*`` keys) reads attempts as the paper's published
 code does (``official_score`` with ``step_selection="all"`` and ``strict_score`` with
 ``include_train=True, step_selection="last"`` in its ``score_tree.py``, the figures its
 notebooks report): at depth ``r`` an attempt is right on a test input when *any* of its steps
@@ -113,7 +113,7 @@ def attempt_row(attempt: Attempt, depth: int | None) -> list[bool]:
     return list(step.correct) if step.correct is not None else [False] * len(attempt.correct)
 
 
-def published_row(attempt: Attempt, depth: int | None, *, strict: bool) -> list[bool] | None:
+def code_row(attempt: Attempt, depth: int | None, *, strict: bool) -> list[bool] | None:
     """Per test input, whether the attempt counts under the published code's convention at
     retry ``depth`` (None: all its steps): some step up to ``depth`` is right on it; when
     ``strict``, the step at ``depth`` is right on it and on every train pair. None when a
@@ -177,12 +177,12 @@ def task_matrix(
     return _pad(by_attempt_index(result.attempts, rows, strict=strict), attempts)
 
 
-def published_matrix(
+def code_matrix(
     result: TaskResult, depth: int | None, attempts: int, *, strict: bool
 ) -> Matrix | None:
-    """:func:`task_matrix` under the published convention (:func:`published_row`); None
+    """:func:`task_matrix` under the code convention (:func:`code_row`); None
     when the task's steps were not recorded."""
-    rows = [published_row(a, depth, strict=strict) for a in result.attempts]
+    rows = [code_row(a, depth, strict=strict) for a in result.attempts]
     known = [row for row in rows if row is not None]
     if len(known) < len(rows):
         return None
@@ -271,31 +271,31 @@ class ArcMetrics(RunMetrics):
         default=None, description="Per retry depth reached, oracle@k for k = 1..n."
     )
     strict_by_retry: dict[str, dict[str, OracleCell]] | None = None
-    published_score: float | None = Field(
+    code_score: float | None = Field(
         default=None,
         description="score under the published code's convention (any step up to the depth); "
         "None: not recorded.",
     )
-    published_strict_score: float | None = Field(
+    code_strict_score: float | None = Field(
         default=None,
         description="strict_score under the published code's convention (train pairs too).",
     )
-    published_by_retry: dict[str, dict[str, OracleCell]] | None = Field(
+    code_by_retry: dict[str, dict[str, OracleCell]] | None = Field(
         default=None,
         description="by_retry under the published code's convention; None (or absent in "
         "summaries before it) when results.jsonl has no per-step records.",
     )
-    published_strict_by_retry: dict[str, dict[str, OracleCell]] | None = None
+    code_strict_by_retry: dict[str, dict[str, OracleCell]] | None = None
 
 
-def _published_by_retry(
+def _code_by_retry(
     results: list[TaskResult], n: int, depths: int, *, strict: bool
 ) -> dict[str, dict[str, dict[str, Any]]] | None:
-    """Per retry depth, :func:`oracle_cells` under the published convention; None when a
+    """Per retry depth, :func:`oracle_cells` under the code convention; None when a
     task's steps were not recorded."""
     by_retry: dict[str, dict[str, dict[str, Any]]] = {}
     for depth in range(depths if results else 0):
-        matrices = [published_matrix(r, depth, n, strict=strict) for r in results]
+        matrices = [code_matrix(r, depth, n, strict=strict) for r in results]
         known = [m for m in matrices if m is not None]
         if len(known) < len(matrices):
             return None
@@ -303,13 +303,11 @@ def _published_by_retry(
     return by_retry
 
 
-def _published_scores(
-    results: list[TaskResult], n: int, depths: int, metric: str
-) -> dict[str, Any]:
-    """The ``published_*`` keys of :func:`run_scores` (None where not recorded)."""
+def _code_scores(results: list[TaskResult], n: int, depths: int, metric: str) -> dict[str, Any]:
+    """The ``code_*`` keys of :func:`run_scores` (None where not recorded)."""
     scores: dict[str, Any] = {}
-    for strict, name in ((False, "published"), (True, "published_strict")):
-        by_retry = _published_by_retry(results, n, depths, strict=strict)
+    for strict, name in ((False, "code"), (True, "code_strict")):
+        by_retry = _code_by_retry(results, n, depths, strict=strict)
         final = by_retry.get(str(depths - 1), {}) if by_retry is not None else None
         scores[f"{name}_score"] = (
             None if final is None else (final[metric]["mean"] if final else 0.0)
@@ -326,8 +324,8 @@ def run_scores(results: list[TaskResult], attempts: int) -> dict[str, Any]:
     ``n_scored`` (the tasks these figures come from), ``n_attempts``, ``oracle@k`` for
     k = 1..n (means at the final depth, flat for tables), and ``by_retry`` /
     ``strict_by_retry``: per retry depth reached (``"0"``, ``"1"``, ...), :func:`oracle_cells`;
-    ``published_score``, ``published_strict_score``, ``published_by_retry`` and
-    ``published_strict_by_retry``: the same under the published code's convention (None when
+    ``code_score``, ``code_strict_score``, ``code_by_retry`` and
+    ``code_strict_by_retry``: the same under the published code's convention (None when
     the results have no per-step records).
     """
     unscored = sum(r.score is None for r in results)
@@ -356,6 +354,6 @@ def run_scores(results: list[TaskResult], attempts: int) -> dict[str, Any]:
         **{key: cell["mean"] for key, cell in final.items()},
         "by_retry": by_retry,
         "strict_by_retry": strict_by_retry,
-        **_published_scores(results, n, depths, metric),
+        **_code_scores(results, n, depths, metric),
         **({"n_unlabelled": unscored} if unscored else {}),
     }

@@ -106,8 +106,8 @@ def test_arc_task_logs_arcmemos_scores(tmp_path: Path) -> None:
         "oracle@2": 1.0,
         # The published code's convention: the same here (no step right before a wrong
         # retry, none right on the tests and wrong on train).
-        "published_score": 1.0,
-        "published_strict_score": 0.0,
+        "code_score": 1.0,
+        "code_strict_score": 0.0,
     }
     assert per_sample["00576224"]["oracle@2"] == 1.0  # solved by a retry with feedback
     assert per_sample["68b67ca3"]["oracle@2"] == 0.0
