@@ -76,6 +76,7 @@ RETIRED: tuple[Retired, ...] = (
     Retired("retries", "feedback rounds", "the ARC tables' first column (arcmemo table)"),
     Retired("arcmemo", "text", "arcmemo table --convention"),
     Retired("published", "code", "arcmemo table --convention"),
+    Retired("run0 run1 ...", "attempt 1 attempt 2 ...", "the ARC tables' columns (arcmemo table)"),
     Retired("by_run", "by_attempt_index", "benchmarks.arc.scoring", r"\bby_run\b"),
     Retired("n_runs", "n_attempt_indices", "benchmarks.arc.scoring", r"\bn_runs\b"),
     *(

@@ -79,7 +79,7 @@ def test_rows_by_depth_then_setting_with_missing_cells() -> None:
     ]
     table = tables.build_table(runs)
     assert [c.name for c in table.columns] == [
-        *("run0", "run1", "run2", "oracle@1", "oracle@2", "oracle@3"),
+        *("attempt 1", "attempt 2", "attempt 3", "oracle@1", "oracle@2", "oracle@3"),
     ]
     assert [keys for keys, _ in table.rows] == [
         ["0", "three"],
@@ -118,7 +118,15 @@ def test_csv_has_a_std_column_per_oracle_and_empty_missing_cells() -> None:
     assert len(rows) == 1 + len(table.rows)  # data only: the notes are footnotes
     assert tables.footnotes(table, "csv") == table.notes != []
     assert rows[0] == [
-        *("feedback rounds", "setting", "run0", "run1", "run2", "oracle@1", "oracle@1_std"),
+        *(
+            "feedback rounds",
+            "setting",
+            "attempt 1",
+            "attempt 2",
+            "attempt 3",
+            "oracle@1",
+            "oracle@1_std",
+        ),
         *("oracle@2", "oracle@2_std", "oracle@3", "oracle@3_std"),
     ]
     assert rows[2] == [

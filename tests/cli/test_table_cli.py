@@ -75,7 +75,7 @@ def test_table_rows_per_setting_and_retry_depth(runs: Runs) -> None:
     assert result.exit_code == 0, result.output
     rows = [line for line in result.output.splitlines() if line.startswith("| ")]
     assert rows == [
-        "| feedback rounds | setting | run0 | run1 | oracle@1 | oracle@2 |",
+        "| feedback rounds | setting | attempt 1 | attempt 2 | oracle@1 | oracle@2 |",
         # depth 0: only 66e6c45b and half of each two-test task; the same first answers
         "| 0 | PS | 40.00 | 40.00 | 40.00 (0.00) | 50.00 |",
         "| 0 | base | 40.00 | 40.00 | 40.00 (0.00) | 50.00 |",

@@ -1,8 +1,9 @@
 """ARC runs laid out as the paper's Tables 4 and 5, and ARC's lines in the report's charts.
 
-One row per setting (a run) and retry depth, columns ``run0 run1 ...`` (each attempt alone:
-the paper's runs) and ``oracle@1 ... oracle@n`` (mean over the k-subsets of attempts, the
-sample std over them in brackets); ``strict`` gives Table 5. Everything is read from the
+One row per setting (a run) and retry depth, columns ``attempt 1 ... attempt n`` (each
+attempt index alone: the paper's ``run0 run1 ...``) and ``oracle@1 ... oracle@n`` (mean over
+the k-subsets of attempts, the sample std over them in brackets); ``strict`` gives Table 5.
+Everything is read from the
 summary's ``by_retry`` / ``strict_by_retry`` (:func:`~arcmemo.benchmarks.arc.scoring.run_scores`),
 or under the code convention (the published code's) its ``code_by_retry`` /
 ``code_strict_by_retry`` (a run whose results did not record them shows empty cells and
@@ -71,7 +72,8 @@ def table(
 ) -> Table:
     """The paper's Table 4 (Table 5 when ``strict``) for these runs."""
     n = _n_attempts(runs)
-    columns = [Column(f"run{j}", False) for j in range(n)]
+    # The paper prints attempt index j as "run j" (run0 is attempt 1): docs/glossary.md.
+    columns = [Column(f"attempt {j + 1}", False) for j in range(n)]
     columns += [Column(f"oracle@{k}", True) for k in range(1, n + 1)]
     rows = []
     too_many = False
