@@ -36,7 +36,7 @@ RUN_CONFIG_FIELDS: Mapping[str, str] = {"retries": "feedback_rounds"}
 MODEL_CONFIG_FIELDS: Mapping[str, str] = {"max_retries": "request_retries"}
 BATCH_RECORD_FIELDS: Mapping[str, str] = {"round": "rerun"}
 INSPECT_TASK_ARGS: Mapping[str, str] = {"retries": "feedback_rounds", "format": "memory_format"}
-# summary.json before format 5: the code convention's scores were published_*.
+# summary.json before format 4: the code convention's scores were published_*.
 SUMMARY_KEYS: Mapping[str, str] = {
     "published_score": "code_score",
     "published_strict_score": "code_strict_score",
@@ -80,7 +80,7 @@ RETIRED: tuple[Retired, ...] = (
     Retired("by_run", "by_attempt_index", "benchmarks.arc.scoring", r"\bby_run\b"),
     Retired("n_runs", "n_attempt_indices", "benchmarks.arc.scoring", r"\bn_runs\b"),
     *(
-        Retired(old, new, "summary.json (before format 5)", rf"\b{old}\b")
+        Retired(old, new, "summary.json (before format 4)", rf"\b{old}\b")
         for old, new in SUMMARY_KEYS.items()
     ),
     Retired("published_scores", "code_scores", "Benchmark", r"\bpublished_scores\b"),
