@@ -13,7 +13,7 @@ from arcmemo.cli.console import print_table
 from arcmemo.cli.errors import user_errors
 
 
-@click.command("batches")
+@click.command("batches", short_help="List or cancel the provider batches of a run.")
 @click.argument("run", type=click.Path(path_type=Path))
 @click.argument("ids", nargs=-1)
 @click.option(

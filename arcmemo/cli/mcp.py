@@ -24,7 +24,7 @@ MCP_SETTINGS: dict[str, Iterable[str] | None] = {
 }
 
 
-@click.command("mcp")
+@click.command("mcp", short_help="Serve a memory to agents as MCP tools and resources.")
 @click.option("--memory", "memory_path", required=True, type=click.Path(path_type=Path),
               help="The memory file served (created on its first write).")  # fmt: skip
 @config_options(RunConfig, MCP_SETTINGS)

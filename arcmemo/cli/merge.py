@@ -10,7 +10,7 @@ from rich.console import Console
 from arcmemo.cli.errors import user_errors
 
 
-@click.command("merge")
+@click.command("merge", short_help="Join the shards of a run into one run directory.")
 @click.argument("runs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option(
     "--out",

@@ -36,7 +36,12 @@ if TYPE_CHECKING:
 SELECT_SETTINGS: dict[str, Iterable[str] | None] = {"selector": None, "variants": None}
 
 
-@click.command("select", cls=RegistryHelpCommand, registries=(SELECTORS,))
+@click.command(
+    "select",
+    cls=RegistryHelpCommand,
+    registries=(SELECTORS,),
+    short_help="Show what a selector picks for a task, and why.",
+)
 @click.argument("task_id")
 @click.option(
     "--memory",

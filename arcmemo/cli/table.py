@@ -17,7 +17,7 @@ from arcmemo.sandbox.text import visible_text
 _RUN_DIR = click.Path(exists=True, file_okay=False, path_type=Path)
 
 
-@click.command("table")
+@click.command("table", short_help="Lay out runs side by side in their benchmark's table.")
 @click.argument("runs", nargs=-1, required=True, type=_RUN_DIR)
 @click.option(
     "--label",

@@ -96,6 +96,7 @@ def estimate_table(estimates: list[EpochEstimate]) -> Table:
     "train",
     cls=RegistryHelpCommand,
     registries=(BENCHMARKS, SELECTORS, ABSTRACTORS, WRITE_SIGNALS, SANDBOXES),
+    short_help="Train a memory over epochs; keep the best on a validation split.",
 )
 @config_options(RunConfig, only=ONLY)
 @click.option("--val-split", cls=GroupedOption, group="Data", help="The validation split.")
