@@ -11,7 +11,7 @@ how often they were right (:func:`arcmemo.run.summary.write_precision`).
 
 from __future__ import annotations
 
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Mapping
 from typing import Any
 
 from arcmemo.abstraction.base import ABSTRACTORS
@@ -21,6 +21,7 @@ from arcmemo.abstraction.pitfall import failed_item
 from arcmemo.benchmarks.base import Benchmark
 from arcmemo.core.records import Step, TaskResult
 from arcmemo.core.registry import ComponentSpec
+from arcmemo.core.roles import ABSTRACT, AUX, with_fallbacks
 from arcmemo.memory.attribution import attribute_task, record_attribution
 from arcmemo.memory.judge import judge_usage
 from arcmemo.memory.render import lesson_name
@@ -66,7 +67,9 @@ def record_selection_stats(memory: Memory, result: TaskResult, confirmed: bool) 
 class ContinualUpdater:
     """The runner's after-batch hook for ``--update online``.
 
-    It grows ``memory`` in place (the runner reads the same object) and records each batch
+    It writes with the abstract role's client of ``clients`` and judges attribution with the
+    aux role's (:mod:`arcmemo.core.roles`; a role left out calls its fallback's). It grows
+    ``memory`` in place (the runner reads the same object) and records each batch
     in the run directory. After each batch: every task of it whose solution the write
     signal confirms, and that has not been written before, is abstracted (in batch order);
     every task whose result is final is counted in the selection statistics; then the
@@ -81,17 +84,16 @@ class ContinualUpdater:
         benchmark: Benchmark[Any],
         memory: Memory,
         rundir: RunWriter,
-        model: ModelClient,
-        *,
-        judge: ModelClient | None = None,
+        clients: Mapping[str, ModelClient],
     ) -> None:
         self.config = config
         self.benchmark = benchmark
         self.memory = memory
         self.rundir = rundir
-        self.model = model  # the abstract role's: writes the memory
-        self.judge = judge or model  # the aux role's: the attribution judge
-        self.abstractor = ABSTRACTORS.create(config.memory_format, actor=model.spec)
+        self.clients = with_fallbacks(clients)
+        self.abstractor = ABSTRACTORS.create(
+            config.memory_format, actor=self.clients[ABSTRACT].spec
+        )
         self.signal: WriteSignal = WRITE_SIGNALS.create(run_write_signal(config, benchmark))
         self.contrast: WriteSignal | None = (
             contrast_signal(self.abstractor.contrast_signal, self.signal)
@@ -126,7 +128,7 @@ class ContinualUpdater:
         )
         if pair is None:
             return []
-        write = self.abstractor.learn_from_contrast(self.memory, pair, self.model)
+        write = self.abstractor.learn_from_contrast(self.memory, pair, self.clients[ABSTRACT])
         return [await self._write(result.task_id, write)]
 
     async def _judge(self, result: TaskResult, solution: Step | None) -> dict[str, bool] | None:
@@ -135,7 +137,7 @@ class ContinualUpdater:
             return None
         try:
             return await judge_usage(
-                self.judge, self.memory, result, solution, domain=self.benchmark.domain
+                self.clients[AUX], self.memory, result, solution, domain=self.benchmark.domain
             )
         except ModelCallError:
             return None  # the lexical verdicts stand
@@ -163,14 +165,16 @@ class ContinualUpdater:
                         outcomes.append(
                             await self._write(
                                 result.task_id,
-                                self.abstractor.learn_from_failure(self.memory, failed, self.model),
+                                self.abstractor.learn_from_failure(
+                                    self.memory, failed, self.clients[ABSTRACT]
+                                ),
                             )
                         )
             if step is None:
                 continue
             item = self.benchmark.solved_item(task, step)
             outcome = await self._write(
-                item.task_id, self.abstractor.abstract(self.memory, item, self.model)
+                item.task_id, self.abstractor.abstract(self.memory, item, self.clients[ABSTRACT])
             )
             outcomes.append(outcome)
             if self.contrast is not None:

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import asyncio
 import time
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from arcmemo.core.progress import ProgressSink, RunStarted, RunStopped, TaskFinished
-from arcmemo.core.roles import ABSTRACT, AUX, SELECT, SOLVER
+from arcmemo.core.roles import AUX, SOLVER
 from arcmemo.models.batch import BatchSettings, ProgressCallback, log_progress
 from arcmemo.models.client import ModelClient
 from arcmemo.models.retry import ModelUnreachableError
@@ -53,20 +54,22 @@ async def run_benchmark(
     config: RunConfig,
     *,
     progress: ProgressSink | None = None,
-    solver: ModelClient | None = None,
-    aux: ModelClient | None = None,
     models: Mapping[str, ModelClient] | None = None,
     force_resume: bool = False,
     batch_progress: ProgressCallback = log_progress,
     stop_cause: Callable[[], str] = lambda: CANCELLED,
+    solver: ModelClient | None = None,
+    aux: ModelClient | None = None,
 ) -> dict[str, Any]:
     """Run (or resume) the configured run; returns and writes ``summary.json``.
 
-    ``solver``/``aux`` (and any role's client in ``models``) override the models built
-    from the config (tests pass scripted ones);
+    ``models`` gives clients by role name (:mod:`arcmemo.core.roles`) instead of the models
+    the config names (tests pass scripted ones; with the solver's given, the config opens
+    none, and a role left out calls its fallback's);
     ``force_resume`` continues a run whose settings differ (recorded in ``config.json``);
     ``batch_progress`` shows ``--batch`` progress (the config sets window and polling);
-    ``stop_cause`` names what cancelled the run, for the summary's ``aborted``.
+    ``stop_cause`` names what cancelled the run, for the summary's ``aborted``;
+    ``solver``/``aux``: deprecated spellings of ``models={"solver": ..., "aux": ...}``.
     """
     started = time.perf_counter()
     resolved = resolve_config(config)
@@ -75,16 +78,15 @@ async def run_benchmark(
     progress = progress or ProgressSink()
     # Everything that can fail on user input (tasks, memory, keys) fails while the session
     # opens, before the run directory is claimed, so a corrected command can reuse --out.
-    given = {name: c for name, c in ((SOLVER, solver), (AUX, aux)) if c is not None}
+    given = {**legacy_role_keywords(solver=solver, aux=aux), **(models or {})}
     # A client the caller gives is used through a view that reports to this run (one view
     # per client, so that a client given for two roles stays one).
     views: dict[int, ModelClient] = {}
     clients = {
         name: views.setdefault(id(c), c.reporting_to(progress, rundir.in_flight_dir))
-        for name, c in {**given, **(models or {})}.items()
+        for name, c in given.items()
     }
     async with open_session(resolved, rundir, clients=clients, progress=progress) as session:
-        assert session.solver is not None and session.aux is not None
         # A batched run (Runner.batched) has its directory to itself; other runs share it
         # with processes that claim tasks.
         with rundir.occupy(alone=session.online or resolved.run_schedule == "passes"):
@@ -102,21 +104,15 @@ async def run_benchmark(
             updater = None
             if session.online and session.memory is not None:
                 updater = ContinualUpdater(
-                    resolved,
-                    session.benchmark,
-                    session.memory,
-                    rundir,
-                    session.models[ABSTRACT],
-                    judge=session.aux,
+                    resolved, session.benchmark, session.memory, rundir, session.models
                 )
             runner = Runner(
                 resolved,
                 session.benchmark,
-                session.solver,
+                session.models,
                 rundir=rundir,
                 selector=session.selector,
                 memory=session.memory,
-                selector_model=session.models[SELECT],
                 after_batch=updater.after_batch if updater else None,
                 on_task_done=lambda result: progress.emit(TaskFinished(result=result)),
                 progress=progress,
@@ -173,6 +169,22 @@ async def run_benchmark(
         if stopped is not None:
             raise asyncio.CancelledError
         return summary.file_dict()
+
+
+def legacy_role_keywords(
+    *, solver: ModelClient | None, aux: ModelClient | None
+) -> dict[str, ModelClient]:
+    """The clients given by :func:`run_benchmark`'s retired keywords, by role (with a
+    DeprecationWarning): the one place they are read."""
+    given = {name: c for name, c in ((SOLVER, solver), (AUX, aux)) if c is not None}
+    if given:
+        warnings.warn(
+            "run_benchmark(solver=..., aux=...) is deprecated: pass the clients by role, "
+            f"models={{{', '.join(repr(name) + ': ...' for name in given)}}}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+    return given
 
 
 def compact_results(rundir: RunWriter) -> None:

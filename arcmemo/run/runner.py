@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from arcmemo.benchmarks.base import Benchmark
@@ -80,21 +80,22 @@ class Runner:
     """Runs one configured benchmark run in its run directory: which tasks are solved when
     (each under a claim, or batch by batch with commits), each by its :class:`TaskLoop`.
 
-    Collaborators come in through the constructor: the memory (shared with the
-    ``after_batch`` hook, which grows it in online runs), the selector and its model, and
-    the hook called after each batch with that batch's tasks and results.
+    Collaborators come in through the constructor: the client of each model role
+    (``clients``, by role name: :mod:`arcmemo.core.roles`; a role left out calls its
+    fallback's), the memory (shared with the ``after_batch`` hook, which grows it in online
+    runs), the selector, and the hook called after each batch with that batch's tasks and
+    results.
     """
 
     def __init__(
         self,
         config: ResolvedRunConfig,
         benchmark: Benchmark[Any],
-        model: ModelClient,
+        clients: Mapping[str, ModelClient],
         *,
         rundir: RunWriter,
         selector: Selector,
         memory: Memory | None = None,
-        selector_model: ModelClient | None = None,
         after_batch: BatchHook | None = None,
         on_task_done: Callable[[TaskResult], None] | None = None,
         progress: ProgressSink | None = None,
@@ -107,14 +108,7 @@ class Runner:
         self.on_task_done = on_task_done
         self.schedule = config.run_schedule
         self.progress = progress or ProgressSink()
-        self.loop = TaskLoop(
-            config,
-            benchmark,
-            model,
-            selector=selector,
-            memory=memory,
-            selector_model=selector_model,
-        )
+        self.loop = TaskLoop(config, benchmark, clients, selector=selector, memory=memory)
         self.feedback_rounds = self.loop.feedback_rounds
 
     @property

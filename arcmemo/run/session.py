@@ -16,7 +16,7 @@ from arcmemo.core.bulk import lasting
 from arcmemo.core.files import LockHeldError, held_lock
 from arcmemo.core.progress import ProgressSink
 from arcmemo.core.prompting import prompt_overlay
-from arcmemo.core.roles import AUX, FALLBACK, MODEL_ROLES, SOLVER
+from arcmemo.core.roles import FALLBACK, MODEL_ROLES, SOLVER
 from arcmemo.memory.schema import Memory
 from arcmemo.models.batch import BatchSettings
 from arcmemo.models.client import ModelClient, open_model
@@ -41,23 +41,15 @@ class RunSession:
     tasks: list[Any]
     memory: Memory | None
     selector: Selector
-    # The client of each model role (arcmemo.core.roles); empty in a dry run.
+    # The client of every model role (arcmemo.core.roles), each role's own or its
+    # fallback's view: what the runner, the task loop and the updater are given. Empty in a
+    # dry run.
     models: dict[str, ModelClient] = field(default_factory=dict)
 
     @property
     def online(self) -> bool:
         """Whether the run writes its memory as it goes."""
         return self.config.update == "online" and self.memory is not None
-
-    @property
-    def solver(self) -> ModelClient | None:
-        """The solver's client (writes the answers)."""
-        return self.models.get(SOLVER)
-
-    @property
-    def aux(self) -> ModelClient | None:
-        """The aux role's client (the attribution judge and every other call)."""
-        return self.models.get(AUX)
 
     def clients(self) -> list[ModelClient]:
         """The model clients, each once (one client often serves several roles)."""

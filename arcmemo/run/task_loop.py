@@ -9,12 +9,14 @@ all inline after the first tries, or one pass at a time across the run's tasks.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
 from arcmemo.benchmarks.base import Benchmark, PromptCuts, PromptRequest
 from arcmemo.core.records import Attempt, PromptCut, PromptTooLong, Step, TaskResult
+from arcmemo.core.roles import SELECT, SOLVER, with_fallbacks
 from arcmemo.core.tokens import Usage
 from arcmemo.library.task import NO_LIBRARY, TaskLibrary
 from arcmemo.memory.schema import Memory
@@ -82,25 +84,24 @@ class TaskState:
 
 
 class TaskLoop:
-    """Solves one task at a time with the solver model, the selector and its model, and the
-    memory the selector reads (grown between batches by an online run)."""
+    """Solves one task at a time with the selector and the memory it reads (grown between
+    batches by an online run), calling the solver and select roles' clients of ``clients``
+    (a role without one calls its fallback's: :func:`arcmemo.core.roles.with_fallbacks`)."""
 
     def __init__(
         self,
         config: ResolvedRunConfig,
         benchmark: Benchmark[Any],
-        model: ModelClient,
+        clients: Mapping[str, ModelClient],
         *,
         selector: Selector,
         memory: Memory | None = None,
-        selector_model: ModelClient | None = None,
     ) -> None:
         self.config = config
         self.benchmark = benchmark
-        self.model = model
+        self.clients = with_fallbacks(clients)
         self.selector = selector
         self.memory = memory
-        self.selector_model = selector_model or model
         self.feedback_rounds = config.feedback_rounds if config.feedback_rounds is not None else 0
         self.reselect = config.feedback_rounds_reselect and memory is not None
 
@@ -109,7 +110,7 @@ class TaskLoop:
     ) -> list[Answer]:
         sampling = self.config.solver.sampling
         started = _now()
-        completions = await self.model.generate(
+        completions = await self.clients[SOLVER].generate(
             messages,
             stage="solve" if previous is None else "retry",
             task_id=self.benchmark.task_id(task),
@@ -130,7 +131,8 @@ class TaskLoop:
         cache, so a resumed run records what an uninterrupted one does."""
         if completion.cost_usd is not None:
             return completion.cost_usd
-        return self.model.prices.cost_usd(self.model.spec, completion.usage)
+        solver = self.clients[SOLVER]
+        return solver.prices.cost_usd(solver.spec, completion.usage)
 
     async def _step(
         self,
@@ -176,7 +178,7 @@ class TaskLoop:
             selector=self.selector,
             # Variant v's selector calls are sample v of their request: each variant gets
             # its own selection, also from the response cache.
-            model=self.selector_model.with_samples(variant),
+            model=self.clients[SELECT].with_samples(variant),
             previous=previous,
             library_scope=self.config.library,
         )
@@ -208,7 +210,8 @@ class TaskLoop:
     async def _fit(self, task: Any, request: PromptRequest) -> FittedPrompt:
         """The prompt of ``request`` fitted to the solver's context window
         (:mod:`arcmemo.run.prompt_fit`), with room for an answer of the solver's max_tokens."""
-        window = await self.model.context_window()
+        solver = self.clients[SOLVER]
+        window = await solver.context_window()
         answer = self.config.solver.sampling.max_tokens
 
         def prompt(cuts: PromptCuts) -> list[Message]:
@@ -221,7 +224,7 @@ class TaskLoop:
             prompt,
             request.library,
             window=window,
-            answer_tokens=answer if answer is not None else self.model.defaults.max_tokens,
+            answer_tokens=answer if answer is not None else solver.defaults.max_tokens,
         )
 
     async def _variant_first_tries(

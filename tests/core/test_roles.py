@@ -14,14 +14,14 @@ from click.testing import CliRunner
 
 from arcmemo.cli.main import cli
 from arcmemo.core.progress import ProgressEvent, ProgressSink, ProgressState
-from arcmemo.core.roles import role_of
+from arcmemo.core.roles import role_of, with_fallbacks
 from arcmemo.memory.schema import Memory
 from arcmemo.memory.seeds import load_seed
 from arcmemo.models.base import ProviderError
 from arcmemo.models.client import ModelClient
 from arcmemo.models.scripted import ScriptedProvider
 from arcmemo.run.config import RESULT_FIELDS, RunConfig, result_values
-from arcmemo.run.pipeline import run_benchmark
+from arcmemo.run.pipeline import legacy_role_keywords, run_benchmark
 from tests.support.arc_solutions import CORNERS, CORNERS_CONCEPT, QUADRANTS
 from tests.support.paths import FIXTURES
 from tests.support.scripted_models import loop_model
@@ -128,6 +128,23 @@ def test_a_role_without_a_model_of_its_own_is_counted_under_its_fallback() -> No
     assert role_of("abstract", ("solver", "aux", "abstract")) == "abstract"
     assert role_of("select", ("solver", "aux", "abstract")) == "aux"
     assert role_of("retry") == "solver"
+
+
+def test_a_role_left_out_of_a_mapping_gets_its_fallbacks_entry() -> None:
+    every = with_fallbacks({"solver": "s", "abstract": "a"})
+    assert every == {"solver": "s", "aux": "s", "select": "s", "abstract": "a"}
+    assert with_fallbacks({"solver": "s", "aux": "x"})["select"] == "x"
+    with pytest.raises(ValueError, match="no solver"):
+        with_fallbacks({"aux": "x"})
+    with pytest.raises(ValueError, match="unknown model role"):
+        with_fallbacks({"solver": "s", "judge": "j"})
+
+
+def test_the_retired_keywords_of_run_benchmark_warn_and_name_roles(tmp_path: Path) -> None:
+    client = _client(["x"], "solver", tmp_path)
+    with pytest.warns(DeprecationWarning, match="models="):
+        given = legacy_role_keywords(solver=client, aux=None)
+    assert given == {"solver": client}
 
 
 def test_every_role_is_a_result_setting_and_falls_back_as_documented() -> None:

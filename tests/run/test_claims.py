@@ -192,7 +192,9 @@ def test_a_task_finished_by_another_process_is_not_solved_again(
     writer.start(resolved)
     benchmark = AimeBenchmark()
     model = open_model(resolved.model, config=resolved.models)
-    runner = Runner(resolved, benchmark, model, rundir=writer, selector=SELECTORS.create("none"))
+    runner = Runner(
+        resolved, benchmark, {"solver": model}, rundir=writer, selector=SELECTORS.create("none")
+    )
     tasks = benchmark.load(split=None, data=str(data), task_ids=None, limit=None)
     asyncio.run(runner.run(tasks))
     answered = {line.split()[1] for line in log.read_text().splitlines()}

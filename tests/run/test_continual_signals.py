@@ -124,7 +124,7 @@ def test_a_failed_model_call_during_abstraction_is_recorded_and_the_run_goes_on(
     benchmark = BENCHMARKS.create("arc-agi-1")
     rundir = RunWriter(cfg.out)
     rundir.start(cfg)
-    updater = ContinualUpdater(cfg, benchmark, Memory(), rundir, client)
+    updater = ContinualUpdater(cfg, benchmark, Memory(), rundir, {"solver": client})
     task = benchmark.load(split=None, data=cfg.data, task_ids=["66e6c45b"], limit=None)[0]
     verified = TaskResult(
         task_id="66e6c45b",

@@ -77,7 +77,11 @@ def make_runner(
         call_log_path=out / "calls.jsonl",
     )
     return Runner(
-        config, benchmark, client, rundir=RunWriter(out), selector=SELECTORS.create("none")
+        config,
+        benchmark,
+        {"solver": client},
+        rundir=RunWriter(out),
+        selector=SELECTORS.create("none"),
     )
 
 

@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arcmemo.core.records import TaskResult
-from arcmemo.core.roles import ABSTRACT, AUX
 from arcmemo.memory.schema import Memory
 from arcmemo.models.client import ModelClient
 from arcmemo.run.config import ResolvedRunConfig, RunConfig
@@ -55,12 +54,7 @@ class EvalContext:
         async with self.updater_lock:
             if self._updater is None:
                 self._updater = ContinualUpdater(
-                    self.config,
-                    self.benchmark,
-                    self.memory,
-                    self.rundir,
-                    clients[ABSTRACT],
-                    judge=clients[AUX],
+                    self.config, self.benchmark, self.memory, self.rundir, clients
                 )
             batch = Batch(index=self._batches, pass_number=0, task_ids=[result.task_id])
             commit = await self._updater.after_batch(batch, [(task, result, True)])

@@ -6,7 +6,7 @@ from __future__ import annotations
 from inspect_ai.model import ChatMessageAssistant, ChatMessageUser, Model, ModelOutput, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from arcmemo.core.roles import FALLBACK, MODEL_ROLES, SELECT, SOLVER
+from arcmemo.core.roles import FALLBACK, MODEL_ROLES, SOLVER
 from arcmemo.integrations.inspect_eval.context import EvalContext
 from arcmemo.integrations.inspect_eval.model import inspect_client
 from arcmemo.models.client import ModelClient
@@ -58,10 +58,9 @@ def arcmemo_solver(context: EvalContext) -> Solver:
         loop = TaskLoop(
             context.config,
             context.benchmark,
-            clients[SOLVER],
+            clients,
             selector=context.selector,
             memory=context.memory,
-            selector_model=clients[SELECT],
         )
         result = await loop.solve(task)
         await context.remember(task, result, clients)
