@@ -15,8 +15,8 @@ from __future__ import annotations
 import argparse
 
 from arcmemo.benchmarks.arc.benchmark import ArcBenchmark, ArcOptions
-from arcmemo.models.client import prompt_tokens
 from arcmemo.models.local_server import gguf_path
+from arcmemo.models.sending import prompt_tokens
 
 
 def main() -> None:

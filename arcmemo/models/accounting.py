@@ -4,20 +4,29 @@
 ``generate()`` call answered wholly from the cache). The lines of one ``generate()`` call
 share its ``call_id``; :class:`StageUsage` and :class:`UsageSummary` add them up per call,
 per stage and in total, the same way for a live client and for a log read back
-(:func:`usage_from_records`). Logs written before ``call_id`` existed have one line per
+(:func:`usage_from_records`); :class:`Accounts` writes a model's lines and keeps their sums.
+Logs written before ``call_id`` existed have one line per
 call; they read the same way (a line without ``call_id`` is a call of its own).
 """
 
 from __future__ import annotations
 
 import threading
+import uuid
 from collections.abc import Iterable, Sequence
+from datetime import datetime, timezone
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
 from arcmemo.core.files import append_lines
+from arcmemo.core.progress import CallAccounted
 from arcmemo.core.tokens import Usage
+from arcmemo.models.base import Completion, Provider, RequestReport
+from arcmemo.models.in_flight import Reporting
+from arcmemo.models.prices import PriceTable
+from arcmemo.models.redact import redact
+from arcmemo.models.retry import ModelCallError
 
 
 class StatSummary(BaseModel):
@@ -219,3 +228,111 @@ class CallLog:
             append_lines(
                 self.path, [record.model_dump_json() + "\n" for record in records], durable=False
             )
+
+
+class Accounts:
+    """One model's ledger: each ``generate()`` call's lines in ``calls.jsonl`` (``log``,
+    shared by a run's clients), their sums (:meth:`usage`), and the call reported to the
+    progress display. Prices come from the gateway where it reports one, else ``prices``."""
+
+    def __init__(
+        self,
+        provider: Provider,
+        prices: PriceTable,
+        log: CallLog | None = None,
+    ) -> None:
+        self.provider = provider
+        self.prices = prices
+        self.log = log
+        self._usage = UsageSummary(models=[provider.spec])
+
+    def cost(self, tokens: Usage, fresh: list[Completion]) -> float | None:
+        """The gateway's own figure where it reports one (on the first completion of each
+        response), else the price table's."""
+        if not fresh:
+            return 0.0
+        reported = [c.cost_usd for c in fresh if c.cost_usd is not None]
+        return sum(reported) if reported else self.prices.cost_usd(self.provider.spec, tokens)
+
+    def account(
+        self,
+        *,
+        stage: str,
+        task_id: str | None,
+        n: int,
+        cached: list[int],
+        results: dict[int, Completion],
+        sent: list[tuple[RequestReport, list[int], bool]],
+        latency_s: float,
+        error: ModelCallError | None,
+        reporting: Reporting,
+    ) -> None:
+        """Log one line per request the call sent (one line for a call without any: the
+        cache answered it, or the provider failed before sending), sum them into the
+        usage, and report the call to the progress display."""
+        spec = self.provider.spec
+        call = {
+            "ts": datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
+            "call_id": uuid.uuid4().hex[:16],
+            "stage": stage,
+            "task_id": task_id,
+            "model": spec,
+            "n": n,
+            "cache_hits": len(cached),
+            "cache_hit": len(cached) == n,
+            "call_failed": error is not None,
+        }
+        records = []
+        for report, samples, via_batch in sent:
+            completions = [results[index] for index in samples if index in results]
+            if report.error is not None:
+                cost: float | None = 0.0
+            elif via_batch:
+                cost = self.prices.batch_cost_usd(spec, report.usage)
+            elif report.cost_usd is not None:
+                cost = report.cost_usd
+            else:
+                cost = self.cost(report.usage, completions)
+            records.append(
+                CallRecord(
+                    **call,
+                    tokens=report.usage,
+                    cost_usd=cost,
+                    latency_s=round(report.latency_s, 4),
+                    attempts=1,
+                    error=None if report.error is None else redact(report.error),
+                    samples=samples,
+                    seed=report.seed,
+                    status=report.status,
+                    provider_stats=[self.provider.statistics(c) for c in completions],
+                    batch=via_batch,
+                )
+            )
+        if not records:
+            records.append(
+                CallRecord(
+                    **call,
+                    tokens=Usage(),
+                    cost_usd=0.0,
+                    latency_s=round(latency_s, 4),
+                    attempts=0,
+                    error=None if error is None else redact(error.cause),
+                    samples=cached,
+                )
+            )
+        self._usage.add(records)
+        if self.log is not None:
+            self.log.append(records)
+        usage = StageUsage.of_call(records)
+        reporting.emit(
+            CallAccounted(
+                stage=stage,
+                tokens=usage.tokens.prompt_tokens + usage.tokens.completion_tokens,
+                cost_usd=usage.cost_usd,
+                cache_hits=len(cached),
+            )
+        )
+
+    def usage(self) -> UsageSummary:
+        """Totals and per-stage usage so far (a copy)."""
+        return self._usage.model_copy(deep=True)

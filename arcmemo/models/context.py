@@ -173,3 +173,18 @@ class WindowProbe:
                 self.known = window if window is not None else table_window(self._spec)
                 self._found = True
         return self.known
+
+    async def check_fits(self, tokens: int, *, stage: str, task_id: str | None) -> None:
+        """Raise :class:`PromptTooLongError` for a prompt of about ``tokens`` that cannot fit
+        the window (by estimate; a server's own refusal is mapped the same way when a
+        request is sent)."""
+        window = await self.find()
+        if window is not None and tokens >= window:
+            raise PromptTooLongError(
+                f"the prompt is about {tokens:,} tokens; {self._spec}'s context window is "
+                f"{window:,}",
+                stage=stage,
+                task_id=task_id,
+                prompt_tokens=tokens,
+                context_window=window,
+            )

@@ -5,18 +5,24 @@ request that a kill or an interrupt cuts off leaves no record, though the provid
 billed it, and the resumed run sends it again. While a request is out, the model client
 keeps a small marker file for it (:func:`mark_in_flight`) and removes it when the request
 ends (answered or failed); a marker left behind by a process that is gone is such a request
-(:func:`collect_cut_off`).
+(:func:`collect_cut_off`). :class:`Reporting` is where a client reports each request: the
+marker and the run's progress display.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
 from pydantic import BaseModel
+
+from arcmemo.core.progress import ProgressEvent, ProgressSink, RequestEnded, RequestStarted
 
 
 class CutOffCall(BaseModel):
@@ -74,3 +80,37 @@ def collect_cut_off(folder: Path) -> list[CutOffCall]:
         cut_off.append(call)
         path.unlink(missing_ok=True)
     return cut_off
+
+
+@dataclass(frozen=True)
+class Reporting:
+    """Where a client reports: its requests and accounted calls to ``progress`` (the run's
+    progress display), each request in flight as a marker in ``in_flight_dir`` (a run's
+    ``in_flight/``); neither without one."""
+
+    progress: ProgressSink | None = None
+    in_flight_dir: Path | None = None
+
+    def emit(self, event: ProgressEvent) -> None:
+        if self.progress is not None:
+            self.progress.emit(event)
+
+    @contextlib.asynccontextmanager
+    async def request(self, *, stage: str, task_id: str | None, model: str) -> AsyncIterator[None]:
+        """While one provider request is out: reported started and ended, and marked."""
+        self.emit(RequestStarted(stage=stage, task_id=task_id))
+        marker = None
+        if self.in_flight_dir is not None:
+            marker = mark_in_flight(self.in_flight_dir, stage=stage, task_id=task_id, model=model)
+        cut_off = True
+        try:
+            yield
+            cut_off = False
+        except Exception:
+            cut_off = False  # the request failed: it is accounted like an answer
+            raise
+        finally:
+            # A cancellation (Ctrl-C) leaves the marker: the request was cut off in flight.
+            if marker is not None and not cut_off:
+                marker.unlink(missing_ok=True)
+            self.emit(RequestEnded(stage=stage, task_id=task_id))

@@ -58,10 +58,12 @@ class Breaker:
 
     def __init__(self) -> None:
         self._failures: dict[str, int] = {}
+        # Whether a call of the model was ever answered (then the breaker stays closed).
+        self.answered = False
 
-    def record(self, error: ModelCallError, *, answered: bool, model: str) -> None:
+    def record(self, error: ModelCallError, *, model: str) -> None:
         """Count ``error`` (a call that failed for good) unless the model has answered."""
-        if answered or error.kind not in FATAL_EARLY_KINDS:
+        if self.answered or error.kind not in FATAL_EARLY_KINDS:
             return
         count = self._failures.get(error.kind, 0) + 1
         self._failures[error.kind] = count

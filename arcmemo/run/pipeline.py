@@ -23,6 +23,7 @@ from typing import Any
 from arcmemo.core.progress import ProgressSink, RunStarted, RunStopped, TaskFinished
 from arcmemo.core.roles import AUX, SOLVER
 from arcmemo.models.batch import BatchSettings, ProgressCallback, log_progress
+from arcmemo.models.batch_mode import BatchMode
 from arcmemo.models.client import ModelClient
 from arcmemo.models.retry import ModelUnreachableError
 from arcmemo.run.config import RunConfig
@@ -32,10 +33,7 @@ from arcmemo.run.directory.writer import RunWriter
 from arcmemo.run.estimate import DryRunReport, estimate_record, estimate_run
 from arcmemo.run.resolve import resolve_config
 from arcmemo.run.runner import Runner
-from arcmemo.run.session import (
-    enable_batch_mode,
-    open_session,
-)
+from arcmemo.run.session import check_batch_mode, open_session
 from arcmemo.run.summary import build_summary, unwritten_steps, written_steps
 from arcmemo.run.warnings import run_warnings
 
@@ -81,23 +79,19 @@ async def run_benchmark(
     given = {**legacy_role_keywords(solver=solver, aux=aux), **(models or {})}
     # A client the caller gives is used through a view that reports to this run (one view
     # per client, so that a client given for two roles stays one).
+    batch = batch_mode(resolved, rundir, batch_progress)
     views: dict[int, ModelClient] = {}
     clients = {
-        name: views.setdefault(id(c), c.reporting_to(progress, rundir.in_flight_dir))
+        name: views.setdefault(id(c), c.reporting_to(progress, rundir.in_flight_dir, batch))
         for name, c in given.items()
     }
-    async with open_session(resolved, rundir, clients=clients, progress=progress) as session:
+    async with open_session(
+        resolved, rundir, clients=clients, progress=progress, batch=batch
+    ) as session:
         # A batched run (Runner.batched) has its directory to itself; other runs share it
         # with processes that claim tasks.
         with rundir.occupy(alone=session.online or resolved.run_schedule == "passes"):
-            if resolved.batch:
-                settings = BatchSettings(
-                    quiet_s=resolved.batch_window,
-                    poll_s=resolved.batch_poll,
-                    keep_files=resolved.batch_keep_files,
-                    on_progress=batch_progress,
-                )
-                await enable_batch_mode(session.clients(), rundir, settings)
+            await check_batch_mode(session.clients())
             resolved = rundir.start(session.config, force=force_resume)
             rundir.begin_session()
             rundir.collect_cut_off_calls()
@@ -169,6 +163,22 @@ async def run_benchmark(
         if stopped is not None:
             raise asyncio.CancelledError
         return summary.file_dict()
+
+
+def batch_mode(
+    config: RunConfig, rundir: RunWriter, on_progress: ProgressCallback
+) -> BatchMode | None:
+    """How the run's clients are opened with ``--batch``: batches recorded in the run
+    directory, gathered and watched as the config says; None without it."""
+    if not config.batch:
+        return None
+    settings = BatchSettings(
+        quiet_s=config.batch_window,
+        poll_s=config.batch_poll,
+        keep_files=config.batch_keep_files,
+        on_progress=on_progress,
+    )
+    return BatchMode(rundir.batches_path, settings)
 
 
 def legacy_role_keywords(

@@ -25,8 +25,8 @@ from arcmemo.benchmarks.base import NO_CUTS, PromptCuts
 from arcmemo.core.records import CutPart, PromptCut, PromptFit
 from arcmemo.library.task import TaskLibrary
 from arcmemo.models.base import Message
-from arcmemo.models.client import prompt_tokens
 from arcmemo.models.context import answer_room
+from arcmemo.models.sending import prompt_tokens
 
 # The order parts are cut in (records.CutPart), what the model can best spare first:
 # 1. the grids the previous program produced: each costs as much as an output grid, the

@@ -18,7 +18,7 @@ from arcmemo.core.progress import ProgressSink
 from arcmemo.core.prompting import prompt_overlay
 from arcmemo.core.roles import FALLBACK, MODEL_ROLES, SOLVER
 from arcmemo.memory.schema import Memory
-from arcmemo.models.batch import BatchSettings
+from arcmemo.models.batch_mode import BatchMode
 from arcmemo.models.client import ModelClient, open_model
 from arcmemo.models.limiter import Limiter
 from arcmemo.models.registry import check_provider_options
@@ -64,16 +64,18 @@ async def open_session(
     models: bool = True,
     clients: Mapping[str, ModelClient] | None = None,
     progress: ProgressSink | None = None,
+    batch: BatchMode | None = None,
 ) -> AsyncIterator[RunSession]:
     """Open what ``config`` runs on, and close it all afterwards.
 
     ``models``: open the models (a real run; ``clients`` give some roles' clients instead
     of the ones the config names, as tests do: with the solver's given, the config opens
     none) or only check their options (a dry run, which needs no key) and leave the sandbox
-    closed. A real run also takes the memory's writer lock.
+    closed. A real run also takes the memory's writer lock. ``batch`` opens the models in
+    batch mode (:class:`~arcmemo.models.batch_mode.BatchMode`).
     """
     given = dict(clients or {})
-    owned: list[ModelClient] = []  # the clients opened here
+    opened: dict[str, ModelClient] = {}  # the clients opened here, by role
     benchmark = create_run_benchmark(config)
     session: RunSession | None = None
     with contextlib.ExitStack() as stack:
@@ -92,12 +94,12 @@ async def open_session(
             if models:
                 if benchmark.uses_sandbox:
                     benchmark.sandbox.get()
-                opened = {} if SOLVER in given else open_models(config, rundir, progress)
-                owned.extend(opened.values())
+                if SOLVER not in given:
+                    open_models(config, rundir, opened, progress=progress, batch=batch)
                 session.models = role_clients(config, opened, given)
             yield session
         finally:
-            for client in _distinct(*given.values(), *owned):
+            for client in _distinct(*given.values(), *opened.values()):
                 await client.aclose()
 
 
@@ -180,13 +182,20 @@ def memory_access(config: RunConfig) -> Iterator[None]:
 
 
 def open_models(
-    config: RunConfig, rundir: RunDirectory, progress: ProgressSink | None = None
-) -> dict[str, ModelClient]:
-    """A client for each role that names a model of its own (the solver always does).
+    config: RunConfig,
+    rundir: RunDirectory,
+    opened: dict[str, ModelClient],
+    *,
+    progress: ProgressSink | None = None,
+    batch: BatchMode | None = None,
+) -> None:
+    """Open into ``opened`` a client for each role that names a model of its own (the solver
+    always does), each added as it opens (so that the caller closes those opened before
+    one that fails).
 
     Each is built from its own spec, endpoint and options, so a key only ever goes to its
-    own provider's host; they share the run's limits, call log, progress display and
-    folder of requests in flight.
+    own provider's host; they share the run's limits, call log, progress display, folder
+    of requests in flight and batch mode.
     """
     limiter = Limiter(config.models.concurrency, rpm=config.models.rpm, tpm=config.models.tpm)
 
@@ -201,11 +210,12 @@ def open_models(
             limiter=limiter,
             progress=progress,
             in_flight_dir=rundir.in_flight_dir,
+            batch=batch,
         )
 
-    return {
-        name: open_role(name) for name in MODEL_ROLES if config.roles[name].provider is not None
-    }
+    for name in MODEL_ROLES:
+        if config.roles[name].provider is not None:
+            opened[name] = open_role(name)
 
 
 def role_clients(
@@ -234,11 +244,8 @@ def _distinct(*clients: ModelClient | None) -> list[ModelClient]:
     return list({id(c): c for c in clients if c is not None}.values())
 
 
-async def enable_batch_mode(
-    clients: list[ModelClient], rundir: RunDirectory, settings: BatchSettings | None = None
-) -> None:
-    """Put every client in batch mode, recording its batches in the run directory; fails at
-    once (BatchUnsupportedError) for a model or endpoint without a batch API."""
+async def check_batch_mode(clients: list[ModelClient]) -> None:
+    """Fail at once (BatchUnsupportedError) for a client in batch mode whose endpoint has no
+    batch API."""
     for client in clients:
-        client.enable_batch(rundir.batches_path, settings)
         await client.check_batch()

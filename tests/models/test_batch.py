@@ -21,6 +21,7 @@ from arcmemo.models.batch import (
     pending_batches,
     read_batch_log,
 )
+from arcmemo.models.batch_mode import BatchMode
 from arcmemo.models.prices import BATCH_DISCOUNT, ModelPrice, PriceTable
 from arcmemo.models.registry import create_provider
 from arcmemo.models.scripted import ScriptedProvider
@@ -46,7 +47,8 @@ def make_client(
 ) -> ModelClient:
     base_url = server.openai_base_url if spec.startswith("openai:") else server.url
     options = {"prompt_cache": "false"} if spec.startswith("anthropic:") else {}
-    client = ModelClient(
+    quick = {"quiet_s": 0.05, "poll_s": 0.01, "submit_retries": 0} | settings
+    return ModelClient(
         create_provider(spec, base_url=base_url, **options),
         config=ModelConfig(timeout_s=5),
         cache=ResponseCache(directory / "cache"),
@@ -54,11 +56,8 @@ def make_client(
         call_log_path=directory / "calls.jsonl",
         sleep=RecordingSleep(),
         rng=random.Random(0),
+        batch=BatchMode(directory / "batches.jsonl", BatchSettings(**quick)) if batch else None,
     )
-    if batch:
-        quick = {"quiet_s": 0.05, "poll_s": 0.01, "submit_retries": 0} | settings
-        client.enable_batch(directory / "batches.jsonl", BatchSettings(**quick))
-    return client
 
 
 def prompt(text: str) -> list[Message]:
@@ -298,9 +297,10 @@ def test_an_endpoint_without_batches_fails_at_once_in_one_line(
 
 
 def test_a_provider_without_a_batch_api_is_refused() -> None:
-    client = ModelClient(ScriptedProvider.from_script({"default": "x"}))
     with pytest.raises(BatchUnsupportedError, match=r"scripted:.* has no batch API"):
-        client.enable_batch(Path("unused.jsonl"))
+        ModelClient(
+            ScriptedProvider.from_script({"default": "x"}), batch=BatchMode(Path("unused.jsonl"))
+        )
 
 
 def test_a_full_queue_is_flushed_without_waiting_for_quiet(

@@ -31,8 +31,8 @@ from arcmemo.core.tokens import estimate_tokens
 from arcmemo.library.task import TaskLibrary
 from arcmemo.memory.schema import LibraryFunction
 from arcmemo.models.base import Message
-from arcmemo.models.client import prompt_tokens
 from arcmemo.models.context import answer_room
+from arcmemo.models.sending import prompt_tokens
 from arcmemo.run.prompt_fit import CUT_ORDER, FittedPrompt, fit_prompt
 from tests.support.fake_llm_server import FakeLLMServer, _text_of
 from tests.support.library_run import TILE, library_memory
