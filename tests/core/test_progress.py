@@ -77,7 +77,7 @@ def test_batch_answered_calls_show_their_tokens() -> None:
     client = ModelClient(ScriptedProvider.from_script([], model="x"), progress=recorder)
     answered = Completion(text="x", usage=Usage(prompt_tokens=70, completion_tokens=30))
     batch_request = RequestReport(positions=[0], usage=answered.usage)
-    client._account(
+    client._parts.accounts.account(
         stage="solve",
         task_id="t",
         n=1,
@@ -86,6 +86,7 @@ def test_batch_answered_calls_show_their_tokens() -> None:
         sent=[(batch_request, [0], True)],
         latency_s=0.0,
         error=None,
+        reporting=client._reporting,
     )
     (event,) = [e for e in recorder.events if isinstance(e, CallAccounted)]
     assert event.tokens == 100
