@@ -197,7 +197,7 @@ def main() -> None:
         )
         started = time.perf_counter()
         client = ModelClient(ScriptedProvider.from_script(learner, model="bench"))
-        asyncio.run(run_benchmark(config, solver=client, aux=client))
+        asyncio.run(run_benchmark(config, models={"solver": client, "aux": client}))
         seconds = time.perf_counter() - started
         final = Memory.load(root / "final.json")
         results = RunDirectory(root / "run").ordered_results()

@@ -100,7 +100,7 @@ def contrast_run(folder: Path, contrast: bool) -> dict[str, Any]:
         memory_format=ComponentSpec(name="ps", options={"contrast": contrast}),
     )
     client = ModelClient(ScriptedProvider.from_script(script, model="scripted"))
-    asyncio.run(run_benchmark(config, solver=client, aux=client))
+    asyncio.run(run_benchmark(config, models={"solver": client, "aux": client}))
     results = {r.task_id: r.solved for r in RunDirectory(folder / "run").ordered_results()}
     final = Memory.load(folder / "final.json")
     return {

@@ -110,7 +110,9 @@ def online_run(
     def client(name: str) -> ModelClient:
         return ModelClient(ScriptedProvider.from_script(model, model=name))
 
-    asyncio.run(run_benchmark(config, solver=client("solver"), aux=client("abstractor")))
+    asyncio.run(
+        run_benchmark(config, models={"solver": client("solver"), "aux": client("abstractor")})
+    )
     return model, Memory.load(tmp_path / "final.json")
 
 
@@ -163,7 +165,7 @@ def test_a_run_under_the_oracle_signal_with_contrast_stops_before_any_call(
     )
     client = ModelClient(ScriptedProvider.from_script(model, model="solver"))
     with pytest.raises(ContrastSignalError):
-        asyncio.run(run_benchmark(config, solver=client, aux=client))
+        asyncio.run(run_benchmark(config, models={"solver": client, "aux": client}))
     assert model.loop.calls == []
 
 

@@ -92,7 +92,9 @@ def online_run(
     def client(name: str) -> ModelClient:
         return ModelClient(ScriptedProvider.from_script(model, model=name))
 
-    asyncio.run(run_benchmark(config, solver=client("solver"), aux=client("abstractor")))
+    asyncio.run(
+        run_benchmark(config, models={"solver": client("solver"), "aux": client("abstractor")})
+    )
     return model, Memory.load(tmp_path / "final.json")
 
 

@@ -108,7 +108,7 @@ def test_from_run_abstracts_the_runs_train_verified_solutions(
         out=tmp_path / "run",
     )
     client = ModelClient(ScriptedProvider.from_script(solver, model="solver"))
-    asyncio.run(run_benchmark(config, solver=client))
+    asyncio.run(run_benchmark(config, models={"solver": client}))
     script = LOOP / "run_abstraction.yaml"
     result = abstract(
         "--from", str(tmp_path / "run"), "--memory", str(memory_path),
@@ -219,7 +219,7 @@ def two_attempt_run(tmp_path: Path, solves: list[str]) -> Path:
         attempts=len(solves), feedback_rounds=0, out=tmp_path / "run",
     )  # fmt: skip
     client = ModelClient(ScriptedProvider.from_script(solver, model="solver"))
-    asyncio.run(run_benchmark(config, solver=client))
+    asyncio.run(run_benchmark(config, models={"solver": client}))
     return tmp_path / "run"
 
 

@@ -53,7 +53,7 @@ def failed_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
         out=out,
     )
     client = ModelClient(ScriptedProvider.from_script(lambda _: MIRROR, model="solver"))
-    asyncio.run(run_benchmark(config, solver=client, aux=client))
+    asyncio.run(run_benchmark(config, models={"solver": client, "aux": client}))
     return out
 
 

@@ -42,7 +42,7 @@ def test_an_online_run_imports_library_functions_and_credits_them(tmp_path: Path
         write_signal="train",
     )
     client = ModelClient(ScriptedProvider.from_script(model, model="solver"))
-    asyncio.run(run_benchmark(config, solver=client))
+    asyncio.run(run_benchmark(config, models={"solver": client}))
 
     (solve,) = model.of("solve", "00576224")
     assert "from arcmemo_library import tile_mirrored" in solve.last
@@ -90,9 +90,9 @@ def test_a_retry_resumed_between_passes_keeps_the_library(tmp_path: Path) -> Non
         write_signal="train",
     )
     with pytest.raises(asyncio.CancelledError):
-        asyncio.run(run_benchmark(config, solver=model(stop=True)))
+        asyncio.run(run_benchmark(config, models={"solver": model(stop=True)}))
     assert retries == []
-    asyncio.run(run_benchmark(config, solver=model(stop=False)))
+    asyncio.run(run_benchmark(config, models={"solver": model(stop=False)}))
 
     (retry,) = retries
     assert "`tile_mirrored(grid: Grid) -> Grid`" in retry

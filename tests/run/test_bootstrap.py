@@ -98,7 +98,7 @@ def test_items_from_run_follow_the_write_signal(tmp_path: Path) -> None:
         out=tmp_path / "run",
     )
     client = ModelClient(ScriptedProvider.from_script(model, model="solver"))
-    asyncio.run(run_benchmark(config, solver=client))
+    asyncio.run(run_benchmark(config, models={"solver": client}))
     train = items_from_run(tmp_path / "run", "train")
     assert sorted(i.task_id for i in train) == ["66e6c45b", "e345f17b"]
     oracle = items_from_run(tmp_path / "run", "oracle")

@@ -111,7 +111,7 @@ def cite_run(tmp_path: Path, *, cite: bool) -> tuple[Path, list[list[Message]]]:
         out=out,
     )
     client = ModelClient(ScriptedProvider.from_script(solver, model="citing"))
-    asyncio.run(run_benchmark(config, solver=client))
+    asyncio.run(run_benchmark(config, models={"solver": client}))
     return out, prompts
 
 

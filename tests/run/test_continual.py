@@ -145,7 +145,7 @@ def loop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimpleNamespace]:
         boot_summary = asyncio.run(
             run_benchmark(
                 arc_config(boot_run, BOOTSTRAP_TASKS),
-                solver=scripted(boot_model, "bootstrap"),
+                models={"solver": scripted(boot_model, "bootstrap")},
             )
         )
         memory_path = root / "memory.json"
@@ -200,8 +200,7 @@ def loop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimpleNamespace]:
         summary = asyncio.run(
             run_benchmark(
                 config,
-                solver=scripted(model, "solver"),
-                aux=scripted(model, "abstractor"),
+                models={"solver": scripted(model, "solver"), "aux": scripted(model, "abstractor")},
             )
         )
     yield SimpleNamespace(
@@ -449,7 +448,7 @@ def test_write_signal_train_keeps_test_failures_oracle_does_not(
         update_every=2,
         write_signal=signal,
     )
-    summary = asyncio.run(run_benchmark(config, solver=scripted(model, "solver")))
+    summary = asyncio.run(run_benchmark(config, models={"solver": scripted(model, "solver")}))
     memory = Memory.load(memory_path)  # no --memory-out: the memory file itself grows
     written = {"0c786b71", "e345f17b"} if signal == "train" else {"0c786b71"}
     assert set(memory.solutions) == written
@@ -528,7 +527,7 @@ def test_aime_online_run_writes_majority_answers_only(tmp_path: Path) -> None:
         memory_format="oe",
         out=tmp_path / "run",
     )
-    summary = asyncio.run(run_benchmark(config, solver=scripted(model, "solver")))
+    summary = asyncio.run(run_benchmark(config, models={"solver": scripted(model, "solver")}))
     memory = Memory.load(memory_path)
     assert set(memory.solutions) == {"toy-1"}
     assert [les.situation for les in memory.lessons] == [
@@ -574,7 +573,7 @@ def test_malformed_abstraction_output_is_recorded_and_the_run_goes_on(tmp_path: 
         update="online",
         update_every=1,
     )
-    summary = asyncio.run(run_benchmark(config, solver=scripted(model, "solver")))
+    summary = asyncio.run(run_benchmark(config, models={"solver": scripted(model, "solver")}))
     assert summary["n_tasks"] == 2
     log = [
         json.loads(line)
@@ -636,7 +635,9 @@ def test_failed_writes_are_abstract_errors_and_a_rerun_writes_them(tmp_path: Pat
         update_every=1,
     )
     summary = asyncio.run(
-        run_benchmark(config, solver=scripted(model, "solver"), aux=scripted(aux, "aux"))
+        run_benchmark(
+            config, models={"solver": scripted(model, "solver"), "aux": scripted(aux, "aux")}
+        )
     )
     assert summary["complete"] is False
     error = summary["errors"]["abstract"]
@@ -651,7 +652,9 @@ def test_failed_writes_are_abstract_errors_and_a_rerun_writes_them(tmp_path: Pat
     aux.failing = False
     solves = len(model.of("solve"))
     again = asyncio.run(
-        run_benchmark(config, solver=scripted(model, "solver"), aux=scripted(aux, "aux"))
+        run_benchmark(
+            config, models={"solver": scripted(model, "solver"), "aux": scripted(aux, "aux")}
+        )
     )
     assert len(model.of("solve")) == solves  # the tasks are not solved again
     assert again["complete"] is True and again["errors"] == {}
@@ -664,7 +667,9 @@ def test_failed_writes_are_abstract_errors_and_a_rerun_writes_them(tmp_path: Pat
     # A third run finds nothing left to do.
     calls = len(model.calls)
     third = asyncio.run(
-        run_benchmark(config, solver=scripted(model, "solver"), aux=scripted(aux, "aux"))
+        run_benchmark(
+            config, models={"solver": scripted(model, "solver"), "aux": scripted(aux, "aux")}
+        )
     )
     assert len(model.calls) == calls and third["complete"] is True
 
@@ -692,7 +697,7 @@ def test_an_oe_run_whose_thought_processes_do_not_parse_writes_nothing_and_says_
         update_every=2,
         memory_format="oe",
     )
-    summary = asyncio.run(run_benchmark(config, solver=scripted(model, "solver")))
+    summary = asyncio.run(run_benchmark(config, models={"solver": scripted(model, "solver")}))
     assert Memory.load(memory_path).lessons == []
     precision = summary["write_precision"]
     assert (precision["confirmed"], precision["written"], precision["right"]) == (2, 0, 0)
@@ -733,7 +738,7 @@ def test_memory_budget_shows_most_used_concepts_in_full_and_notes_the_rest(
         # raises the usage threshold instead)
         selector={"name": "llm", "options": {"budget_tokens": budget, "view": "arcmemo"}},
     )
-    asyncio.run(run_benchmark(config, solver=scripted(model, "solver")))
+    asyncio.run(run_benchmark(config, models={"solver": scripted(model, "solver")}))
     (selection,) = model.of("select")
     prompt = selection.prompt
     assert "- concept: reflect grid" in prompt
@@ -744,7 +749,7 @@ def test_memory_budget_shows_most_used_concepts_in_full_and_notes_the_rest(
     unlimited = arc_config(
         tmp_path / "run2", ["0c786b71"], memory=memory_path, selector=arcmemo_view
     )
-    asyncio.run(run_benchmark(unlimited, solver=scripted(model, "solver")))
+    asyncio.run(run_benchmark(unlimited, models={"solver": scripted(model, "solver")}))
     full_prompt = model.of("select")[-1].prompt
     assert full_prompt.count("- concept: ") == len(memory.concepts)
     assert "not shown" not in full_prompt
@@ -847,7 +852,7 @@ def test_only_answered_prompts_count_as_shown_in_an_online_run(tmp_path: Path) -
         update="online",
         update_every=3,
     )
-    asyncio.run(run_benchmark(config, solver=solver))
+    asyncio.run(run_benchmark(config, models={"solver": solver}))
     _unseen_outcomes(tmp_path / "run")
     grown = Memory.load(tmp_path / "grown.json")
     for name in ("corner cells", "mirror tiling"):
@@ -870,7 +875,7 @@ def test_only_answered_prompts_count_when_a_fixed_run_is_folded_and_reported(
 
     memory_path, solver = _unseen_setup(tmp_path)
     config = arc_config(tmp_path / "run", UNSEEN_TASKS, memory=memory_path, selector="all")
-    asyncio.run(run_benchmark(config, solver=solver))
+    asyncio.run(run_benchmark(config, models={"solver": solver}))
     _unseen_outcomes(tmp_path / "run")
     args = ["memory", "attribute", str(tmp_path / "run"), "--memory", str(memory_path)]
     folded = CliRunner().invoke(cli, args)

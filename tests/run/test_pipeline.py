@@ -104,7 +104,9 @@ def arc_config(out: Path, **changes: Any) -> RunConfig:
 
 
 def run_arc(config: RunConfig, script: Any) -> dict[str, Any]:
-    return asyncio.run(run_benchmark(config, solver=scripted_client(script, config.out)))
+    return asyncio.run(
+        run_benchmark(config, models={"solver": scripted_client(script, config.out)})
+    )
 
 
 def read_results(out: Path) -> dict[str, TaskResult]:
@@ -572,7 +574,9 @@ def test_aime_run_writes_the_same_run_files(tmp_path: Path) -> None:
     config = RunConfig(
         benchmark="aime", data=str(AIME_FILE), model="scripted:aime", attempts=3, out=tmp_path
     )
-    summary = asyncio.run(run_benchmark(config, solver=scripted_client(AIME_SCRIPT, tmp_path)))
+    summary = asyncio.run(
+        run_benchmark(config, models={"solver": scripted_client(AIME_SCRIPT, tmp_path)})
+    )
     for name in ("config.json", "results.jsonl", "summary.json", "calls.jsonl"):
         assert (tmp_path / name).is_file(), name
     assert summary["n_tasks"] == 3 and summary["n_solved"] == 3
@@ -621,7 +625,7 @@ def test_summary_aggregates_provider_statistics(tmp_path: Path) -> None:
         config=ModelConfig(cache=False, cache_write=False),
         call_log_path=config.out / "calls.jsonl",
     )
-    summary = asyncio.run(run_benchmark(config, solver=client))
+    summary = asyncio.run(run_benchmark(config, models={"solver": client}))
     stats = summary["provider_stats"]["tokens_per_second"]
     assert stats == {"mean": 20.0, "min": 10.0, "max": 30.0, "count": 2}
     assert "mode" not in summary["provider_stats"]  # only numbers are aggregated
@@ -661,7 +665,9 @@ def test_provider_statistics_of_solver_and_aux_models_are_merged(tmp_path: Path)
         feedback_rounds=0,
         out=tmp_path / "run",
     )
-    summary = asyncio.run(run_benchmark(config, solver=client(10.0), aux=client(30.0)))
+    summary = asyncio.run(
+        run_benchmark(config, models={"solver": client(10.0), "aux": client(30.0)})
+    )
     stats = summary["provider_stats"]["tokens_per_second"]
     assert stats == {"mean": 20.0, "min": 10.0, "max": 30.0, "count": 2}
 

@@ -313,7 +313,7 @@ def test_seed_reaches_the_providers_sampling_parameters(tmp_path: Path) -> None:
         out=tmp_path / "run",
     )
     client = ModelClient(Recording("x"), config=ModelConfig(cache=False, cache_write=False))
-    asyncio.run(run_benchmark(config, solver=client))
+    asyncio.run(run_benchmark(config, models={"solver": client}))
     assert [p.seed for p in seen] == [7]
 
 

@@ -80,7 +80,7 @@ def _run(
     solver = ModelClient(
         ScriptedProvider.from_script(script, model="solver"), cache=ResponseCache(cache)
     )
-    asyncio.run(run_benchmark(config, solver=solver))
+    asyncio.run(run_benchmark(config, models={"solver": solver}))
     lines = (config.out / "results.jsonl").read_text().splitlines()
     return model, [TaskResult.model_validate_json(line) for line in lines]
 

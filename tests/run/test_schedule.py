@@ -58,7 +58,7 @@ def seed_memory(path: Path) -> Path:
 
 
 def run(config: RunConfig, script: Script, cache: Path) -> dict[str, Any]:
-    return asyncio.run(run_benchmark(config, solver=client(script, config.out, cache)))
+    return asyncio.run(run_benchmark(config, models={"solver": client(script, config.out, cache)}))
 
 
 def results(out: Path) -> dict[str, TaskResult]:
@@ -637,7 +637,8 @@ class Waiting(Script):
 
 config = online_config(Path({out!r}), Path({memory!r}), list(TRANSFER), memory_out=None)
 from arcmemo.run.pipeline import run_benchmark
-asyncio.run(run_benchmark(config, solver=client(Waiting(TRANSFER), config.out, Path({cache!r}))))
+solver = client(Waiting(TRANSFER), config.out, Path({cache!r}))
+asyncio.run(run_benchmark(config, models={{"solver": solver}}))
 """
 
 

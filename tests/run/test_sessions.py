@@ -35,7 +35,7 @@ def _run(out: Path) -> dict[str, Any]:
         config=ModelConfig(),
         call_log_path=out / "calls.jsonl",
     )
-    return asyncio.run(run_benchmark(config, solver=client))
+    return asyncio.run(run_benchmark(config, models={"solver": client}))
 
 
 def _marks(out: Path) -> list[SessionMark]:

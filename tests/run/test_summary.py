@@ -49,7 +49,7 @@ def aime_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
         config=ModelConfig(),
         call_log_path=out / "calls.jsonl",
     )
-    asyncio.run(run_benchmark(config, solver=client))
+    asyncio.run(run_benchmark(config, models={"solver": client}))
     return out
 
 

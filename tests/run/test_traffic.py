@@ -36,7 +36,7 @@ def _run(out: Path, cache: Path) -> dict[str, Any]:
         config=ModelConfig(cache=True, cache_dir=cache),
         call_log_path=out / "calls.jsonl",
     )
-    return asyncio.run(run_benchmark(config, solver=client))
+    return asyncio.run(run_benchmark(config, models={"solver": client}))
 
 
 def _log(out: Path) -> list[CallRecord]:

@@ -58,7 +58,7 @@ def test_mapping_answers_resolve_and_an_empty_selection_is_a_warning(tmp_path: P
         selector="llm",
     )
     solver = ModelClient(ScriptedProvider.from_script(model, model="solver"))
-    asyncio.run(run_benchmark(config, solver=solver))
+    asyncio.run(run_benchmark(config, models={"solver": solver}))
     rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     selections = {row["task_id"]: row["selection"] for row in rows}
     assert selections[NAMED]["selected"] == ["reflect grid", "tile grid"]
@@ -114,7 +114,7 @@ def test_every_selector_s_solve_prompt_shows_the_view_of_the_run(
         selector=ComponentSpec(name=name, options=options),
     )
     solver = ModelClient(ScriptedProvider.from_script(model, model="solver"))
-    asyncio.run(run_benchmark(config, solver=solver))
+    asyncio.run(run_benchmark(config, models={"solver": solver}))
     (solve,) = model.of("solve")
     prompt = solve.prompt
     shown, hidden = (

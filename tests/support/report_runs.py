@@ -45,7 +45,7 @@ def scripted_client(respond: Any, out: Path) -> ModelClient:
 
 def run_scripted(config: RunConfig, respond: Any) -> None:
     """Run ``config`` with ``respond`` as the solver."""
-    asyncio.run(run_benchmark(config, solver=scripted_client(respond, config.out)))
+    asyncio.run(run_benchmark(config, models={"solver": scripted_client(respond, config.out)}))
 
 
 AIME_SCRIPT: dict[str, Any] = {

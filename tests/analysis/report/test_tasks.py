@@ -150,7 +150,7 @@ def toy_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
         attempts=2,
         out=base / "run",
     )
-    asyncio.run(run_benchmark(config, solver=scripted_client(SCRIPT, config.out)))
+    asyncio.run(run_benchmark(config, models={"solver": scripted_client(SCRIPT, config.out)}))
     return config.out
 
 

@@ -81,7 +81,7 @@ def test_inference_run_is_unscored_retries_on_train_writes_memory_and_exports(
         out=out,
     )  # fmt: skip
     summary = asyncio.run(
-        run_benchmark(config, solver=ModelClient(ScriptedProvider.from_script(model)))
+        run_benchmark(config, models={"solver": ModelClient(ScriptedProvider.from_script(model))})
     )
     rows = [TaskResult.model_validate_json(line) for line in (out / "results.jsonl").open()]
     assert {r.task_id: r.score for r in rows} == {"0c786b71": None, "e345f17b": None}

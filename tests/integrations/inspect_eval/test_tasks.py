@@ -124,7 +124,7 @@ def test_arc_task_logs_arcmemos_scores(tmp_path: Path) -> None:
         out=tmp_path / "run",
     )
     summary = asyncio.run(
-        run_benchmark(config, solver=_scripted(SCRIPTS / "arc_plan.py", tmp_path))
+        run_benchmark(config, models={"solver": _scripted(SCRIPTS / "arc_plan.py", tmp_path)})
     )
     for name in ("score", "strict_score", "oracle@1", "oracle@2"):
         assert means[name] == pytest.approx(summary[name]), name
