@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +40,7 @@ from arcmemo.core.records import Attempt, CheckResult, Selection, Step, TaskGrad
 from arcmemo.library.task import NO_LIBRARY, TaskLibrary
 from arcmemo.memory.schema import Concept, Lesson, Memory, Solution
 from arcmemo.models.base import Message
+from arcmemo.models.client import ModelClient
 from arcmemo.selection.base import SELECTORS, Selector
 from tests.support.report_pages import task_section
 
@@ -168,7 +169,7 @@ class EveryNthSelector(Selector):
         problem: str,
         *,
         task_id: str,
-        model: Any,
+        clients: Mapping[str, ModelClient],
         previous_attempt: str | None = None,
     ) -> Selection:
         names = [f"lesson {i}" for i in range(0, len(memory.lessons), self.every)]
@@ -339,7 +340,7 @@ def test_the_documented_example_registers_a_selector_the_cli_accepts(tmp_path: P
         spec = SELECTORS.spec("first", {"n": "5"})
         assert spec.options == {"n": 5}
         memory = Memory(domain="toy")
-        selection = asyncio.run(SELECTORS.create(spec).select(memory, "p", task_id="t", model=None))
+        selection = asyncio.run(SELECTORS.create(spec).select(memory, "p", task_id="t", clients={}))
         assert selection.selector == "first" and selection.selected == []
     finally:
         SELECTORS.unregister("first")

@@ -61,7 +61,7 @@ with scope:
     (task,) = benchmark.load(split=None, data=task_dir, task_ids=["66e6c45b"], limit=None)
     selector = arcmemo.SELECTORS.create("all")
     prepared = asyncio.run(
-        arcmemo.prepare_prompt(benchmark, task, memory=memory, selector=selector, model=None)
+        arcmemo.prepare_prompt(benchmark, task, memory=memory, selector=selector)
     )
     memory.concepts[0].cues.append("seen in a test")
     memory.save(out_dir / "saved.json")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import abc
+from collections.abc import Mapping
 from typing import ClassVar
 
 from pydantic import BaseModel, Field
@@ -11,7 +12,8 @@ from arcmemo.abstraction.contrast import ContrastPair, write_contrast
 from arcmemo.abstraction.outcome import AbstractionOutcome
 from arcmemo.abstraction.pitfall import FailedItem, write_pitfalls
 from arcmemo.core.records import SolvedItem
-from arcmemo.core.registry import Registry
+from arcmemo.core.registry import ComponentSpec, Registry
+from arcmemo.core.roles import ABSTRACT, for_role
 from arcmemo.memory.schema import Memory
 from arcmemo.models.client import ModelClient
 
@@ -27,7 +29,12 @@ class PitfallOptions(BaseModel):
 
 
 class Abstractor(abc.ABC):
-    """Writes into a memory from one verified solution."""
+    """Writes into a memory from one verified solution.
+
+    Its writes are given the run's client of each model role (``clients``, by role name:
+    :mod:`arcmemo.core.roles`) and call the abstract role's (:meth:`client`: a role left
+    out calls its fallback's).
+    """
 
     name: ClassVar[str]  # set by the registry: the name it is registered under
     # Aux-model calls per verified solution (the dry-run estimate of a run's cost).
@@ -41,9 +48,13 @@ class Abstractor(abc.ABC):
 
     @abc.abstractmethod
     async def abstract(
-        self, memory: Memory, item: SolvedItem, model: ModelClient
+        self, memory: Memory, item: SolvedItem, clients: Mapping[str, ModelClient]
     ) -> AbstractionOutcome:
         """Update ``memory`` in place from ``item``; never raises on bad model output."""
+
+    def client(self, clients: Mapping[str, ModelClient]) -> ModelClient:
+        """The abstract role's client in ``clients`` (:func:`abstract_client`)."""
+        return abstract_client(clients)
 
     @property
     def writes_pitfalls(self) -> bool:
@@ -51,10 +62,12 @@ class Abstractor(abc.ABC):
         return bool(getattr(self.options, "pitfalls", False))
 
     async def learn_from_failure(
-        self, memory: Memory, item: FailedItem, model: ModelClient
+        self, memory: Memory, item: FailedItem, clients: Mapping[str, ModelClient]
     ) -> AbstractionOutcome:
         """Write the pitfall lessons of a failed attempt (:mod:`arcmemo.abstraction.pitfall`)."""
-        return await write_pitfalls(memory, item, model, fmt=self.name, actor=self.actor)
+        return await write_pitfalls(
+            memory, item, self.client(clients), fmt=self.name, actor=self.actor
+        )
 
     @property
     def contrasts(self) -> bool:
@@ -73,12 +86,34 @@ class Abstractor(abc.ABC):
         return getattr(self.options, "contrast_signal", None)
 
     async def learn_from_contrast(
-        self, memory: Memory, pair: ContrastPair, model: ModelClient
+        self, memory: Memory, pair: ContrastPair, clients: Mapping[str, ModelClient]
     ) -> AbstractionOutcome:
         """Write the entries and the pitfall of a contrast (:mod:`arcmemo.abstraction.contrast`)."""
         return await write_contrast(
-            memory, pair, model, fmt=self.name, actor=self.actor, entries=self.contrast_entries
+            memory,
+            pair,
+            self.client(clients),
+            fmt=self.name,
+            actor=self.actor,
+            entries=self.contrast_entries,
         )
+
+
+def abstract_client(clients: Mapping[str, ModelClient]) -> ModelClient:
+    """The abstract role's client in ``clients`` (else its fallback's); a one-line error
+    when none is given."""
+    found = for_role(clients, ABSTRACT)
+    if found is None:
+        raise ValueError(f"writing a memory needs a model (the {ABSTRACT} role's)")
+    return found
+
+
+def create_abstractor(
+    memory_format: ComponentSpec | str, clients: Mapping[str, ModelClient]
+) -> Abstractor:
+    """The abstractor of ``memory_format``, its writes recorded as made by the abstract
+    role's model of ``clients``."""
+    return ABSTRACTORS.create(memory_format, actor=abstract_client(clients).spec)
 
 
 ABSTRACTORS: Registry[Abstractor] = Registry(

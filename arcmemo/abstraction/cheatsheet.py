@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from arcmemo.abstraction.base import ABSTRACTORS, Abstractor
 from arcmemo.abstraction.outcome import AbstractionOutcome, ask
 from arcmemo.core.inlined_library import without_library
@@ -20,8 +22,9 @@ class CheatsheetAbstractor(Abstractor):
     """A curator prompt rewrites the whole sheet with each verified solution."""
 
     async def abstract(
-        self, memory: Memory, item: SolvedItem, model: ModelClient
+        self, memory: Memory, item: SolvedItem, clients: Mapping[str, ModelClient]
     ) -> AbstractionOutcome:
+        model = self.client(clients)
         outcome = AbstractionOutcome(task_id=item.task_id, format=self.name)
         old = memory.cheatsheet.strip()
 

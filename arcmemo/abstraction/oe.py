@@ -14,6 +14,7 @@ the answer must carry: the option ``domain_prefix`` (``experiments/aime/oe.sh`` 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from pydantic import Field
 
@@ -86,8 +87,9 @@ class LessonAbstractor(Abstractor):
         return usable if limit is None else usable[:limit]
 
     async def abstract(
-        self, memory: Memory, item: SolvedItem, model: ModelClient
+        self, memory: Memory, item: SolvedItem, clients: Mapping[str, ModelClient]
     ) -> AbstractionOutcome:
+        model = self.client(clients)
         outcome = AbstractionOutcome(task_id=item.task_id, format=self.name)
         examples = self.examples(item.domain, item.task_id)
         solution = without_library(item.solution)

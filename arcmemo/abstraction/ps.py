@@ -11,6 +11,7 @@ before anything invalid is skipped and recorded.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import Field, ValidationError
@@ -170,8 +171,9 @@ class ProgramSynthesisAbstractor(Abstractor):
         )
 
     async def abstract(
-        self, memory: Memory, item: SolvedItem, model: ModelClient
+        self, memory: Memory, item: SolvedItem, clients: Mapping[str, ModelClient]
     ) -> AbstractionOutcome:
+        model = self.client(clients)
         outcome = AbstractionOutcome(task_id=item.task_id, format=self.name)
         examples = self.examples(item.domain, item.task_id)
 

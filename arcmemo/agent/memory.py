@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from arcmemo.abstraction.base import ABSTRACTORS, Abstractor
+from arcmemo.abstraction.base import ABSTRACTORS, create_abstractor
 from arcmemo.abstraction.outcome import AbstractionOutcome
 from arcmemo.abstraction.pitfall import FailedItem
 from arcmemo.agent.outcomes import OutcomeRecord, record_outcome
@@ -42,6 +42,7 @@ from arcmemo.benchmarks.jsonl.data import TextProblem
 from arcmemo.core.files import LockHeldError, atomic_write_text, file_lock, held_lock
 from arcmemo.core.records import Step
 from arcmemo.core.registry import ComponentSpec
+from arcmemo.core.roles import ABSTRACT, AUX, SELECT, for_role
 from arcmemo.memory.schema import Memory
 from arcmemo.memory.store import MemorySaveError, checked_dump, load_memory
 from arcmemo.models.base import Message
@@ -51,9 +52,8 @@ from arcmemo.run.solve_prompt import prepare_prompt
 from arcmemo.sandbox.text import visible_text
 from arcmemo.selection.base import SELECTORS, Selector
 
-# The roles the facade calls a model for, and the one each falls back to (as in a run).
-ROLES = ("select", "abstract", "aux")
-_FALLBACK = {"select": "aux", "abstract": "aux", "aux": None}
+# The roles the facade calls a model for (each falls back as in a run: arcmemo.core.roles).
+ROLES = (SELECT, ABSTRACT, AUX)
 
 
 class MemoryBusyError(RuntimeError):
@@ -146,12 +146,7 @@ class AgentMemory:
 
     def model(self, role: str) -> ModelClient | None:
         """The client of ``role`` (select, abstract, aux), or of the role it falls back to."""
-        current: str | None = role
-        while current is not None:
-            if current in self.models:
-                return self.models[current]
-            current = _FALLBACK[current]
-        return None
+        return for_role(self.models, role)
 
     def task(self, problem: Any, task_id: str | None = None) -> Any:
         """The benchmark task of ``problem``: text becomes a text problem."""
@@ -165,11 +160,10 @@ class AgentMemory:
         """Choose the memory's entries for ``problem`` with the configured selector."""
         task = self.task(problem, task_id)
         memory = self.memory
-        model = self.model("select")
-        if self.selector.uses_model and model is None:
+        if self.selector.uses_model and self.model(SELECT) is None:
             raise ValueError(f"the {self.selector.name} selector needs a select model (roles=)")
         prepared = await prepare_prompt(
-            self.benchmark, task, memory=memory, selector=self.selector, model=model
+            self.benchmark, task, memory=memory, selector=self.selector, clients=self.models
         )
         return Selected(
             task_id=self.benchmark.task_id(task),
@@ -227,9 +221,6 @@ class AgentMemory:
         await asyncio.to_thread(stack.enter_context, self._writing())
         return stack
 
-    def _abstractor(self, model: ModelClient) -> Abstractor:
-        return ABSTRACTORS.create(self.abstractor, actor=model.spec)
-
     async def learn(
         self,
         problem: Any,
@@ -248,10 +239,9 @@ class AgentMemory:
         None is returned. ``origin`` (default: the memory's) is recorded in the history of
         what the write added."""
         task = self.task(problem, task_id)
-        model = self.model("abstract")
-        if model is None:
+        if self.model(ABSTRACT) is None:
             raise ValueError("learning needs an abstract model (roles=)")
-        abstractor = self._abstractor(model)
+        abstractor = create_abstractor(self.abstractor, self.models)
         tid = self.benchmark.task_id(task)
         step = Step(round=0, completion=solution, candidate=solution, verified=verified)
         if verified:
@@ -271,7 +261,7 @@ class AgentMemory:
         with stack:
             memory = self._memory
             before = len(memory.history)
-            outcome = await write(memory, argument, model)
+            outcome = await write(memory, argument, self.models)
             through = f"through {origin or self.origin}"
             for entry in memory.history[before:]:
                 entry.why = f"{entry.why} ({through})" if entry.why else through
@@ -360,7 +350,7 @@ def open_memory(
             models[role] = client
         else:
             models[role] = given
-    has_select = any(r in models for r in ("select", "aux"))
+    has_select = for_role(models, SELECT) is not None
     chosen = SELECTORS.create(selector or ("llm" if has_select else "all"))
     if isinstance(benchmark, str):
         bench: Benchmark[Any] = BENCHMARKS.create(benchmark)

@@ -24,6 +24,7 @@ from arcmemo.cli.options import (
     role_model_options,
 )
 from arcmemo.core.registry import ComponentSpec
+from arcmemo.core.roles import ABSTRACT
 from arcmemo.core.spellings import ABSTRACT_FLAGS
 from arcmemo.run.config import RunConfig
 from arcmemo.signals.base import WRITE_SIGNALS
@@ -157,7 +158,7 @@ def abstract(
                 return await abstract_into(
                     memory_path,
                     items,
-                    model,
+                    {ABSTRACT: model},
                     memory_format=fmt,
                     log_path=log_path,
                     on_done=done,

@@ -22,6 +22,7 @@ from arcmemo.cli.options import (
     role_model_options,
 )
 from arcmemo.core.registry import ComponentSpec
+from arcmemo.core.roles import SELECT
 from arcmemo.memory.untrusted import display_copy
 from arcmemo.run.config import RunConfig
 from arcmemo.sandbox.text import visible_text
@@ -97,7 +98,7 @@ def select(
                         task,
                         memory=memory,
                         selector=selector,
-                        model=model.with_samples(variant) if model is not None else None,
+                        clients={SELECT: model.with_samples(variant)} if model is not None else {},
                     )
                     for variant in range(variants)
                 ]

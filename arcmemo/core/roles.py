@@ -6,8 +6,9 @@ without a model of its own calls the model of the role it falls back to
 (:data:`FALLBACK`), so one model may serve every role. Usage is counted per role
 (:func:`role_of`), in the live progress and in ``summary.json``. A new role is a name here,
 its stages in :data:`STAGE_ROLES`, and the code that uses its client: below the session,
-the runner, the task loop and the continual updater take one mapping of role to client
-(:func:`with_fallbacks`) and pick the role they call.
+the runner, the task loop, the continual updater, the selectors and the memory formats take
+one mapping of role to client and pick the role they call (:func:`for_role`: a role left
+out calls its fallback's).
 """
 
 from __future__ import annotations
@@ -39,9 +40,19 @@ def role_of(stage: str, given: Collection[str] = (SOLVER, AUX)) -> str:
     return role
 
 
+def for_role(given: Mapping[str, T], role: str) -> T | None:
+    """``role``'s entry of ``given`` (a client per role, say): its own, else the one of the
+    role it falls back to, and so on; None when no role on that chain is given."""
+    if role not in FALLBACK:
+        raise ValueError(f"unknown model role {role!r}")
+    chain: str | None = role
+    while chain is not None and chain not in given:
+        chain = FALLBACK[chain]
+    return None if chain is None else given[chain]
+
+
 def with_fallbacks(given: Mapping[str, T]) -> dict[str, T]:
-    """Every role's entry of ``given`` (a client per role, say): its own, else the one of
-    the role it falls back to. The solver's must be given."""
+    """Every role's entry of ``given`` (:func:`for_role`). The solver's must be given."""
     if SOLVER not in given:
         raise ValueError(f"no {SOLVER} among the roles given ({', '.join(given) or 'none'})")
     unknown = set(given) - set(FALLBACK)

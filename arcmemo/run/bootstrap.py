@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from arcmemo.abstraction.base import ABSTRACTORS
+from arcmemo.abstraction.base import create_abstractor
 from arcmemo.abstraction.contrast import ContrastPair, contrast_pair
 from arcmemo.abstraction.outcome import AbstractionOutcome, append_outcomes
 from arcmemo.benchmarks.base import BENCHMARKS, Benchmark, SharedSandbox
@@ -108,7 +108,7 @@ def items_from_programs(
 async def abstract_into(
     memory_path: Path,
     items: list[SolvedItem],
-    model: ModelClient,
+    clients: Mapping[str, ModelClient],
     *,
     memory_format: ComponentSpec | str,
     log_path: Path | None = None,
@@ -116,7 +116,8 @@ async def abstract_into(
     pairs: Mapping[str, ContrastPair] | None = None,
     on_contrast: Callable[[AbstractionOutcome], None] | None = None,
 ) -> list[AbstractionOutcome]:
-    """Abstract ``items`` one by one into the memory file, saving after each (and appending
+    """Abstract ``items`` one by one into the memory file with the abstract role's client of
+    ``clients`` (by role name: :mod:`arcmemo.core.roles`), saving after each (and appending
     each outcome to ``log_path``); after an item, the contrast of its task in ``pairs``
     (task id -> pair), saved on its own and passed to ``on_contrast`` (default ``on_done``).
 
@@ -129,7 +130,7 @@ async def abstract_into(
     # A live online run writing the same memory would lose these writes, or they its own.
     holder = f"pid {os.getpid()}, arcmemo abstract"
     with held_lock(writer_lock_path(memory_path), holder=holder):
-        abstractor = ABSTRACTORS.create(memory_format, actor=model.spec)
+        abstractor = create_abstractor(memory_format, clients)
         if pairs and not abstractor.contrasts:
             raise ValueError(
                 f"memory format {abstractor.name!r}: contrast pairs given without its option "
@@ -140,9 +141,9 @@ async def abstract_into(
             for write in ("abstract", "contrast"):
                 with editing(memory_path) as memory:
                     if write == "abstract" and item.task_id not in memory.solutions:
-                        outcome = await abstractor.abstract(memory, item, model)
+                        outcome = await abstractor.abstract(memory, item, clients)
                     elif write == "contrast" and pair and not contrasted(memory, item.task_id):
-                        outcome = await abstractor.learn_from_contrast(memory, pair, model)
+                        outcome = await abstractor.learn_from_contrast(memory, pair, clients)
                     else:
                         continue
                 outcomes.append(outcome)

@@ -14,14 +14,14 @@ from __future__ import annotations
 from collections.abc import Coroutine, Mapping
 from typing import Any
 
-from arcmemo.abstraction.base import ABSTRACTORS
+from arcmemo.abstraction.base import create_abstractor
 from arcmemo.abstraction.contrast import contrast_pair
 from arcmemo.abstraction.outcome import AbstractionOutcome, Failure
 from arcmemo.abstraction.pitfall import failed_item
 from arcmemo.benchmarks.base import Benchmark
 from arcmemo.core.records import Step, TaskResult
 from arcmemo.core.registry import ComponentSpec
-from arcmemo.core.roles import ABSTRACT, AUX, with_fallbacks
+from arcmemo.core.roles import AUX, with_fallbacks
 from arcmemo.memory.attribution import attribute_task, record_attribution
 from arcmemo.memory.judge import judge_usage
 from arcmemo.memory.render import lesson_name
@@ -91,9 +91,7 @@ class ContinualUpdater:
         self.memory = memory
         self.rundir = rundir
         self.clients = with_fallbacks(clients)
-        self.abstractor = ABSTRACTORS.create(
-            config.memory_format, actor=self.clients[ABSTRACT].spec
-        )
+        self.abstractor = create_abstractor(config.memory_format, self.clients)
         self.signal: WriteSignal = WRITE_SIGNALS.create(run_write_signal(config, benchmark))
         self.contrast: WriteSignal | None = (
             contrast_signal(self.abstractor.contrast_signal, self.signal)
@@ -128,7 +126,7 @@ class ContinualUpdater:
         )
         if pair is None:
             return []
-        write = self.abstractor.learn_from_contrast(self.memory, pair, self.clients[ABSTRACT])
+        write = self.abstractor.learn_from_contrast(self.memory, pair, self.clients)
         return [await self._write(result.task_id, write)]
 
     async def _judge(self, result: TaskResult, solution: Step | None) -> dict[str, bool] | None:
@@ -166,7 +164,7 @@ class ContinualUpdater:
                             await self._write(
                                 result.task_id,
                                 self.abstractor.learn_from_failure(
-                                    self.memory, failed, self.clients[ABSTRACT]
+                                    self.memory, failed, self.clients
                                 ),
                             )
                         )
@@ -174,7 +172,7 @@ class ContinualUpdater:
                 continue
             item = self.benchmark.solved_item(task, step)
             outcome = await self._write(
-                item.task_id, self.abstractor.abstract(self.memory, item, self.clients[ABSTRACT])
+                item.task_id, self.abstractor.abstract(self.memory, item, self.clients)
             )
             outcomes.append(outcome)
             if self.contrast is not None:

@@ -184,7 +184,6 @@ async def estimate_run(session: RunSession) -> RunEstimate:
             task,
             memory=memory,
             selector=selector,
-            model=None,
             preview=True,
             library_scope=config.library,
         )

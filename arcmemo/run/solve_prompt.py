@@ -6,12 +6,14 @@ what a run sends.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import warnings
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from arcmemo.benchmarks.base import Benchmark
 from arcmemo.core.records import Selection, Step
+from arcmemo.core.roles import SELECT
 from arcmemo.library.task import NO_LIBRARY, LibraryScope, TaskLibrary, task_library
 from arcmemo.memory.edits import TrackedList, derived
 from arcmemo.memory.evidence import active
@@ -116,19 +118,31 @@ async def prepare_prompt(
     *,
     memory: Memory | None,
     selector: Selector,
-    model: ModelClient | None,
+    clients: Mapping[str, ModelClient] | None = None,
     previous: Step | None = None,
     preview: bool = False,
     library_scope: LibraryScope = "selected",
+    model: ModelClient | None = None,
 ) -> PreparedPrompt:
     """Select memory entries for ``task`` and render its solve prompt.
 
+    ``clients``: the client of each model role (:mod:`arcmemo.core.roles`) the selector may
+    call (it calls its own role's; none given: a selector that calls a model fails).
+    ``model`` (deprecated, read until the next release): the select role's client alone.
     ``previous`` is the failed step a retry answers (selectors see its completion).
     With ``preview``, a selector that would call a model is not called: its prompts are
     returned instead and the memory section says it is chosen at run time.
     ``library_scope``: which memory functions the task may import
     (:func:`~arcmemo.memory.task_library.task_library`; never its own).
     """
+    if model is not None:
+        warnings.warn(
+            "prepare_prompt(model=) is deprecated: pass clients={'select': model} (the client "
+            "of each model role)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        clients = {**(clients or {}), SELECT: model}
     selection: Selection | None = None
     concepts = ""
     selection_prompts: list[str] = []
@@ -153,7 +167,7 @@ async def prepare_prompt(
                 visible,
                 problem,
                 task_id=task_id,
-                model=model,
+                clients=clients or {},
                 previous_attempt=previous.completion if previous else None,
                 **extra,
             )

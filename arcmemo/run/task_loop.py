@@ -178,7 +178,7 @@ class TaskLoop:
             selector=self.selector,
             # Variant v's selector calls are sample v of their request: each variant gets
             # its own selection, also from the response cache.
-            model=self.clients[SELECT].with_samples(variant),
+            clients={**self.clients, SELECT: self.clients[SELECT].with_samples(variant)},
             previous=previous,
             library_scope=self.config.library,
         )

@@ -11,16 +11,19 @@ of the program-synthesis format in them.
 from __future__ import annotations
 
 import abc
+import inspect
 import re
-from collections.abc import Callable, Sequence
+import warnings
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, Field
 
 from arcmemo.core import prompting
 from arcmemo.core.records import Selection
-from arcmemo.core.registry import Registry
+from arcmemo.core.registry import ComponentSpec, Registry
 from arcmemo.core.resources import data_dir
+from arcmemo.core.roles import SELECT, for_role
 from arcmemo.memory.paper_view import render_paper
 from arcmemo.memory.render import SOLVE_BUDGET_TOKENS, lesson_name
 from arcmemo.memory.schema import Memory
@@ -132,7 +135,12 @@ EARLIER_ANSWER = "(the model's earlier answer goes here)"
 
 
 class Selector(abc.ABC):
-    """Picks memory entries for one task."""
+    """Picks memory entries for one task.
+
+    :meth:`select` is given the run's client of each model role (``clients``, by role
+    name: :mod:`arcmemo.core.roles`); a selector that calls a model calls the select role's
+    (:meth:`client`: a role left out calls its fallback's).
+    """
 
     name: ClassVar[str]  # set by the registry: the name it is registered under
     # True when select() calls a model (the run then needs the selector's model).
@@ -154,10 +162,20 @@ class Selector(abc.ABC):
         problem: str,
         *,
         task_id: str,
-        model: ModelClient | None,
+        clients: Mapping[str, ModelClient],
         previous_attempt: str | None = None,
     ) -> Selection:
-        """Choose entries of ``memory`` for ``problem`` (``previous_attempt`` on retries)."""
+        """Choose entries of ``memory`` for ``problem`` (``previous_attempt`` on retries),
+        calling the select role's client of ``clients`` (:meth:`client`) if it calls a
+        model."""
+
+    def client(self, clients: Mapping[str, ModelClient]) -> ModelClient:
+        """The select role's client in ``clients`` (else its fallback's); a one-line error
+        when none is given."""
+        found = for_role(clients, SELECT)
+        if found is None:
+            raise ValueError(f"the {self.name} selector needs a model (the {SELECT} role's)")
+        return found
 
     async def preview(self, memory: Memory, problem: str, *, task_id: str) -> list[str]:
         """The prompts one selection would send to the model, in order (dry runs count and
@@ -201,7 +219,41 @@ def render_paper_hint(
     return prompting.render("arc/hints/paper", memory=body, everything=everything)
 
 
-SELECTORS: Registry[Selector] = Registry(
+class SelectorRegistry(Registry[Selector]):
+    """The selectors' registry: a selector written for ``select(..., model=)`` (a client
+    picked by its caller, before selectors took ``clients``) is built adapted, with a
+    DeprecationWarning, for one release."""
+
+    def create(self, spec: ComponentSpec | str, **context: Any) -> Selector:
+        return _adapted_model_keyword(super().create(spec, **context))
+
+
+def _adapted_model_keyword(selector: Selector) -> Selector:
+    """``selector`` itself, or (when its ``select`` takes ``model=`` and no ``clients=``)
+    with a ``select`` of the current interface that passes its role's client as ``model``."""
+    parameters = inspect.signature(type(selector).select).parameters
+    if "clients" in parameters or "model" not in parameters:
+        return selector
+    warnings.warn(
+        f"selector {selector.name!r} ({type(selector).__qualname__}) takes select(..., "
+        "model=); selectors now take clients= (the client of each model role) and call "
+        "the select role's (Selector.client). model= is adapted until the next release.",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    old_select = selector.select
+
+    async def select(
+        memory: Memory, problem: str, *, clients: Mapping[str, ModelClient], **rest: Any
+    ) -> Selection:
+        model = for_role(clients, SELECT)
+        return await old_select(memory, problem, model=model, **rest)  # type: ignore[call-arg]
+
+    vars(selector)["select"] = select  # this instance only; its class stays as written
+    return selector
+
+
+SELECTORS: Registry[Selector] = SelectorRegistry(
     "selector",
     modules={
         "llm": "arcmemo.selection.llm",

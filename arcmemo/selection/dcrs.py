@@ -22,6 +22,8 @@ forward as the next query's previous sheet).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from arcmemo.core import prompting
@@ -102,16 +104,14 @@ class DcrsSelector(RetrievingSelector):
         problem: str,
         *,
         task_id: str,
-        model: ModelClient | None,
+        clients: Mapping[str, ModelClient],
         previous_attempt: str | None = None,
     ) -> Selection:
         retrieved = await self.retrieve(memory, problem, task_id=task_id)
         if not retrieved and not memory.cheatsheet.strip():
             return Selection(selector=self.name, trace=None)
-        if model is None:
-            raise ValueError("the dcrs selector needs a model to write the cheatsheet")
         answer = await generate_structured(
-            model,
+            self.client(clients),
             [Message(role="user", content=self._prompt(memory, problem, retrieved))],
             _parse,
             stage=STAGE,

@@ -11,6 +11,7 @@ wrong, above the chosen lessons.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -135,11 +136,10 @@ class DescribeSelector(Selector):
         problem: str,
         *,
         task_id: str,
-        model: ModelClient | None,
+        clients: Mapping[str, ModelClient],
         previous_attempt: str | None = None,
     ) -> Selection:
-        if model is None:
-            raise ValueError("the describe selector needs a model")
+        model = self.client(clients)
         if not memory.lessons:
             return Selection(selector=self.name, trace="memory has no lessons")
         described = await generate_structured(

@@ -10,6 +10,7 @@ as that baseline.
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from pydantic import ConfigDict, Field
@@ -77,7 +78,7 @@ class EmbeddingSelector(RetrievingSelector):
         problem: str,
         *,
         task_id: str,
-        model: ModelClient | None,
+        clients: Mapping[str, ModelClient],
         previous_attempt: str | None = None,
     ) -> Selection:
         texts = entry_texts(memory)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from pydantic import ConfigDict, Field
 from rapidfuzz import fuzz, process
@@ -302,13 +302,12 @@ class LLMSelector(Selector):
         problem: str,
         *,
         task_id: str,
-        model: ModelClient | None,
+        clients: Mapping[str, ModelClient],
         previous_attempt: str | None = None,
         examples: Examples = (),
         sandbox: RunSandbox | None = None,
     ) -> Selection:
-        if model is None:
-            raise ValueError("the llm selector needs a model")
+        model = self.client(clients)
         if not memory.concepts and not memory.lessons:
             return Selection(selector=self.name, trace="memory is empty")
         if self.behaviour is not None and examples:

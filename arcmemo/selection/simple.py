@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from pydantic import ConfigDict
 
 from arcmemo.core.records import Selection
@@ -38,7 +40,7 @@ class AllSelector(Selector):
         problem: str,
         *,
         task_id: str,
-        model: ModelClient | None,
+        clients: Mapping[str, ModelClient],
         previous_attempt: str | None = None,
     ) -> Selection:
         return Selection(selector=self.name, selected=every_name(memory))
@@ -63,7 +65,7 @@ class NoSelector(Selector):
         problem: str,
         *,
         task_id: str,
-        model: ModelClient | None,
+        clients: Mapping[str, ModelClient],
         previous_attempt: str | None = None,
     ) -> Selection:
         return Selection(selector=self.name)

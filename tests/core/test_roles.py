@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from arcmemo.cli.main import cli
 from arcmemo.core.progress import ProgressEvent, ProgressSink, ProgressState
-from arcmemo.core.roles import role_of, with_fallbacks
+from arcmemo.core.roles import for_role, role_of, with_fallbacks
 from arcmemo.memory.schema import Memory
 from arcmemo.memory.seeds import load_seed
 from arcmemo.models.base import ProviderError
@@ -138,6 +138,16 @@ def test_a_role_left_out_of_a_mapping_gets_its_fallbacks_entry() -> None:
         with_fallbacks({"aux": "x"})
     with pytest.raises(ValueError, match="unknown model role"):
         with_fallbacks({"solver": "s", "judge": "j"})
+
+
+def test_one_role_is_looked_up_along_its_fallbacks_in_a_partial_mapping() -> None:
+    # The agent facade and the select/abstract commands give no solver.
+    assert for_role({"aux": "x"}, "select") == "x"
+    assert for_role({"aux": "x", "abstract": "a"}, "abstract") == "a"
+    assert for_role({"select": "c"}, "abstract") is None
+    assert for_role({}, "select") is None
+    with pytest.raises(ValueError, match="unknown model role 'judge'"):
+        for_role({"solver": "s"}, "judge")
 
 
 def test_the_retired_keywords_of_run_benchmark_warn_and_name_roles(tmp_path: Path) -> None:

@@ -109,7 +109,7 @@ def test_the_solve_prompt_shows_the_functions_and_the_check_imports_them(layout:
     )
     benchmark = ArcBenchmark(ArcOptions(layout=layout))
     prepared = asyncio.run(
-        prepare_prompt(benchmark, TASK, memory=memory, selector=AllSelector(), model=None)
+        prepare_prompt(benchmark, TASK, memory=memory, selector=AllSelector(), clients={})
     )
     text = prepared.messages[-1].content
     assert "from arcmemo_library import crop_nonzero" in text
@@ -125,7 +125,7 @@ def test_without_functions_the_solve_prompt_is_unchanged() -> None:
     memory = Memory(domain="arc", concepts=[Concept(name="crop to content", kind="routine")])
     benchmark = ArcBenchmark()
     prepared = asyncio.run(
-        prepare_prompt(benchmark, TASK, memory=memory, selector=AllSelector(), model=None)
+        prepare_prompt(benchmark, TASK, memory=memory, selector=AllSelector(), clients={})
     )
     plain = benchmark.prompt(TASK, concepts=prepared.concepts, previous=None)
     assert prepared.messages == plain

@@ -109,7 +109,6 @@ def test_retired_concepts_are_never_rendered_nor_selectable() -> None:
             object(),
             memory=memory,
             selector=SELECTORS.create("all"),
-            model=None,
         )
     )
     assert prepared.selection is not None

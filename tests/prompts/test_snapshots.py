@@ -21,6 +21,7 @@ from arcmemo.benchmarks import BENCHMARKS
 from arcmemo.benchmarks.arc import ArcBenchmark, ArcTask, load_path
 from arcmemo.benchmarks.arc.benchmark import ArcOptions
 from arcmemo.core.records import Selection, SolvedItem, Step
+from arcmemo.core.roles import ABSTRACT, SELECT
 from arcmemo.memory.schema import Lesson, Memory
 from arcmemo.memory.seeds import load_seed
 from arcmemo.models.base import Message
@@ -150,7 +151,7 @@ def test_ps_run_prompts(arc: ArcBenchmark, task: ArcTask) -> None:
         "```yaml\n- name: move object until collision\n```",
     )
     abstractor = ABSTRACTORS.create("ps", actor="scripted:snapshot")
-    asyncio.run(abstractor.abstract(memory, solved(arc, task), script.client()))
+    asyncio.run(abstractor.abstract(memory, solved(arc, task), {ABSTRACT: script.client()}))
     text = snapshot("ps_abstract_pseudocode", script.received[0])
     assert "## Example 12" in text and "def transform(grid):" in text
     text = snapshot("ps_abstract_concepts", script.received[1])
@@ -170,7 +171,9 @@ def test_oe_run_prompts(arc: ArcBenchmark, task: ArcTask) -> None:
         "```yaml\n- 1\n```",
     )
     selection = asyncio.run(
-        selector.select(memory, arc.describe(task), task_id=task.id, model=script.client())
+        selector.select(
+            memory, arc.describe(task), task_id=task.id, clients={SELECT: script.client()}
+        )
     )
     assert selection.selected == ["lesson 1"]
     describe = snapshot("oe_describe", script.received[0])
@@ -191,7 +194,7 @@ def test_oe_run_prompts(arc: ArcBenchmark, task: ArcTask) -> None:
         "  suggestion: send each cell to its nearest corner\n```",
     )
     abstractor = ABSTRACTORS.create("oe", actor="scripted:snapshot")
-    asyncio.run(abstractor.abstract(memory, solved(arc, task), script.client()))
+    asyncio.run(abstractor.abstract(memory, solved(arc, task), {ABSTRACT: script.client()}))
     for name, conversation in zip(
         ("oe_abstract_thought_process", "oe_abstract_lessons"), script.received, strict=True
     ):
@@ -206,7 +209,7 @@ def test_oe_run_prompts(arc: ArcBenchmark, task: ArcTask) -> None:
 def test_cheatsheet_run_prompts(arc: ArcBenchmark, task: ArcTask) -> None:
     memory = Memory(domain="arc", cheatsheet="- corners: check whether cells move outward")
     selector = SELECTORS.create("all")
-    everything = asyncio.run(selector.select(memory, "", task_id=task.id, model=None))
+    everything = asyncio.run(selector.select(memory, "", task_id=task.id, clients={}))
     solve = snapshot(
         "cheatsheet_solve",
         arc.prompt(task, concepts=selector.render(memory, everything), previous=None),
@@ -216,7 +219,7 @@ def test_cheatsheet_run_prompts(arc: ArcBenchmark, task: ArcTask) -> None:
         assert word not in solve.split("=== user ===", 1)[1], word
     script = Script("<cheatsheet>\n- corners: move the middle block outward\n</cheatsheet>")
     abstractor = ABSTRACTORS.create("cheatsheet", actor="scripted:snapshot")
-    asyncio.run(abstractor.abstract(memory, solved(arc, task), script.client()))
+    asyncio.run(abstractor.abstract(memory, solved(arc, task), {ABSTRACT: script.client()}))
     text = snapshot("cheatsheet_abstract", script.received[0])
     for word in ("routine", ":=", "typed"):
         assert word not in text, word

@@ -12,6 +12,7 @@ from arcmemo.abstraction.outcome import AbstractionOutcome
 from arcmemo.benchmarks.arc import ArcTaskError
 from arcmemo.benchmarks.base import BENCHMARKS
 from arcmemo.core.records import SolvedItem
+from arcmemo.core.roles import ABSTRACT
 from arcmemo.memory.schema import Memory
 from arcmemo.memory.seeds import load_seed
 from arcmemo.models.client import ModelClient
@@ -137,7 +138,7 @@ def run_abstract_into(memory_path: Path, items: list[Any], script: Any) -> list[
         client = ModelClient(ScriptedProvider.from_script(script, model="abstractor"))
         try:
             return await abstract_into(
-                memory_path, items, client, memory_format="ps", on_done=done.append
+                memory_path, items, {ABSTRACT: client}, memory_format="ps", on_done=done.append
             )
         finally:
             await client.aclose()
@@ -188,4 +189,4 @@ def test_abstract_into_refuses_a_memory_a_live_run_is_writing(tmp_path: Path) ->
     model: Any = None  # never reached: the lock is refused first
     live = held_lock(writer_lock_path(memory_path), holder="pid 1, run directory runs/live")
     with live, pytest.raises(LockHeldError, match="runs/live"):
-        asyncio.run(abstract_into(memory_path, [item], model, memory_format="oe"))
+        asyncio.run(abstract_into(memory_path, [item], {ABSTRACT: model}, memory_format="oe"))

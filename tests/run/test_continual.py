@@ -23,6 +23,7 @@ import pytest
 from arcmemo.cli.run import summary_table_rows
 from arcmemo.core.records import Attempt, Step, TaskResult
 from arcmemo.core.registry import RegistryError
+from arcmemo.core.roles import ABSTRACT
 from arcmemo.memory.schema import Concept, Memory
 from arcmemo.memory.seeds import load_seed
 from arcmemo.memory.store import dump_memory
@@ -155,7 +156,9 @@ def loop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimpleNamespace]:
         async def abstract() -> Any:
             client = scripted(boot_model, "bootstrap")
             try:
-                return await abstract_into(memory_path, items, client, memory_format="ps")
+                return await abstract_into(
+                    memory_path, items, {ABSTRACT: client}, memory_format="ps"
+                )
             finally:
                 await client.aclose()
 

@@ -376,7 +376,7 @@ def test_a_selection_records_lessons_by_their_number_in_the_real_memory() -> Non
             return [Message(role="user", content=concepts)]
 
     prepared = asyncio.run(
-        prepare_prompt(Bench(), Task(), memory=memory, selector=SecondShown(), model=None)  # type: ignore[arg-type]
+        prepare_prompt(Bench(), Task(), memory=memory, selector=SecondShown(), clients={})  # type: ignore[arg-type]
     )
     assert prepared.selection is not None
     assert prepared.selection.selected == ["lesson 3"]  # "c" is lesson 3 of the memory

@@ -7,6 +7,7 @@ import asyncio
 
 from arcmemo.abstraction import ABSTRACTORS
 from arcmemo.core.records import SolvedItem
+from arcmemo.core.roles import ABSTRACT
 from arcmemo.memory.schema import Concept, Memory, Parameter, TypeDef
 from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient
@@ -83,7 +84,7 @@ def test_billion_laughs_in_the_abstraction_step_is_a_parse_error_and_the_run_goe
     client = ModelClient(ScriptedProvider.from_script(answers, model="abstractor"))
     memory = _memory()
     outcome = asyncio.run(
-        ABSTRACTORS.create("ps", actor=client.spec).abstract(memory, ITEM, client)
+        ABSTRACTORS.create("ps", actor=client.spec).abstract(memory, ITEM, {ABSTRACT: client})
     )
     repair = answers.received[2][-1].content
     assert "anchors and aliases" in repair and "line 1" in repair

@@ -11,6 +11,7 @@ from arcmemo.benchmarks.arc.benchmark import ArcBenchmark
 from arcmemo.benchmarks.arc.data import ArcPair, ArcTask
 from arcmemo.benchmarks.base import SharedSandbox
 from arcmemo.core.registry import ComponentSpec
+from arcmemo.core.roles import SELECT
 from arcmemo.memory.schema import Concept, LibraryFunction, Memory
 from arcmemo.run.solve_prompt import prepare_prompt
 from arcmemo.sandbox import Sandbox
@@ -134,7 +135,7 @@ def test_select_behaviour_in_a_solve_prompt_and_as_a_prefilter() -> None:
     )
     assert isinstance(selector, BehaviourSelector)
     prepared = asyncio.run(
-        prepare_prompt(ArcBenchmark(), TASK, memory=memory(), selector=selector, model=None)
+        prepare_prompt(ArcBenchmark(), TASK, memory=memory(), selector=selector, clients={})
     )
     assert prepared.selection is not None
     assert prepared.selection.selected[0] == "flip rows"
@@ -153,14 +154,16 @@ def test_the_llm_selector_reads_only_the_behaviour_prefiltered_memory() -> None:
     assert isinstance(filtered, LLMSelector)
     assert filtered.uses_examples and not SELECTORS.create(SELECTORS.spec("llm")).uses_examples
     picked = asyncio.run(
-        filtered.select(memory(), "p", task_id="t", model=recorder.client(), examples=FLIP_PAIRS)
+        filtered.select(
+            memory(), "p", task_id="t", clients={SELECT: recorder.client()}, examples=FLIP_PAIRS
+        )
     )
     assert picked.selected == ["flip rows"]
     shown = recorder.received[0][-1].content
     assert "flip rows" in shown and "no code" in shown  # no code: nothing to judge it by
     assert "spin forever" not in shown and "split objects" not in shown
     # Without examples (a benchmark with none) the model reads the whole memory.
-    asyncio.run(filtered.select(memory(), "p", task_id="t", model=recorder.client()))
+    asyncio.run(filtered.select(memory(), "p", task_id="t", clients={SELECT: recorder.client()}))
     assert "spin forever" in recorder.received[1][-1].content
 
 
@@ -187,7 +190,7 @@ def test_behaviour_runs_in_the_run_s_sandbox_unless_its_option_names_one() -> No
         follows = SELECTORS.create(SELECTORS.spec("behaviour", {"top_k": 1}))
         assert isinstance(follows, BehaviourSelector)
         prepared = asyncio.run(
-            prepare_prompt(benchmark, TASK, memory=memory(), selector=follows, model=None)
+            prepare_prompt(benchmark, TASK, memory=memory(), selector=follows, clients={})
         )
         assert prepared.selection is not None and prepared.selection.selected == ["flip rows"]
         assert run_sandbox.uses == 1
@@ -195,7 +198,7 @@ def test_behaviour_runs_in_the_run_s_sandbox_unless_its_option_names_one() -> No
         created = SELECTORS.create(SELECTORS.spec("behaviour", {"top_k": 1, "sandbox": "process"}))
         assert isinstance(created, BehaviourSelector)
         named = created
-        asyncio.run(prepare_prompt(benchmark, TASK, memory=memory(), selector=named, model=None))
+        asyncio.run(prepare_prompt(benchmark, TASK, memory=memory(), selector=named, clients={}))
         assert run_sandbox.uses == 1
         assert named.runner._sandbox is not None and named.runner._sandbox.isolation == "process"
     finally:

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from arcmemo.cli.main import cli
 from arcmemo.core.registry import ComponentSpec
+from arcmemo.core.roles import ABSTRACT, SELECT
 from arcmemo.memory.schema import Memory, Solution
 from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient
@@ -63,7 +64,9 @@ def test_the_model_synthesises_a_sheet_from_the_retrieved_problems() -> None:
     selector = DcrsSelector(DcrsSelectorOptions(top_k=2))
     memory = sheet_memory()
     selection = asyncio.run(
-        selector.select(memory, "mirror the grid left to right", task_id="new", model=model)
+        selector.select(
+            memory, "mirror the grid left to right", task_id="new", clients={SELECT: model}
+        )
     )
     assert selection.selector == "dcrs" and selection.selected == ["mirror", "mirror2"]
     prompt = seen[0][-1].content
@@ -77,7 +80,7 @@ def test_the_model_synthesises_a_sheet_from_the_retrieved_problems() -> None:
 
 def test_an_empty_memory_makes_no_model_call() -> None:
     selector = DcrsSelector()
-    selection = asyncio.run(selector.select(Memory(), "anything", task_id="t", model=None))
+    selection = asyncio.run(selector.select(Memory(), "anything", task_id="t", clients={}))
     assert selection.selected == [] and selector.render(Memory(), selection) == ""
 
 
@@ -138,6 +141,6 @@ def test_the_cheatsheet_format_keeps_the_problem_for_retrieval() -> None:
     model = ModelClient(ScriptedProvider.from_script(lambda m: "<cheatsheet>sheet</cheatsheet>"))
     memory = Memory(domain="arc")
     item = SolvedItem(task_id="t1", domain="arc", problem="mirror it", solution="def f(): ...")
-    asyncio.run(CheatsheetAbstractor().abstract(memory, item, model))
+    asyncio.run(CheatsheetAbstractor().abstract(memory, item, {ABSTRACT: model}))
     assert memory.solutions["t1"].problem == "mirror it"
     assert asyncio.run(DcrsSelector().retrieve(memory, "mirror it", task_id="t2")) == ["t1"]

@@ -8,6 +8,7 @@ import re
 import pytest
 
 from arcmemo.core.records import Selection
+from arcmemo.core.roles import SELECT
 from arcmemo.core.tokens import estimate_tokens
 from arcmemo.memory.schema import Concept, Lesson, Memory
 from arcmemo.models.structured import OutputError
@@ -44,7 +45,11 @@ def lesson_memory(n: int = 8) -> Memory:
 def select(selector: DescribeSelector, memory: Memory, recorder: Recorder, previous=None):
     return asyncio.run(
         selector.select(
-            memory, PROBLEM, task_id="t", model=recorder.client(), previous_attempt=previous
+            memory,
+            PROBLEM,
+            task_id="t",
+            clients={SELECT: recorder.client()},
+            previous_attempt=previous,
         )
     )
 
@@ -122,7 +127,7 @@ def test_a_retry_shows_the_failed_attempt_and_failures_say_why() -> None:
     assert select(DescribeSelector(), Memory(), empty).trace == "memory has no lessons"
     assert empty.received == []
     with pytest.raises(ValueError, match="needs a model"):
-        asyncio.run(DescribeSelector().select(lesson_memory(), PROBLEM, task_id="t", model=None))
+        asyncio.run(DescribeSelector().select(lesson_memory(), PROBLEM, task_id="t", clients={}))
 
 
 def test_parsers() -> None:

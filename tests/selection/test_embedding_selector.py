@@ -19,7 +19,7 @@ PROBLEM = "Each region on the right changes color: the right region is filled."
 
 
 def select(selector: EmbeddingSelector, memory: Memory, problem: str = PROBLEM):
-    return asyncio.run(selector.select(memory, problem, task_id="t1", model=None))
+    return asyncio.run(selector.select(memory, problem, task_id="t1", clients={}))
 
 
 def test_entry_texts_cover_concepts_and_lessons() -> None:

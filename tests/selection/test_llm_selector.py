@@ -7,6 +7,7 @@ import asyncio
 import pytest
 
 from arcmemo.core.records import Selection
+from arcmemo.core.roles import SELECT
 from arcmemo.core.tokens import estimate_tokens
 from arcmemo.memory.render import SOLVE_BUDGET_TOKENS
 from arcmemo.memory.schema import Concept, Lesson, Memory
@@ -30,7 +31,11 @@ def select(
 ) -> Selection:
     return asyncio.run(
         selector.select(
-            memory, PROBLEM, task_id="t1", model=recorder.client(), previous_attempt=previous
+            memory,
+            PROBLEM,
+            task_id="t1",
+            clients={SELECT: recorder.client()},
+            previous_attempt=previous,
         )
     )
 
@@ -236,7 +241,7 @@ def test_an_empty_memory_needs_no_model_call() -> None:
 
 def test_the_llm_selector_needs_a_model() -> None:
     with pytest.raises(ValueError, match="needs a model"):
-        asyncio.run(LLMSelector().select(selection_memory(), PROBLEM, task_id="t", model=None))
+        asyncio.run(LLMSelector().select(selection_memory(), PROBLEM, task_id="t", clients={}))
 
 
 def preview(selector: LLMSelector, memory: Memory) -> str:

@@ -24,7 +24,7 @@ def test_registry_lists_every_selector() -> None:
 def test_all_selects_every_entry_and_shows_each_in_full_in_the_paper_s_view() -> None:
     memory = selection_memory()
     selector = SELECTORS.create("all")  # the default view, the paper's
-    selection = asyncio.run(selector.select(memory, "p", task_id="t", model=None))
+    selection = asyncio.run(selector.select(memory, "p", task_id="t", clients={}))
     assert selection.selected == [c.name for c in memory.concepts] + ["lesson 1"]
     text = selector.render(memory, Selection(selector="all"))  # every entry, whatever chosen
     assert text.rstrip().endswith(render_paper(memory, selection.selected))
@@ -40,7 +40,7 @@ def test_all_selects_every_entry_and_shows_each_in_full_in_the_paper_s_view() ->
 def test_all_with_arcmemo_s_view_renders_the_full_memory() -> None:
     memory = selection_memory()
     selector = SELECTORS.create(SELECTORS.spec("all", {"view": "arcmemo"}))
-    selection = asyncio.run(selector.select(memory, "p", task_id="t", model=None))
+    selection = asyncio.run(selector.select(memory, "p", task_id="t", clients={}))
     text = selector.render(memory, selection)
     assert text.endswith(memory.render("full"))
     assert text.startswith("### Concepts from previously solved puzzles\n")
@@ -53,7 +53,7 @@ def test_all_with_arcmemo_s_view_renders_the_full_memory() -> None:
 def test_none_selects_and_renders_nothing() -> None:
     memory = selection_memory()
     selector = SELECTORS.create("none")
-    selection = asyncio.run(selector.select(memory, "p", task_id="t", model=None))
+    selection = asyncio.run(selector.select(memory, "p", task_id="t", clients={}))
     assert selection.selected == [] and selection.selector == "none"
     assert selector.render(memory, selection) == ""
 

@@ -8,6 +8,7 @@ from arcmemo.abstraction import ABSTRACTORS
 from arcmemo.abstraction.outcome import AbstractionOutcome
 from arcmemo.core.records import SolvedItem
 from arcmemo.core.registry import ComponentSpec
+from arcmemo.core.roles import ABSTRACT
 from arcmemo.memory.schema import Concept, Memory, Parameter, TypeDef
 from arcmemo.models.base import Message
 from arcmemo.models.client import ModelClient
@@ -89,7 +90,7 @@ def abstract(
     with options, instead of ``memory_format`` with its defaults)."""
     client = ModelClient(ScriptedProvider.from_script(recorder, model=MODEL_NAME))
     abstractor = ABSTRACTORS.create(spec or memory_format, actor=client.spec)
-    return asyncio.run(abstractor.abstract(memory, item, client))
+    return asyncio.run(abstractor.abstract(memory, item, {ABSTRACT: client}))
 
 
 def fenced(body: str) -> str:
