@@ -1,6 +1,8 @@
 """Runs scored by sampled answers (AIME, your own problems, Game of 24): each problem's
 samples as ``(vote key, right)`` pairs, the run's pass@k and maj@n with their std over
-problems, and the ``arcmemo table`` layout of such runs.
+problems, and the ``arcmemo table`` layout of such runs. A problem's samples are its
+attempts' answers, under the word the definitions below use (``n_samples``: attempts per
+problem).
 
 ``pass@k`` is the unbiased estimator of Chen et al. (2021), ``1 - C(n-c, k) / C(n, k)`` with
 ``c`` of the ``n`` samples right (``pass@1`` = c / n, the mean accuracy of one sample, what

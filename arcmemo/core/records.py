@@ -160,10 +160,11 @@ class Step(CheckResult):
 
 
 class Attempt(BaseModel):
-    """An independent sample: a chain of steps, each retry seeing the previous feedback."""
+    """An independent try at a task: a chain of steps, each retry seeing the previous feedback."""
 
     index: int = Field(
-        description="Its position among the task's attempts, which is also its sample index: "
+        description="Its position among the task's attempts, also the sample index its "
+        "tries ask for (its first try is completion i of its variant's solve request): "
         "with --variants, variant v's attempts come after those of variants 0..v-1."
     )
     variant: int = Field(

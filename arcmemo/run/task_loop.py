@@ -1,9 +1,10 @@
 """One task's loop: select -> solve -> verify -> retry -> grade, for any benchmark.
 
-A :class:`TaskLoop` takes a task through its first tries (per prompt variant: select, sample
-``attempts`` answers, check them) and its retries with feedback, and grades it from the
-hidden labels. When the retries run is the scheduler's choice (:mod:`arcmemo.run.runner`):
-all inline after the first tries, or one pass at a time across the run's tasks.
+A :class:`TaskLoop` takes a task through its first tries (per prompt variant: select, ask
+one request for ``attempts`` answers, check them) and its retries with feedback, and grades
+it from the hidden labels. When the retries run is the scheduler's choice
+(:mod:`arcmemo.run.runner`): all inline after the first tries, or one pass at a time across
+the run's tasks.
 """
 
 from __future__ import annotations
@@ -184,7 +185,7 @@ class TaskLoop:
         )
 
     async def first_tries(self, task: Any) -> TaskState:
-        """Per prompt variant: select, then sample ``attempts`` first tries and check them."""
+        """Per prompt variant: select, then ask for ``attempts`` first tries and check them."""
         per_variant, variants = self.config.attempts, self.config.variants
         attempts = [
             Attempt(index=v * per_variant + i, variant=v)
@@ -230,9 +231,9 @@ class TaskLoop:
     async def _variant_first_tries(
         self, state: TaskState, variant: int
     ) -> tuple[ModelCallError | None, list[PromptCut]]:
-        """Variant ``variant``'s selection and first tries (samples ``v * attempts`` on of
-        its prompt, so two variants with the same prompt still sample apart); the failure
-        that stopped it, if any, with what had been cut from its prompt."""
+        """Variant ``variant``'s selection and first tries (sample indices ``v * attempts``
+        on of its request, so two variants with the same prompt still get their own answers);
+        the failure that stopped it, if any, with what had been cut from its prompt."""
         task, result = state.task, state.result
         attempts = [a for a in result.attempts if a.variant == variant]
         fitted = FittedPrompt([])

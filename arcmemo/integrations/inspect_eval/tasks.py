@@ -5,7 +5,8 @@ sample per benchmark task, arcmemo's solver and scorer.
 What maps to what: inspect's ``--model`` is arcmemo's solver, the model roles ``aux``,
 ``select`` and ``abstract`` (``--model-role select=openai/NAME``) arcmemo's roles of those
 names, falling back as arcmemo's do (select and abstract to aux, aux to the solver);
-``attempts`` are arcmemo's samples per task inside one inspect sample (what oracle@k and
+``attempts`` are arcmemo's attempts per task inside one inspect sample (inspect's word for
+a dataset entry) (what oracle@k and
 pass@k are over), while inspect's ``--epochs`` repeats the whole sample and averages its
 scores.
 """
