@@ -19,11 +19,13 @@ from arcmemo.cli.errors import user_errors
 @click.option(
     "--cancel",
     is_flag=True,
-    help="Cancel the batches still running (all of the run's, or the IDs given) through the "
-    "provider's cancel endpoint; their requests not yet run are not billed, and a run "
+    help="Cancel the provider batches still running (all of the run's, or the IDs given) "
+    "through the provider's cancel endpoint; their requests not yet run are not billed, and a run "
     "waiting on them fails those requests instead of paying full price for them.",
 )
-@click.option("--json", "as_json", is_flag=True, help="One JSON object per batch on stdout.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="One JSON object per provider batch on stdout."
+)
 def batches(run: Path, ids: tuple[str, ...], cancel: bool, as_json: bool) -> None:
     """List the provider batches of the run directory RUN (or only IDS): id, model, state,
     request counts, when created, why it failed; with --cancel, cancel them."""
@@ -40,7 +42,7 @@ def batches(run: Path, ids: tuple[str, ...], cancel: bool, as_json: bool) -> Non
         return
     console = Console()
     if not rows:
-        console.print(f"{run}: no batches recorded", highlight=False)
+        console.print(f"{run}: no provider batches recorded", highlight=False)
         return
     table = Table(box=None, pad_edge=False)
     # An id is what `arcmemo batches RUN ID` takes: its column never shrinks below it.
@@ -65,7 +67,7 @@ def batches(run: Path, ids: tuple[str, ...], cancel: bool, as_json: bool) -> Non
         )
     print_table(console, table)
     if cancel and not any(row.canceled for row in rows):
-        console.print("nothing to cancel: every batch chosen has ended", highlight=False)
+        console.print("nothing to cancel: every provider batch chosen has ended", highlight=False)
 
 
 def _minute(stamp: str) -> str:

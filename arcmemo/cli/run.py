@@ -193,7 +193,7 @@ def print_batch_cost(console: Console, estimate: RunEstimate) -> None:
     saved = Span(low=cost.low - batch.low, high=cost.high - batch.high)
     console.print(
         f"with --batch: {_span(batch, money=True)} (saves {_span(saved, money=True)}; "
-        f"batch price = {BATCH_DISCOUNT:g} x the price table)",
+        f"provider-batch price = {BATCH_DISCOUNT:g} x the price table)",
         highlight=False,
     )
 
@@ -401,7 +401,7 @@ run = run_command()
 
 
 def batch_progress_printer(console: Console) -> Callable[[BatchProgress], None]:
-    """A ``--batch`` progress display: one line whenever a batch's status changes."""
+    """A ``--batch`` progress display: one line whenever a provider batch's status changes."""
     last: dict[str, tuple[str, int, int]] = {}
 
     def show(progress: BatchProgress) -> None:
@@ -411,7 +411,7 @@ def batch_progress_printer(console: Console) -> Callable[[BatchProgress], None]:
             return
         last[progress.batch_id] = now
         console.print(
-            f"batch {progress.batch_id} ({progress.model}): {status.state}, "
+            f"provider batch {progress.batch_id} ({progress.model}): {status.state}, "
             f"{status.done}/{status.total} done, {status.failed} failed, "
             f"{progress.elapsed_s:.0f} s",
             markup=False,

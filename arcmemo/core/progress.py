@@ -1,6 +1,6 @@
 """What a run reports while it runs: typed progress events and the state they add up to.
 
-The runner announces its stages (solve, retry, abstract, with the batch and pass), the model
+The runner announces its stages (solve, retry, abstract, with the task batch and pass), the model
 client each request going out and coming back with its tokens and cost, and the pipeline the
 start, each finished task and the end. A :class:`ProgressSink` receives them; the CLI
 renders them (a live display on a terminal, a plain line every few seconds otherwise).
@@ -41,7 +41,7 @@ class RunStarted:
 
 @dataclass(frozen=True)
 class StageStarted:
-    """The runner moved to ``stage``; ``where`` places it (e.g. ``pass 1, batch 2/5``)."""
+    """The runner moved to ``stage``; ``where`` places it (e.g. ``pass 1, task batch 2/5``)."""
 
     stage: str
     where: str = ""

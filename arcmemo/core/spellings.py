@@ -85,6 +85,7 @@ RETIRED: tuple[Retired, ...] = (
     ),
     Retired("published_scores", "code_scores", "Benchmark", r"\bpublished_scores\b"),
     Retired("published_runs", "code_runs", "benchmarks.base", r"\bpublished_runs\b"),
+    Retired("RunBatch", "ProviderBatch", "arcmemo.run.provider_batches", r"\bRunBatch\b"),
 )
 
 

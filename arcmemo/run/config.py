@@ -237,19 +237,19 @@ class RunConfig(MemorySettings):
     batch_poll: Annotated[float, Setting("--batch-poll", group="Scale", metavar="SECONDS")] = Field(
         default=30.0,
         gt=0,
-        description="With --batch: seconds between looks at a submitted batch.",
+        description="With --batch: seconds between looks at a submitted provider batch.",
     )
     batch_window: Annotated[float, Setting("--batch-window", group="Scale", metavar="SECONDS")] = (
         Field(
             default=5.0,
             ge=0,
-            description="With --batch: the gathering window; queued requests go out as one batch "
-            "once no new one has arrived for this many seconds.",
+            description="With --batch: the gathering window; queued requests go out as one "
+            "provider batch once no new one has arrived for this many seconds.",
         )
     )
     batch_keep_files: Annotated[bool, Setting("--batch-keep-files", group="Scale")] = Field(
         default=False,
-        description="With --batch: keep what a batch leaves in the provider's storage (OpenAI: "
+        description="With --batch: keep what a provider batch leaves in its storage (OpenAI: "
         "the uploaded input file and the output and error files; Anthropic: the batch and its "
         "results) instead of deleting it once the results are read.",
     )

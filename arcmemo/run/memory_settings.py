@@ -66,7 +66,9 @@ class MemorySettings(RoleSettings):
         Literal["none", "online"], Setting("--update", group="Memory", results=True)
     ] = Field(default="none", description="Continual memory writes.")
     update_every: Annotated[int, Setting("--update-every", group="Memory", results=True)] = Field(
-        default=10, ge=1, description="Batch size between memory updates."
+        default=10,
+        ge=1,
+        description="Tasks per task batch: with --update online, the memory is written after each.",
     )
     schedule: Annotated[
         Literal["passes", "tasks"] | None,
@@ -75,18 +77,19 @@ class MemorySettings(RoleSettings):
             group="Solving",
             results=True,
             help="When retries run. passes (default with --update online; the paper's): first "
-            "tries of every task batch by batch, then one pass of retries after another over "
-            "the attempts still failing, so a retry sees the memory written by every batch "
-            "before it. tasks (default otherwise): each task's retries inline (more "
-            "throughput).",
+            "tries of every task, task batch by task batch (--update-every), then one pass of "
+            "retries after another over the attempts still failing, so a retry sees the memory "
+            "written by every task batch before it. tasks (default otherwise): each task's "
+            "retries inline (more throughput).",
         ),
     ] = Field(
         default=None,
         description="When retries run. passes (the paper's continual setting): pass 0 gives "
-        "every task its first tries, batch by batch, then pass p = 1..feedback_rounds retries the "
-        "attempts still failing their visible examples, in batches, so a retry sees what "
-        "every earlier batch wrote. tasks: each task's retries run inline within its batch "
-        "(more throughput; a retry sees nothing written after its batch started). None = "
+        "every task its first tries, task batch by task batch, then pass p = 1..feedback_rounds "
+        "retries the attempts still failing their visible examples, in task batches, so a "
+        "retry sees what every earlier task batch wrote. tasks: each task's retries run inline "
+        "within its task batch (more throughput; a retry sees nothing written after its task "
+        "batch started). None = "
         "passes for --update online, tasks otherwise.",
     )
     reselect: Annotated[

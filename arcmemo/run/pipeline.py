@@ -88,8 +88,8 @@ async def run_benchmark(
     async with open_session(
         resolved, rundir, clients=clients, progress=progress, batch=batch
     ) as session:
-        # A batched run (Runner.batched) has its directory to itself; other runs share it
-        # with processes that claim tasks.
+        # A run in task batches (Runner.batched) has its directory to itself; other runs
+        # share it with processes that claim tasks.
         with rundir.occupy(alone=session.online or resolved.run_schedule == "passes"):
             await check_batch_mode(session.clients())
             resolved = rundir.start(session.config, force=force_resume)
@@ -168,8 +168,8 @@ async def run_benchmark(
 def batch_mode(
     config: RunConfig, rundir: RunWriter, on_progress: ProgressCallback
 ) -> BatchMode | None:
-    """How the run's clients are opened with ``--batch``: batches recorded in the run
-    directory, gathered and watched as the config says; None without it."""
+    """How the run's clients are opened with ``--batch``: provider batches recorded in the
+    run directory, gathered and watched as the config says; None without it."""
     if not config.batch:
         return None
     settings = BatchSettings(

@@ -23,8 +23,8 @@ from arcmemo.run.directory.reader import RunDirectory
 from arcmemo.run.directory.records import RunDirError
 
 
-class RunBatch(BaseModel):
-    """One batch of a run, as its provider reports it now (or as recorded)."""
+class ProviderBatch(BaseModel):
+    """One provider batch of a run, as its provider reports it now (or as recorded)."""
 
     batch_id: str
     model: str = Field(description="The provider:model spec that made it.")
@@ -80,8 +80,8 @@ async def _backends(rundir: RunDirectory) -> AsyncIterator[dict[str, BatchBacken
         yield backends
 
 
-def _recorded(record: BatchRecord, collected: BatchRecord | None) -> RunBatch:
-    return RunBatch(
+def _recorded(record: BatchRecord, collected: BatchRecord | None) -> ProviderBatch:
+    return ProviderBatch(
         batch_id=record.batch_id,
         model=record.model,
         submitted=record.ts,
@@ -93,7 +93,7 @@ def _recorded(record: BatchRecord, collected: BatchRecord | None) -> RunBatch:
     )
 
 
-def _with_status(row: RunBatch, status: BatchStatus) -> RunBatch:
+def _with_status(row: ProviderBatch, status: BatchStatus) -> ProviderBatch:
     return row.model_copy(
         update={
             "state": status.state,
@@ -110,7 +110,7 @@ async def _rows(
     records: list[BatchRecord],
     backends: dict[str, BatchBackend],
     ids: list[str],
-) -> list[RunBatch]:
+) -> list[ProviderBatch]:
     """The submitted batches (``ids``: only these; the provider is asked about no other)."""
     collected = {r.batch_id: r for r in records if r.event == "collected"}
     rows = []
@@ -144,14 +144,14 @@ def _chosen(records: list[BatchRecord], ids: list[str], run_dir: Path) -> list[B
     return [record for record in submitted if record.batch_id in ids]
 
 
-async def list_batches(run_dir: Path, ids: list[str] | None = None) -> list[RunBatch]:
+async def list_batches(run_dir: Path, ids: list[str] | None = None) -> list[ProviderBatch]:
     """The run's batches (``ids``: only these), oldest first, with their state now."""
     rundir, records = _batch_log(run_dir)
     async with _backends(rundir) as backends:
         return await _rows(rundir, records, backends, ids or [])
 
 
-async def cancel_batches(run_dir: Path, ids: list[str] | None = None) -> list[RunBatch]:
+async def cancel_batches(run_dir: Path, ids: list[str] | None = None) -> list[ProviderBatch]:
     """Cancel the run's batches still running (``ids``: only these) through the provider's
     cancel endpoint; every chosen batch, those canceled marked. A run waiting on one fails
     its requests with the reason instead of paying full price for them."""

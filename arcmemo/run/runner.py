@@ -48,7 +48,7 @@ CLAIM_POLL_S = 0.5
 
 # (task, its result so far, whether that result is final), for each task of a batch.
 BatchItem = tuple[Any, TaskResult, bool]
-# Called after each batch of a batched run; returns what the commit records of the memory.
+# Called after each batch of a run in task batches; returns what the commit records of the memory.
 BatchHook = Callable[[Batch, list[BatchItem]], Awaitable[BatchCommit]]
 
 
@@ -113,14 +113,15 @@ class Runner:
 
     @property
     def batched(self) -> bool:
-        """Whether the run goes batch by batch with commits (see the module docstring)."""
+        """Whether the run goes task batch by task batch with commits (see the module
+        docstring)."""
         return self.after_batch is not None or self.schedule == "passes"
 
     async def run(self, tasks: list[Any]) -> list[TaskResult]:
         """Solve every task not already finished in the run directory; return all results.
 
         Tasks whose earlier result records a model-call error are solved again (in a
-        batched run: in a new round of batches once the schedule is done).
+        run in task batches: in a new round of batches once the schedule is done).
 
         ``tasks`` are processed in the given order (the caller shuffles, see
         :func:`order_tasks`); the order is recorded in ``task_order.json``.
@@ -177,7 +178,7 @@ class Runner:
             if waiting:
                 await asyncio.sleep(CLAIM_POLL_S)
 
-    # -- batched runs ----------------------------------------------------------------------
+    # -- runs in task batches ---------------------------------------------------------------
 
     def _schedule(self, ids: list[str]) -> Schedule:
         """The run's schedule: as recorded, or cut now from the task order."""
@@ -200,9 +201,9 @@ class Runner:
             self.rundir.write_schedule(schedule)
         elif schedule.task_ids != ids or schedule.batch_size != size:
             raise RunDirError(
-                f"{self.rundir.path}: its batches were fixed over {len(schedule.task_ids)} "
-                f"tasks in batches of {schedule.batch_size} when it started (schedule.json); "
-                f"this resume has {len(ids)} tasks in batches of {size}; use the same "
+                f"{self.rundir.path}: its task batches were fixed over {len(schedule.task_ids)} "
+                f"tasks, {schedule.batch_size} a batch, when it started (schedule.json); "
+                f"this resume has {len(ids)} tasks, {size} a batch; use the same "
                 "tasks (--split/--data/--tasks/--limit) or a new --out"
             )
         return schedule
@@ -309,7 +310,8 @@ class Runner:
             for b in schedule.batches
             if b.pass_number == batch.pass_number and b.rerun == batch.rerun
         ]
-        where = f"pass {batch.pass_number}, batch {same.index(batch.index) + 1}/{len(same)}"
+        position = f"{same.index(batch.index) + 1}/{len(same)}"
+        where = f"pass {batch.pass_number}, task batch {position}"
         if batch.rerun:
             where += f", rerun {batch.rerun}"
         stage = "retry" if batch.pass_number > 0 else "solve"
@@ -382,7 +384,8 @@ class Runner:
         """Let the hook write the batch's memory, then commit the batch."""
         commit = BatchCommit(batch=batch.index)
         if self.after_batch is not None:
-            self.progress.emit(StageStarted(stage="abstract", where=f"batch {batch.index + 1}"))
+            where = f"task batch {batch.index + 1}"
+            self.progress.emit(StageStarted(stage="abstract", where=where))
             commit = await self.after_batch(batch, items)
         self.rundir.write_commit(
             commit.model_copy(

@@ -32,8 +32,9 @@ def run_warnings(config: RunConfig) -> list[str]:
     if config.batch and config.update == "online" and config.memory is not None:
         warnings.append(
             f"--batch with --update online: the memory changes after every {config.update_every} "
-            "tasks, so a provider batch holds the requests of one such batch only, and the "
-            "selection, solving, retry and abstraction batches of each wait on the one before"
+            "tasks, so a provider batch holds the requests of one task batch only, and the "
+            "selection, solving, retry and abstraction provider batches of each task batch wait "
+            "on the one before"
         )
     return warnings
 

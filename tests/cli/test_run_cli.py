@@ -419,14 +419,14 @@ def test_live_display_shows_stage_in_flight_tokens_cost_and_eta() -> None:
     now = [0.0]
     live = LiveProgress(Console(file=io.StringIO()), clock=lambda: now[0])
     live.emit(RunStarted(total=4))
-    live.emit(StageStarted(stage="retry", where="pass 1, batch 2/3"))
+    live.emit(StageStarted(stage="retry", where="pass 1, task batch 2/3"))
     live.emit(RequestStarted(stage="retry"))
     live.emit(RequestStarted(stage="select"))
     live.emit(CallAccounted(stage="retry", tokens=1_500_000, cost_usd=3.0))
     now[0] = 10.0
     live.emit(TaskFinished(result=TaskResult(task_id="a", solved=True)))
     fields = live.progress.tasks[0].fields
-    assert fields["stage"] == "retry (pass 1, batch 2/3)"
+    assert fields["stage"] == "retry (pass 1, task batch 2/3)"
     assert fields["status"] == (
         "solved 1 | in flight 2 (retry 1, select 1) | calls 1, tokens 1,500,000, $3.00 "
         "(solver 1 calls, 1,500,000 tokens, $3.00) | ETA 0:00:30"
@@ -464,8 +464,8 @@ def test_log_mode_prints_stage_in_flight_and_eta_lines_during_the_run(tmp_path: 
     assert result.exit_code == 0, result.output
     lines = [line for line in result.stderr.splitlines() if " | stage " in line]
     assert lines[0].startswith("[0:00:00] tasks 0/3 (solved 0) | stage start")
-    assert any("stage solve (pass 0, batch 1/1)" in line for line in lines)
-    assert any("stage retry (pass 1, batch 1/1)" in line for line in lines)
+    assert any("stage solve (pass 0, task batch 1/1)" in line for line in lines)
+    assert any("stage retry (pass 1, task batch 1/1)" in line for line in lines)
     assert any("in flight 1 (solve 1)" in line for line in lines)
     assert any("in flight 1 (retry 1)" in line for line in lines)
     assert "ETA unknown" in lines[0]

@@ -1,5 +1,5 @@
 """Several processes on one run directory: tasks are claimed, so each is solved once; a
-claim dies with its holder; a batched run keeps its directory to itself."""
+claim dies with its holder; a run in task batches keeps its directory to itself."""
 
 from __future__ import annotations
 

@@ -456,7 +456,7 @@ def test_a_resume_with_other_tasks_is_refused(tmp_path: Path) -> None:
     with pytest.raises(Crash):
         run(config, Script(CRASH_PLAN, crash_at=5), tmp_path / "cache")
     fewer = config.model_copy(update={"limit": 4})
-    with pytest.raises(RunDirError, match=r"fixed over 6 tasks in batches of 2.*--limit"):
+    with pytest.raises(RunDirError, match=r"fixed over 6 tasks, 2 a batch.*--limit"):
         run(fewer, Script(CRASH_PLAN), tmp_path / "cache")
 
 

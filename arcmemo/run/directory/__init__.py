@@ -7,7 +7,7 @@ that a rerun solved again replaces the old line when the session ends,
 ``calls.jsonl`` (the model layer's log of every request), ``task_order.json`` (the processing
 order), ``prompts/`` and ``estimate.json`` (dry runs), ``abstraction.jsonl`` (what each
 abstraction wrote and what failed), ``run.lock`` (held by every live process of the run:
-shared by runs that claim tasks, exclusive for a batched run) and ``claims/`` (one lock file
+shared by runs that claim tasks, exclusive for a run in task batches) and ``claims/`` (one lock file
 per task being solved, see :meth:`RunWriter.claim`), ``in_flight/`` (a marker per provider
 request out) and ``cut_off_calls.jsonl`` (the requests a kill or an interrupt left in flight,
 :mod:`arcmemo.models.in_flight`). A run made by ``arcmemo merge`` has
@@ -16,8 +16,8 @@ request out) and ``cut_off_calls.jsonl`` (the requests a kill or an interrupt le
 and each it collected (:class:`~arcmemo.models.batch.BatchRecord`), so a resume awaits a
 batch instead of paying for it again.
 
-A batched run (``--update online``, or ``--schedule passes``) also keeps
-``schedule.json`` (its batches, fixed when it starts: :class:`Schedule`), ``passes.jsonl``
+A run in task batches (``--update online``, or ``--schedule passes``) also keeps
+``schedule.json`` (its task batches, fixed when it starts: :class:`Schedule`), ``passes.jsonl``
 (the state of each task still to be retried after a batch: :class:`TaskProgress`),
 ``memory/initial.json`` (the memory before the first batch), ``memory/batch-NNNN.delta.json``
 (the memory after batch NNNN as its changes to the one before: :mod:`.snapshots`)

@@ -205,7 +205,7 @@ class RunDirectory(RunPaths):
         return _validated(self.processed_path, saved, BatchCommit)
 
     def read_schedule(self) -> Schedule | None:
-        """The batches of a batched run, or None when it has not started."""
+        """The batches of a run in task batches, or None when it has not started."""
         if not self.schedule_path.exists():
             return None
         return _validated(self.schedule_path, _read_json(self.schedule_path), Schedule)

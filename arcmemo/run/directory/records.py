@@ -1,6 +1,6 @@
-"""The records of a run directory's files: ``config.json``'s format, the batches of a
-batched run (``schedule.json``), its commits (``memory/processed.json``) and the task states
-of a passes schedule (``passes.jsonl``)."""
+"""The records of a run directory's files: ``config.json``'s format, the task batches of a
+run in task batches (``schedule.json``), its commits (``memory/processed.json``) and the task
+states of a passes schedule (``passes.jsonl``)."""
 
 from __future__ import annotations
 
@@ -50,7 +50,8 @@ def config_file_type(config_type: type[RunConfig]) -> type[RunConfig]:
 
 
 class Batch(BaseModel):
-    """One batch of a batched run."""
+    """One task batch of a run in task batches (``--update-every`` tasks; never a provider
+    batch, those are in ``batches.jsonl``)."""
 
     index: int = Field(description="Position in the schedule (snapshots and commits name it).")
     rerun: int = Field(
@@ -75,7 +76,7 @@ class Batch(BaseModel):
 
 
 class Schedule(BaseModel):
-    """``schedule.json``: the batches of a batched run.
+    """``schedule.json``: the task batches of a run in task batches.
 
     Pass 0's batches are cut from the task order when the run starts; a later pass's batches
     are cut from the tasks still failing when the pass before it is done (recorded then, and

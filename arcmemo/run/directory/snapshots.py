@@ -1,4 +1,4 @@
-"""Memory snapshots of a batched run as deltas: each batch's memory as its changes to the
+"""Memory snapshots of a run in task batches as deltas: each batch's memory as its changes to the
 memory before it.
 
 An online run keeps the memory after every batch (:mod:`arcmemo.run.directory`), and a batch

@@ -73,7 +73,7 @@ class RunWriter(RunDirectory):
 
     @contextlib.contextmanager
     def occupy(self, *, alone: bool) -> Iterator[None]:
-        """Hold ``run.lock`` while the run's process lives: ``alone`` (a batched run, whose
+        """Hold ``run.lock`` while the run's process lives: ``alone`` (a run in task batches, whose
         resume cuts the files back to its last commit) refuses any other process; otherwise
         the lock is shared by processes that split the tasks through :meth:`claim`."""
         self.refuse_a_file()
@@ -84,8 +84,8 @@ class RunWriter(RunDirectory):
                 yield
         except LockHeldError as error:
             raise RunDirError(
-                f"{self.path} is in use by another live run ({error.holder}); a batched run "
-                "(--schedule passes or --update online) keeps its run directory to itself: "
+                f"{self.path} is in use by another live run ({error.holder}); a run in task "
+                "batches (--schedule passes or --update online) keeps its run directory to itself: "
                 "wait for it to end, or use another --out"
             ) from None
 
@@ -213,8 +213,9 @@ class RunWriter(RunDirectory):
         that ended on a model error after the old one).
 
         Call it holding the run directory alone (other processes read the file by offset).
-        A batched run's lines after its last commit belong to a batch a resume redoes and
-        cuts, so the file is left as it is then; otherwise the commit records the new length.
+        In a run in task batches, the lines after its last commit belong to a task batch a
+        resume redoes and cuts, so the file is left as it is then; otherwise the commit
+        records the new length.
         """
         path = self.results_path
         if not path.exists():
@@ -285,7 +286,7 @@ class RunWriter(RunDirectory):
         atomic_write_text(self.processed_path, commit.model_dump_json(indent=1) + "\n")
 
     def write_initial_memory(self, memory: Memory) -> None:
-        """Keep the memory a batched run starts from (once: a resume keeps the first)."""
+        """Keep the memory a run in task batches starts from (once: a resume keeps the first)."""
         if not self.initial_memory_path.exists():
             atomic_write_text(self.initial_memory_path, dump_memory(memory))
 
