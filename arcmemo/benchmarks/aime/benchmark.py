@@ -84,7 +84,10 @@ class AimeBenchmark(Benchmark[AimeProblem]):
         elif split:
             path = split_path(split)
         else:
-            raise AimeDataError("give --data FILE or --split YEAR (with ARCMEMO_DATA_DIR set)")
+            raise AimeDataError(
+                "give --data FILE or --split YEAR (`arcmemo data fetch aime --split YEAR` "
+                "downloads a year's problems)"
+            )
         options = self.options
         damage = options.escape_damage if isinstance(options, AimeOptions) else "repair"
         problems = load_problems(path, escape_damage=damage, warn=self.data_warnings.append)
