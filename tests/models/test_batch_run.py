@@ -186,6 +186,7 @@ def test_cli_batch_on_a_model_without_batches_fails_in_one_line_before_starting(
     assert not (tmp_path / "generic" / "config.json").exists()
 
 
+@pytest.mark.slow  # two online runs, one through provider batches: about 7 s
 def test_an_online_run_in_batch_mode_equals_the_synchronous_one(tmp_path: Path) -> None:
     """Selection, solving and retries of a continual run (memory updated every 2 tasks) go
     out batch by batch of the schedule; the results are those of the synchronous run."""

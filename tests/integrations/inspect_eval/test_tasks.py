@@ -93,6 +93,7 @@ def _scripted(script: Path, out: Path) -> ModelClient:
     return open_model(f"scripted:{script}", call_log_path=out / "calls.jsonl")
 
 
+@pytest.mark.slow  # an inspect eval of an ARC task: about 7 s
 def test_arc_task_logs_arcmemos_scores(tmp_path: Path) -> None:
     with scripted_server(SCRIPTS / "arc_plan.py") as server:
         task = arc_agi_1(data=str(ARC_DIR), tasks=ARC_TASKS, attempts=2, feedback_rounds=2)
@@ -302,6 +303,7 @@ needs_inspect_cli = pytest.mark.skipif(
 )
 
 
+@pytest.mark.slow  # the inspect command's start-up: 10-30 s
 @needs_inspect_cli
 def test_inspect_cli_finds_the_registered_task(tmp_path: Path) -> None:
     with scripted_server(SCRIPTS / "aime_answers.yaml") as server:
@@ -333,6 +335,7 @@ def _role_model(name: str, server: FakeLLMServer) -> str:
     return f"{{model: openai/{name}, model_args: {args}}}"
 
 
+@pytest.mark.slow  # the inspect command's start-up: 10-30 s
 @needs_inspect_cli
 def test_inspect_cli_model_roles_select_and_abstract(tmp_path: Path, memory: Path) -> None:
     """``--model-role select=...`` and ``--model-role abstract=...`` on inspect's command
