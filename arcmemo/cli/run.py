@@ -269,15 +269,7 @@ def run_command(config_type: type[RunConfig] = RunConfig) -> click.Command:
         group="Output",
         help="Render prompts and estimate cost; call nothing.",
     )
-    @click.option(
-        "--progress-every",
-        type=click.FloatRange(min=0, min_open=True),
-        default=30.0,
-        show_default=True,
-        cls=GroupedOption,
-        group="Output",
-        help="When stderr is not a terminal (nohup, SLURM): seconds between plain progress lines.",
-    )
+    @progress_every_option
     def run(**options: Any) -> None:
         """Run BENCHMARK and write a run directory (re-running the same command resumes)."""
         console = Console(stderr=True)
@@ -286,6 +278,18 @@ def run_command(config_type: type[RunConfig] = RunConfig) -> click.Command:
             execute(config, options, console)
 
     return run
+
+
+progress_every_option = click.option(
+    "--progress-every",
+    type=click.FloatRange(min=0, min_open=True),
+    default=30.0,
+    show_default=True,
+    cls=GroupedOption,
+    group="Output",
+    help="When stderr is not a terminal (nohup, SLURM): seconds between plain progress lines.",
+)
+"""``--progress-every``, shared by the commands that show a run's live progress."""
 
 
 def build_config(

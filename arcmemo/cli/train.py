@@ -15,7 +15,13 @@ from arcmemo.cli.config_options import GroupedOption, config_options
 from arcmemo.cli.console import print_table
 from arcmemo.cli.errors import user_errors
 from arcmemo.cli.options import RegistryHelpCommand
-from arcmemo.cli.run import EXIT_INCOMPLETE, _span, build_config, progress_display
+from arcmemo.cli.run import (
+    EXIT_INCOMPLETE,
+    _span,
+    build_config,
+    progress_display,
+    progress_every_option,
+)
 from arcmemo.core.settings import settings_of
 from arcmemo.run.config import RunConfig
 from arcmemo.sandbox import SANDBOXES
@@ -137,15 +143,7 @@ def estimate_table(estimates: list[EpochEstimate]) -> Table:
     group="Output",
     help="Estimate every epoch; call nothing.",
 )
-@click.option(
-    "--progress-every",
-    type=click.FloatRange(min=0, min_open=True),
-    default=30.0,
-    show_default=True,
-    cls=GroupedOption,
-    group="Output",
-    help="When stderr is not a terminal: seconds between plain progress lines.",
-)
+@progress_every_option
 def train(**options: Any) -> None:
     """Train a memory on BENCHMARK's train tasks over epochs, validating after each, and
     keep the memory that validated best (DIR/best-memory.json; DIR/training.json records
