@@ -491,6 +491,8 @@ HF_CONFIGS = ("hf-dynamic", "hf-static-compile")
 PLAIN_CONFIGS: dict[str, tuple[str, dict[str, str]]] = {
     "eager": ("triton_paged_tree", {}),
     "cudagraph": ("triton_paged_tree_cudagraph", {}),
+    # the same with the QKV and gate/up products fused (fewer, larger GEMMs a layer)
+    "cudagraph-fused": ("triton_paged_tree_cudagraph", {"fuse_gemms": "true"}),
     "nogather-graphed": (
         "triton_paged_tree_cudagraph_nogather",
         {"session": "true", "drafter": "graphed"},
@@ -911,12 +913,46 @@ AIME_PROMPTS = (  # written for this recipe, in the shape of AIME problems
 )
 
 
-def _arc_messages(task: Any) -> list[Any]:
-    """The first solve prompt of ``task`` as a run without memory sends it (the benchmark's
-    own ``prompt``, which the runner calls), so a template change reaches this recipe."""
+def _arc_messages(task: Any, concepts: str = "") -> list[Any]:
+    """The first solve prompt of ``task`` as a run sends it (the benchmark's own ``prompt``,
+    which the runner calls), so a template change reaches this recipe; ``concepts`` is the
+    memory text a run with memory puts in it."""
     from arcmemo.benchmarks.arc.benchmark import ArcBenchmark
 
-    return ArcBenchmark().prompt(task, concepts="", previous=None)
+    return ArcBenchmark().prompt(task, concepts=concepts, previous=None)
+
+
+@functools.lru_cache(maxsize=64)
+def _memory_text(budget_tokens: int) -> str:
+    """The shipped ARC seed memory as the solve prompt shows it, every concept selected,
+    cut to ``budget_tokens`` (arcmemo's estimate): the memory part of a long ARC prompt."""
+    from arcmemo.memory.render import render_solve
+    from arcmemo.memory.seeds import load_seed
+
+    memory = load_seed("arc")
+    names = [concept.name for concept in memory.concepts]
+    return render_solve(memory, names, budget_tokens=budget_tokens)
+
+
+# Prompt lengths (characters = tokens of the trained model) of the long ARC prompts: one
+# fixture task with as much of the seed memory as brings its prompt nearest to each.
+LONG_ARC_TOKENS = (4000, 8000, 16000)
+
+
+def _long_arc_prompts(task: Any) -> list[tuple[str, list[Any]]]:
+    prompts = []
+    for target in LONG_ARC_TOKENS:
+
+        def length(budget: int) -> int:
+            return len(_render(_arc_messages(task, _memory_text(budget))))
+
+        low, high = 50, 6000  # the prompt grows with the budget: bisect for the target
+        while high - low > 25:
+            middle = (low + high) // 2
+            low, high = (middle, high) if length(middle) < target else (low, middle)
+        budget = min((low, high), key=lambda b: abs(length(b) - target))
+        prompts.append((f"arc+memory:{target // 1000}k", _arc_messages(task, _memory_text(budget))))
+    return prompts
 
 
 def _aime_messages(problem: str) -> list[Any]:
@@ -925,6 +961,10 @@ def _aime_messages(problem: str) -> list[Any]:
 
     task = AimeProblem(id="recipe", problem=problem, answer=0, source="jetspec_gpu.py")
     return AimeBenchmark().prompt(task, concepts="", previous=None)
+
+
+# Memory budgets (arcmemo's token estimate) of the training documents that carry memory.
+MEMORY_BUDGETS = (250, 500, 1000, 2000, 3000, 4000)
 
 
 def _synthetic_documents(count: int, seed: int) -> list[tuple[list[Any], str]]:
@@ -955,16 +995,19 @@ def _synthetic_documents(count: int, seed: int) -> list[tuple[list[Any], str]]:
         pairs = [{"input": g, "output": function(g)} for g in (grid() for _ in range(4))]
         raw = {"train": pairs[:3], "test": pairs[3:]}
         task = parse_task(f"synthetic-{index}", raw, "synthetic")
+        # half of them carry memory, as a run with memory sends them (long prompts)
+        concepts = _memory_text(rng.choice(MEMORY_BUDGETS)) if rng.random() < 0.5 else ""
         answer = (
             f"The output is the input with a {name.replace('_', ' ')}.\n\n```python\n"
             f"def transform(grid):\n    return {expression}\n```"
         )
-        documents.append((_arc_messages(task), answer))
+        documents.append((_arc_messages(task, concepts), answer))
     return documents
 
 
 def _eval_prompts() -> list[tuple[str, list[Any]]]:
-    """Real ARC tasks (the repository's fixtures and puzzle samples) and AIME-like problems."""
+    """Real ARC tasks (the repository's fixtures and puzzle samples), the first of them with
+    the seed memory at about 4k, 8k and 16k tokens, and AIME-like problems."""
     from arcmemo.benchmarks.arc.data import load_path
 
     here = Path(__file__).resolve().parents[1]
@@ -973,6 +1016,7 @@ def _eval_prompts() -> list[tuple[str, list[Any]]]:
         *load_path(here / "puzzles" / "samples"),
     ]
     prompts = [(f"arc:{t.id}", _arc_messages(t)) for t in tasks[:8]]
+    prompts += _long_arc_prompts(tasks[0])
     prompts += [(f"aime:{i}", _aime_messages(p)) for i, p in enumerate(AIME_PROMPTS)]
     return prompts
 
@@ -1079,7 +1123,7 @@ def train(args: argparse.Namespace) -> int:
     model = Qwen3ForCausalLM(config).to("cuda")
     model.config._attn_implementation = "sdpa"
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01, betas=(0.9, 0.95))
-    batch, length = 16, 4096
+    batch, length = 4, 16384  # windows as long as the longest prompt
     started, step, losses = time.perf_counter(), 0, []
     while time.perf_counter() - started < args.train_s:
         warm = min(1.0, (step + 1) / 100)
@@ -1167,6 +1211,8 @@ def real(args: argparse.Namespace) -> int:
                         "mean_accept_length": sum(accepted) / rounds if rounds else None,
                         "first_difference": _first_difference(tokens, reference[name]),
                     }
+                    if speculative and rounds:
+                        row |= _round_split(provider, job, ids, rounds)
                     rows.append(row)
                     _write(args.out / "real.json", {"args": _args(args), "rows": rows})
         finally:
@@ -1175,20 +1221,60 @@ def real(args: argparse.Namespace) -> int:
     return 0
 
 
+def _round_split(provider: Any, job: Any, ids: Any, rounds: int) -> dict[str, float]:
+    """One more speculative decode of ``ids`` with the drafter's ``propose_logits`` timed
+    between two device synchronisations: seconds per round, and the share the draft takes
+    (the rest is the tree, the verify forward and the acceptance)."""
+    import torch
+
+    from arcmemo.models.jetspec.lookup import PromptLookupDrafter
+
+    spent = [0.0]
+    original = PromptLookupDrafter.propose_logits
+
+    def timed(self: Any, *args: Any, **kwargs: Any) -> Any:
+        torch.cuda.synchronize()
+        started = time.perf_counter()
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            torch.cuda.synchronize()
+            spent[0] += time.perf_counter() - started
+
+    PromptLookupDrafter.propose_logits = timed  # type: ignore[method-assign]
+    try:
+        result, seconds = asyncio.run(provider.run_on_engine(lambda e: job(e, ids)))
+    finally:
+        PromptLookupDrafter.propose_logits = original  # type: ignore[method-assign]
+    count = int(result.get("rounds", 0)) or rounds
+    return {"round_s": seconds / count, "draft_s": spent[0] / count}
+
+
+def _prompt_set(name: str) -> str:
+    """The table's group of a prompt: ``arc``, ``arc+memory:4k``, ..., ``aime``."""
+    return name if name.startswith("arc+memory") else name.split(":")[0]
+
+
 def _real_table(rows: list[dict[str, Any]]) -> str:
-    """Per backend and prompt set (ARC, AIME): tok/s plain and speculative, speedup, mean
-    accepted length, greedy equality with HF."""
+    """Per backend and prompt set (ARC, ARC with memory at each length, AIME): tok/s plain
+    and speculative, speedup, mean accepted length, greedy equality with HF, and where a
+    round's time goes: a plain step, a speculative round, its draft, and the accepted
+    length a round must reach to pay (break-even: round time over step time)."""
     lines = [
-        f"{'config':18} {'prompts':8} {'n':>3} {'tokens':>11} {'plain tok/s':>11} "
-        f"{'spec tok/s':>10} {'speedup':>7} {'accept':>6} {'= HF':>7}"
+        f"{'config':18} {'prompts':14} {'n':>3} {'tokens':>11} {'plain tok/s':>11} "
+        f"{'spec tok/s':>10} {'speedup':>7} {'accept':>6} {'= HF':>7} "
+        f"{'step ms':>7} {'round ms':>8} {'draft ms':>8} {'break-even':>10}"
     ]
+    kinds = list(dict.fromkeys(_prompt_set(r["prompt"]) for r in rows))
     for config in dict.fromkeys(r["config"] for r in rows):
-        for kind in ("arc", "aime"):
+        for kind in kinds:
             cells = {
                 mode: [
                     r
                     for r in rows
-                    if r["config"] == config and r["mode"] == mode and r["prompt"].startswith(kind)
+                    if r["config"] == config
+                    and r["mode"] == mode
+                    and _prompt_set(r["prompt"]) == kind
                 ]
                 for mode in ("plain", "spec")
             }
@@ -1203,12 +1289,22 @@ def _real_table(rows: list[dict[str, Any]]) -> str:
             equal = sum(r["first_difference"] is None for r in both)
             tokens = [r["prompt_tokens"] for r in cells["plain"]]
             span = f"{min(tokens)}-{max(tokens)}"
+            # a round pays when it commits more tokens than the plain steps it costs
+            split = [r for r in cells["spec"] if "round_s" in r]
+            step_ms = 1000 / rate["plain"]
+            round_ms = 1000 * statistics.mean(r["round_s"] for r in split) if split else None
+            draft_ms = 1000 * statistics.mean(r["draft_s"] for r in split) if split else None
+            profile = (
+                f" {step_ms:7.2f} {round_ms:8.2f} {draft_ms:8.2f} {round_ms / step_ms:10.2f}"
+                if round_ms is not None and draft_ms is not None
+                else ""
+            )
             lines.append(
-                f"{config:18} {kind:8} {len(cells['plain']):3} {span:>11} "
+                f"{config:18} {kind:14} {len(cells['plain']):3} {span:>11} "
                 f"{rate['plain']:11.1f} {rate['spec']:10.1f} "
                 f"{rate['spec'] / rate['plain']:6.2f}x "
                 f"{(sum(accepts) / len(accepts)) if accepts else 0:6.2f} "
-                f"{equal:>3}/{len(both):<3}"
+                f"{equal:>3}/{len(both):<3}{profile}"
             )
     return "\n".join(lines)
 

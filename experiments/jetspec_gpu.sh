@@ -6,8 +6,8 @@
 # static cache + torch.compile) on the exact Qwen3-0.6B and Qwen3-8B shapes (random weights)
 # and on a small Qwen3 trained here on ARC/AIME prompt text (real acceptance lengths).
 #
-# STEPS picks the steps (default: 1-5; 2u, p, 6-10 on request); one call of at most 10 minutes
-# does not fit them all: e.g. STEPS="1 5" then STEPS="2 3 4".
+# STEPS picks the steps (default: 1-5; 2f, 2u, 3f, p, p8, 4c, 6-10 on request); one call of at
+# most 10 minutes does not fit them all: e.g. STEPS="3f 3 p8 2f" then STEPS="5 4 4c".
 #
 # Prepare here (the machine itself reaches no registry):
 #   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 \
@@ -46,6 +46,18 @@ timeout "$(limit 200)" $X versus --model qwen3-0.6b --lengths 1000,4000,8000 --m
   --configs hf-dynamic,hf-static-compile,cudagraph --tag plain
 fi
 
+if want 2f; then  # the 2x goal at 1k: HF static + compile against plain and fused GEMMs
+step "2f. exact Qwen3-0.6B shape at 1k: HF static + compile, JetSpec plain, fused GEMMs"
+timeout "$(limit 150)" $X versus --model qwen3-0.6b --lengths 1000 --max-tokens 128 \
+  --configs hf-static-compile,cudagraph,cudagraph-fused --tag fused
+fi
+
+if want 3f; then  # equality where bf16's near-ties are out of the way
+step "3f. Qwen3-8B shape's first 4 layers in fp32: HF dynamic vs JetSpec plain, 1k"
+timeout "$(limit 150)" $X versus --model qwen3-8b-4l-fp32 --lengths 1000 --max-tokens 32 \
+  --configs hf-dynamic,cudagraph --tag fp32
+fi
+
 if want 2u; then  # JetSpec's own prefill and attention, for the side-by-side
 timeout "$(limit 90)" $X versus --model qwen3-0.6b --lengths 1000,4000,8000 --max-tokens 128 \
   --configs cudagraph --upstream --tag upstream
@@ -60,7 +72,13 @@ fi
 if want 3; then
 step "3. exact Qwen3-8B shape: HF dynamic vs JetSpec plain (cudagraph), memory, 1k/4k/8k"
 timeout "$(limit 220)" $X versus --model qwen3-8b --lengths 1000,4000,8000 --max-tokens 32 \
-  --configs hf-dynamic,cudagraph --tag plain
+  --configs hf-dynamic,cudagraph,cudagraph-fused --tag plain
+fi
+
+if want p8; then  # where the 8B step's time goes against the bytes it reads
+step "p8. profile: JetSpec plain, exact Qwen3-8B shape, 1k, plain and fused GEMMs"
+timeout "$(limit 150)" $X profile --model qwen3-8b --lengths 1000 --max-tokens 32 \
+  --configs cudagraph,cudagraph-fused | grep "tokens in"
 fi
 
 if want 4; then
@@ -69,10 +87,17 @@ timeout "$(limit 150)" $X versus --model qwen3-0.6b --lengths 4000,8000,16000 --
   --configs nogather-graphed --spec --tag long
 fi
 
+if want 4c; then  # the gather backend copies the context every round: fewer tokens at 16k
+step "4c. exact Qwen3-0.6B shape: cudagraph (gather) plain vs speculative at 16k, 16 tokens"
+timeout "$(limit 150)" $X versus --model qwen3-0.6b --lengths 16000 --max-tokens 16 \
+  --configs cudagraph --spec --tag long-cudagraph
+fi
+
 if want 5; then
 step "5. real weights: a small Qwen3 trained here on ARC/AIME prompts; prompt-lookup drafts"
 timeout "$(limit 240)" $X train --model trained --train-s 150
-timeout "$(limit 280)" $X real --model trained --configs eager,cudagraph,nogather-graphed \
+# ARC fixtures (1.5k-2.8k tokens), one of them with the seed memory at 4k/8k/16k, AIME-like
+timeout "$(limit 280)" $X real --model trained --configs nogather-graphed \
   --max-tokens 160
 fi
 

@@ -56,10 +56,17 @@ def test_eval_prompts_are_the_benchmark_prompts_of_the_fixture_tasks(
 ) -> None:
     prompts = recipe._eval_prompts()
     names = [name for name, _ in prompts]
-    assert len(names) == 12 and names[-4:] == ["aime:0", "aime:1", "aime:2", "aime:3"]
+    assert len(names) == 15 and names[-4:] == ["aime:0", "aime:1", "aime:2", "aime:3"]
     task = load_path(REPO / "tests" / "fixtures" / "arc" / "eval")[0]
     assert names[0] == f"arc:{task.id}"
     assert prompts[0][1] == ArcBenchmark().prompt(task, concepts="", previous=None)
+    # the same task with the shipped seed memory, near 4k, 8k and 16k tokens (characters)
+    long = dict(prompts[8:11])
+    assert list(long) == ["arc+memory:4k", "arc+memory:8k", "arc+memory:16k"]
+    for name, target in zip(long, (4000, 8000, 16000), strict=True):
+        text = recipe._render(long[name])
+        assert abs(len(text) - target) < 0.1 * target, (name, len(text))
+        assert "related:" in long[name][-1].content  # concepts of the memory, in the prompt
 
 
 def test_a_prompt_change_reaches_the_recipe(
@@ -90,7 +97,7 @@ def test_the_trained_tokenizer_renders_prompts_as_they_were_trained(
         assert tokenizer.decode(ids) == text
     prompts = recipe.real_prompts(tokenizer)
     lengths = [int(ids.shape[1]) for _, ids in prompts]
-    assert lengths == sorted(lengths, reverse=True) and len(prompts) == 12
+    assert lengths == sorted(lengths, reverse=True) and len(prompts) == 15
 
 
 def _rows() -> dict[str, Any]:
