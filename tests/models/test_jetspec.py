@@ -878,6 +878,47 @@ def test_real_jetspec_lossless_on_gpu_graphed_backends(
 
 
 @pytest.mark.gpu
+def test_nogather_round_blocks_are_compacted_losslessly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a ring of two rounds the cache compacts the accepted tokens' keys and values
+    every round or two, across two prompts of one session: tokens stay plain decoding's."""
+    _cuda_or_skip()
+    from arcmemo.models.jetspec import hooks
+
+    monkeypatch.setattr(hooks, "RING_ROUNDS", 2)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    helper = _real_runtime_or_skip()
+    model_dir = helper.write_tiny_qwen3(tmp_path / "target", layers=2, hidden=64, vocab=128)
+    head_dir = helper.write_random_draft_head(tmp_path / "head", model_dir, block_size=5)
+    options = {"draft": head_dir, "dtype": "fp32", "device": "cuda", "session": "true"}
+    options |= {"attn_backend": "triton_paged_tree_cudagraph_nogather", "drafter": "graphed"}
+    options |= {"budget": "16", "width": "3", "tree_depth": "4"}
+    provider = JetSpecProvider.open(model_dir, **options)
+    params = GenerateParams(max_tokens=64, temperature=0.0)
+    prompts = [USER, [Message(role="user", content="count to ten and then back " * 8)]]
+
+    async def run() -> tuple[list[tuple[str, str]], int]:
+        try:
+            texts = []
+            for messages in prompts:
+                [tree] = await provider.generate_mode(messages, params, speculative=True)
+                [plain] = await provider.generate_mode(messages, params, speculative=False)
+                texts.append((tree.text, plain.text))
+            compactions = await provider.run_on_engine(
+                lambda loaded: loaded.engine._tree_session["cache"].compactions
+            )
+            return texts, compactions
+        finally:
+            await provider.aclose()
+
+    texts, compactions = asyncio.run(run())
+    for tree, plain in texts:
+        assert tree == plain
+    assert compactions >= 4
+
+
+@pytest.mark.gpu
 def test_generation_benchmark_on_gpu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _cuda_or_skip()
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")

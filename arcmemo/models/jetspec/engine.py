@@ -99,11 +99,20 @@ class LoadedEngine:
         )
         self.tokenizer = self.engine.tokenizer
         layers = getattr(getattr(self.engine.model, "config", None), "num_hidden_layers", None)
+        logical_kv = options.attn_backend.endswith("_nogather")
+        # the blocks a verify round leases: its tree padded to JetSpec's bucket for the budget
+        bucket = getattr(engine_module, "_bucket_for_n", None)
+        round_blocks = (
+            -(-int(bucket(options.budget)) // options.kv_block_size)
+            if logical_kv and options.lean and bucket is not None
+            else None
+        )
         hooks.configure_thread(
             kv_pool=options.kv_pool,
             layers=layers,
             lean=options.lean,
-            logical_kv=options.attn_backend.endswith("_nogather"),
+            logical_kv=logical_kv,
+            round_blocks=round_blocks,
         )
         if options.lean and getattr(self.engine, "runner", None) is not None:
             hooks.trim_prefill_logits(self.engine.runner)

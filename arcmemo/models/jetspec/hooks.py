@@ -12,6 +12,15 @@
   block ids for the prompt too (a block id is then a position range of all layers, as in
   vLLM), so each tensor spans one layer's blocks: ``L`` times the KV, not ``L x L``
   (JetSpec's pool there: about 3 MB per prompt token of Qwen3-0.6B, 28x its KV).
+* **The verify rounds' blocks.** On those backends JetSpec leases fresh blocks for every
+  verify round and frees none until the decode ends (the accepted tokens' keys and values
+  stay where the verify wrote them), so it reserves blocks for every round the decode could
+  take, up front: ``(new tokens + depth + 1) x ceil(tree bucket / 16)`` blocks of every
+  layer, about 7 GiB of Qwen3-0.6B at 2,048 new tokens. The cache here reserves a ring of
+  :data:`RING_ROUNDS` rounds' blocks plus dense blocks for the accepted tokens, and when the
+  ring runs low, between two rounds, moves the accepted tokens' keys and values into the
+  dense blocks, points the engine's window at them and returns the rounds' blocks
+  (:meth:`compact`): the reservation then grows with the tokens kept, not the rounds taken.
 * **A checkpoint per decoding step**, for request timeouts that start when the engine
   starts the request: the engine's sampler (called once per plain decoding step and at
   prefill) and the drafter (called once per verify round) check the current job's
@@ -44,6 +53,8 @@ from typing import Any
 
 _settings = threading.local()
 _install_lock = threading.Lock()
+# Verify rounds whose blocks the logical-KV cache keeps between two compactions.
+RING_ROUNDS = 16
 
 
 class EngineTimeout(Exception):
@@ -51,15 +62,23 @@ class EngineTimeout(Exception):
 
 
 def configure_thread(
-    *, kv_pool: str, layers: int | None = None, lean: bool = True, logical_kv: bool = False
+    *,
+    kv_pool: str,
+    layers: int | None = None,
+    lean: bool = True,
+    logical_kv: bool = False,
+    round_blocks: int | None = None,
 ) -> None:
     """Settings of the engine owned by the calling thread (``layers``: the target's;
     ``lean``: the lean prefill, block bookkeeping and pool attention described above;
-    ``logical_kv``: the engine's backend is a logical-KV ("nogather") one)."""
+    ``logical_kv``: the engine's backend is a logical-KV ("nogather") one;
+    ``round_blocks``: the blocks one verify round leases there, which turns the
+    compaction of round blocks on)."""
     _settings.kv_pool = kv_pool
     _settings.layers = layers
     _settings.lean = lean
     _settings.logical_kv = logical_kv
+    _settings.round_blocks = round_blocks
 
 
 def trim_prefill_logits(runner: Any) -> bool:
@@ -137,6 +156,29 @@ def install(engine_module: Any) -> None:
         cache_class = getattr(engine_module, "PagedKVCache", None)
         if cache_class is not None and not getattr(cache_class, "_arcmemo_shared_pool", False):
             engine_module.PagedKVCache = shared_pool_class(cache_class)
+        buffers = getattr(engine_module, "_LogicalRoundBuffers", None)
+        stage = getattr(buffers, "stage_slots", None)
+        if (
+            buffers is not None
+            and stage is not None
+            and not getattr(stage, "_arcmemo_compacting", False)
+        ):
+            buffers.stage_slots = _compacting(stage)
+
+
+def _compacting(stage_slots: Callable[..., Any]) -> Callable[..., Any]:
+    """JetSpec stages a round's slots at window position ``wlen`` (the tokens accepted so
+    far) after it leased the round's blocks: the one point between two rounds where the
+    host knows the window's length. The cache that leased them may compact first."""
+
+    def staged(buffers: Any, wlen: int, node_blks: Any, n_nodes: int) -> Any:
+        cache = getattr(_settings, "compacting", None)
+        if cache is not None:
+            cache.compact(buffers.slots, int(wlen))
+        return stage_slots(buffers, wlen, node_blks, n_nodes)
+
+    staged._arcmemo_compacting = True  # type: ignore[attr-defined]
+    return staged
 
 
 def record_top2(record: list[Any] | None) -> None:
@@ -367,6 +409,57 @@ def shared_pool_class(base: Any) -> type:
             )
             self._layers_share = shared and not self._ids_shared
             self._exact_growth = False
+            round_blocks = getattr(_settings, "round_blocks", None)
+            self._round_blocks = round_blocks if self._ids_shared and round_blocks else 0
+            self.compactions = 0
+            self._forget_rounds()
+
+        def _forget_rounds(self) -> None:
+            self._leased: list[list[int]] = []  # each round's blocks since the last compaction
+            self._dense: list[int] = []  # blocks of the accepted tokens, in window order
+            self._moved = 0  # window positions already in the dense blocks
+            self._largest_round = self._round_blocks
+
+        def reset(self) -> None:
+            super().reset()
+            self._forget_rounds()
+
+        def reserve_logical_slots(self, n_nodes: int) -> Any:
+            node_blocks, round_blocks = super().reserve_logical_slots(n_nodes)
+            # the round's slots are staged next, on this thread: by this cache, if it compacts
+            _settings.compacting = self if self._round_blocks else None
+            if self._round_blocks:
+                self._leased.append(round_blocks)
+                self._largest_round = max(self._largest_round, len(round_blocks))
+            return node_blocks, round_blocks
+
+        def compact(self, slots: Any, accepted: int) -> None:
+            """When fewer free blocks are left than two rounds take: copy the keys and values
+            of window positions not yet moved (up to ``accepted``) from the round blocks into
+            the dense blocks, point ``slots`` (the engine's window) at them, and free every
+            leased round block but the round just leased (its slots are staged next)."""
+            if len(self._free_blocks) >= 2 * self._largest_round or len(self._leased) < 2:
+                return
+            size = self._block_size
+            start = self._moved
+            missing = self._blocks_for(accepted) - len(self._dense)
+            if missing > 0:
+                self._dense += [int(b) for b in self.allocate(missing).tolist()]
+            if accepted > start:
+                position = torch.arange(start, accepted)
+                dense = torch.tensor(self._dense, dtype=torch.long)[position // size]
+                target = (dense * size + position % size).to(self.device)
+                source = slots[0, start:accepted]
+                for pools in (self._kpool, self._vpool):
+                    for pool in pools.values():  # one tensor per layer here
+                        flat = pool.view(-1, *pool.shape[2:])
+                        flat.index_copy_(0, target, flat.index_select(0, source))
+                slots[0, start:accepted] = target
+                self._moved = accepted
+            current = self._leased.pop()
+            self._free_blocks += [b for blocks in self._leased for b in blocks]
+            self._leased = [current]
+            self.compactions += 1
 
         def update(
             self, key_states: Any, value_states: Any, layer_idx: int, cache_kwargs: Any = None
@@ -575,6 +668,12 @@ def shared_pool_class(base: Any) -> type:
                 table_tokens = total_tokens if block_table_tokens is None else block_table_tokens
                 width = self._blocks_for(table_tokens) + 1
                 self._reserved_per_layer = max(getattr(self, "_reserved_per_layer", 0), width)
+                if self._round_blocks and extra_shared_blocks > 1:
+                    # JetSpec asks for (new tokens + slack) rounds of round_blocks each, + 1:
+                    # keep dense blocks for that many tokens and a ring of rounds instead
+                    kept = math.ceil((extra_shared_blocks - 1) / self._round_blocks)
+                    ring = RING_ROUNDS * self._round_blocks + 1
+                    extra_shared_blocks = min(extra_shared_blocks, self._blocks_for(kept) + ring)
                 needed = self._blocks_for(total_tokens) + 1 + extra_shared_blocks
                 if needed > self._num_blocks:
                     self._exact_growth = True
