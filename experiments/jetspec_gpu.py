@@ -787,6 +787,7 @@ def versus(args: argparse.Namespace) -> int:
 
                 mode = "spec" if speculative else "plain"
                 label = name if args.lean else f"{name}/upstream"
+                label += f"/ring {args.round_ring}" if args.round_ring else ""
                 rows += _versus_rows(
                     torch, label, mode, run, prompts, args, base, reference, reference_top2,
                     shape, copy_rate,
@@ -1448,6 +1449,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--upstream", dest="lean", action="store_false", help="versus: JetSpec's own paths"
     )
     parser.add_argument("--tag", default="", help="versus: suffix of the JSON file")
+    parser.add_argument(
+        "--round-ring",
+        type=int,
+        default=0,
+        help="nogather: compact the verify rounds' blocks, keeping a ring of this many "
+        "rounds (arcmemo.models.jetspec.hooks.RING_ROUNDS; 0: off, as by default)",
+    )
     return parser
 
 
@@ -1464,6 +1472,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"unknown --configs {','.join(unknown)}", file=sys.stderr)
         return 2
     args.out.mkdir(parents=True, exist_ok=True)
+    from arcmemo.models.jetspec import hooks
+
+    hooks.RING_ROUNDS = args.round_ring
     if args.command != "summary":
         import torch
         import transformers

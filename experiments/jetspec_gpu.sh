@@ -6,8 +6,9 @@
 # static cache + torch.compile) on the exact Qwen3-0.6B and Qwen3-8B shapes (random weights)
 # and on a small Qwen3 trained here on ARC/AIME prompt text (real acceptance lengths).
 #
-# STEPS picks the steps (default: 1-5; 2f, 2u, 3f, p, p8, 4m, 4c, 6-10 on request); one call of at
-# most 10 minutes does not fit them all: e.g. STEPS="3f 3 p8 2f" then STEPS="5 4 4c".
+# STEPS picks the steps (default: 1-5; 2f, 2u, 3f, p, p8, 4m, 4r, 4c, 6-10 on request); one
+# call of at most 10 minutes does not fit them all: e.g. STEPS="3f 3 p8 2f", then
+# STEPS="5 4 4c", then STEPS="1 4r 4m".
 #
 # Prepare here (the machine itself reaches no registry):
 #   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 \
@@ -91,6 +92,14 @@ if want 4m; then  # the verify rounds' blocks grow with the tokens generated, no
 step "4m. exact Qwen3-0.6B shape: nogather plain vs speculative at 4k, 512 new tokens"
 timeout "$(limit 120)" $X versus --model qwen3-0.6b --lengths 4000 --max-tokens 512 \
   --configs nogather-graphed --spec --tag long-512
+fi
+
+if want 4r; then  # the same with the verify rounds' blocks compacted (a ring of 16 rounds)
+step "4r. exact Qwen3-0.6B shape: nogather with round compaction, 4k/8k/16k, and 512 tokens"
+timeout "$(limit 150)" $X versus --model qwen3-0.6b --lengths 4000,8000,16000 --max-tokens 64 \
+  --configs nogather-graphed --spec --round-ring 16 --tag long-ring
+timeout "$(limit 120)" $X versus --model qwen3-0.6b --lengths 4000 --max-tokens 512 \
+  --configs nogather-graphed --spec --round-ring 16 --tag long-512-ring
 fi
 
 if want 4c; then  # the gather backend copies the context every round: fewer tokens at 16k

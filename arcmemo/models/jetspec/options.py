@@ -114,9 +114,7 @@ class JetSpecOptions(ProviderOptions):
         description="arcmemo's lean paths: a prefill computes the last position's logits "
         "only and attends with SDPA over its own keys and values, KV blocks are handed out "
         "in O(1) each, and single-sequence attention over the paged pool runs as batched "
-        "matrix products over all keys at once; on the nogather backends the verify "
-        "rounds' blocks are compacted, so their memory grows with the tokens kept, not the "
-        "rounds taken; false: JetSpec's own (logits for every "
+        "matrix products over all keys at once; false: JetSpec's own (logits for every "
         "prompt position, the paged triton kernel, which runs one program per KV head for a "
         "decode step and slows down with context).",
     )
