@@ -159,10 +159,12 @@ def install(engine_module: Any) -> None:
         cache_class = getattr(engine_module, "PagedKVCache", None)
         if cache_class is not None and not getattr(cache_class, "_arcmemo_shared_pool", False):
             engine_module.PagedKVCache = shared_pool_class(cache_class)
+        # only with compaction on: while it is off, JetSpec's round buffers stay its own
         buffers = getattr(engine_module, "_LogicalRoundBuffers", None)
         stage = getattr(buffers, "stage_slots", None)
         if (
-            buffers is not None
+            RING_ROUNDS > 0
+            and buffers is not None
             and stage is not None
             and not getattr(stage, "_arcmemo_compacting", False)
         ):
@@ -174,11 +176,11 @@ def _compacting(stage_slots: Callable[..., Any]) -> Callable[..., Any]:
     far) after it leased the round's blocks: the one point between two rounds where the
     host knows the window's length. The cache that leased them may compact first."""
 
-    def staged(buffers: Any, wlen: int, node_blks: Any, n_nodes: int) -> Any:
+    def staged(buffers: Any, wlen: int, *args: Any, **kwargs: Any) -> Any:
         cache = getattr(_settings, "compacting", None)
         if cache is not None:
             cache.compact(buffers.slots, int(wlen))
-        return stage_slots(buffers, wlen, node_blks, n_nodes)
+        return stage_slots(buffers, wlen, *args, **kwargs)
 
     staged._arcmemo_compacting = True  # type: ignore[attr-defined]
     return staged
