@@ -225,6 +225,8 @@ def _options(args: argparse.Namespace, backend: str, draft: str, **extra: str) -
         "budget": str(args.budget),
         "width": str(args.width),
     }
+    if args.round_ring:
+        options["round_ring"] = str(args.round_ring)
     return options | extra
 
 
@@ -1454,7 +1456,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=0,
         help="nogather: compact the verify rounds' blocks, keeping a ring of this many "
-        "rounds (arcmemo.models.jetspec.hooks.RING_ROUNDS; 0: off, as by default)",
+        "rounds (the provider's round_ring option; 0: off, as by default)",
     )
     return parser
 
@@ -1472,9 +1474,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"unknown --configs {','.join(unknown)}", file=sys.stderr)
         return 2
     args.out.mkdir(parents=True, exist_ok=True)
-    from arcmemo.models.jetspec import hooks
-
-    hooks.RING_ROUNDS = args.round_ring
     if args.command != "summary":
         import torch
         import transformers

@@ -884,16 +884,13 @@ def test_nogather_round_blocks_are_compacted_losslessly(
     """With a ring of two rounds the cache compacts the accepted tokens' keys and values
     every round or two, across two prompts of one session: tokens stay plain decoding's."""
     _cuda_or_skip()
-    from arcmemo.models.jetspec import hooks
-
-    monkeypatch.setattr(hooks, "RING_ROUNDS", 2)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     helper = _real_runtime_or_skip()
     model_dir = helper.write_tiny_qwen3(tmp_path / "target", layers=2, hidden=64, vocab=128)
     head_dir = helper.write_random_draft_head(tmp_path / "head", model_dir, block_size=5)
     options = {"draft": head_dir, "dtype": "fp32", "device": "cuda", "session": "true"}
     options |= {"attn_backend": "triton_paged_tree_cudagraph_nogather", "drafter": "graphed"}
-    options |= {"budget": "16", "width": "3", "tree_depth": "4"}
+    options |= {"budget": "16", "width": "3", "tree_depth": "4", "round_ring": "2"}
     provider = JetSpecProvider.open(model_dir, **options)
     params = GenerateParams(max_tokens=64, temperature=0.0)
     prompts = [USER, [Message(role="user", content="count to ten and then back " * 8)]]

@@ -82,7 +82,7 @@ class LoadedEngine:
         except ImportError:  # a JetSpec laid out otherwise: no step checkpoints, upstream KV
             engine_module = None
         if engine_module is not None:
-            hooks.install(engine_module)
+            hooks.install(engine_module, compaction=options.round_ring > 0)
         self.options = options
         self.index = index
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
@@ -104,7 +104,7 @@ class LoadedEngine:
         bucket = getattr(engine_module, "_bucket_for_n", None)
         round_blocks = (
             -(-int(bucket(options.budget)) // options.kv_block_size)
-            if logical_kv and options.lean and bucket is not None
+            if options.round_ring and logical_kv and options.lean and bucket is not None
             else None
         )
         hooks.configure_thread(
@@ -113,6 +113,7 @@ class LoadedEngine:
             lean=options.lean,
             logical_kv=logical_kv,
             round_blocks=round_blocks,
+            round_ring=options.round_ring,
         )
         if options.lean and getattr(self.engine, "runner", None) is not None:
             hooks.trim_prefill_logits(self.engine.runner)

@@ -16,9 +16,9 @@
   verify round and frees none until the decode ends (the accepted tokens' keys and values
   stay where the verify wrote them), so it reserves blocks for every round the decode could
   take, up front: ``(new tokens + depth + 1) x ceil(tree bucket / 16)`` blocks of every
-  layer, about 7 GiB of Qwen3-0.6B at 2,048 new tokens. With :data:`RING_ROUNDS` set (off
-  by default: not yet measured on a GPU), the cache reserves a ring of
-  :data:`RING_ROUNDS` rounds' blocks plus dense blocks for the accepted tokens, and when the
+  layer, about 7 GiB of Qwen3-0.6B at 2,048 new tokens. With the ``round_ring`` option set
+  (off by default: not yet measured on a GPU), the cache reserves a ring of that many
+  rounds' blocks plus dense blocks for the accepted tokens, and when the
   ring runs low, between two rounds, moves the accepted tokens' keys and values into the
   dense blocks, points the engine's window at them and returns the rounds' blocks
   (:meth:`compact`): the reservation then grows with the tokens kept, not the rounds taken.
@@ -54,10 +54,6 @@ from typing import Any
 
 _settings = threading.local()
 _install_lock = threading.Lock()
-# Verify rounds whose blocks the logical-KV cache keeps between two compactions; 0 turns
-# compaction off, the default until a GPU run has measured it (the recipe's --round-ring
-# and the GPU test of tests/models/test_jetspec.py turn it on).
-RING_ROUNDS = 0
 
 
 class EngineTimeout(Exception):
@@ -71,17 +67,19 @@ def configure_thread(
     lean: bool = True,
     logical_kv: bool = False,
     round_blocks: int | None = None,
+    round_ring: int = 0,
 ) -> None:
     """Settings of the engine owned by the calling thread (``layers``: the target's;
     ``lean``: the lean prefill, block bookkeeping and pool attention described above;
     ``logical_kv``: the engine's backend is a logical-KV ("nogather") one;
-    ``round_blocks``: the blocks one verify round leases there, which turns the
-    compaction of round blocks on)."""
+    ``round_blocks``: the blocks one verify round leases there; ``round_ring``: the rounds
+    whose blocks are kept between two compactions, 0 for none)."""
     _settings.kv_pool = kv_pool
     _settings.layers = layers
     _settings.lean = lean
     _settings.logical_kv = logical_kv
     _settings.round_blocks = round_blocks
+    _settings.round_ring = round_ring
 
 
 def trim_prefill_logits(runner: Any) -> bool:
@@ -137,12 +135,13 @@ def checkpoint() -> None:
         check()
 
 
-def install(engine_module: Any) -> None:
+def install(engine_module: Any, *, compaction: bool = False) -> None:
     """Put the checkpointed sampler and the shared KV pool into JetSpec's engine module, and
     the lean pool attention under its paged tree-attention op (when triton is there).
 
     Idempotent; a JetSpec without these names (another version, the test fake) is left
-    as it is.
+    as it is. ``compaction`` also wraps the logical-KV round buffers' slot staging, where
+    the cache compacts the rounds' blocks (until an engine asks for it, they stay JetSpec's).
     """
     with _install_lock:
         try:
@@ -159,11 +158,10 @@ def install(engine_module: Any) -> None:
         cache_class = getattr(engine_module, "PagedKVCache", None)
         if cache_class is not None and not getattr(cache_class, "_arcmemo_shared_pool", False):
             engine_module.PagedKVCache = shared_pool_class(cache_class)
-        # only with compaction on: while it is off, JetSpec's round buffers stay its own
         buffers = getattr(engine_module, "_LogicalRoundBuffers", None)
         stage = getattr(buffers, "stage_slots", None)
         if (
-            RING_ROUNDS > 0
+            compaction
             and buffers is not None
             and stage is not None
             and not getattr(stage, "_arcmemo_compacting", False)
@@ -414,8 +412,9 @@ def shared_pool_class(base: Any) -> type:
             )
             self._layers_share = shared and not self._ids_shared
             self._exact_growth = False
+            self._ring = int(getattr(_settings, "round_ring", 0) or 0)
             round_blocks = getattr(_settings, "round_blocks", None)
-            on = self._ids_shared and RING_ROUNDS > 0
+            on = self._ids_shared and self._ring > 0
             self._round_blocks: int = int(round_blocks or 0) if on else 0
             self.compactions = 0
             self._forget_rounds()
@@ -678,7 +677,7 @@ def shared_pool_class(base: Any) -> type:
                     # JetSpec asks for (new tokens + slack) rounds of round_blocks each, + 1:
                     # keep dense blocks for that many tokens and a ring of rounds instead
                     kept = math.ceil((extra_shared_blocks - 1) / self._round_blocks)
-                    ring = RING_ROUNDS * self._round_blocks + 1
+                    ring = self._ring * self._round_blocks + 1
                     extra_shared_blocks = min(extra_shared_blocks, self._blocks_for(kept) + ring)
                 needed = self._blocks_for(total_tokens) + 1 + extra_shared_blocks
                 if needed > self._num_blocks:

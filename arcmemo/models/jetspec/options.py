@@ -118,6 +118,14 @@ class JetSpecOptions(ProviderOptions):
         "prompt position, the paged triton kernel, which runs one program per KV head for a "
         "decode step and slows down with context).",
     )
+    round_ring: int = Field(
+        default=0,
+        ge=0,
+        description="Nogather backends with the lean paths: keep the verify rounds' KV blocks "
+        "in a ring of this many rounds, moving the accepted tokens' keys and values into dense "
+        "blocks when it runs low, so memory grows with the tokens kept, not the rounds taken; "
+        "0 = off (JetSpec's own reservation). Not yet measured on a GPU.",
+    )
     fuse_gemms: bool = Field(
         default=False, description="Fuse QKV and gate/up GEMMs (compiled backends)."
     )
