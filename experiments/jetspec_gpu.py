@@ -943,12 +943,11 @@ LONG_ARC_TOKENS = (4000, 8000, 16000)
 
 
 def _long_arc_prompts(task: Any) -> list[tuple[str, list[Any]]]:
+    def length(budget: int) -> int:
+        return len(_render(_arc_messages(task, _memory_text(budget))))
+
     prompts = []
     for target in LONG_ARC_TOKENS:
-
-        def length(budget: int) -> int:
-            return len(_render(_arc_messages(task, _memory_text(budget))))
-
         low, high = 50, 6000  # the prompt grows with the budget: bisect for the target
         while high - low > 25:
             middle = (low + high) // 2
