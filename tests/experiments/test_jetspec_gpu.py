@@ -130,6 +130,28 @@ def _rows() -> dict[str, Any]:
     return {"real": real, "versus": versus, "memory": memory}
 
 
+def test_real_table_groups_prompts_by_length_and_splits_a_round(recipe: ModuleType) -> None:
+    """ARC with memory gets a line per length; a speculative row's round split gives the
+    plain step, the round, its draft and the break-even (round over step) in ms."""
+    rows = [
+        {"config": "nogather-graphed", "mode": mode, "prompt": prompt, "prompt_tokens": tokens,
+         "generated": 160, "seconds": seconds, "tokens_per_s": 160 / seconds,
+         "mean_accept_length": accept, "first_difference": None, **split}
+        for prompt, tokens in (("arc:a", 1500), ("arc+memory:4k", 4000), ("arc+memory:16k", 16000))
+        for mode, seconds, accept, split in (
+            ("plain", 0.4, None, {}),
+            ("spec", 0.2, 3.0, {"round_s": 0.005, "draft_s": 0.001}),
+        )
+    ]  # fmt: skip
+    lines = recipe._real_table(rows).splitlines()
+    assert "break-even" in lines[0]
+    by_set = {line.split()[1]: line.split() for line in lines[1:]}
+    assert list(by_set) == ["arc", "arc+memory:4k", "arc+memory:16k"]
+    # 400 tok/s plain: 2.50 ms a step; 5 ms a round, 1 ms of it drafting: break-even 2.00
+    assert by_set["arc+memory:4k"][-4:] == ["2.50", "5.00", "1.00", "2.00"]
+    assert by_set["arc+memory:4k"][6] == "2.00x"
+
+
 def test_summary_prints_every_table(recipe: ModuleType, tmp_path: Path) -> None:
     rows = _rows()
     args = {"model": "qwen3-0.6b", "max_tokens": 32, "dtype": "fp32"}

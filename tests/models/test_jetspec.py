@@ -688,6 +688,51 @@ def test_a_prefill_asks_for_the_last_position_logits_only() -> None:
     assert "forward" not in vars(older)
 
 
+def test_round_buffers_are_wrapped_for_compaction_only_when_an_engine_asks() -> None:
+    """JetSpec's logical-KV round buffers stay its own unless an engine sets round_ring; once
+    wrapped, the cache that leased the round compacts (slots, accepted length) before the
+    slots are staged, and with no compacting cache the call passes straight through."""
+    import types
+
+    from arcmemo.models.jetspec import hooks
+
+    calls: list[tuple[str, Any]] = []
+
+    class Buffers:  # the shape of jetspec.inference_engine.engine._LogicalRoundBuffers
+        slots = "window"
+
+        def stage_slots(self, wlen: int, node_blks: Any, n_nodes: int) -> str:
+            calls.append(("staged", (wlen, node_blks, n_nodes)))
+            return "staged"
+
+    original = Buffers.stage_slots
+    module = types.SimpleNamespace(_LogicalRoundBuffers=Buffers)
+    hooks.install(module)
+    assert Buffers.stage_slots is original
+    hooks.install(module, compaction=True)
+    wrapped = Buffers.stage_slots
+    assert wrapped is not original
+    hooks.install(module, compaction=True)
+    assert Buffers.stage_slots is wrapped  # idempotent
+
+    class Cache:
+        def compact(self, slots: Any, accepted: int) -> None:
+            calls.append(("compact", (slots, accepted)))
+
+    try:
+        hooks._settings.compacting = Cache()
+        assert Buffers().stage_slots(5, "blocks", 16) == "staged"
+        hooks._settings.compacting = None
+        assert Buffers().stage_slots(7, "blocks", 16) == "staged"
+    finally:
+        hooks._settings.compacting = None
+    assert calls == [
+        ("compact", ("window", 5)),
+        ("staged", (5, "blocks", 16)),
+        ("staged", (7, "blocks", 16)),
+    ]
+
+
 def test_lean_option() -> None:
     assert JetSpecOptions().lean is True
     assert JetSpecOptions.model_validate({"lean": "false"}).lean is False
